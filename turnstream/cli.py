@@ -1,0 +1,68 @@
+"""The `turnstream` command: one entry point, one module per subcommand in `turnstream.commands`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import NoReturn, Sequence
+
+from pydantic import ValidationError
+
+from turnstream import __version__
+
+SUBCOMMANDS = ("stack", "version")
+"""Modules of `turnstream.commands`, in the order `--help` lists them."""
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as one line, exit status `code`."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line instead of the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="turnstream",
+        description="Streaming memory compaction for chat and agent conversations.",
+    )
+    parser.add_argument("--version", action="version", version=f"turnstream {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"turnstream.commands.{name}").register(subparsers)
+    return parser
+
+
+def _validation_message(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "input"
+    return f"invalid setting {where}: {first['msg']}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; every failure a user can cause ends in one line on stderr."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except CliError as error:
+        print(f"turnstream: {error}", file=sys.stderr)
+        return error.code
+    except ValidationError as error:
+        print(f"turnstream: {_validation_message(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per `turnstream` subcommand; each exposes `register(subparsers)`."""

@@ -1,0 +1,1 @@
+"""Pure rules and strategies over message lists: no Kafka, no Redis."""

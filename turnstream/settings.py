@@ -1,0 +1,124 @@
+"""Every setting turnstream reads, in one frozen object built from TURNSTREAM_* variables."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def parse_kafka_url(url: str) -> list[str]:
+    """`kafka://host:port[,host:port…]` (scheme optional) to aiokafka bootstrap servers."""
+    body = url.removeprefix("kafka://")
+    if "://" in body:
+        raise ValueError(f"unsupported scheme in {url!r}: use kafka://host:port")
+    servers = [part.strip() for part in body.split(",") if part.strip()]
+    if not servers:
+        raise ValueError(f"no broker address in {url!r}: use kafka://host:port")
+    for server in servers:
+        match = _HOST_PORT.match(server)
+        if match is None or not 0 < int(match["port"]) < 65536:
+            raise ValueError(f"bad broker address {server!r} in {url!r}: use kafka://host:port")
+    return servers
+
+
+class Settings(BaseSettings):
+    """turnstream configuration; unset URLs mean "start the embedded service"."""
+
+    model_config = SettingsConfigDict(env_prefix="TURNSTREAM_", frozen=True, extra="ignore")
+
+    kafka_url: str | None = None
+    """Broker bootstrap, kafka://host:port[,host:port]; unset starts the embedded Tansu broker."""
+    redis_url: str | None = None
+    """redis://host:port/db; unset starts an embedded redis-server."""
+    topic_prefix: str = Field("turnstream", pattern=r"^[A-Za-z0-9._\-]{1,100}$")
+    """Prefix of every topic name and of the Faust app id."""
+    turn_partitions: int = Field(8, ge=1, le=1024)
+    """Partitions of the input topic: the unit of horizontal scale."""
+
+    budget_tokens: int = Field(4000, ge=64)
+    """Token budget of one session's compacted context."""
+    budget_messages: int | None = Field(None, ge=2)
+    """Optional cap on the number of messages in the compacted context."""
+    summary_max_tokens: int = Field(400, ge=16)
+    """Cap on the rolling summary."""
+    max_facts: int = Field(40, ge=1)
+    """Cap on the key facts carried in the context."""
+    max_content_bytes: int = Field(256 * 1024, ge=1)
+    """Largest accepted turn value; bigger ones go to the dead-letter topic."""
+    dedup_window: int = Field(256, ge=1)
+    """How many recent turn ids per session are remembered to drop redeliveries."""
+    session_ttl_seconds: int = Field(7 * 24 * 3600, ge=1)
+    """Idle time after which a session's context expires from Redis."""
+
+    profile_write_chars: int = Field(2000, ge=100)
+    """Sliding window of the cheap profile merge on the write path."""
+    profile_read_chars: int = Field(500, ge=50)
+    """Profile cut on the read path."""
+    recall_dedup_window: int = Field(12, ge=0)
+    """A memory injected into a session is not injected again within this many prompts."""
+    recall_k: int = Field(3, ge=0)
+    """Memories recalled per prompt by default."""
+
+    openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"))
+    """OpenAI-compatible endpoint; unset turns every LLM path off."""
+    openai_api_key: SecretStr = Field(SecretStr("unused"), validation_alias=AliasChoices("OPENAI_API_KEY", "TURNSTREAM_OPENAI_API_KEY"))
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout_seconds: float = Field(20.0, gt=0)
+    llm_max_retries: int = Field(2, ge=0)
+    llm_concurrency: int = Field(4, ge=1)
+
+    web_bind: str = "127.0.0.1"
+    """Where a worker's Faust web server listens (never 0.0.0.0 by default)."""
+    web_port: int = Field(0, ge=0, lt=65536)
+    """Faust web port; 0 picks a free one so several workers share a host."""
+    metrics_port: int | None = Field(None, ge=0, lt=65536)
+    """Prometheus metrics port of the worker; unset disables the endpoint."""
+    broker_session_timeout: float = Field(30.0, gt=0)
+    """Consumer-group session timeout (seconds): failover waits about this long."""
+
+    @field_validator("kafka_url")
+    @classmethod
+    def _check_kafka_url(cls, value: str | None) -> str | None:
+        if value:
+            parse_kafka_url(value)
+        return value or None
+
+    @field_validator("redis_url")
+    @classmethod
+    def _check_redis_url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(_REDIS_SCHEMES):
+            raise ValueError(f"bad Redis URL {value!r}: use redis://host:port/db")
+        return value or None
+
+    @cached_property
+    def bootstrap_servers(self) -> list[str]:
+        """aiokafka bootstrap servers (requires kafka_url)."""
+        if not self.kafka_url:
+            raise RuntimeError("no broker configured")
+        return parse_kafka_url(self.kafka_url)
+
+    @property
+    def llm_enabled(self) -> bool:
+        return bool(self.openai_base_url)
+
+    @property
+    def turns_topic(self) -> str:
+        return f"{self.topic_prefix}.turns"
+
+    @property
+    def dlq_topic(self) -> str:
+        return f"{self.topic_prefix}.turns.dlq"
+
+    @property
+    def compaction_topic(self) -> str:
+        return f"{self.topic_prefix}.compaction"
+
+    @property
+    def summaries_topic(self) -> str:
+        return f"{self.topic_prefix}.summaries"

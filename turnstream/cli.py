@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from turnstream import __version__
 
-SUBCOMMANDS = ("stack", "version")
+SUBCOMMANDS = ("stack", "config", "version")
 """Modules of `turnstream.commands`, in the order `--help` lists them."""
 
 
@@ -45,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _validation_message(error: ValidationError) -> str:
     first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "input"
-    return f"invalid setting {where}: {first['msg']}"
+    field = ".".join(str(part) for part in first["loc"]) or "input"
+    where = field if field.isupper() else f"TURNSTREAM_{field.upper()}"
+    return f"invalid {where}: {first['msg'].removeprefix('Value error, ')}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,7 +63,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

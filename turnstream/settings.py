@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from functools import cached_property
-
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -96,7 +94,7 @@ class Settings(BaseSettings):
             raise ValueError(f"bad Redis URL {value!r}: use redis://host:port/db")
         return value or None
 
-    @cached_property
+    @property
     def bootstrap_servers(self) -> list[str]:
         """aiokafka bootstrap servers (requires kafka_url)."""
         if not self.kafka_url:

@@ -1,0 +1,47 @@
+import subprocess
+import sys
+
+import pytest
+
+from turnstream.cli import main
+
+pytestmark = pytest.mark.unit
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "turnstream", *args], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def test_unknown_subcommand_is_one_line_and_nonzero() -> None:
+    result = run_cli("frobnicate")
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "invalid choice: 'frobnicate'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_malformed_kafka_url_is_one_line_and_nonzero(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("TURNSTREAM_KAFKA_URL", "http://broker")
+    assert main(["config"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "turnstream: invalid TURNSTREAM_KAFKA_URL: unsupported scheme in 'http://broker': use kafka://host:port"
+
+
+def test_bad_port_argument_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["stack", "--kafka-port", "70000"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "turnstream stack: error: argument --kafka-port: port out of range: 70000 (see --help)"
+    ]
+
+
+def test_help_lists_every_subcommand() -> None:
+    from turnstream.cli import SUBCOMMANDS
+
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for name in SUBCOMMANDS:
+        assert name in result.stdout

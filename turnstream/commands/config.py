@@ -1,0 +1,25 @@
+"""`turnstream config`: the effective settings, as JSON, secrets masked."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+from turnstream.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "config",
+        help="print the effective settings (from TURNSTREAM_* variables) as JSON",
+        description="Print every setting turnstream would use, read from TURNSTREAM_* and OPENAI_* variables.",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = Settings()
+    sys.stdout.write(orjson.dumps(settings.model_dump(mode="json"), option=orjson.OPT_INDENT_2).decode() + "\n")
+    return 0

@@ -1,0 +1,1 @@
+"""The Faust app, topics, tables, and the embedded dev stack."""

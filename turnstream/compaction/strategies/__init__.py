@@ -1,1 +1,52 @@
 """Strategies that digest the span the compactor drops."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from turnstream.compaction.strategies.archive import Archiver
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, FactType, Message, Strategy
+from turnstream.compaction.strategies.composite import CompositeStrategy
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
+from turnstream.compaction.strategies.llm import LLMKeyInfoExtractor, LLMSummarizer, client_options, extract_facts, merge_summary
+from turnstream.compaction.strategies.summary import RollingSummarizer
+
+if TYPE_CHECKING:
+    from turnstream.settings import Settings
+
+__all__ = [
+    "ArchivedTurn",
+    "Archiver",
+    "CompositeStrategy",
+    "Digest",
+    "Fact",
+    "FactType",
+    "KeyInfoExtractor",
+    "LLMKeyInfoExtractor",
+    "LLMSummarizer",
+    "Message",
+    "RollingSummarizer",
+    "Strategy",
+    "build_strategy",
+    "client_options",
+    "extract_facts",
+    "merge_facts",
+    "merge_summary",
+]
+
+
+def build_strategy(settings: Settings, llm: bool = False) -> CompositeStrategy:
+    """Archive, then key-info extraction, then rolling summary (Solon's order); LLM-backed when `llm`."""
+    if not llm:
+        return CompositeStrategy(Archiver(), KeyInfoExtractor(settings.max_facts), RollingSummarizer(settings.summary_max_tokens))
+    if not settings.openai_base_url:
+        raise ValueError("LLM strategies need an OpenAI-compatible endpoint: set OPENAI_BASE_URL (or TURNSTREAM_OPENAI_BASE_URL)")
+    import openai  # only the LLM path pays for the client
+
+    client = openai.OpenAI(**client_options(settings.openai_base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds))
+    common = {"timeout": settings.llm_timeout_seconds, "max_retries": settings.llm_max_retries}
+    return CompositeStrategy(
+        Archiver(),
+        LLMKeyInfoExtractor(client, settings.llm_model, max_facts=settings.max_facts, **common),
+        LLMSummarizer(client, settings.llm_model, max_tokens=settings.summary_max_tokens, **common),
+    )

@@ -1,0 +1,26 @@
+"""Composite: several strategies applied in order, each seeing the digest the previous one produced."""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from turnstream.compaction.strategies.base import Digest, Message, Strategy
+
+log = logging.getLogger(__name__)
+
+
+class CompositeStrategy:
+    """Runs its strategies in order (Solon's: archive, then extract, then summarize)."""
+
+    def __init__(self, *strategies: Strategy) -> None:
+        self.strategies: tuple[Strategy, ...] = strategies
+        self.name = "+".join(s.name for s in strategies) or "none"
+
+    def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
+        for strategy in self.strategies:
+            try:
+                digest = strategy.apply(digest, dropped, first_seq)
+            except Exception:  # a misbehaving custom strategy must not cost the others their work
+                log.exception("strategy %s failed; skipped", getattr(strategy, "name", strategy))
+        return digest

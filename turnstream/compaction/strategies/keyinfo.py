@@ -1,0 +1,261 @@
+"""Offline key-information extraction: typed, keyed, deduplicated facts from a dropped span."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import replace
+from typing import Any, Iterable, Sequence
+
+import orjson
+
+from turnstream.compaction.strategies.base import Digest, Fact, FactType, Message
+from turnstream.compaction.strategies.text import clauses, content_text, keywords, sentences, shorten, tool_calls
+
+log = logging.getLogger(__name__)
+
+MAX_FACT_CHARS = 200
+
+# Slots that hold one value each: a restatement or a correction of the slot replaces the old entry.
+# (key, default type, trigger) — triggers are cues, not templates: they match inside any phrasing.
+_SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
+    (key, kind, re.compile(pattern, re.I))
+    for key, kind, pattern in (
+        ("name", "fact", r"\bmy name\b|\bcall me\b|\bi'?m called\b|\bname'?s\b|我叫|叫我|我的名字|我姓"),
+        ("allergy", "constraint", r"allerg|过敏"),
+        ("budget", "constraint", r"\bbudget\b|\bspend (?:at most|up to|no more than|max)\b|\bafford\b|预算"),
+        ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
+        ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|我住|我家在|我来自|我在\S{1,6}(?:生活|住)"),
+        ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|我是(?:一名|一个)?\S{0,6}(?:工程师|老师|医生|学生|设计师|经理|程序员|律师|护士)|我在\S{1,10}(?:工作|上班)"),
+        ("age", "fact", r"\bi'?m \d{1,3} (?:years?|yrs?)\b|\bmy age\b|\bi turned \d|我\s*(?:今年)?\s*\d{1,3}\s*岁|我今年"),
+        ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|我们\S{0,3}(?:\d+|两|三|四|五|六|七|八)\s*个?人|一共\S{0,3}人"),
+        ("deadline", "constraint", r"\bdeadline\b|\bdue (?:by|on)\b|截止|最晚"),
+    )
+)
+
+# "my X is …" / "我的X是…": the subject slot names the key, so "my seat preference is…" restated or corrected collides.
+_MY_SLOT_EN = re.compile(
+    r"\b(?:my|our)\s+((?:[a-z][a-z'\-]*\s+){0,3}?[a-z][a-z'\-]*)\s+(?:is|are|was|were|will be|would be|should be|has to be|stays?|remains?|=)\b",
+    re.I,
+)
+_MY_SLOT_ZH = re.compile(r"我(?:的|们的)([\u4e00-\u9fff]{1,6}?)(?:是|为|改成|改为|定在|定为|在)")
+_SLOT_FILLER = frozenset({"new", "actual", "real", "total", "current", "main", "usual", "own", "favorite", "favourite"})
+
+_PREFERENCE = re.compile(
+    r"\b(?:like|love|prefer|preferably|enjoy|adore|hate|dislike|avoid|can't stand|cannot stand|detest|fond of|into|favou?rite|rather)\b"
+    r"|不喜欢|喜欢|偏好|更喜欢|讨厌|爱吃|爱喝|不爱|最爱|倾向|宁愿|受不了|不吃|不喝|吃不了",
+    re.I,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:must|mustn't|need to|needs to|have to|has to|can't|cannot|can not|do not|don't|never|no more than|not more than"
+    r"|at most|at least|maximum|max|minimum|under|below|less than|within|up to|no later than|required|requires?|without|strictly)\b"
+    r"|必须|不能|不要|不可以|最多|最少|至少|不超过|不得|务必|一定要|只能|以内|之内|以下|之前|别",
+    re.I,
+)
+FAILURE = re.compile(
+    r"\b(?:fail(?:ed|s|ure|ing)?|errors?|exception|didn't work|did not work|doesn't work|not working|broken|crash(?:ed)?"
+    r"|timed? ?out|timeout|unavailable|refused|denied|invalid|couldn't|could not|unable to|not found|no results)\b"
+    r"|失败|报错|错误|出错|不行|没用|无效|超时|异常|不可用|没成功|找不到",
+    re.I,
+)
+"""Cues of a failed attempt, in user, assistant and tool text."""
+_DECISION = re.compile(
+    r"\blet'?s (?:go with|do|book|take|pick|use)\b|\b(?:i|we)(?:'ve| have)? decided\b|\b(?:i|we)'?ll (?:take|go with|book)\b"
+    r"|\bgo with\b|\bbook (?:it|that|the)\b|\b(?:booked|reserved|confirmed|scheduled|ordered|purchased|cancell?ed)\b"
+    r"|决定|就选|就订|就这么定|选定|已预订|已预定|已确认|已下单|订好了|已取消|定了",
+    re.I,
+)
+_DATE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|next (?:week|month|year))\b"
+    r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}\b|\b\d{1,2}(?::\d{2})? ?(?:am|pm)\b"
+    r"|\d{1,2}\s*[月号日]|周[一二三四五六日天]|星期[一二三四五六日天]|明天|后天|下周|下个月|明年|今晚",
+    re.I,
+)
+_NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万]+\s*(?:元|块|岁|个|人|天|晚|小时|分钟|公里|次|点)")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|our|us)\b|我", re.I)
+_CORRECTION = re.compile(
+    r"\bactually\b|\bcorrection\b|\bi meant\b|\bchanged? (?:my|our) minds?\b|\binstead\b|\bscratch that\b|\bupdate\b|\bno longer\b"
+    r"|\bnot\s+\$?\d|\brather than\b|改主意|改成|改为|更正|其实|纠正|说错|换成|不再|而是",
+    re.I,
+)
+_OLD_VALUE = re.compile(r"\b(?:not|instead of|rather than)\s+([^,.;!?]{1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I)
+_QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
+_ENTITY = re.compile(r"(?<=\s)[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
+
+_TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
+
+
+def fact_value(fact: Fact) -> int:
+    """How much a fact is worth keeping: user constraints first, tool data last; named slots get a bonus."""
+    value = _TYPE_VALUE.get(fact.type, 1)
+    if fact.key.startswith("data:"):
+        return 1
+    return value + (2 if ":" not in fact.key else 0)
+
+
+def merge_facts(existing: Sequence[Fact], new: Iterable[Fact], max_facts: int) -> tuple[Fact, ...]:
+    """Existing facts updated by new ones: a key seen again is replaced (and becomes newest); the cap evicts the least valuable, oldest first."""
+    merged: dict[str, Fact] = {f.key: f for f in existing}
+    for fact in new:
+        merged.pop(fact.key, None)
+        merged[fact.key] = fact
+    facts = list(merged.values())
+    if len(facts) > max_facts:
+        ranked = sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]), facts[i].source_seq, i))
+        evicted = set(ranked[: len(facts) - max_facts])
+        facts = [f for i, f in enumerate(facts) if i not in evicted]
+    return tuple(facts)
+
+
+def slug(text: str, n: int = 3) -> str:
+    """A short stable identity of `text`: its first meaningful keywords, cue words removed."""
+    cues = (_PREFERENCE, _CONSTRAINT, _CORRECTION)
+    keys = [k for k in keywords(_OLD_VALUE.split(text)[0]) if not any(c.fullmatch(k) for c in cues)]
+    return "-".join(keys[:n]) or shorten(text.lower(), 24)
+
+
+def _subject_slot(clause: str) -> str | None:
+    """The attribute a clause sets, from "my X is" / "我的X是", filler words removed."""
+    match = _MY_SLOT_EN.search(clause)
+    if match:
+        slot = [w for w in match.group(1).lower().replace("'s", "").split() if w not in _SLOT_FILLER]
+        return " ".join(slot) or None
+    match = _MY_SLOT_ZH.search(clause)
+    return match.group(1) if match else None
+
+
+def _after(pattern: re.Pattern[str], clause: str) -> str:
+    """Text after the first match of `pattern`: the object of a preference verb."""
+    match = pattern.search(clause)
+    return clause[match.end() :] if match and clause[match.end() :].strip() else clause
+
+
+def classify(clause: str, role: str) -> tuple[FactType, str] | None:
+    """(type, key) of the key information a clause carries, or None for small talk, questions and prose."""
+    for key, kind, trigger in _SLOTS:
+        if trigger.search(clause):
+            return kind, key
+    if FAILURE.search(clause):
+        return "failure", "failure:" + slug(clause)
+    if _DECISION.search(clause):
+        return "event", "decision:" + slug(clause)
+    if role != "user":
+        return None
+    is_question = bool(_QUESTION.search(clause))
+    if _PREFERENCE.search(clause) and (_FIRST_PERSON.search(clause) or not is_question):
+        return "preference", "pref:" + slug(_after(_PREFERENCE, clause))
+    if _CONSTRAINT.search(clause):
+        return "constraint", "constraint:" + slug(clause)
+    if is_question:
+        return None
+    slot = _subject_slot(clause)
+    if slot:
+        return "fact", slot
+    if _DATE.search(clause):
+        return "event", "event:" + slug(clause)
+    if _FIRST_PERSON.search(clause) and (_NUMBER.search(clause) or _ENTITY.search(" " + clause)):
+        return "fact", "fact:" + slug(clause)
+    return None
+
+
+def _similar_key(text: str, kind: FactType, facts: Sequence[Fact], threshold: float) -> str | None:
+    """Key of the newest fact of the same type whose keywords overlap `text` at least `threshold` (Jaccard)."""
+    mine = set(keywords(text))
+    if not mine:
+        return None
+    for fact in reversed(facts):
+        theirs = set(keywords(fact.text))
+        if fact.type == kind and theirs and len(mine & theirs) / len(mine | theirs) >= threshold:
+            return fact.key
+    return None
+
+
+def _drop_old_values(sentence: str, facts: list[Fact]) -> list[Fact]:
+    """Facts minus those stating a value this correction names as wrong ("not 2000", "instead of Rome", "不是上海")."""
+    for match in _OLD_VALUE.finditer(sentence):
+        old = set(keywords(match.group(1) or match.group(2) or ""))
+        if old:
+            facts = [f for f in facts if not old <= set(keywords(f.text))]
+    return facts
+
+
+def tool_result_summary(content: str) -> tuple[str, bool]:
+    """(short key=value rendering of a tool result, whether it reports an error)."""
+    try:
+        data = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return shorten(content, 160), bool(FAILURE.search(content))
+    if isinstance(data, dict):
+        failed = any(k in data for k in ("error", "errors")) or str(data.get("status", "")).lower() in ("error", "failed", "failure")
+        pairs = [f"{k}={shorten(str(v), 40)}" for k, v in data.items() if not isinstance(v, (dict, list))]
+        pairs += [f"{k}: {len(v)} items" for k, v in data.items() if isinstance(v, list)]
+        return shorten("; ".join(pairs) or content, 160), failed
+    if isinstance(data, list):
+        return f"{len(data)} results: {shorten(content, 120)}", False
+    return shorten(str(data), 160), False
+
+
+class KeyInfoExtractor:
+    """Extracts facts, preferences, constraints, events and failures without any model."""
+
+    name = "keyinfo"
+
+    def __init__(self, max_facts: int = 40) -> None:
+        self.max_facts = max_facts
+
+    def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
+        try:
+            facts = self.extract(digest.facts, dropped, first_seq)
+        except Exception:  # a strategy must never stop compaction; the old facts stay valid
+            log.exception("key-info extraction failed; facts unchanged")
+            return digest
+        return replace(digest, facts=facts)
+
+    def extract(self, facts: Sequence[Fact], dropped: Sequence[Message], first_seq: int) -> tuple[Fact, ...]:
+        """The facts after folding in every message of `dropped`, in order."""
+        current = tuple(facts)
+        names = {call_id: name_args for m in dropped if isinstance(m, dict) for call_id, *name_args in tool_calls(m)}
+        for offset, message in enumerate(dropped):
+            if not isinstance(message, dict):
+                continue
+            seq = first_seq + offset
+            if message.get("role") == "tool":
+                fact = self._tool_fact(message, names, seq)
+                current = merge_facts(current, [fact] if fact else [], self.max_facts)
+                continue
+            for sentence in sentences(content_text(message.get("content"))):
+                current = self._fold_sentence(current, sentence, str(message.get("role", "")), seq)
+        return current
+
+    def _fold_sentence(self, current: tuple[Fact, ...], sentence: str, role: str, seq: int) -> tuple[Fact, ...]:
+        correcting = bool(_CORRECTION.search(sentence))
+        facts = _drop_old_values(sentence, list(current)) if correcting else list(current)
+        found: list[Fact] = []
+        context = ""
+        for clause in clauses(sentence):
+            kind_key = classify(clause, role)
+            if kind_key is None:
+                # A clause without a cue ("For the hotel") gives context to the next one.
+                context = clause if len(clause) < 40 else ""
+                continue
+            kind, key = kind_key
+            text = shorten(f"{context}, {clause}" if context else clause, MAX_FACT_CHARS)
+            context = ""
+            if ":" in key:
+                # Generic keys: a restatement or a correction of an earlier entry takes over its key.
+                key = _similar_key(text, kind, facts + found, 0.25 if correcting else 0.6) or key
+            found.append(Fact(type=kind, text=text, key=key, source_seq=seq))
+        return merge_facts(facts, found, self.max_facts)
+
+    @staticmethod
+    def _tool_fact(message: dict[str, Any], names: dict[str, list[str]], seq: int) -> Fact | None:
+        name, args = names.get(str(message.get("tool_call_id", "")), [str(message.get("name") or "tool"), ""])
+        content = content_text(message.get("content"))
+        if not content.strip():
+            return None
+        rendered, failed = tool_result_summary(content)
+        call = f"{name}({shorten(args, 60)})" if args else name
+        if failed:
+            return Fact(type="failure", text=shorten(f"{call} failed: {rendered}", MAX_FACT_CHARS), key=f"failure:{name}:{slug(args)}", source_seq=seq)
+        return Fact(type="fact", text=shorten(f"{call} -> {rendered}", MAX_FACT_CHARS), key=f"data:{name}:{slug(args)}", source_seq=seq)

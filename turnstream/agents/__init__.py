@@ -1,0 +1,1 @@
+"""Faust agents: thin adapters from the topics to the pure compaction rules and to Redis."""

@@ -1,0 +1,42 @@
+"""The Faust app: `create_app(settings)` wires topics, tables and agents; `app` serves `faust -A`."""
+
+from __future__ import annotations
+
+import faust
+
+from turnstream.agents.session import register_session_agent
+from turnstream.settings import Settings
+from turnstream.streams.tables import sessions_table
+from turnstream.streams.topics import declare_topics
+
+DEFAULT_BROKER = "kafka://localhost:9092"
+
+
+def create_app(settings: Settings) -> faust.App:
+    """A worker app for `settings`; its group id is derived from the topic prefix."""
+    app = faust.App(
+        f"{settings.topic_prefix}-worker",
+        broker=settings.kafka_url or DEFAULT_BROKER,
+        store="memory://",  # Tables are rebuilt from their changelogs; Redis serves the reads
+        autodiscover=False,
+        topic_partitions=settings.turn_partitions,
+        topic_replication_factor=1,
+        producer_acks=-1,
+        consumer_auto_offset_reset="earliest",
+        broker_session_timeout=settings.broker_session_timeout,
+        broker_heartbeat_interval=min(3.0, settings.broker_session_timeout / 3),
+        broker_commit_interval=1.0,
+        web_enabled=True,
+        web_bind=settings.web_bind,
+        web_port=settings.web_port,
+    )
+    topics = declare_topics(app, settings)
+    register_session_agent(app, settings, topics, sessions_table(app, settings))
+    return app
+
+
+def __getattr__(name: str) -> faust.App:
+    # `faust -A turnstream.streams.app worker` looks up `app`; built on demand so importing is free
+    if name == "app":
+        return create_app(Settings())
+    raise AttributeError(name)

@@ -1,0 +1,21 @@
+"""Prometheus metrics of a worker: per-stage latency histograms and outcome counters."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+STAGES = ("broker_wait", "ingest", "compaction", "redis_write")
+"""The hot path's stages, in order; every context document carries their timings in ms."""
+
+stage_seconds = Histogram(
+    "turnstream_stage_seconds",
+    "Time spent per pipeline stage",
+    ["stage"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+turns_total = Counter("turnstream_turns_total", "Turns consumed, by outcome", ["outcome"])
+dead_letters_total = Counter("turnstream_dead_letters_total", "Turns sent to the dead-letter topic, by reason", ["reason"])
+
+
+def observe_ms(stage: str, milliseconds: float) -> None:
+    stage_seconds.labels(stage).observe(milliseconds / 1000)

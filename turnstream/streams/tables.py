@@ -1,0 +1,15 @@
+"""Faust Tables: per-session state, backed by changelog topics so a replacement worker recovers it."""
+
+from __future__ import annotations
+
+import faust
+
+from turnstream.settings import Settings
+
+
+def sessions_table(app: faust.App, settings: Settings) -> faust.Table:
+    """session key -> SessionState bytes; co-partitioned with the turns topic."""
+    return app.Table(
+        "sessions", key_type=str, value_type=bytes, value_serializer="raw",
+        partitions=settings.turn_partitions, default=None,
+    )

@@ -26,9 +26,9 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
         ("budget", "constraint", r"\bbudget\b|\bspend (?:at most|up to|no more than|max)\b|\bafford\b|预算"),
         ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
         ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|我住|我家在|我来自|我在\S{1,6}(?:生活|住)"),
-        ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|我是(?:一名|一个)?\S{0,6}(?:工程师|老师|医生|学生|设计师|经理|程序员|律师|护士)|我在\S{1,10}(?:工作|上班)"),
+        ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
         ("age", "fact", r"\bi'?m \d{1,3} (?:years?|yrs?)\b|\bmy age\b|\bi turned \d|我\s*(?:今年)?\s*\d{1,3}\s*岁|我今年"),
-        ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|我们\S{0,3}(?:\d+|两|三|四|五|六|七|八)\s*个?人|一共\S{0,3}人"),
+        ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|(?:\d+|[两三四五六七八九十])\s*(?:个人|位)|一共\S{0,3}人"),
         ("deadline", "constraint", r"\bdeadline\b|\bdue (?:by|on)\b|截止|最晚"),
     )
 )
@@ -43,7 +43,7 @@ _SLOT_FILLER = frozenset({"new", "actual", "real", "total", "current", "main", "
 
 _PREFERENCE = re.compile(
     r"\b(?:like|love|prefer|preferably|enjoy|adore|hate|dislike|avoid|can't stand|cannot stand|detest|fond of|into|favou?rite|rather)\b"
-    r"|不喜欢|喜欢|偏好|更喜欢|讨厌|爱吃|爱喝|不爱|最爱|倾向|宁愿|受不了|不吃|不喝|吃不了",
+    r"|不喜欢|喜欢|偏好|更喜欢|讨厌|避开|避免|爱吃|爱喝|不爱|最爱|倾向|宁愿|受不了|不吃|不喝|吃不了",
     re.I,
 )
 _CONSTRAINT = re.compile(
@@ -171,13 +171,15 @@ def _similar_key(text: str, kind: FactType, facts: Sequence[Fact], threshold: fl
     return None
 
 
-def _drop_old_values(sentence: str, facts: list[Fact]) -> list[Fact]:
-    """Facts minus those stating a value this correction names as wrong ("not 2000", "instead of Rome", "不是上海")."""
+def _split_old_values(sentence: str, facts: Sequence[Fact]) -> tuple[list[Fact], list[Fact]]:
+    """(kept, removed): removed facts state a value this correction names as wrong ("not 2000", "instead of Rome", "不是上海")."""
+    kept, removed = list(facts), []
     for match in _OLD_VALUE.finditer(sentence):
         old = set(keywords(match.group(1) or match.group(2) or ""))
         if old:
-            facts = [f for f in facts if not old <= set(keywords(f.text))]
-    return facts
+            removed += [f for f in kept if old <= set(keywords(f.text))]
+            kept = [f for f in kept if not old <= set(keywords(f.text))]
+    return kept, removed
 
 
 def tool_result_summary(content: str) -> tuple[str, bool]:
@@ -223,30 +225,42 @@ class KeyInfoExtractor:
             if message.get("role") == "tool":
                 fact = self._tool_fact(message, names, seq)
                 current = merge_facts(current, [fact] if fact else [], self.max_facts)
-                continue
-            for sentence in sentences(content_text(message.get("content"))):
-                current = self._fold_sentence(current, sentence, str(message.get("role", "")), seq)
+            else:
+                current = self._fold_prose(current, content_text(message.get("content")), str(message.get("role", "")), seq)
         return current
 
-    def _fold_sentence(self, current: tuple[Fact, ...], sentence: str, role: str, seq: int) -> tuple[Fact, ...]:
-        correcting = bool(_CORRECTION.search(sentence))
-        facts = _drop_old_values(sentence, list(current)) if correcting else list(current)
-        found: list[Fact] = []
-        context = ""
-        for clause in clauses(sentence):
-            kind_key = classify(clause, role)
-            if kind_key is None:
-                # A clause without a cue ("For the hotel") gives context to the next one.
-                context = clause if len(clause) < 40 else ""
-                continue
-            kind, key = kind_key
-            text = shorten(f"{context}, {clause}" if context else clause, MAX_FACT_CHARS)
+    def _fold_prose(self, current: tuple[Fact, ...], text: str, role: str, seq: int) -> tuple[Fact, ...]:
+        for sentence in sentences(text):
+            found: list[Fact] = []
+            correcting = bool(_CORRECTION.search(sentence))
+            facts, replaced = _split_old_values(sentence, current) if correcting else (list(current), [])
             context = ""
-            if ":" in key:
-                # Generic keys: a restatement or a correction of an earlier entry takes over its key.
-                key = _similar_key(text, kind, facts + found, 0.25 if correcting else 0.6) or key
-            found.append(Fact(type=kind, text=text, key=key, source_seq=seq))
-        return merge_facts(facts, found, self.max_facts)
+            for clause in clauses(sentence):
+                if correcting and _OLD_VALUE.match(clause):
+                    continue  # "not 2000" names the wrong value, already removed
+                kind_key = classify(clause, role)
+                if kind_key is None and replaced and (_NUMBER.search(clause) or _ENTITY.search(" " + clause)):
+                    # "make that 3000, not 2000": the new value takes the slot of the value it corrects,
+                    # and the whole sentence is the clearest statement of it.
+                    found.append(Fact(type=replaced[-1].type, text=shorten(sentence, MAX_FACT_CHARS), key=replaced[-1].key, source_seq=seq))
+                    continue
+                if kind_key is None:
+                    if found and role == "user" and len(clause) < 40 and not _QUESTION.search(clause):
+                        # A trailing clause without a cue ("…; window please") completes the fact before it.
+                        found[-1] = replace(found[-1], text=shorten(f"{found[-1].text}; {clause}", MAX_FACT_CHARS))
+                    else:
+                        # A leading clause without a cue ("For the hotel") gives context to the next one.
+                        context = clause if len(clause) < 40 else ""
+                    continue
+                kind, key = kind_key
+                text = shorten(f"{context}, {clause}" if context else clause, MAX_FACT_CHARS)
+                context = ""
+                if ":" in key:
+                    # Generic keys: a restatement or a correction of an earlier entry takes over its key.
+                    key = _similar_key(text, kind, facts + found, 0.25 if correcting else 0.6) or key
+                found.append(Fact(type=kind, text=text, key=key, source_seq=seq))
+            current = merge_facts(facts, found, self.max_facts)
+        return current
 
     @staticmethod
     def _tool_fact(message: dict[str, Any], names: dict[str, list[str]], seq: int) -> Fact | None:

@@ -14,10 +14,10 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_'\-]*[a-z0-9]|[a-z0-9]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # A full stop ends a sentence only when followed by space or the end, so "3.5" and "e.g" survive.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；;])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 # Commas split clauses, except inside numbers such as "2,000".
 # "and" splits only when a new first-person statement follows: "my name is X and I live in Y".
-_CLAUSE_SPLIT = re.compile(r"(?<!\d),|,(?!\d)|[，、]|\s+but\s+|\s+and\s+(?=(?:i|i'm|my|we|we're|our)\b)|但是|不过", re.I)
+_CLAUSE_SPLIT = re.compile(r"(?<!\d),|,(?!\d)|[，、；;]|\s+but\s+|\s+and\s+(?=(?:i|i'm|my|we|we're|our)\b)|但是|不过", re.I)
 
 STOPWORDS = frozenset(
     """

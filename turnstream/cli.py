@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from turnstream import __version__
 
-SUBCOMMANDS = ("stack", "config", "version")
+SUBCOMMANDS = ("worker", "compact", "stack", "config", "version")
 """Modules of `turnstream.commands`, in the order `--help` lists them."""
 
 

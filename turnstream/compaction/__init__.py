@@ -1,1 +1,18 @@
 """Pure rules and strategies over message lists: no Kafka, no Redis."""
+
+from turnstream.compaction.compactor import KEEP_DIGEST, CompactionResult, TokenCounts, compact
+from turnstream.compaction.marker import MARKERS, detect_language
+from turnstream.compaction.messages import MessageError, validate_messages
+from turnstream.compaction.session import SessionCompactor
+
+__all__ = [
+    "KEEP_DIGEST",
+    "MARKERS",
+    "CompactionResult",
+    "MessageError",
+    "SessionCompactor",
+    "TokenCounts",
+    "compact",
+    "detect_language",
+    "validate_messages",
+]

@@ -1,0 +1,314 @@
+"""The compaction rules (DESIGN.md) as one state machine fed a message at a time, and the batch form over it."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple, Sequence
+
+import orjson
+
+from turnstream.compaction.marker import (
+    Language,
+    LanguageTally,
+    block_message,
+    block_text,
+    marker_message,
+    marker_tokens,
+    trim_note,
+)
+from turnstream.compaction.messages import CallTracker, text_of, validate_messages
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
+from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text, truncate_text
+
+_MIN_BLOCK_TEXT_TOKENS = 16
+"""A summary block cut shorter than this says nothing useful; it is left out instead."""
+
+
+class _KeepDigest:
+    """The strategy used when none is given: the digest stays as it is."""
+
+    name = "none"
+
+    def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
+        return digest
+
+
+KEEP_DIGEST: Strategy = _KeepDigest()
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCounts:
+    before: int
+    """Tokens of the whole conversation as given (reply priming included, as everywhere here)."""
+    after: int
+    """Tokens of `messages`: at most `budget` unless the anchors and the newest step alone exceed it."""
+    budget: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionResult:
+    """The compacted context, ready to send to a chat model."""
+
+    messages: tuple[Message, ...]
+    marker_index: int | None
+    """Index of the marker in `messages`; None when nothing was dropped."""
+    dropped: int
+    """Input messages dropped (trimmed ones are kept, so they do not count)."""
+    digest: Digest
+    """The strategies' digest; `archived` holds the archived turns not yet taken by the owner."""
+    tokens: TokenCounts
+
+    @property
+    def summary(self) -> str:
+        return self.digest.summary
+
+    @property
+    def facts(self) -> tuple[Fact, ...]:
+        return self.digest.facts
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract form (DESIGN.md, "Compaction result")."""
+        return {
+            "messages": list(self.messages),
+            "marker_index": self.marker_index,
+            "dropped": self.dropped,
+            "summary": self.digest.summary,
+            "facts": [
+                {"type": fact.type, "text": fact.text, "key": fact.key, "source_seq": fact.source_seq}
+                for fact in self.digest.facts
+            ],
+            "tokens": {"before": self.tokens.before, "after": self.tokens.after, "budget": self.tokens.budget},
+        }
+
+
+class Entry(NamedTuple):
+    """One kept message with its conversation position and its token cost, counted once."""
+
+    seq: int
+    tokens: int
+    message: Message
+
+
+class Unit:
+    """What can only be dropped whole: one message, or an assistant tool call with all its results."""
+
+    __slots__ = ("entries", "tokens")
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = entries
+        self.tokens = sum(entry.tokens for entry in entries)
+
+    def add(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        self.tokens += entry.tokens
+
+
+def trim_message(
+    message: Message, limit: int, language: Language, min_kept: int = 0
+) -> tuple[Message, int] | None:
+    """A copy of `message` whose content is cut, with a visible note, to cost at most `limit` tokens.
+
+    None when that is impossible (no content to cut, or fewer than `min_kept` content tokens would remain).
+    """
+    content = message.get("content")
+    if content is None:
+        return None
+    text = text_of(content)
+    counted = count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
+    overhead = count_message({**message, "content": ""})
+    keep = limit - overhead - count_text(trim_note(counted, language))
+    while keep >= min_kept:
+        # A cut inside a multi-token character decodes to U+FFFD; drop that half character.
+        cut = truncate_text(text, keep).rstrip("\ufffd")
+        note = trim_note(max(counted - count_text(cut), 0), language)
+        trimmed = {**message, "content": f"{cut}\n{note}" if cut else note}
+        cost = count_message(trimmed)
+        if cost <= limit:
+            return trimmed, cost
+        keep -= cost - limit
+    return None
+
+
+class Window:
+    """The compaction rules as a state machine: anchors, a tail of whole units, a running digest.
+
+    Every append costs what the budget allows to be kept, never what the conversation has seen:
+    each message is counted once, only the tail's front is ever dropped, and the totals are running.
+    """
+
+    def __init__(
+        self,
+        budget_tokens: int,
+        *,
+        budget_messages: int | None = None,
+        digest: Digest | None = None,
+        strategy: Strategy | None = None,
+    ) -> None:
+        if budget_tokens < 1:
+            raise ValueError(f"budget_tokens must be positive, got {budget_tokens}")
+        if budget_messages is not None and budget_messages < 1:
+            raise ValueError(f"budget_messages must be positive, got {budget_messages}")
+        digest = digest or Digest()
+        self.budget_tokens = budget_tokens
+        self.budget_messages = budget_messages
+        self.strategy: Strategy = strategy or KEEP_DIGEST
+        self.digest = replace(digest, archived=())
+        self.archived: list[ArchivedTurn] = list(digest.archived)
+        self.tracker = CallTracker()
+        self.tally = LanguageTally()
+        self.anchors: list[Entry] = []
+        self.anchor_tokens = 0
+        self.pinned = False
+        """Whether the first user message has arrived (the anchors are complete)."""
+        self.units: deque[Unit] = deque()
+        self.tail_tokens = 0
+        self.tail_count = 0
+        self.dropped = 0
+        self.seq = 0
+        self.tokens_in = 0
+        self._block_cache: tuple[Digest, Language, tuple[Message, int] | None] | None = None
+
+    def append(self, message: Message, strategy: Strategy | None = None) -> list[Message]:
+        """Add the next message; return the span this dropped (already folded into the digest)."""
+        self.tracker.accept(message, self.seq)
+        seq, tokens = self.seq, count_message(message)
+        self.seq += 1
+        self.tokens_in += tokens
+        self.tally.add(message)
+        role = message["role"]
+        leading_system = role == "system" and not self.units and not self.dropped
+        if not self.pinned and (role == "user" or leading_system):
+            if role == "user":
+                # Whatever came before the first user message (a greeting) is pinned with it,
+                # so the pinned prefix keeps its order.
+                self.pinned = True
+                while self.units:
+                    self._pin_all(self._pop_unit().entries)
+            self._pin_all([Entry(seq, tokens, message)])
+        else:
+            joins_call = role == "tool"
+            message, tokens = self._fit_newest(message, tokens, joins_call)
+            entry = Entry(seq, tokens, message)
+            if joins_call:
+                self.units[-1].add(entry)
+            else:
+                self.units.append(Unit([entry]))
+            self.tail_tokens += tokens
+            self.tail_count += 1
+        return self._settle(strategy or self.strategy)
+
+    def result(self) -> CompactionResult:
+        language = self.tally.language()
+        messages = [entry.message for entry in self.anchors]
+        tokens = REPLY_PRIMING_TOKENS + self.anchor_tokens
+        marker_index = None
+        if self.dropped:
+            marker_index = len(messages)
+            messages.append(marker_message(language))
+            tokens += marker_tokens(language)
+            block = self._block_within(self.budget_tokens - tokens - self.tail_tokens, len(messages), language)
+            if block is not None:
+                messages.append(block[0])
+                tokens += block[1]
+        messages.extend(entry.message for unit in self.units for entry in unit.entries)
+        tokens += self.tail_tokens
+        digest = replace(self.digest, archived=tuple(self.archived))
+        counts = TokenCounts(REPLY_PRIMING_TOKENS + self.tokens_in, tokens, self.budget_tokens)
+        return CompactionResult(tuple(messages), marker_index, self.dropped, digest, counts)
+
+    def _pin_all(self, entries: list[Entry]) -> None:
+        self.anchors.extend(entries)
+        self.anchor_tokens += sum(entry.tokens for entry in entries)
+
+    def _pop_unit(self) -> Unit:
+        unit = self.units.popleft()
+        self.tail_tokens -= unit.tokens
+        self.tail_count -= len(unit.entries)
+        return unit
+
+    def _fit_newest(self, message: Message, tokens: int, joins_call: bool) -> tuple[Message, int]:
+        """Trim a message that, as part of the newest step, cannot fit however much older history goes."""
+        step = self.units[-1].tokens if joins_call else 0
+        older_units = len(self.units) - (1 if joins_call else 0)
+        fixed = REPLY_PRIMING_TOKENS + self.anchor_tokens
+        rooms = []
+        if not self.dropped:
+            rooms.append(self.budget_tokens - fixed - (self.tail_tokens - step))
+        if self.dropped or older_units:
+            rooms.append(self.budget_tokens - fixed - marker_tokens(self.tally.language()))
+        # Results still to come for the same call get an equal share, so the last one is not starved.
+        waiting = len(self.tracker.pending) if joins_call else 0
+        share = (max(rooms) - step) // (1 + waiting)
+        if tokens <= share:
+            return message, tokens
+        # When even the bare message cannot fit, it stays as it is: the documented over-budget case.
+        return trim_message(message, share, self.tally.language()) or (message, tokens)
+
+    def _settle(self, strategy: Strategy) -> list[Message]:
+        """Drop whole units from the tail's front until the context fits; fold each span into the digest."""
+        dropped: list[Entry] = []
+        folded = 0
+        while True:
+            while len(self.units) > 1 and not self._fits():
+                unit = self._pop_unit()
+                dropped.extend(unit.entries)
+                self.dropped += len(unit.entries)
+            if folded == len(dropped):
+                return [entry.message for entry in dropped]
+            # The folded digest may render a bigger block, so fit again after each fold.
+            self._fold(dropped[folded:], strategy)
+            folded = len(dropped)
+
+    def _fold(self, span: list[Entry], strategy: Strategy) -> None:
+        digest = strategy.apply(self.digest, [entry.message for entry in span], span[0].seq)
+        # `archived` holds only the latest application's turns: collect them before the next fold.
+        self.archived.extend(digest.archived)
+        self.digest = replace(digest, archived=()) if digest.archived else digest
+
+    def _fits(self) -> bool:
+        tokens = REPLY_PRIMING_TOKENS + self.anchor_tokens + self.tail_tokens
+        count = len(self.anchors) + self.tail_count
+        if self.dropped:
+            language = self.tally.language()
+            block = self._block(language)
+            tokens += marker_tokens(language) + (block[1] if block else 0)
+            count += 2 if block else 1
+        return tokens <= self.budget_tokens and (self.budget_messages is None or count <= self.budget_messages)
+
+    def _block(self, language: Language) -> tuple[Message, int] | None:
+        """The summary/facts message and its cost, rendered once per digest and language."""
+        cache = self._block_cache
+        if cache is None or cache[0] is not self.digest or cache[1] != language:
+            text = block_text(self.digest, language)
+            message = block_message(text) if text else None
+            cache = self._block_cache = (self.digest, language, (message, count_message(message)) if message else None)
+        return cache[2]
+
+    def _block_within(self, room: int, count_before: int, language: Language) -> tuple[Message, int] | None:
+        """The block, cut to `room` tokens when only the newest step is left; None when it cannot fit."""
+        block = self._block(language)
+        if block is None:
+            return None
+        if self.budget_messages is not None and count_before + 1 + self.tail_count > self.budget_messages:
+            return None
+        if block[1] <= room:
+            return {**block[0]}, block[1]
+        return trim_message(block[0], room, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
+
+
+def compact(
+    messages: Sequence[Message],
+    budget_tokens: int,
+    *,
+    strategy: Strategy | None = None,
+    budget_messages: int | None = None,
+    digest: Digest | None = None,
+) -> CompactionResult:
+    """Compact a whole conversation: the same result as feeding it to a SessionCompactor one message at a time."""
+    # Validate everything first, so a bad message fails before any strategy (maybe an LLM) runs.
+    validate_messages(messages)
+    window = Window(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy)
+    for message in messages:
+        window.append(message)
+    return window.result()

@@ -1,0 +1,81 @@
+"""Incremental compaction of one session: the batch rules fed a turn at a time, and a compact byte form."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from turnstream.compaction.compactor import Entry, Unit, Window
+from turnstream.compaction.messages import CallTracker
+from turnstream.compaction.marker import LanguageTally
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
+
+_FORMAT = 1
+
+
+class SessionCompactor(Window):
+    """One session's compacted context, kept up to date turn by turn.
+
+    `append(message, strategy=None) -> list[dict]` validates the message against the session (a tool
+    result needs a pending call), drops what no longer fits and returns that span, already folded into
+    `digest`; `result()` is the CompactionResult `compact()` would give for everything appended.
+    """
+
+    def replace_summary(self, summary: str, strategy: Strategy | None = None) -> list[Message]:
+        """Put an asynchronously produced summary in place; returns the span a longer block pushed out."""
+        self.digest = replace(self.digest, summary=summary)
+        return self._settle(strategy or self.strategy)
+
+    def take_archived(self) -> tuple[ArchivedTurn, ...]:
+        """The archived turns collected since the last call, for the owner to ship out."""
+        archived, self.archived = tuple(self.archived), []
+        return archived
+
+    def to_bytes(self) -> bytes:
+        """The whole state as compact JSON; token counts travel with it so nothing is counted again."""
+        state = {
+            "v": _FORMAT,
+            "budget": [self.budget_tokens, self.budget_messages],
+            "seq": self.seq,
+            "dropped": self.dropped,
+            "tokens_in": self.tokens_in,
+            "pinned": self.pinned,
+            "lang": self.tally.counts,
+            "calls": [self.tracker.call_index, self.tracker.pending],
+            "anchors": [tuple(entry) for entry in self.anchors],
+            "units": [[tuple(entry) for entry in unit.entries] for unit in self.units],
+            "summary": self.digest.summary,
+            "facts": [[fact.type, fact.text, fact.key, fact.source_seq] for fact in self.digest.facts],
+            "archived": [[turn.seq, turn.message, turn.keywords] for turn in self.archived],
+        }
+        return orjson.dumps(state)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, strategy: Strategy | None = None) -> SessionCompactor:
+        """Rebuild a session from `to_bytes()` output; `strategy` becomes its default strategy."""
+        state: dict[str, Any] = orjson.loads(data)
+        if state.get("v") != _FORMAT:
+            raise ValueError(f"unknown SessionCompactor state format {state.get('v')!r}")
+        budget_tokens, budget_messages = state["budget"]
+        digest = Digest(
+            summary=state["summary"],
+            facts=tuple(Fact(type, text, key, source_seq) for type, text, key, source_seq in state["facts"]),
+            archived=tuple(ArchivedTurn(seq, message, tuple(keywords)) for seq, message, keywords in state["archived"]),
+        )
+        session = cls(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy)
+        session.seq = state["seq"]
+        session.dropped = state["dropped"]
+        session.tokens_in = state["tokens_in"]
+        session.pinned = state["pinned"]
+        session.tally = LanguageTally(state["lang"])
+        session.tracker = CallTracker(*state["calls"])
+        session.anchors = [Entry(*entry) for entry in state["anchors"]]
+        session.anchor_tokens = sum(entry.tokens for entry in session.anchors)
+        for entries in state["units"]:
+            unit = Unit([Entry(*entry) for entry in entries])
+            session.units.append(unit)
+            session.tail_tokens += unit.tokens
+            session.tail_count += len(unit.entries)
+        return session

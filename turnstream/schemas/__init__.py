@@ -1,0 +1,18 @@
+"""The records: Turn (input topic), ContextDoc (Redis, client); their JSON Schema export."""
+
+from turnstream.schemas.context import ContextDoc, ContextFact, TokenCounts
+from turnstream.schemas.export import RECORDS, json_schema
+from turnstream.schemas.turn import Turn, TurnError, decode_turn, encode_turn, session_key
+
+__all__ = [
+    "RECORDS",
+    "ContextDoc",
+    "ContextFact",
+    "TokenCounts",
+    "Turn",
+    "TurnError",
+    "decode_turn",
+    "encode_turn",
+    "json_schema",
+    "session_key",
+]

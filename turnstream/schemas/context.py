@@ -1,0 +1,80 @@
+"""The context document: one session's compacted context, as stored in Redis and read by gateways."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+from turnstream.schemas.turn import SAFE_ID, SAFE_TENANT, Message, session_key
+
+_RECORD = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+
+class ContextFact(BaseModel):
+    """One piece of key information taken from dropped turns; strategies may add fields."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True, extra="allow")
+
+    type: str
+    """fact, preference, event, constraint or failure."""
+    text: str
+    """The information itself, as a short standalone sentence."""
+
+
+class TokenCounts(BaseModel):
+    """Token counts of one compaction."""
+
+    model_config = _RECORD
+
+    before: int = Field(ge=0)
+    """Tokens of the whole conversation."""
+    after: int = Field(ge=0)
+    """Tokens of `messages`."""
+    budget: int = Field(ge=0)
+    """The budget the compaction aimed at."""
+
+
+class ContextDoc(BaseModel):
+    """The compaction result of one session plus where it stands; written only with a newer version."""
+
+    model_config = _RECORD | ConfigDict(title="ContextDoc")
+
+    session_id: str = Field(min_length=1, max_length=128, pattern=SAFE_ID)
+    """The session this context belongs to."""
+    tenant: str | None = Field(None, min_length=1, max_length=64, pattern=SAFE_TENANT)
+    """The session's tenant, if any."""
+    version: int = Field(ge=0)
+    """Grows with every state change of the session; Redis never moves to a smaller one."""
+    last_turn_id: str
+    """The newest turn this context includes."""
+    updated_at: float
+    """When this version was computed, epoch seconds."""
+    messages: list[Message]
+    """Ready to send to a chat model: anchors, marker, summary/facts block, kept tail."""
+    marker_index: int | None = None
+    """Index in `messages` of the "history compressed" marker, or null when nothing was dropped."""
+    dropped: int = Field(0, ge=0)
+    """How many messages were compacted away."""
+    summary: str = ""
+    """Rolling summary of the dropped history."""
+    facts: list[ContextFact] = Field(default_factory=list)
+    """Key information kept from the dropped history."""
+    tokens: TokenCounts
+    """Token counts before and after compaction, and the budget."""
+    timings: dict[str, float] = Field(default_factory=dict)
+    """Per-stage milliseconds (broker_wait, ingest, compaction, redis_write, ...)."""
+
+    @property
+    def session_key(self) -> str:
+        """The Redis identity of the session, as Turn.session_key."""
+        return session_key(self.session_id, self.tenant)
+
+    def to_json(self) -> bytes:
+        """Compact JSON, as stored in Redis."""
+        return orjson.dumps(self.model_dump())
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> ContextDoc:
+        return cls.model_validate_json(data)

@@ -1,0 +1,186 @@
+"""Turns in through a real broker, compacted context out in a real Redis, through worker processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from typing import Any
+
+import orjson
+import pytest
+from aiokafka import AIOKafkaConsumer
+
+from tests.support.conversations import turns_for
+from tests.support.worker import running_worker
+from turnstream.agents.ingest import REASON_HEADER, SOURCE_HEADER
+from turnstream.client import ContextClient, TurnProducer
+from turnstream.compaction import compact
+from turnstream.compaction.strategies import build_strategy
+from turnstream.schemas import ContextDoc
+from turnstream.settings import Settings
+from turnstream.streams.admin import ensure_topics
+
+pytestmark = pytest.mark.integration
+
+DRAIN_TIMEOUT = 180
+
+
+@pytest.fixture
+def pipeline_settings(settings: Settings) -> Settings:
+    """A small budget so every session is compacted many times; a short session timeout for failover."""
+    return settings.model_copy(update={"budget_tokens": 1200, "turn_partitions": 4, "broker_session_timeout": 6.0})
+
+
+def interleave(sessions: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Round-robin over sessions, so partitions carry many sessions mixed; each session stays in order."""
+    longest = max(len(turns) for turns in sessions)
+    return [turns[i] for i in range(longest) for turns in sessions if i < len(turns)]
+
+
+async def produce(settings: Settings, turns: list[dict[str, Any]]) -> None:
+    async with TurnProducer(settings) as producer:
+        for turn in turns:
+            await producer.send(turn)
+        await producer.flush()
+
+
+async def wait_for_versions(
+    client: ContextClient, expected: dict[str, int], timeout: float = DRAIN_TIMEOUT
+) -> dict[str, ContextDoc]:
+    """Poll until every session's context reached its expected version; fail with what is missing."""
+    deadline = time.monotonic() + timeout
+    docs: dict[str, ContextDoc | None] = {}
+    while time.monotonic() < deadline:
+        docs = {sid: await client.get(sid) for sid in expected}
+        if all(doc is not None and doc.version >= expected[sid] for sid, doc in docs.items()):
+            return docs  # type: ignore[return-value]
+        await asyncio.sleep(0.5)
+    behind = {sid: (doc.version if doc else None, want) for sid, want in expected.items() if (doc := docs.get(sid)) is None or doc.version < want}
+    pytest.fail(f"{len(behind)} sessions behind after {timeout}s, e.g. {list(behind.items())[:5]}")
+
+
+def assert_context_matches_batch(doc: ContextDoc, turns: list[dict[str, Any]], settings: Settings) -> None:
+    """The streamed context equals batch compaction of the session's own turns, each applied once, in order."""
+    expected = compact([t["message"] for t in turns], settings.budget_tokens, strategy=build_strategy(settings)).to_dict()
+    assert doc.messages == expected["messages"]
+    assert doc.dropped == expected["dropped"]
+    assert doc.summary == expected["summary"]
+    assert doc.version == len(turns)
+    assert doc.last_turn_id == turns[-1]["turn_id"]
+    assert doc.tokens["after"] <= settings.budget_tokens
+    assert doc.messages[0] == turns[0]["message"] and doc.messages[1] == turns[1]["message"]  # anchors
+    assert doc.messages[-1] == turns[-1]["message"]  # the newest message
+
+
+async def test_fifty_sessions_of_two_hundred_turns_end_up_compacted_in_redis(pipeline_settings: Settings) -> None:
+    settings = pipeline_settings
+    sessions = {f"s{i:02d}": turns_for(f"s{i:02d}", seed=i, count=200) for i in range(50)}
+    await ensure_topics(settings)
+    with running_worker(settings):
+        await produce(settings, interleave(list(sessions.values())))
+        async with ContextClient.from_settings(settings) as client:
+            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()})
+    for sid, turns in sessions.items():
+        assert docs[sid].marker_index is not None, sid
+        assert_context_matches_batch(docs[sid], turns, settings)
+        assert set(docs[sid].timings) >= {"broker_wait", "ingest", "compaction"}
+
+
+async def test_redelivered_turns_are_applied_once(pipeline_settings: Settings) -> None:
+    settings = pipeline_settings
+    sessions = {f"d{i}": turns_for(f"d{i}", seed=100 + i, count=60) for i in range(5)}
+    twice = [turn for turn in interleave(list(sessions.values())) for _ in range(2)]
+    await ensure_topics(settings)
+    with running_worker(settings):
+        await produce(settings, twice)
+        await produce(settings, sessions["d0"])  # a whole session replayed late
+        async with ContextClient.from_settings(settings) as client:
+            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()})
+            await asyncio.sleep(2)  # give any wrongly re-applied duplicate the time to show up
+            docs = {sid: await client.get(sid) for sid in sessions}
+    for sid, turns in sessions.items():
+        assert_context_matches_batch(docs[sid], turns, settings)
+
+
+async def read_dead_letters(settings: Settings, count: int, timeout: float = 60) -> list[Any]:
+    consumer = AIOKafkaConsumer(
+        settings.dlq_topic, bootstrap_servers=settings.bootstrap_servers, auto_offset_reset="earliest",
+        group_id=f"{settings.topic_prefix}-dlq-reader",
+    )
+    await consumer.start()
+    records: list[Any] = []
+    try:
+        deadline = time.monotonic() + timeout
+        while len(records) < count and time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=500)
+            records += [r for rs in batch.values() for r in rs]
+    finally:
+        await consumer.stop()
+    return records
+
+
+async def test_bad_input_goes_to_the_dead_letter_topic_and_good_turns_still_apply(pipeline_settings: Settings) -> None:
+    settings = pipeline_settings.model_copy(update={"max_content_bytes": 4096})
+    good = turns_for("good", seed=7, count=30)
+    orphan_result = {**good[5], "turn_id": "orphan", "message": {"role": "tool", "tool_call_id": "nope", "content": "x"}}
+    bad: list[tuple[str, bytes]] = [
+        ("not json", b"{this is not json"),
+        ("wrong types", orjson.dumps({**good[0], "turn_id": "types", "seq": "seven"})),
+        ("oversize", orjson.dumps({**good[0], "turn_id": "big", "message": {"role": "user", "content": "x" * 5000}})),
+        ("unsafe session", orjson.dumps({**good[0], "turn_id": "unsafe", "session_id": "../../etc/passwd"})),
+        ("invalid utf-8", b'{"turn_id": "\xff\xfe", "session_id": "good"}'),
+        ("orphan tool result", orjson.dumps(orphan_result)),
+    ]
+    await ensure_topics(settings)
+    with running_worker(settings):
+        async with TurnProducer(settings) as producer:
+            for i, turn in enumerate(good):
+                await producer.send(turn)
+                if i % 5 == 4 and bad:
+                    _, raw = bad.pop(0)
+                    await producer.send_raw(b"good", raw)
+            await producer.flush()
+        async with ContextClient.from_settings(settings) as client:
+            docs = await wait_for_versions(client, {"good": len(good)})
+        dead = await read_dead_letters(settings, 6)
+    assert_context_matches_batch(docs["good"], good, settings)
+    reasons = sorted(dict(r.headers)[REASON_HEADER].decode() for r in dead)
+    assert len(dead) == 6, reasons
+    assert all(dict(r.headers)[SOURCE_HEADER].decode().startswith(settings.turns_topic + "/") for r in dead)
+    assert any(r.value == b"{this is not json" for r in dead)  # the original bytes, untouched
+    assert len(set(reasons)) >= 5, reasons
+
+
+async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pipeline_settings: Settings) -> None:
+    settings = pipeline_settings
+    sessions = {f"f{i:02d}": turns_for(f"f{i:02d}", seed=200 + i, count=120) for i in range(16)}
+    ordered = interleave(list(sessions.values()))
+    half = len(ordered) // 2
+    await ensure_topics(settings)
+    seen_versions: dict[str, list[int]] = {sid: [] for sid in sessions}
+
+    async def sample_versions(client: ContextClient, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            for sid in sessions:
+                doc = await client.get(sid)
+                if doc is not None:
+                    seen_versions[sid].append(doc.version)
+            await asyncio.sleep(0.05)
+
+    with running_worker(settings, "survivor"), running_worker(settings, "victim") as victim:
+        async with ContextClient.from_settings(settings) as client:
+            stop = asyncio.Event()
+            sampler = asyncio.create_task(sample_versions(client, stop))
+            await produce(settings, ordered[:half])
+            await asyncio.sleep(1.0)  # mid-stream: part of the first half is still in flight
+            os.kill(victim.pid, signal.SIGKILL)
+            victim.wait()
+            await produce(settings, ordered[half:])
+            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()})
+            stop.set()
+            await sampler
+    for sid, turns in sessions.items():
+        assert_context_matches_batch(docs[sid], turns, settings)
+        assert seen_versions[sid] == sorted(seen_versions[sid]), f"{sid} went backwards"

@@ -1,0 +1,97 @@
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio.connection import AbstractConnection
+
+from tests.integration.client.fixtures import make_doc
+from turnstream.client import ContextClient, ContextStore
+from turnstream.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def client(settings: Settings) -> AsyncIterator[ContextClient]:
+    async with ContextClient(settings) as client:
+        yield client
+
+
+@pytest.fixture
+async def store(settings: Settings) -> AsyncIterator[ContextStore]:
+    store = ContextStore.from_settings(settings)
+    yield store
+    await store.aclose()
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts writes to Redis sockets: a pipeline is one, as is a single command."""
+    sent: list[int] = []
+    original = AbstractConnection.send_packed_command
+
+    async def counting(self: AbstractConnection, command: object, check_health: bool = True) -> None:
+        sent.append(1)
+        await original(self, command, check_health)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+    return sent
+
+
+async def test_get_is_one_round_trip(client: ContextClient, store: ContextStore, round_trips: list[int]) -> None:
+    await store.write(make_doc(3), ["t3"])
+    expected = await store.read("acme:s1")
+    await client.get("s1", tenant="acme")  # connects; the pool then holds a live connection
+    round_trips.clear()
+    assert await client.get("s1", tenant="acme") == expected
+    assert len(round_trips) == 1
+    assert await client.get("s1") is None  # no tenant: another session
+
+
+async def test_wait_for_returns_promptly_after_a_concurrent_write(client: ContextClient, store: ContextStore) -> None:
+    await store.write(make_doc(1), ["t1"])
+    started = time.monotonic()
+    waiting = asyncio.create_task(client.wait_for("s1", "t3", timeout=10, tenant="acme"))
+    await asyncio.sleep(0.2)
+    await store.write(make_doc(2), ["t2"])  # an update without the turn: keep waiting
+    await asyncio.sleep(0.1)
+    assert not waiting.done()
+    await store.write(make_doc(3), ["t3"])
+    result = await asyncio.wait_for(waiting, 2)
+    assert result.fresh and result.doc is not None and result.doc.version == 3
+    assert time.monotonic() - started < 1.5
+
+
+async def test_wait_for_a_turn_already_applied_returns_at_once(client: ContextClient, store: ContextStore) -> None:
+    await store.write(make_doc(1), ["t1"])
+    started = time.monotonic()
+    result = await client.wait_for("s1", "t1", timeout=10, tenant="acme")
+    assert result.fresh and result.doc == await store.read("acme:s1")
+    assert time.monotonic() - started < 0.5
+
+
+async def test_wait_for_times_out_with_the_latest_doc(client: ContextClient, store: ContextStore) -> None:
+    await store.write(make_doc(1), ["t1"])
+    waiting = asyncio.create_task(client.wait_for("s1", "never", timeout=0.5, tenant="acme"))
+    await asyncio.sleep(0.2)
+    await store.write(make_doc(2), ["t2"])
+    started = time.monotonic()
+    result = await waiting
+    assert not result.fresh
+    assert result.doc is not None and result.doc.version == 2
+    assert 0.1 < time.monotonic() - started < 1.0
+
+
+async def test_wait_for_an_unknown_session_times_out_with_none(client: ContextClient) -> None:
+    result = await client.wait_for("nobody", "t1", timeout=0.2)
+    assert (result.doc, result.fresh) == (None, False)
+
+
+async def test_from_url_reads_the_same_prefix(settings: Settings, store: ContextStore) -> None:
+    await store.write(make_doc(4), ["t4"])
+    assert settings.redis_url
+    async with ContextClient.from_url(settings.redis_url, topic_prefix=settings.topic_prefix) as client:
+        assert (await client.get("s1", tenant="acme")) == await store.read("acme:s1")
+    async with ContextClient.from_url(settings.redis_url, topic_prefix="other") as client:
+        assert await client.get("s1", tenant="acme") is None

@@ -1,0 +1,108 @@
+"""ContextStore: the one place that knows how a session's context is laid out in Redis.
+
+Per session (K = tenant:session_id, P = settings.topic_prefix), all under one hash tag so one
+Lua script may touch them together in a cluster:
+
+- `P:ctx:{K}`      HASH  doc (ContextDoc JSON), version, last_turn_id
+- `P:applied:{K}`  ZSET  turn_id -> version that applied it, newest `dedup_window` kept
+- `P:updates:{K}`  pub/sub channel: the new version, published on every write
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import asynccontextmanager
+from importlib.resources import files
+from typing import AsyncIterator, Iterable, NamedTuple
+
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from turnstream.schemas.context import ContextDoc
+from turnstream.settings import Settings
+
+_SUBSCRIBE_TIMEOUT = 5.0
+_WRITE_SCRIPT = files("turnstream.client").joinpath("lua", "write_context.lua").read_text()
+
+
+class SessionKeys(NamedTuple):
+    """Redis names of one session."""
+
+    context: str
+    applied: str
+    updates: str
+
+
+class Updates:
+    """A live subscription to one session's updates channel."""
+
+    def __init__(self, pubsub: PubSub) -> None:
+        self._pubsub = pubsub
+
+    async def next(self, timeout: float) -> int | None:
+        """The version of the next update published within `timeout` seconds, else None."""
+        deadline = time.monotonic() + timeout
+        while (remaining := deadline - time.monotonic()) > 0:
+            # blocks on the socket until a message or the timeout: no polling
+            message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=remaining)
+            if message is not None and message["type"] == "message":
+                return int(message["data"])
+        return None
+
+
+class ContextStore:
+    """Versioned context documents in Redis: compare-and-set writes, one-round-trip reads."""
+
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.redis = redis
+        self._prefix = settings.topic_prefix
+        self._ttl = settings.session_ttl_seconds
+        self._window = settings.dedup_window
+        self._write = redis.register_script(_WRITE_SCRIPT)  # EVALSHA, loaded on first use
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ContextStore:
+        if not settings.redis_url:
+            raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
+        return cls(Redis.from_url(settings.redis_url), settings)
+
+    def keys(self, session_key: str) -> SessionKeys:
+        tag = "{" + session_key + "}"
+        return SessionKeys(f"{self._prefix}:ctx:{tag}", f"{self._prefix}:applied:{tag}", f"{self._prefix}:updates:{tag}")
+
+    async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = ()) -> bool:
+        """Store `doc` unless the stored version is as new or newer; True when written."""
+        keys = self.keys(doc.session_key)
+        args = [doc.version, doc.to_json(), doc.last_turn_id, self._ttl, self._window, keys.updates, *applied_turn_ids]
+        return bool(await self._write(keys=[keys.context, keys.applied], args=args))
+
+    async def read(self, session_key: str) -> ContextDoc | None:
+        """The stored context of a session, or None."""
+        raw = await self.redis.hget(self.keys(session_key).context, "doc")
+        return None if raw is None else ContextDoc.from_json(raw)
+
+    async def read_including(self, session_key: str, turn_id: str) -> tuple[ContextDoc | None, bool]:
+        """The stored context and whether it includes `turn_id`, in one round trip."""
+        keys = self.keys(session_key)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            raw, score = await pipe.hget(keys.context, "doc").zscore(keys.applied, turn_id).execute()
+        return (None if raw is None else ContextDoc.from_json(raw)), score is not None
+
+    @asynccontextmanager
+    async def updates(self, session_key: str) -> AsyncIterator[Updates]:
+        """Subscribe to a session's updates; the subscription is live on the server on entry."""
+        pubsub = self.redis.pubsub()
+        try:
+            await pubsub.subscribe(self.keys(session_key).updates)
+            # SUBSCRIBE travels on its own connection: wait for its confirmation, or a write made
+            # between a later read and the subscription taking effect would go unnoticed
+            confirmation = await pubsub.get_message(timeout=_SUBSCRIBE_TIMEOUT)
+            if confirmation is None or confirmation["type"] != "subscribe":
+                raise RedisTimeoutError("Redis did not confirm the subscription")
+            yield Updates(pubsub)
+        finally:
+            await pubsub.aclose()
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()

@@ -25,7 +25,7 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
         ("allergy", "constraint", r"allerg|过敏"),
         ("budget", "constraint", r"\bbudget\b|\bspend (?:at most|up to|no more than|max)\b|\bafford\b|预算"),
         ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
-        ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|我住|我家在|我来自|我在\S{1,6}(?:生活|住)"),
+        ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)"),
         ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
         ("age", "fact", r"\bi'?m \d{1,3} (?:years?|yrs?)\b|\bmy age\b|\bi turned \d|我\s*(?:今年)?\s*\d{1,3}\s*岁|我今年"),
         ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|(?:\d+|[两三四五六七八九十])\s*(?:个人|位)|一共\S{0,3}人"),
@@ -81,7 +81,8 @@ _CORRECTION = re.compile(
 )
 _OLD_VALUE = re.compile(r"\b(?:not|instead of|rather than)\s+([^,.;!?]{1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I)
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
-_ENTITY = re.compile(r"(?<=\s)[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
+# A capitalised word after a lower-case one: a name, not the start of a sentence.
+_ENTITY = re.compile(r"(?<=[a-z0-9,'’]\s)[A-Z][a-zA-Z]+")
 
 _TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
 
@@ -154,7 +155,7 @@ def classify(clause: str, role: str) -> tuple[FactType, str] | None:
         return "fact", slot
     if _DATE.search(clause):
         return "event", "event:" + slug(clause)
-    if _FIRST_PERSON.search(clause) and (_NUMBER.search(clause) or _ENTITY.search(" " + clause)):
+    if _FIRST_PERSON.search(clause) and (_NUMBER.search(clause) or _ENTITY.search(clause)):
         return "fact", "fact:" + slug(clause)
     return None
 
@@ -239,7 +240,7 @@ class KeyInfoExtractor:
                 if correcting and _OLD_VALUE.match(clause):
                     continue  # "not 2000" names the wrong value, already removed
                 kind_key = classify(clause, role)
-                if kind_key is None and replaced and (_NUMBER.search(clause) or _ENTITY.search(" " + clause)):
+                if kind_key is None and replaced and (_NUMBER.search(clause) or _ENTITY.search(clause)):
                     # "make that 3000, not 2000": the new value takes the slot of the value it corrects,
                     # and the whole sentence is the clearest statement of it.
                     found.append(Fact(type=replaced[-1].type, text=shorten(sentence, MAX_FACT_CHARS), key=replaced[-1].key, source_seq=seq))

@@ -1,0 +1,67 @@
+from dataclasses import replace
+
+import pytest
+
+from turnstream.compaction.strategies import Archiver, CompositeStrategy, Digest, build_strategy
+from turnstream.settings import Settings
+
+pytestmark = pytest.mark.unit
+
+
+def test_archive_keeps_raw_turns_with_seq_and_keywords() -> None:
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]}
+    dropped = [{"role": "user", "content": "What is the weather in Oslo tomorrow?"}, call, {"role": "user", "content": "我想去杭州西湖"}]
+    archived = Archiver().apply(Digest(), dropped, 40).archived
+    assert [a.seq for a in archived] == [40, 41, 42]
+    assert all(a.message is m for a, m in zip(archived, dropped))
+    assert archived[0].keywords == ("weather", "oslo", "tomorrow")
+    assert {"get_weather", "city", "oslo"} <= set(archived[1].keywords)
+    assert {"杭州", "西湖"} <= set(archived[2].keywords)
+
+
+def test_archive_holds_only_the_latest_application() -> None:
+    archiver = Archiver()
+    digest = archiver.apply(Digest(), [{"role": "user", "content": "first"}], 0)
+    digest = archiver.apply(digest, [{"role": "user", "content": "second"}], 1)
+    assert [a.seq for a in digest.archived] == [1]
+
+
+class Recorder:
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name, self.log = name, log
+
+    def apply(self, digest: Digest, dropped, first_seq: int) -> Digest:
+        self.log.append(self.name)
+        return replace(digest, summary=digest.summary + self.name)
+
+
+class Broken:
+    name = "broken"
+
+    def apply(self, digest: Digest, dropped, first_seq: int) -> Digest:
+        raise RuntimeError("boom")
+
+
+def test_composite_applies_in_order_and_skips_a_failing_strategy() -> None:
+    log: list[str] = []
+    composite = CompositeStrategy(Recorder("a", log), Broken(), Recorder("b", log))
+    assert composite.apply(Digest(), [], 0).summary == "ab"
+    assert log == ["a", "b"] and composite.name == "a+broken+b"
+
+
+def test_build_strategy_is_archive_then_extract_then_summarize() -> None:
+    settings = Settings(summary_max_tokens=77, max_facts=5)
+    strategy = build_strategy(settings)
+    assert [s.name for s in strategy.strategies] == ["archive", "keyinfo", "summary"]
+    assert strategy.strategies[1].max_facts == 5 and strategy.strategies[2].max_tokens == 77
+    digest = strategy.apply(Digest(), [{"role": "user", "content": "My budget is 500 euros."}], 3)
+    assert digest.archived[0].seq == 3 and digest.facts[0].key == "budget" and "500" in digest.summary
+
+
+def test_build_strategy_llm_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
+        build_strategy(Settings(), llm=True)
+    names = [s.name for s in build_strategy(Settings(OPENAI_BASE_URL="http://127.0.0.1:9/v1"), llm=True).strategies]
+    assert names == ["archive", "llm-keyinfo", "llm-summary"]

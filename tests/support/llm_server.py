@@ -41,7 +41,8 @@ class LLMServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-server", daemon=True)
+        # A short poll interval makes stop() (shutdown) return quickly.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="llm-server", daemon=True)
         self._thread.start()
 
     @property

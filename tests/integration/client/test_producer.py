@@ -1,0 +1,83 @@
+import logging
+import orjson
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
+from aiokafka.structs import ConsumerRecord
+
+from tests.unit.client.java_murmur2 import java_partition
+from turnstream.client import TurnProducer
+from turnstream.schemas import Turn
+from turnstream.settings import Settings
+from turnstream.streams.admin import ensure_topics
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def topic_settings(settings: Settings) -> Settings:
+    await ensure_topics(settings)
+    return settings
+
+
+async def consume(settings: Settings, count: int) -> list[ConsumerRecord]:
+    # no group: a JoinGroup costs ~5 s on the embedded broker
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, auto_offset_reset="earliest")
+    await consumer.start()
+    records = []
+    try:
+        consumer.assign([TopicPartition(settings.turns_topic, p) for p in range(settings.turn_partitions)])
+        while len(records) < count:
+            batch = await consumer.getmany(timeout_ms=10_000)
+            assert batch, f"only {len(records)} of {count} records came back"
+            records.extend(record for part in batch.values() for record in part)
+    finally:
+        await consumer.stop()
+    return records
+
+
+def make_turn(number: int, session_id: str, tenant: str | None = None) -> Turn:
+    message = {"role": "user", "content": f"turn {number}", "name": "ann"}
+    return Turn(turn_id=f"t{number}", session_id=session_id, tenant=tenant, seq=number, message=message)
+
+
+async def test_round_trip_keyed_by_session_on_the_java_partition(
+    topic_settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    turns = [make_turn(n, "s-a", tenant="acme") for n in range(5)] + [make_turn(n, "s-b") for n in range(5)]
+    with caplog.at_level(logging.WARNING, logger="turnstream.client.producer"):
+        async with TurnProducer(topic_settings) as producer:  # idempotent_producer="auto"
+            for turn in turns:
+                await producer.send(turn)
+            await producer.flush()
+    assert not producer.idempotent  # the embedded broker issues no producer ids
+    assert len([r for r in caplog.records if r.name == "turnstream.client.producer"]) == 1
+
+    records = await consume(topic_settings, len(turns))
+    by_key: dict[bytes, list[ConsumerRecord]] = {}
+    for record in records:
+        by_key.setdefault(record.key, []).append(record)
+    assert set(by_key) == {b"acme:s-a", b"s-b"}
+    for key, group in by_key.items():
+        assert {record.partition for record in group} == {java_partition(key, topic_settings.turn_partitions)}
+        values = [orjson.loads(record.value) for record in sorted(group, key=lambda r: r.offset)]
+        assert [value["seq"] for value in values] == list(range(5))  # one partition: in order
+        assert values[0]["message"] == {"role": "user", "content": "turn 0", "name": "ann"}
+
+
+async def test_send_raw_sends_bytes_as_given(topic_settings: Settings) -> None:
+    async with TurnProducer(topic_settings.model_copy(update={"idempotent_producer": "off"})) as producer:
+        await (await producer.send_raw(b"k", b"\xffnot json"))
+    [record] = await consume(topic_settings, 1)
+    assert (record.key, record.value) == (b"k", b"\xffnot json")
+
+
+async def test_idempotence_on_fails_on_a_broker_without_producer_ids(topic_settings: Settings) -> None:
+    with pytest.raises(KafkaError):
+        async with TurnProducer(topic_settings.model_copy(update={"idempotent_producer": "on"})):
+            pass
+
+
+async def test_send_before_start_is_a_clear_error(topic_settings: Settings) -> None:
+    with pytest.raises(RuntimeError, match="not started"):
+        await TurnProducer(topic_settings).send(make_turn(1, "s"))

@@ -16,6 +16,10 @@ log = logging.getLogger(__name__)
 
 MAX_FACT_CHARS = 200
 
+_MONEY = r"(?:[$€£¥]\s?\d|\d[\d,.]*\s?(?:k\b|元|块|欧|美元|eur\b|euros?\b|dollars?\b|usd\b|rmb\b|yuan\b))"
+_LIMIT = r"(?:\bat most\b|\bunder\b|\bno more than\b|\bmax(?:imum)?\b|\bup to\b|\blimit\b|\bcap\b|超过|最多|以内|封顶|上限)"
+"""An amount of money with a limit is a budget, whether or not the word is said."""
+
 # Slots that hold one value each: a restatement or a correction of the slot replaces the old entry.
 # (key, default type, trigger) — triggers are cues, not templates: they match inside any phrasing.
 _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
@@ -23,7 +27,7 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
     for key, kind, pattern in (
         ("name", "fact", r"\bmy name\b|\bcall me\b|\bi'?m called\b|\bname'?s\b|我叫|叫我|我的名字|我姓"),
         ("allergy", "constraint", r"allerg|过敏"),
-        ("budget", "constraint", r"\bbudget\b|\bspend (?:at most|up to|no more than|max)\b|\bafford\b|预算"),
+        ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?=.*{_MONEY})(?=.*{_LIMIT})"),
         ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
         ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)"),
         ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),

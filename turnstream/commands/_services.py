@@ -1,0 +1,18 @@
+"""What the client commands need from the environment, as one-line errors when it is missing."""
+
+from __future__ import annotations
+
+from turnstream.cli import CliError
+from turnstream.settings import Settings
+
+_HOW = "start `turnstream stack` and export the URLs it prints as TURNSTREAM_KAFKA_URL and TURNSTREAM_REDIS_URL"
+
+
+def configured_settings(kafka: bool = False, redis: bool = False) -> Settings:
+    """Settings from the environment, with the named services' URLs set (CliError otherwise)."""
+    settings = Settings()
+    if kafka and not settings.kafka_url:
+        raise CliError(f"no broker configured: {_HOW}")
+    if redis and not settings.redis_url:
+        raise CliError(f"no Redis configured: {_HOW}")
+    return settings

@@ -65,7 +65,7 @@ def _step_lines(message: Message, results: dict[str, str], labels: dict[str, str
     return lines
 
 
-def span_lines(dropped: Sequence[Message], lang: Language) -> list[_Line]:
+def _span_lines(dropped: Sequence[Message], lang: Language) -> list[_Line]:
     """Scored candidate lines of a dropped span, in conversation order."""
     labels = _LABELS[lang]
     results = {str(m.get("tool_call_id")): content_text(m.get("content")) for m in dropped if isinstance(m, dict) and m.get("role") == "tool"}
@@ -100,7 +100,7 @@ def _old_lines(summary: str) -> list[_Line]:
     return lines
 
 
-def select(lines: Sequence[_Line], budget: int) -> list[str]:
+def _select(lines: Sequence[_Line], budget: int) -> list[str]:
     """The best-scoring lines that fit `budget` tokens together, kept in their original order."""
     chosen: set[int] = set()
     used = 0
@@ -137,8 +137,8 @@ class RollingSummarizer:
         lang = span_language(dropped, old_summary)
         old = _old_lines(old_summary)
         old_texts = {line.text for line in old}
-        fresh = [line for line in span_lines(dropped, lang) if line.text not in old_texts]
+        fresh = [line for line in _span_lines(dropped, lang) if line.text not in old_texts]
         # The newest span gets at least half the cap; whatever it leaves goes to the condensed past.
-        new = select(fresh, max(self.max_tokens // 2, self.max_tokens - count_text(old_summary)))
-        past = select(old, self.max_tokens - sum(count_text(t) + 1 for t in new))
+        new = _select(fresh, max(self.max_tokens // 2, self.max_tokens - count_text(old_summary)))
+        past = _select(old, self.max_tokens - sum(count_text(t) + 1 for t in new))
         return truncate_text("\n".join(past + new), self.max_tokens)

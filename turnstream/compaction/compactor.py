@@ -17,7 +17,7 @@ from turnstream.compaction.marker import (
     marker_tokens,
     trim_note,
 )
-from turnstream.compaction.messages import CallTracker, text_of, validate_messages
+from turnstream.compaction.messages import CallTracker, call_ids, text_of, validate_messages
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
 from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text, truncate_text
 
@@ -237,13 +237,19 @@ class Window:
             rooms.append(self.budget_tokens - fixed - (self.tail_tokens - step))
         if self.dropped or older_units:
             rooms.append(self.budget_tokens - fixed - marker_tokens(self.tally.language()))
-        # Results still to come for the same call get an equal share, so the last one is not starved.
-        waiting = len(self.tracker.pending) if joins_call else 0
-        share = (max(rooms) - step) // (1 + waiting)
-        if tokens <= share:
+        room = max(rooms)
+        if tokens <= room - step:
             return message, tokens
+        language = self.tally.language()
+        if joins_call:
+            # An oversized result takes no more than an equal share of the step, so later parallel
+            # results still find room; trimming happens only when the step cannot fit anyway.
+            call = self.units[-1].entries[0]
+            fair = (room - call.tokens) // len(call_ids(call.message))
+            if fair < room - step and (trimmed := trim_message(message, fair, language)):
+                return trimmed
         # When even the bare message cannot fit, it stays as it is: the documented over-budget case.
-        return trim_message(message, share, self.tally.language()) or (message, tokens)
+        return trim_message(message, room - step, language) or (message, tokens)
 
     def _settle(self, strategy: Strategy) -> list[Message]:
         """Drop whole units from the tail's front until the context fits; fold each span into the digest."""

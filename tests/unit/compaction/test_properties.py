@@ -1,0 +1,81 @@
+"""Property tests over generated ReAct traces: every rule, for many budgets, batch and incremental alike."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from turnstream.compaction import SessionCompactor, compact
+from turnstream.compaction.strategies import build_strategy
+from turnstream.settings import Settings
+
+from .helpers import Recorder, anchor_count, check_rules, is_trimmed, react_traces
+
+pytestmark = pytest.mark.unit
+
+budgets = st.integers(20, 1500)
+message_caps = st.none() | st.integers(2, 30)
+fast = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@fast
+@given(trace=react_traces(), budget=budgets, cap=message_caps)
+def test_every_rule_holds_for_a_growing_block(trace: tuple[list, str], budget: int, cap: int | None) -> None:
+    messages, language = trace
+    res = compact(messages, budget, strategy=Recorder(), budget_messages=cap)
+    check_rules(messages, res, budget, cap, language=language, monotone_block=True)
+
+
+@fast
+@given(trace=react_traces(), budget=budgets)
+def test_every_rule_holds_without_a_strategy(trace: tuple[list, str], budget: int) -> None:
+    messages, language = trace
+    res = compact(messages, budget)
+    check_rules(messages, res, budget, language=language, monotone_block=True)
+    assert res.summary == "" and res.facts == ()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=react_traces(), budget=st.integers(200, 1500))
+def test_every_rule_holds_with_the_default_strategies(trace: tuple[list, str], budget: int) -> None:
+    messages, language = trace
+    res = compact(messages, budget, strategy=build_strategy(Settings()))
+    check_rules(messages, res, budget, language=language)
+
+
+@fast
+@given(trace=react_traces(), budget=budgets, cap=message_caps, data=st.data())
+def test_incremental_equals_batch_across_serialization(trace: tuple[list, str], budget: int, cap: int | None, data: st.DataObject) -> None:
+    messages, _ = trace
+    batch_strategy, session_strategy = Recorder(), Recorder()
+    batch = compact(messages, budget, strategy=batch_strategy, budget_messages=cap)
+    session = SessionCompactor(budget, budget_messages=cap)
+    returned = []
+    for message in messages:
+        returned.extend(session.append(message, strategy=session_strategy))
+        if data.draw(st.booleans()):  # a worker restart: state travels through the Table as bytes
+            blob = session.to_bytes()
+            session = SessionCompactor.from_bytes(blob)
+            assert session.to_bytes() == blob
+    incremental = session.result()
+    assert orjson.dumps(incremental.to_dict()) == orjson.dumps(batch.to_dict())
+    assert incremental.digest == batch.digest
+    assert batch_strategy.spans == session_strategy.spans
+    # append() returned exactly the dropped messages, in order (as kept: possibly trimmed)
+    n_anchor = anchor_count(messages)
+    for returned_message, original in zip(returned, messages[n_anchor : n_anchor + batch.dropped], strict=True):
+        assert orjson.dumps(returned_message) == orjson.dumps(original) or is_trimmed(returned_message, original)
+    assert len(returned) == batch.dropped
+
+
+@settings(max_examples=40, deadline=None)
+@given(trace=react_traces(), budget=budgets)
+def test_an_unchanged_session_survives_a_round_trip(trace: tuple[list, str], budget: int) -> None:
+    messages, _ = trace
+    session = SessionCompactor(budget)
+    for message in messages:
+        session.append(message, strategy=Recorder())
+    restored = SessionCompactor.from_bytes(session.to_bytes())
+    assert orjson.dumps(restored.result().to_dict()) == orjson.dumps(session.result().to_dict())

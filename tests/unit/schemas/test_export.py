@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import jsonschema
 import orjson
 import pytest
@@ -50,3 +52,13 @@ def test_context_schema_validates_a_document() -> None:
     validator.validate(orjson.loads(doc.to_json()))
     assert not validator.is_valid({**orjson.loads(doc.to_json()), "version": -1})
     assert ContextDoc.from_json(doc.to_json()) == doc
+
+
+def test_schema_command_writes_the_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from turnstream.cli import main
+
+    out = tmp_path / "turn.json"
+    assert main(["schema", "turn", "--out", str(out)]) == 0
+    assert orjson.loads(out.read_bytes()) == json_schema("turn")
+    assert main(["schema", "context"]) == 0
+    assert orjson.loads(capsys.readouterr().out) == json_schema("context")

@@ -7,12 +7,13 @@ import logging
 from types import TracebackType
 from typing import Any
 
+import orjson
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.structs import RecordMetadata
 
-from turnstream.schemas.turn import Turn, encode_turn
+from turnstream.schemas.turn import Turn, encode_turn, validate_turn
 from turnstream.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -71,9 +72,14 @@ class TurnProducer:
             raise RuntimeError("TurnProducer is not started: use `async with` or await start()")
         return self._producer
 
-    async def send(self, turn: Turn) -> asyncio.Future[RecordMetadata]:
-        """Queue `turn`; the returned future resolves once the broker has it (await it, or flush())."""
-        return await self.send_raw(turn.session_key.encode(), encode_turn(turn))
+    async def send(self, turn: Turn | dict[str, Any]) -> asyncio.Future[RecordMetadata]:
+        """Queue `turn`; the returned future resolves once the broker has it (await it, or flush()).
+
+        A dict is validated (TurnError) and sent exactly as given, so its JSON stays the caller's.
+        """
+        if isinstance(turn, Turn):
+            return await self.send_raw(turn.session_key.encode(), encode_turn(turn))
+        return await self.send_raw(validate_turn(turn).session_key.encode(), orjson.dumps(turn))
 
     async def send_raw(self, key: bytes | None, value: bytes) -> asyncio.Future[RecordMetadata]:
         """Queue a value as it is, valid or not (for tools and tests that need malformed input)."""

@@ -2,7 +2,7 @@
 
 from turnstream.schemas.context import ContextDoc, ContextFact, TokenCounts
 from turnstream.schemas.export import RECORDS, json_schema
-from turnstream.schemas.turn import Turn, TurnError, decode_turn, encode_turn, session_key
+from turnstream.schemas.turn import Turn, TurnError, decode_turn, encode_turn, session_key, validate_turn
 
 __all__ = [
     "RECORDS",
@@ -15,4 +15,5 @@ __all__ = [
     "encode_turn",
     "json_schema",
     "session_key",
+    "validate_turn",
 ]

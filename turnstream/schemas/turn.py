@@ -100,6 +100,11 @@ def decode_turn(raw: bytes, max_bytes: int) -> Turn:
         except UnicodeDecodeError as bad:
             raise TurnError("invalid_utf8", f"byte {bad.start}: {bad.reason}") from None
         raise TurnError("not_json", str(error)) from None
+    return validate_turn(data)
+
+
+def validate_turn(data: Any) -> Turn:
+    """A Turn from already parsed JSON; raise TurnError ("schema" or "unsafe_session_id")."""
     if not isinstance(data, dict):
         raise TurnError("schema", f"turn: expected a JSON object, got {type(data).__name__}")
     try:

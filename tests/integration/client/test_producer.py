@@ -7,7 +7,7 @@ from aiokafka.structs import ConsumerRecord
 
 from tests.unit.client.java_murmur2 import java_partition
 from turnstream.client import TurnProducer
-from turnstream.schemas import Turn
+from turnstream.schemas import Turn, TurnError
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
@@ -70,6 +70,16 @@ async def test_send_raw_sends_bytes_as_given(topic_settings: Settings) -> None:
         await (await producer.send_raw(b"k", b"\xffnot json"))
     [record] = await consume(topic_settings, 1)
     assert (record.key, record.value) == (b"k", b"\xffnot json")
+
+
+async def test_a_dict_is_validated_and_sent_as_given(topic_settings: Settings) -> None:
+    given = {"session_id": "s", "message": {"content": "hi", "role": "user"}, "turn_id": "t1", "extra": 1}
+    async with TurnProducer(topic_settings) as producer:
+        with pytest.raises(TurnError, match="^unsafe_session_id"):
+            await producer.send({**given, "session_id": "a b"})
+        await (await producer.send(given))
+    [record] = await consume(topic_settings, 1)
+    assert (record.key, record.value) == (b"s", orjson.dumps(given))
 
 
 async def test_idempotence_on_fails_on_a_broker_without_producer_ids(topic_settings: Settings) -> None:

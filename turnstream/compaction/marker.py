@@ -100,5 +100,5 @@ def block_message(text: str) -> dict[str, Any]:
 
 def trim_note(removed_tokens: int, language: Language) -> str:
     if language == "zh":
-        return f"\n[… 已截断 {removed_tokens} 个 token …]"
-    return f"\n[… trimmed {removed_tokens} tokens …]"
+        return f"[… 已截断 {removed_tokens} 个 token …]"
+    return f"[… trimmed {removed_tokens} tokens …]"

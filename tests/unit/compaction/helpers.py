@@ -52,7 +52,7 @@ class Recorder:
         facts = digest.facts
         if len(facts) < self.cap:
             facts = (*facts, Fact("event", f"{len(dropped)} turns dropped", f"span-{len(facts)}", first_seq))
-        return replace(digest, summary="Earlier turns were dropped.", facts=facts)
+        return replace(digest, summary=digest.summary or "Earlier turns were dropped.", facts=facts)
 
 
 # --- trace generation -------------------------------------------------------------------------
@@ -169,9 +169,10 @@ def check_rules(
         assert out[n_anchor]["content"] == MARKERS[language]  # type: ignore[index]
     # 8. one summary/facts block right after the marker, iff the digest says something
     tail_start = n_anchor + 1
-    block = out[tail_start] if tail_start < len(out) and out[tail_start]["role"] == "system" else None
-    if block is not None and any(block is m for m in messages):
-        block = None  # a system message of the conversation itself
+    headings = ("[Summary of the compressed history]", "[Key facts]", "[已压缩历史摘要]", "[关键信息]")
+    candidate = out[tail_start] if tail_start < len(out) else {}
+    is_block = candidate.get("role") == "system" and str(candidate.get("content")).startswith(headings)
+    block = candidate if is_block and not any(candidate is m for m in messages) else None
     full_block = block_text(res.digest, language or "en")
     if block is not None:
         assert full_block and block["content"].split("\n")[0] == full_block.split("\n")[0]

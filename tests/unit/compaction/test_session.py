@@ -1,0 +1,114 @@
+"""SessionCompactor: validation against its state, bounded work and state, digest hand-offs."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from turnstream.compaction import MessageError, SessionCompactor, compact
+from turnstream.compaction import compactor as compactor_module
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Message
+
+from .helpers import Recorder, call, result, sys_, thought, user
+
+pytestmark = pytest.mark.unit
+
+FILLER = "checking the train times between tokyo and kyoto for the second day "
+
+
+def conversation(n: int) -> list[dict]:
+    return [sys_(), user("plan the trip"), *((thought if i % 2 else user)(f"{i} {FILLER}") for i in range(n))]
+
+
+def test_append_returns_the_dropped_span_after_folding_it() -> None:
+    session = SessionCompactor(150, strategy=Recorder())
+    spans = [session.append(message) for message in conversation(12)]
+    dropped = [m for span in spans for m in span]
+    assert len(dropped) == session.result().dropped > 0
+    assert session.digest.summary == "Earlier turns were dropped."
+
+
+def test_a_bad_append_raises_and_changes_nothing() -> None:
+    session = SessionCompactor(200)
+    for message in [sys_(), user("go"), call("a", "b"), result("a")]:
+        session.append(message)
+    before = session.to_bytes()
+    for bad in [user("too early"), result("zz"), {"role": "tool"}, {"role": "robot", "content": "x"}]:
+        with pytest.raises(MessageError) as raised:
+            session.append(bad)
+        assert raised.value.index == 4
+    assert session.to_bytes() == before
+    session.append(result("b"))
+    assert session.result().messages[-1]["tool_call_id"] == "b"
+
+
+def test_pending_calls_survive_serialization() -> None:
+    session = SessionCompactor(200)
+    for message in [sys_(), user("go"), call("a", "b"), result("a")]:
+        session.append(message)
+    restored = SessionCompactor.from_bytes(session.to_bytes())
+    with pytest.raises(MessageError, match="still waiting for 'b'"):
+        restored.append(user("hurry"))
+    restored.append(result("b"))
+
+
+def test_each_message_is_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted: list[Message] = []
+    real = compactor_module.count_message
+    monkeypatch.setattr(compactor_module, "count_message", lambda m: counted.append(m) or real(m))
+    session = SessionCompactor(300)
+    messages = conversation(1000)
+    for message in messages:
+        session.append(message)
+        session.result()
+    # one count per message (the marker's cost is cached per language)
+    assert len(counted) == len(messages)
+    assert all(a is b for a, b in zip(counted, messages))
+
+
+def test_state_size_depends_on_the_budget_not_the_length() -> None:
+    sizes = []
+    for n in (100, 2000):
+        session = SessionCompactor(400)
+        for message in conversation(n):
+            session.append(message)
+        sizes.append(len(session.to_bytes()))
+    assert sizes[1] < sizes[0] * 1.2
+
+
+def test_replace_summary_folds_in_a_late_llm_summary() -> None:
+    session = SessionCompactor(300, strategy=Recorder())
+    for message in conversation(20):
+        session.append(message)
+    tail_before = len(session.result().messages)
+    pushed = session.replace_summary("The user plans ten days in Japan. " * 10)
+    res = session.result()
+    assert res.summary.startswith("The user plans ten days")
+    assert "The user plans ten days" in res.messages[res.marker_index + 1]["content"]  # type: ignore[operator]
+    assert pushed and len(res.messages) < tail_before
+    assert res.tokens.after <= 300
+
+
+def test_archived_turns_are_collected_across_folds_and_taken_once() -> None:
+    class Archive:
+        name = "archive"
+
+        def apply(self, digest: Digest, dropped: list, first_seq: int) -> Digest:
+            turns = tuple(ArchivedTurn(first_seq + i, m, ("k",)) for i, m in enumerate(dropped))
+            return Digest(digest.summary, digest.facts, turns)
+
+    session = SessionCompactor(150, strategy=Archive())
+    for message in conversation(30):
+        session.append(message)
+    assert session.result().digest.archived == compact(conversation(30), 150, strategy=Archive()).digest.archived
+    restored = SessionCompactor.from_bytes(session.to_bytes())
+    taken = restored.take_archived()
+    assert [turn.seq for turn in taken] == list(range(2, 2 + restored.result().dropped))
+    assert restored.take_archived() == () and restored.result().digest.archived == ()
+
+
+def test_an_unknown_state_format_is_refused() -> None:
+    blob = orjson.loads(SessionCompactor(100).to_bytes())
+    blob["v"] = 99
+    with pytest.raises(ValueError, match="format"):
+        SessionCompactor.from_bytes(orjson.dumps(blob))

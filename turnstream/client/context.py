@@ -27,13 +27,17 @@ class WaitResult:
 class ContextClient:
     """Reads a session's compacted context from Redis."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.store = ContextStore.from_settings(settings)
+    def __init__(self, store: ContextStore) -> None:
+        self.store = store
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ContextClient:
+        return cls(ContextStore.from_settings(settings))
 
     @classmethod
     def from_url(cls, redis_url: str, topic_prefix: str = "turnstream") -> ContextClient:
         """A client on `redis_url` reading the contexts written under `topic_prefix`."""
-        return cls(Settings(redis_url=redis_url, topic_prefix=topic_prefix))
+        return cls.from_settings(Settings(redis_url=redis_url, topic_prefix=topic_prefix))
 
     async def get(self, session_id: str, tenant: str | None = None) -> ContextDoc | None:
         """The session's current context, in one round trip; None when it has none."""

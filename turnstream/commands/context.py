@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _get(session: str, tenant: str | None) -> ContextDoc | None:
-    async with ContextClient(configured_settings(redis=True)) as client:
+    async with ContextClient.from_settings(configured_settings(redis=True)) as client:
         return await client.get(session, tenant=tenant)
 
 

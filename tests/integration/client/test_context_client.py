@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 async def client(settings: Settings) -> AsyncIterator[ContextClient]:
-    async with ContextClient(settings) as client:
+    async with ContextClient.from_settings(settings) as client:
         yield client
 
 

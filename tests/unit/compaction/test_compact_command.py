@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.support.llm_server import llm_server  # noqa: F401  (a fixture, found by name)
 from turnstream.cli import main
 
 from .helpers import call, result, sys_, thought, user
@@ -87,3 +88,18 @@ def test_llm_needs_a_base_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, c
     code, out, err = run([str(path), "--llm"], capsys)
     assert (code, out) == (2, None)
     assert err == "turnstream: --llm needs an OpenAI-compatible endpoint: set OPENAI_BASE_URL\n"
+
+
+def test_llm_strategies_talk_to_the_configured_endpoint(llm_server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    def reply(body: dict) -> str:
+        wants_facts = "json" in orjson.dumps(body["messages"]).decode().lower()
+        return '{"facts": []}' if wants_facts else "The user plans a week in Japan."
+
+    server = llm_server(reply=reply)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    path = tmp_path / "c.json"
+    path.write_bytes(orjson.dumps(CONVERSATION))
+    code, out, err = run([str(path), "--budget-tokens", "300", "--llm"], capsys)
+    assert (code, err) == (0, "")
+    assert server.count > 0 and "The user plans a week in Japan." in out["summary"]  # type: ignore[index]
+    assert out["summary"] in out["messages"][3]["content"]  # type: ignore[index]

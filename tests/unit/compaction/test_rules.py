@@ -184,3 +184,12 @@ def test_empty_conversation() -> None:
 def test_a_bad_budget_is_refused() -> None:
     with pytest.raises(ValueError):
         compact([user("x")], 0)
+
+
+def test_an_oversized_list_of_parts_is_trimmed_to_its_text() -> None:
+    parts = [{"type": "text", "text": "describe this photo " * 200}, {"type": "image_url", "image_url": {"url": "data:," + "A" * 4000}}]
+    messages = [sys_(), user("go"), {"role": "user", "content": parts}]
+    res = compact(messages, 200)
+    content = res.messages[-1]["content"]
+    assert content.startswith("describe this photo") and "[… trimmed" in content and "data:" not in content
+    assert res.tokens.after <= 200

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import time
 from typing import Any
 
@@ -47,12 +48,13 @@ async def produce(settings: Settings, turns: list[dict[str, Any]]) -> None:
 
 
 async def wait_for_versions(
-    client: ContextClient, expected: dict[str, int], timeout: float = DRAIN_TIMEOUT
+    client: ContextClient, expected: dict[str, int], worker: subprocess.Popen[bytes], timeout: float = DRAIN_TIMEOUT
 ) -> dict[str, ContextDoc]:
     """Poll until every session's context reached its expected version; fail with what is missing."""
     deadline = time.monotonic() + timeout
     docs: dict[str, ContextDoc | None] = {}
     while time.monotonic() < deadline:
+        assert worker.poll() is None, f"worker exited with status {worker.returncode}"
         docs = {sid: await client.get(sid) for sid in expected}
         if all(doc is not None and doc.version >= expected[sid] for sid, doc in docs.items()):
             return docs  # type: ignore[return-value]
@@ -69,7 +71,7 @@ def assert_context_matches_batch(doc: ContextDoc, turns: list[dict[str, Any]], s
     assert doc.summary == expected["summary"]
     assert doc.version == len(turns)
     assert doc.last_turn_id == turns[-1]["turn_id"]
-    assert doc.tokens["after"] <= settings.budget_tokens
+    assert doc.tokens.after <= settings.budget_tokens
     assert doc.messages[0] == turns[0]["message"] and doc.messages[1] == turns[1]["message"]  # anchors
     assert doc.messages[-1] == turns[-1]["message"]  # the newest message
 
@@ -78,10 +80,10 @@ async def test_fifty_sessions_of_two_hundred_turns_end_up_compacted_in_redis(pip
     settings = pipeline_settings
     sessions = {f"s{i:02d}": turns_for(f"s{i:02d}", seed=i, count=200) for i in range(50)}
     await ensure_topics(settings)
-    with running_worker(settings):
+    with running_worker(settings) as worker:
         await produce(settings, interleave(list(sessions.values())))
         async with ContextClient.from_settings(settings) as client:
-            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()})
+            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()}, worker)
     for sid, turns in sessions.items():
         assert docs[sid].marker_index is not None, sid
         assert_context_matches_batch(docs[sid], turns, settings)
@@ -93,11 +95,11 @@ async def test_redelivered_turns_are_applied_once(pipeline_settings: Settings) -
     sessions = {f"d{i}": turns_for(f"d{i}", seed=100 + i, count=60) for i in range(5)}
     twice = [turn for turn in interleave(list(sessions.values())) for _ in range(2)]
     await ensure_topics(settings)
-    with running_worker(settings):
+    with running_worker(settings) as worker:
         await produce(settings, twice)
         await produce(settings, sessions["d0"])  # a whole session replayed late
         async with ContextClient.from_settings(settings) as client:
-            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()})
+            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()}, worker)
             await asyncio.sleep(2)  # give any wrongly re-applied duplicate the time to show up
             docs = {sid: await client.get(sid) for sid in sessions}
     for sid, turns in sessions.items():
@@ -134,7 +136,7 @@ async def test_bad_input_goes_to_the_dead_letter_topic_and_good_turns_still_appl
         ("orphan tool result", orjson.dumps(orphan_result)),
     ]
     await ensure_topics(settings)
-    with running_worker(settings):
+    with running_worker(settings) as worker:
         async with TurnProducer(settings) as producer:
             for i, turn in enumerate(good):
                 await producer.send(turn)
@@ -143,7 +145,7 @@ async def test_bad_input_goes_to_the_dead_letter_topic_and_good_turns_still_appl
                     await producer.send_raw(b"good", raw)
             await producer.flush()
         async with ContextClient.from_settings(settings) as client:
-            docs = await wait_for_versions(client, {"good": len(good)})
+            docs = await wait_for_versions(client, {"good": len(good)}, worker)
         dead = await read_dead_letters(settings, 6)
     assert_context_matches_batch(docs["good"], good, settings)
     reasons = sorted(dict(r.headers)[REASON_HEADER].decode() for r in dead)
@@ -169,7 +171,7 @@ async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pip
                     seen_versions[sid].append(doc.version)
             await asyncio.sleep(0.05)
 
-    with running_worker(settings, "survivor"), running_worker(settings, "victim") as victim:
+    with running_worker(settings, "survivor") as survivor, running_worker(settings, "victim") as victim:
         async with ContextClient.from_settings(settings) as client:
             stop = asyncio.Event()
             sampler = asyncio.create_task(sample_versions(client, stop))
@@ -178,7 +180,7 @@ async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pip
             os.kill(victim.pid, signal.SIGKILL)
             victim.wait()
             await produce(settings, ordered[half:])
-            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()})
+            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()}, survivor)
             stop.set()
             await sampler
     for sid, turns in sessions.items():

@@ -8,8 +8,5 @@ from turnstream.settings import Settings
 
 
 def sessions_table(app: faust.App, settings: Settings) -> faust.Table:
-    """session key -> SessionState bytes; co-partitioned with the turns topic."""
-    return app.Table(
-        "sessions", key_type=str, value_type=bytes, value_serializer="raw",
-        partitions=settings.turn_partitions, default=None,
-    )
+    """session key -> SessionState bytes (bytes values travel raw); co-partitioned with the turns topic."""
+    return app.Table("sessions", key_type=str, value_type=bytes, partitions=settings.turn_partitions, default=None)

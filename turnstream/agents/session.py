@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import faust
 import redis.exceptions
@@ -14,23 +15,27 @@ from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 from turnstream.agents.ingest import dead_letter
 from turnstream.agents.sink import context_doc
 from turnstream.agents.state import SessionState
+from turnstream.agents.summary_requests import SummaryRequest, SummaryResult
 from turnstream.client.store import ContextStore
 from turnstream.compaction import MessageError
 from turnstream.compaction.greeting import is_small_talk
-from turnstream.compaction.strategies import Strategy, build_strategy
-from turnstream.schemas import ContextDoc, TurnError, decode_turn
+from turnstream.compaction.strategies import RollingSummarizer, Strategy, build_strategy
+from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
 from turnstream.streams.topics import Topics
 
 log = logging.getLogger(__name__)
 
+STALE_REQUEST_MARGIN_SECONDS = 30.0
+"""Beyond the summarizer's own retries: a request unanswered that long is taken as lost and re-sent."""
+
 
 def _ms_since(start: float) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def _is_greeting(message: dict) -> bool:
+def _is_greeting(message: dict[str, Any]) -> bool:
     content = message.get("content")
     return message.get("role") == "user" and isinstance(content, str) and is_small_talk(content)
 
@@ -46,8 +51,18 @@ class SessionWriter:
     strategy: Strategy
     last_redis_write_ms: float = 0.0
     """The latest write's latency: a document cannot carry the time of its own write."""
+    summarizer: RollingSummarizer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.summarizer = RollingSummarizer(self.settings.summary_max_tokens)
 
     async def handle(self, event: EventT) -> None:
+        if event.message.topic == self.settings.summaries_topic:
+            await self.handle_summary(SummaryResult.from_bytes(event.value))
+        else:
+            await self.handle_turn(event)
+
+    async def handle_turn(self, event: EventT) -> None:
         started = time.perf_counter()
         broker_wait = max(0.0, time.time() * 1000 - event.message.timestamp)
         try:
@@ -56,56 +71,87 @@ class SessionWriter:
             await dead_letter(self.topics.dlq, event, error.reason, error.detail)
             return
         ingest = _ms_since(started)
-        state = self._load(turn.session_key)
+        state = self._load(turn)
         if state.seen(turn.turn_id):
             turns_total.labels("duplicate").inc()
-            # a crash may have come between the Table update and the Redis write: re-sync (a CAS no-op otherwise)
-            await self._write(context_doc(state, turn, {}), state)
+            # a crash may have come between the Redis write and the Table update: re-sync (a CAS no-op otherwise)
+            await self._write(state, {})
             return
         compacting = time.perf_counter()
         try:
-            state.apply(turn.turn_id, turn.message, self.strategy, greeting=_is_greeting(turn.message))
+            dropped = state.apply(turn.turn_id, turn.message, self.strategy, greeting=_is_greeting(turn.message))
         except MessageError as error:
             await dead_letter(self.topics.dlq, event, "message", str(error))
             return
+        state.compactor.take_archived()
         timings = {
             "broker_wait": broker_wait,
             "ingest": ingest,
             "compaction": _ms_since(compacting),
             "redis_write_last": self.last_redis_write_ms,
         }
-        writing = time.perf_counter()
-        # Redis before the Table: a crash in between replays the turn onto the old state, which
-        # recomputes the same version, and the CAS turns that second write into a no-op
-        await self._write(context_doc(state, turn, timings), state)
-        self.sessions[turn.session_key] = state.to_bytes()
-        self.last_redis_write_ms = _ms_since(writing)
+        await self._commit(state, timings)
+        if dropped and self.settings.llm_enabled:
+            await self._request_summary(state.summaries.queue(dropped, turn.session_key, state.compactor.digest.summary, time.time(), self._stale_after()))
         for stage in ("broker_wait", "ingest", "compaction"):
             observe_ms(stage, timings[stage])
-        observe_ms("redis_write", self.last_redis_write_ms)
         turns_total.labels("applied").inc()
 
-    async def _write(self, doc: ContextDoc, state: SessionState) -> None:
+    async def handle_summary(self, result: SummaryResult) -> None:
+        raw = self.sessions.get(result.session_key)
+        if raw is None:
+            return
+        state = SessionState.from_bytes(raw)
+        started = time.perf_counter()
+        changed = state.apply_summary(result, self.summarizer.fold, self.strategy)
+        follow_up = state.summaries.follow_up(result.session_key, state.compactor.digest.summary, time.time())
+        if changed:
+            await self._commit(state, {"summary_merge": _ms_since(started), "redis_write_last": self.last_redis_write_ms})
+        else:
+            self.sessions[result.session_key] = state.to_bytes()
+        await self._request_summary(follow_up)
+
+    async def _commit(self, state: SessionState, timings: dict[str, float]) -> None:
+        writing = time.perf_counter()
+        # Redis before the Table: a crash in between replays the event onto the old state, which
+        # recomputes the same version, and the CAS turns that second write into a no-op
+        await self._write(state, timings)
+        self.sessions[state.key] = state.to_bytes()
+        self.last_redis_write_ms = _ms_since(writing)
+        observe_ms("redis_write", self.last_redis_write_ms)
+
+    async def _request_summary(self, request: SummaryRequest | None) -> None:
+        if request is not None:
+            await self.topics.compaction.send(key=request.session_key.encode(), value=request.to_bytes())
+
+    def _stale_after(self) -> float:
+        settings = self.settings
+        return settings.llm_timeout_seconds * (settings.llm_max_retries + 1) + STALE_REQUEST_MARGIN_SECONDS
+
+    async def _write(self, state: SessionState, timings: dict[str, float]) -> None:
         """Write until Redis takes it: while Redis is away the partition waits rather than drop turns."""
+        doc = context_doc(state, timings)
+        # only the turn this version applied: older ids keep the versions that applied them
+        applied = [state.last_turn_id] if state.last_turn_id else []
         async for attempt in AsyncRetrying(
             retry=retry_if_exception_type((redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)),
             wait=wait_exponential(multiplier=0.1, max=5),
             before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s", retry.outcome.exception()),
         ):
             with attempt:
-                await self.store.write(doc, list(state.recent_turn_ids))
+                await self.store.write(doc, applied)
 
-    def _load(self, session_key: str) -> SessionState:
-        raw = self.sessions.get(session_key)
+    def _load(self, turn: Turn) -> SessionState:
+        raw = self.sessions.get(turn.session_key)
         if raw is None:
-            return SessionState.new(self.settings.budget_tokens, self.settings.budget_messages, self.settings.dedup_window)
+            return SessionState.new(turn.session_id, turn.tenant, self.settings)
         return SessionState.from_bytes(raw)
 
 
 def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:
     """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact."""
 
-    @app.agent(topics.turns, name=f"{settings.topic_prefix}.session", concurrency=1)
+    @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1)
     async def session_agent(stream: faust.StreamT) -> None:
         store = ContextStore.from_settings(settings)
         writer = SessionWriter(settings, topics, sessions, store, build_strategy(settings, llm=False))
@@ -114,7 +160,7 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
                 try:
                     await writer.handle(event)
                 except Exception as error:  # noqa: BLE001 - an escaping error would skip the record (faust #315)
-                    log.exception("turn at %s/%s failed", event.message.partition, event.message.offset)
+                    log.exception("event at %s/%s failed", event.message.partition, event.message.offset)
                     await dead_letter(topics.dlq, event, "internal", repr(error))
         finally:
             await store.aclose()

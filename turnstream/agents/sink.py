@@ -5,16 +5,16 @@ from __future__ import annotations
 import time
 
 from turnstream.agents.state import SessionState
-from turnstream.schemas import ContextDoc, Turn
+from turnstream.schemas import ContextDoc
 
 
-def context_doc(state: SessionState, turn: Turn, timings: dict[str, float]) -> ContextDoc:
-    """The versioned document for `state` after `turn`; `timings` are the stages' milliseconds."""
+def context_doc(state: SessionState, timings: dict[str, float]) -> ContextDoc:
+    """The versioned document of `state`; `timings` are the latest change's stages, in milliseconds."""
     result = state.compactor.result().to_dict()
     return ContextDoc(
         **result,
-        session_id=turn.session_id,
-        tenant=turn.tenant,
+        session_id=state.session_id,
+        tenant=state.tenant,
         version=state.version,
         last_turn_id=state.last_turn_id,
         updated_at=time.time(),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import faust
 
 from turnstream.agents.session import register_session_agent
+from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.settings import Settings
+from turnstream.streams.embedded import free_port
 from turnstream.streams.tables import sessions_table
 from turnstream.streams.topics import declare_topics
 
@@ -28,10 +30,12 @@ def create_app(settings: Settings) -> faust.App:
         broker_commit_interval=1.0,
         web_enabled=True,
         web_bind=settings.web_bind,
-        web_port=settings.web_port,
+        web_port=settings.web_port or free_port(),  # Faust refuses 0: pick a free port ourselves
     )
     topics = declare_topics(app, settings)
     register_session_agent(app, settings, topics, sessions_table(app, settings))
+    if settings.llm_enabled:
+        register_summarizer_agent(app, settings, topics)
     return app
 
 

@@ -14,6 +14,7 @@ stage_seconds = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 turns_total = Counter("turnstream_turns_total", "Turns consumed, by outcome", ["outcome"])
+llm_requests_total = Counter("turnstream_llm_requests_total", "Asynchronous LLM requests, by outcome", ["outcome"])
 dead_letters_total = Counter("turnstream_dead_letters_total", "Turns sent to the dead-letter topic, by reason", ["reason"])
 
 

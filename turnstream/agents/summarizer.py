@@ -1,0 +1,69 @@
+"""The summarizer agent: merges dropped spans into a session's summary with an LLM, off the hot path."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import faust
+import openai
+from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
+
+from turnstream.agents.summary_requests import SummaryRequest, SummaryResult
+from turnstream.compaction.strategies import client_options, merge_summary
+from turnstream.settings import Settings
+from turnstream.streams.metrics import llm_requests_total, observe_ms
+from turnstream.streams.topics import Topics
+
+log = logging.getLogger(__name__)
+
+
+class Summarizer:
+    """Turns a SummaryRequest into a SummaryResult: bounded retries, a timeout, never an exception."""
+
+    def __init__(self, settings: Settings, client: openai.AsyncOpenAI) -> None:
+        self.settings = settings
+        self.client = client
+
+    async def answer(self, request: SummaryRequest) -> SummaryResult:
+        started = asyncio.get_running_loop().time()
+        try:
+            summary = await self._merge(request)
+        except Exception as error:  # noqa: BLE001 - any failure leaves the offline summary standing
+            llm_requests_total.labels("failed").inc()
+            log.warning("LLM summary for %s failed: %r", request.session_key, error)
+            return SummaryResult(request.session_key, request.request_id, None, repr(error)[:500])
+        llm_requests_total.labels("ok").inc()
+        observe_ms("llm_summary", (asyncio.get_running_loop().time() - started) * 1000)
+        return SummaryResult(request.session_key, request.request_id, summary)
+
+    async def _merge(self, request: SummaryRequest) -> str:
+        settings = self.settings
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(settings.llm_max_retries + 1),
+            wait=wait_exponential(multiplier=0.2, max=5),
+            reraise=True,
+        ):
+            with attempt:
+                return await merge_summary(
+                    self.client, settings.llm_model, request.summary, request.dropped,
+                    settings.summary_max_tokens, settings.llm_timeout_seconds,
+                )
+        raise AssertionError("unreachable: tenacity reraises the last failure")
+
+
+def register_summarizer_agent(app: faust.App, settings: Settings, topics: Topics) -> None:
+    """Attach the summarizer: `llm_concurrency` requests at once, each answered on the summaries topic."""
+
+    @app.agent(topics.compaction, name=f"{settings.topic_prefix}.summarizer", concurrency=settings.llm_concurrency)
+    async def summarizer_agent(stream: faust.StreamT) -> None:
+        options = client_options(settings.openai_base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds)
+        summarizer = Summarizer(settings, openai.AsyncOpenAI(**options))
+        async for raw in stream:
+            try:
+                request = SummaryRequest.from_bytes(raw)
+            except (ValueError, KeyError, TypeError) as error:
+                log.error("unreadable summary request dropped: %r", error)
+                continue
+            result = await summarizer.answer(request)
+            await topics.summaries.send(key=request.session_key.encode(), value=result.to_bytes())

@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     """A memory injected into a session is not injected again within this many prompts."""
     recall_k: int = Field(3, ge=0)
     """Memories recalled per prompt by default."""
+    prompt_budget_tokens: int = Field(6000, ge=64)
+    """Token budget of a prompt from ContextClient.build_prompt (context + memory block + user message); keep it above budget_tokens."""
 
     openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"))
     """OpenAI-compatible endpoint; unset turns every LLM path off."""

@@ -9,6 +9,7 @@ from types import TracebackType
 from redis.asyncio import Redis
 
 from turnstream.client.store import ContextStore
+from turnstream.memory import MemoryStore, Prompt, build_prompt, owner_key
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.turn import session_key
 from turnstream.settings import Settings
@@ -27,12 +28,15 @@ class WaitResult:
 class ContextClient:
     """Reads a session's compacted context from Redis."""
 
-    def __init__(self, store: ContextStore) -> None:
+    def __init__(self, store: ContextStore, memory: MemoryStore | None = None) -> None:
         self.store = store
+        self.memory = memory
+        """Needed by build_prompt only; from_settings builds one on the same connection pool."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ContextClient:
-        return cls(ContextStore.from_settings(settings))
+        store = ContextStore.from_settings(settings)
+        return cls(store, MemoryStore(store.redis, settings))
 
     @classmethod
     def from_url(cls, redis_url: str, topic_prefix: str = "turnstream") -> ContextClient:
@@ -58,6 +62,21 @@ class ContextClient:
             # the last look: whatever landed since the last notification, however late
             doc, included = await self.store.read_including(key, turn_id)
         return WaitResult(doc, included)
+
+    async def build_prompt(
+        self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None, user_id: str | None = None
+    ) -> Prompt:
+        """The prompt for the session's next model call, in one Redis round trip and no LLM call.
+
+        Memories are those of `user_id` (as `tenant:user_id`); without one, the session's own, as the
+        write path stores memories of turns without a user under the session key. `k` defaults
+        to settings.recall_k.
+        """
+        if self.memory is None:
+            raise RuntimeError("build_prompt needs a MemoryStore: ContextClient(store, memory) or from_settings()")
+        key = session_key(session_id, tenant)
+        owner = owner_key(user_id, tenant, session_id)
+        return await build_prompt(self.memory, self.store.keys(key).context, key, owner, user_text, k)
 
     async def aclose(self) -> None:
         await self.store.aclose()

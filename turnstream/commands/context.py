@@ -1,4 +1,4 @@
-"""`turnstream context get SESSION`: a session's compacted context from Redis, as JSON."""
+"""`turnstream context get SESSION` / `context prompt SESSION TEXT`: a session's context, or a prompt built from it, as JSON."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import argparse
 import asyncio
 import sys
 
+import orjson
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.cli import CliError
 from turnstream.client import ContextClient
 from turnstream.commands._services import configured_settings
+from turnstream.memory import Prompt
 from turnstream.schemas import ContextDoc, session_key
 
 
@@ -26,6 +28,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     get.add_argument("session", help="session id")
     get.add_argument("--tenant", help="the session's tenant, if it has one")
     get.set_defaults(run=run_get)
+    prompt = actions.add_parser(
+        "prompt",
+        help="print the prompt for a user message: context, profile and recalled memories",
+        description=(
+            "Print {messages, recalled, skipped_recall, timings} as JSON. This is a real request: "
+            "the recalled memories count towards the session's dedup window."
+        ),
+    )
+    prompt.add_argument("session", help="session id")
+    prompt.add_argument("text", help="the user's new message")
+    prompt.add_argument("--k", type=int, help="memories to recall (default TURNSTREAM_RECALL_K)")
+    prompt.add_argument("--tenant", help="the session's tenant, if it has one")
+    prompt.add_argument("--user", help="user id owning the memories (default: the session's own memories)")
+    prompt.set_defaults(run=run_prompt)
 
 
 async def _get(session: str, tenant: str | None) -> ContextDoc | None:
@@ -41,4 +57,20 @@ def run_get(args: argparse.Namespace) -> int:
     if doc is None:
         raise CliError(f"no context for session {session_key(args.session, args.tenant)}")
     sys.stdout.write(doc.model_dump_json(indent=2) + "\n")
+    return 0
+
+
+async def _prompt(args: argparse.Namespace) -> Prompt:
+    async with ContextClient.from_settings(configured_settings(redis=True)) as client:
+        return await client.build_prompt(args.session, args.text, k=args.k, tenant=args.tenant, user_id=args.user)
+
+
+def run_prompt(args: argparse.Namespace) -> int:
+    if args.k is not None and args.k < 0:
+        raise CliError("--k must be 0 or more", code=2)
+    try:
+        prompt = asyncio.run(_prompt(args))
+    except (RedisConnectionError, RedisTimeoutError) as error:
+        raise CliError(f"cannot reach Redis: {error}") from None
+    sys.stdout.write(orjson.dumps(prompt.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0

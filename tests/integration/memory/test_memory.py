@@ -1,0 +1,177 @@
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from redis.asyncio.connection import Connection
+
+from turnstream.client import ContextClient, ContextStore
+from turnstream.compaction.marker import marker_message
+from turnstream.compaction.strategies.base import Fact
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+from turnstream.compaction.tokens import count_messages
+from turnstream.memory import MemoryStore, changed_facts, memories_from_facts, owner_key, profile_additions, summary_memory
+from turnstream.schemas import ContextDoc
+from turnstream.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+OWNER = owner_key("u1", "acme", "s1")
+BUDGET_QUESTION = "what's my budget for the trip?"
+
+
+class Wire:
+    """Every request the client sends: one entry per round trip (a pipeline is one)."""
+
+    def __init__(self) -> None:
+        self.requests: list[bytes] = []
+
+    def connection_class(self) -> type[Connection]:
+        wire = self
+
+        class CountingConnection(Connection):
+            async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+                wire.requests.append(command if isinstance(command, bytes) else b"".join(command))
+                await super().send_packed_command(command, check_health)
+
+        return CountingConnection
+
+
+@pytest.fixture
+def wire() -> Wire:
+    return Wire()
+
+
+@pytest.fixture
+async def client(settings: Settings, wire: Wire) -> AsyncIterator[ContextClient]:
+    redis = Redis.from_url(settings.redis_url, connection_class=wire.connection_class())
+    client = ContextClient(ContextStore(redis, settings), MemoryStore(redis, settings))
+    yield client
+    await client.aclose()
+
+
+async def state_budget(memory: MemoryStore, owner: str = OWNER, session: str = "acme:s1") -> None:
+    """Three user turns through the key-info extractor and remember(), as the write path runs them."""
+    extractor, facts = KeyInfoExtractor(), ()
+    for seq, text in enumerate(["My budget is 2000 EUR", "Again, budget 2000 EUR", "Actually my budget is 3500 EUR, not 2000"]):
+        new = extractor.extract(facts, [{"role": "user", "content": text}], seq)
+        memories = memories_from_facts(owner, changed_facts(facts, new), session, time.time())
+        await memory.remember(owner, memories, profile_additions(memories))
+        facts = new
+
+
+async def test_stated_restated_corrected_fact_is_one_memory(client: ContextClient) -> None:
+    memory = client.memory
+    await state_budget(memory)
+    (budget,) = await memory.list(OWNER)
+    assert budget.key == "budget" and "3500" in budget.text and "2000" not in budget.text
+    assert budget.created_at < budget.updated_at  # the slot's first statement, the correction's write
+    keyword_index = memory.keys(OWNER).keyword_prefix
+    assert await client.memory.redis.smembers(keyword_index + "2000") == set()  # the old value is unindexed
+    assert await client.memory.redis.smembers(keyword_index + "3500") == {budget.id.encode()}
+    profile, version = await memory.profile(OWNER)
+    assert "3500" in profile and "2000" not in profile and version >= 1
+
+
+async def test_related_question_recalls_it_and_a_greeting_skips_recall(client: ContextClient) -> None:
+    await state_budget(client.memory)
+    greeting = await client.build_prompt("s2", "hi!", tenant="acme", user_id="u1")
+    assert greeting.skipped_recall and greeting.recalled == []
+    assert "3500" in greeting.messages[0]["content"]  # the profile still comes along
+    assert await client.memory.redis.exists(client.memory.injected_key(OWNER, "acme:s2")) == 0
+    assert (await client.memory.list(OWNER))[0].access_count == 0
+
+    prompt = await client.build_prompt("s2", BUDGET_QUESTION, tenant="acme", user_id="u1")
+    assert not prompt.skipped_recall
+    assert [m["text"] for m in prompt.recalled] == ["Actually my budget is 3500 EUR"]
+    assert prompt.messages[-1] == {"role": "user", "content": BUDGET_QUESTION}
+    assert set(prompt.timings) == {"redis", "assemble", "total"}
+
+
+async def test_not_injected_twice_within_the_window_per_session(client: ContextClient) -> None:
+    await state_budget(client.memory)
+    injected = [bool((await client.build_prompt("s1", BUDGET_QUESTION, tenant="acme", user_id="u1")).recalled) for _ in range(14)]
+    assert injected == [True] + [False] * 12 + [True]  # window 12: prompts 2..13 are within it
+    other = await client.build_prompt("s9", BUDGET_QUESTION, tenant="acme", user_id="u1")
+    assert len(other.recalled) == 1  # another session of the same user has its own window
+    assert (await client.memory.list(OWNER))[0].access_count == 3
+
+
+async def test_greetings_do_not_count_towards_the_window(settings: Settings, wire: Wire) -> None:
+    redis = Redis.from_url(settings.redis_url)
+    narrow = settings.model_copy(update={"recall_dedup_window": 1})
+    client = ContextClient(ContextStore(redis, narrow), MemoryStore(redis, narrow))
+    await state_budget(client.memory)
+    texts = [BUDGET_QUESTION, "hi!", BUDGET_QUESTION, BUDGET_QUESTION]
+    injected = [bool((await client.build_prompt("s1", t, tenant="acme", user_id="u1")).recalled) for t in texts]
+    await client.aclose()
+    assert injected == [True, False, False, True]
+
+
+async def test_build_prompt_is_one_round_trip(client: ContextClient, wire: Wire) -> None:
+    await state_budget(client.memory)
+    await client.build_prompt("s1", "hello there, what is my budget?", tenant="acme", user_id="u1")  # loads the script
+    for text in (BUDGET_QUESTION, "hi!"):
+        wire.requests.clear()
+        await client.build_prompt("s1", text, tenant="acme", user_id="u1")
+        assert len(wire.requests) == 1 and b"EVALSHA" in wire.requests[0]
+
+
+def compacted_doc(session_id: str, tail_turns: int) -> ContextDoc:
+    tail = []
+    for n in range(tail_turns):
+        tail += [{"role": "user", "content": f"Question {n} about hotels in Lisbon?"}, {"role": "assistant", "content": f"Answer {n}: " + "details " * 30}]
+    messages = [
+        {"role": "system", "content": "You are a travel agent."},
+        {"role": "user", "content": "Plan a trip to Lisbon."},
+        marker_message("en"),
+        {"role": "system", "content": "[Summary of the compressed history]\nThe user plans Lisbon in May."},
+        *tail,
+    ]
+    return ContextDoc(
+        session_id=session_id, tenant="acme", version=1, last_turn_id="t1", updated_at=time.time(), messages=messages,
+        marker_index=2, dropped=6, summary="The user plans Lisbon in May.", tokens={"before": 9000, "after": count_messages(messages), "budget": 4000},
+    )
+
+
+async def test_prompt_order_and_budget(settings: Settings) -> None:
+    doc = compacted_doc("s1", tail_turns=4)
+    budget = doc.tokens.after + 260  # the profile and about two of the five memories
+    tight = settings.model_copy(update={"prompt_budget_tokens": budget, "recall_k": 5})
+    async with ContextClient.from_settings(tight) as client:
+        await client.store.write(doc, ["t1"])
+        facts = [Fact("preference", f"For hotel {n} in Lisbon I prefer " + "quiet rooms " * 15, f"pref:hotel-{n}") for n in range(5)]
+        memories = memories_from_facts(OWNER, facts, "acme:s1", time.time())
+        await client.memory.remember(OWNER, memories, ["The user's name is Ana. " * 30])
+        prompt = await client.build_prompt("s1", "Which hotel in Lisbon?", tenant="acme", user_id="u1")
+    assert count_messages(prompt.messages) <= budget
+    assert prompt.messages[:4] == doc.messages[:4]  # anchors, marker, summary block
+    block = prompt.messages[4]
+    assert block["role"] == "system" and block["content"].startswith("[Memory about the user")
+    assert prompt.messages[5:-1] == doc.messages[4:]
+    assert prompt.messages[-1] == {"role": "user", "content": "Which hotel in Lisbon?"}
+    assert 1 <= len(prompt.recalled) < 5  # some memories had to go for the budget
+    assert all(m["text"] in block["content"] for m in prompt.recalled)
+
+
+async def test_session_memories_without_a_user(client: ContextClient) -> None:
+    owner = owner_key(None, "acme", "s7")
+    summary = summary_memory(owner, "acme:s7", "The user compared flights to Lisbon with a budget airline.", time.time())
+    assert summary is not None
+    await client.memory.remember(owner, [summary])
+    prompt = await client.build_prompt("s7", "Which airline for Lisbon?", tenant="acme")
+    assert [m["id"] for m in prompt.recalled] == [summary.id]
+    assert (await client.build_prompt("s7", "Which airline for Lisbon?", tenant="acme", user_id="u1")).recalled == []
+
+
+async def test_profile_replace_is_compare_and_set(client: ContextClient) -> None:
+    memory = client.memory
+    await memory.remember(OWNER, [], ["My name is Ana", "I love window seats"])
+    text, version = await memory.profile(OWNER)
+    assert (text, version) == ("My name is Ana\nI love window seats", 1)
+    assert await memory.replace_profile(OWNER, "Ana; window seats", version)
+    assert not await memory.replace_profile(OWNER, "stale merge", version)
+    assert await memory.profile(OWNER) == ("Ana; window seats", 2)
+    await memory.remember(OWNER, [], ["I live in Porto"])  # the cheap path appends to the merged text
+    assert await memory.profile(OWNER) == ("Ana; window seats\nI live in Porto", 3)

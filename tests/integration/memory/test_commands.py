@@ -1,0 +1,60 @@
+import os
+import subprocess
+import sys
+import time
+
+import orjson
+import pytest
+
+from turnstream.compaction.strategies.base import Fact
+from turnstream.memory import MemoryStore, memories_from_facts, owner_key
+from turnstream.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+
+def turnstream(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TURNSTREAM_REDIS_URL": settings.redis_url or "", "TURNSTREAM_TOPIC_PREFIX": settings.topic_prefix}
+    return subprocess.run([sys.executable, "-m", "turnstream", *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.fixture
+async def remembered(settings: Settings) -> str:
+    """One budget memory of user u1 of tenant acme; returns its id."""
+    store = MemoryStore.from_settings(settings)
+    (memory,) = memories_from_facts(owner_key("u1", "acme", "s1"), [Fact("constraint", "My budget is 3500 EUR", "budget")], "acme:s1", time.time())
+    await store.remember(memory.owner, [memory], [memory.text])
+    await store.aclose()
+    return memory.id
+
+
+async def test_context_prompt_prints_json_and_counts_for_the_window(settings: Settings, remembered: str) -> None:
+    args = ("context", "prompt", "s1", "what's my budget for the trip?", "--tenant", "acme", "--user", "u1")
+    first = turnstream(settings, *args)
+    assert first.returncode == 0, first.stderr
+    output = orjson.loads(first.stdout)
+    assert set(output) == {"messages", "recalled", "skipped_recall", "timings"}
+    assert output["recalled"] == [{"id": remembered, "type": "fact", "text": "My budget is 3500 EUR"}]
+    assert output["messages"][-1] == {"role": "user", "content": "what's my budget for the trip?"}
+    second = orjson.loads(turnstream(settings, *args).stdout)
+    assert second["recalled"] == [] and not second["skipped_recall"]
+    greeting = orjson.loads(turnstream(settings, "context", "prompt", "s1", "你好", "--tenant", "acme", "--user", "u1").stdout)
+    assert greeting["skipped_recall"] and greeting["recalled"] == []
+
+
+async def test_memory_list_prints_the_users_memories(settings: Settings, remembered: str) -> None:
+    result = turnstream(settings, "memory", "list", "u1", "--tenant", "acme")
+    assert result.returncode == 0, result.stderr
+    (memory,) = orjson.loads(result.stdout)
+    assert (memory["id"], memory["owner"], memory["type"], memory["key"]) == (remembered, "acme:u1", "fact", "budget")
+
+
+def test_memory_list_of_an_unknown_user_exits_1(settings: Settings) -> None:
+    result = turnstream(settings, "memory", "list", "nobody", "--tenant", "acme")
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "turnstream: no memories for acme:nobody\n")
+
+
+@pytest.mark.parametrize("args", [("memory", "list", "u1"), ("context", "prompt", "s1", "hi")])
+def test_unconfigured_redis_is_one_line(settings: Settings, args: tuple[str, ...]) -> None:
+    result = turnstream(settings.model_copy(update={"redis_url": None}), *args)
+    assert result.returncode == 1 and result.stderr.startswith("turnstream: no Redis configured") and result.stderr.count("\n") == 1

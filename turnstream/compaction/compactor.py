@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, replace
+from fractions import Fraction
+from functools import lru_cache
 from typing import Any, NamedTuple, Sequence
 
 import orjson
@@ -19,10 +21,18 @@ from turnstream.compaction.marker import (
 )
 from turnstream.compaction.messages import CallTracker, call_ids, text_of, validate_messages
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
+from turnstream.compaction.strategies.keyinfo import eviction_order
 from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text, truncate_text
 
 _MIN_BLOCK_TEXT_TOKENS = 16
 """A summary block cut shorter than this says nothing useful; it is left out instead."""
+BLOCK_BUDGET_SHARE = Fraction(1, 3)
+"""The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
+summary and 40 facts) would otherwise crowd out the recent tail, which is what the model acts on."""
+_FACT_LINE_TOKENS = 9
+"""At most what a fact's line costs besides its text (bullet, type label, line break), in either language."""
+_BLOCK_CACHE_SIZE = 512
+"""Rendered blocks remembered by digest and room: a worker rebuilds a session from bytes on every turn."""
 
 
 class _KeepDigest:
@@ -167,7 +177,7 @@ class Window:
         self.dropped = 0
         self.seq = 0
         self.tokens_in = 0
-        self._block_cache: tuple[Digest, Language, tuple[Message, int] | None] | None = None
+        self.block_cap = int(budget_tokens * BLOCK_BUDGET_SHARE)
 
     def append(self, message: Message, strategy: Strategy | None = None) -> list[Message]:
         """Add the next message; return the span this dropped (already folded into the digest)."""
@@ -209,7 +219,7 @@ class Window:
             tokens += marker_tokens(language)
             block = self._block_within(self.budget_tokens - tokens - self.tail_tokens, len(messages), language)
             if block is not None:
-                messages.append(block[0])
+                messages.append({**block[0]})  # a copy: the rendered block is shared through the cache
                 tokens += block[1]
         messages.extend(entry.message for unit in self.units for entry in unit.entries)
         tokens += self.tail_tokens
@@ -277,30 +287,61 @@ class Window:
         count = len(self.anchors) + self.tail_count
         if self.dropped:
             language = self.tally.language()
-            block = self._block(language)
+            block = cut_block(self.digest, language, self.block_cap)
             tokens += marker_tokens(language) + (block[1] if block else 0)
             count += 2 if block else 1
         return tokens <= self.budget_tokens and (self.budget_messages is None or count <= self.budget_messages)
 
-    def _block(self, language: Language) -> tuple[Message, int] | None:
-        """The summary/facts message and its cost, rendered once per digest and language."""
-        cache = self._block_cache
-        if cache is None or cache[0] is not self.digest or cache[1] != language:
-            text = block_text(self.digest, language)
-            message = block_message(text) if text else None
-            cache = self._block_cache = (self.digest, language, (message, count_message(message)) if message else None)
-        return cache[2]
-
     def _block_within(self, room: int, count_before: int, language: Language) -> tuple[Message, int] | None:
-        """The block, cut to `room` tokens when only the newest step is left; None when it cannot fit."""
-        block = self._block(language)
-        if block is None:
-            return None
+        """The block, cut further to `room` tokens when only the newest step is left; None when it cannot fit."""
         if self.budget_messages is not None and count_before + 1 + self.tail_count > self.budget_messages:
             return None
-        if block[1] <= room:
-            return {**block[0]}, block[1]
-        return trim_message(block[0], room, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
+        return cut_block(self.digest, language, min(self.block_cap, room))
+
+
+@lru_cache(maxsize=_BLOCK_CACHE_SIZE)
+def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, int] | None:
+    """The summary/facts message and its cost, at most `limit` tokens; None when nothing useful fits.
+
+    What goes first: the least valuable facts, then the summary's oldest lines; a last line still too long
+    is cut at its end, with a note. The message is shared by every caller: copy it before handing it out.
+    """
+    evict = eviction_order(digest.facts)
+    lines = digest.summary.split("\n")
+    # At most what each piece frees, so no piece goes that need not: facts, then every summary line but the
+    # newest, which is cut rather than dropped so that a one-paragraph summary survives.
+    frees = [count_text(digest.facts[i].text) + _FACT_LINE_TOKENS for i in evict]
+    frees += [count_text(line) + 1 for line in lines[:-1]]
+    removed = 0
+    while True:
+        block = _render(_shrunk(digest, evict, lines, removed), language)
+        if block is None or block[1] <= limit:
+            return block
+        if removed == len(frees):
+            return trim_message(block[0], limit, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
+        # Drop as many pieces as the excess needs at the least, then check the real count again.
+        excess = block[1] - limit - frees[removed]
+        removed += 1
+        while removed < len(frees) and excess > 0:
+            excess -= frees[removed]
+            removed += 1
+
+
+def _shrunk(digest: Digest, evict: list[int], lines: list[str], removed: int) -> Digest:
+    """`digest` less its first `removed` pieces: the facts in `evict` order, then the summary's lines, oldest first."""
+    if not removed:
+        return digest
+    gone = set(evict[:removed])
+    facts = tuple(fact for index, fact in enumerate(digest.facts) if index not in gone)
+    return replace(digest, facts=facts, summary="\n".join(lines[max(removed - len(evict), 0) :]))
+
+
+def _render(digest: Digest, language: Language) -> tuple[Message, int] | None:
+    text = block_text(digest, language)
+    if not text:
+        return None
+    message = block_message(text)
+    return message, count_message(message)
 
 
 def compact(

@@ -24,8 +24,24 @@ def encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding(ENCODING_NAME)
 
 
+_COUNTED_CHARS = 2048
+"""Strings up to this long have their count remembered: roles, tool names, summary and fact lines recur
+on every fold and every turn. Longer ones (tool output, whole blocks) are counted about once each anyway,
+and remembering them would only pin memory."""
+_COUNTED_STRINGS = 16384
+
+
 def count_text(text: str) -> int:
     """Tokens in a plain string."""
+    return _count_short(text) if len(text) <= _COUNTED_CHARS else _count(text)
+
+
+@lru_cache(maxsize=_COUNTED_STRINGS)
+def _count_short(text: str) -> int:
+    return _count(text)
+
+
+def _count(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 

@@ -107,10 +107,14 @@ def merge_facts(existing: Sequence[Fact], new: Iterable[Fact], max_facts: int) -
         merged[fact.key] = fact
     facts = list(merged.values())
     if len(facts) > max_facts:
-        ranked = sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]), facts[i].source_seq, i))
-        evicted = set(ranked[: len(facts) - max_facts])
+        evicted = set(eviction_order(facts)[: len(facts) - max_facts])
         facts = [f for i, f in enumerate(facts) if i not in evicted]
     return tuple(facts)
+
+
+def eviction_order(facts: Sequence[Fact]) -> list[int]:
+    """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest."""
+    return sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]), facts[i].source_seq, i))
 
 
 def slug(text: str, n: int = 3) -> str:

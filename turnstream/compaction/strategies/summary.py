@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Sequence
 
 import orjson
@@ -24,6 +25,10 @@ _LABELS: dict[Language, dict[str, str]] = {
 }
 _ROLE_WEIGHT = {"user": 3.0, "step": 2.0, "assistant": 1.0, "tool": 1.0, "system": 2.0}
 _SALIENT = re.compile(r"\d|\b[A-Z][a-z]+\b|[\u4e00-\u9fff]")
+_SIGNAL_CACHE_LINES = 8192
+"""Lines whose position-free score parts are remembered: about 30 summary lines for each of a few hundred
+sessions folding at once. Every fold rescores all of the old summary's lines, and their regex cues
+(`classify`) would otherwise cost about as much as everything else in a fold together."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +39,22 @@ class _Line:
 
 def _score(text: str, role: str, position: float) -> float:
     """Salience: who said it, key-information cues, numbers and names, keyword density, recency."""
-    score = _ROLE_WEIGHT.get(role, 1.0) + min(len(keywords(text)), 8) / 4 + position
-    if classify(text, "user" if role in ("user", "system") else role):
+    weight, cued, salient = _signals(text, role)
+    # Summed in this order so that scores, and hence ties between lines, are the same to the last bit.
+    score = weight + position
+    if cued:
         score += 3.0
-    if _SALIENT.search(text):
+    if salient:
         score += 1.0
     return score
+
+
+@lru_cache(maxsize=_SIGNAL_CACHE_LINES)
+def _signals(text: str, role: str) -> tuple[float, bool, bool]:
+    """The parts of a line's score that do not depend on its position: weight, key-information cue, salience."""
+    weight = _ROLE_WEIGHT.get(role, 1.0) + min(len(keywords(text)), 8) / 4
+    cued = classify(text, "user" if role in ("user", "system") else role) is not None
+    return weight, cued, bool(_SALIENT.search(text))
 
 
 def _args(arguments: str) -> str:

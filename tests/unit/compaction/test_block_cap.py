@@ -1,0 +1,70 @@
+"""The summary/facts block takes at most a third of the budget; the recent tail gets the rest."""
+
+from __future__ import annotations
+
+import pytest
+
+from turnstream.compaction import compact
+from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, cut_block
+from turnstream.compaction.marker import block_text
+from turnstream.compaction.strategies import Digest, Fact, build_strategy
+from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message
+from turnstream.samples.planted import generate
+from turnstream.settings import Settings
+
+from tests.support.conversations import react_messages
+
+from .helpers import anchor_count, check_rules, units
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("messages", "language"),
+    [(generate(1, 600, "en").messages, "en"), (generate(2, 600, "zh").messages, "zh"), (react_messages(5, 1500), "en")],
+)
+def test_at_a_small_budget_the_block_is_a_third_and_the_tail_gets_the_rest(messages: list[dict], language: str) -> None:
+    budget = 1200
+    res = compact(messages, budget, strategy=build_strategy(Settings(summary_max_tokens=400, max_facts=40)))
+    check_rules(messages, res, budget, language=language)
+    n_anchor = anchor_count(messages)
+    block = res.messages[n_anchor + 1]
+    assert block["role"] == "system" and block["content"].startswith(("[Summary", "[已压缩"))
+    assert count_message(block) <= budget * BLOCK_BUDGET_SHARE == 400
+    assert count_message({"role": "system", "content": block_text(res.digest, language)}) > 400  # the cap did bind
+    # The tail is the longest that fits beside anchors, marker and block: one more unit would not.
+    first = len(messages) - (len(res.messages) - n_anchor - 2)
+    previous = next(start for start, end in units(messages, n_anchor) if end == first)
+    one_more = sum(count_message(m) for m in messages[previous:first])
+    assert res.tokens.after <= budget < res.tokens.after + one_more
+    tail = sum(count_message(m) for m in res.messages[n_anchor + 2 :])
+    assert tail >= budget - 400 - sum(count_message(m) for m in res.messages[: n_anchor + 1]) - REPLY_PRIMING_TOKENS - one_more
+
+
+def _digest(summary_lines: int, facts: list[tuple[str, str, str]]) -> Digest:
+    summary = "\n".join(f"user: line {n} about the trip to Kyoto in May with a budget" for n in range(summary_lines))
+    return Digest(summary=summary, facts=tuple(Fact(kind, text, key, seq) for seq, (kind, text, key) in enumerate(facts)))
+
+
+def test_the_least_valuable_facts_go_first_then_the_oldest_summary_lines() -> None:
+    facts = [("fact", "search(q=Kyoto) -> 3 results", "data:search:kyoto"), ("constraint", "budget under 3000 EUR", "budget"),
+             ("fact", "search(q=Osaka) -> 5 results", "data:search:osaka")]
+    digest = _digest(6, facts)
+    full = cut_block(digest, "en", 10_000)
+    assert full is not None
+    without_data = cut_block(digest, "en", full[1] - 5)
+    assert without_data is not None and without_data[1] <= full[1] - 5
+    content = without_data[0]["content"]
+    assert "budget under 3000 EUR" in content and "line 0 " in content
+    assert "q=Kyoto" not in content  # the oldest of the two least valuable facts went first
+    tight = cut_block(digest, "en", 60)
+    assert tight is not None and tight[1] <= 60
+    assert "[Key facts]" not in tight[0]["content"] and "line 5 " in tight[0]["content"] and "line 0 " not in tight[0]["content"]
+
+
+def test_a_one_paragraph_summary_is_cut_not_dropped() -> None:
+    digest = Digest(summary=" ".join(f"Step {n} compared hotels in Kyoto." for n in range(80)))
+    block = cut_block(digest, "en", 100)
+    assert block is not None and block[1] <= 100
+    assert block[0]["content"].startswith("[Summary of the compressed history]\nStep 0") and "[… trimmed" in block[0]["content"]
+    assert cut_block(digest, "en", 10) is None  # too little room for anything useful

@@ -1,0 +1,66 @@
+"""The cached and capped compaction gives, on long conversations, exactly what it gave before those changes.
+
+The hashes were recorded before the line-score, token-count and block caches went in (commit 6a1f318).
+Budgets are large enough that the block cap (a third of the budget) never binds, so the rule it added
+does not show here; `test_block_cap.py` covers it. Re-record only for a deliberate change of the rules,
+the strategies or the generated conversations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable
+
+import orjson
+import pytest
+
+from turnstream.compaction import SessionCompactor, compact
+from turnstream.compaction.strategies import Digest, build_strategy
+from turnstream.samples.planted import generate
+from turnstream.settings import Settings
+
+from tests.support.conversations import react_messages
+
+pytestmark = pytest.mark.unit
+
+CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "planted-en-1": lambda: generate(1, 600, "en").messages,
+    "planted-zh-2": lambda: generate(2, 600, "zh").messages,
+    "react-5": lambda: react_messages(5, 1500),
+}
+STRATEGY_HASHES = {"planted-en-1": "276ab37a602d093a", "planted-zh-2": "ac89dfb67ab7cfe4", "react-5": "738a9b21ec7ff96d"}
+SESSION_HASHES = {"planted-en-1": "941d4818343c5332", "planted-zh-2": "1d9c5eb19a293754", "react-5": "a939fe7bf944aca8"}
+BUDGET = 8000
+
+
+def digest_of(value: Any) -> str:
+    return hashlib.sha256(orjson.dumps(value)).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSATIONS))
+def test_the_default_strategies_fold_spans_as_before(name: str) -> None:
+    messages = CONVERSATIONS[name]()
+    strategy = build_strategy(Settings())
+    digest, states, start = Digest(), [], 2
+    for fold in range(len(messages)):
+        if start >= len(messages):
+            break
+        size = (1, 3, 7)[fold % 3]
+        digest = strategy.apply(digest, messages[start : start + size], start)
+        facts = [[f.type, f.text, f.key, f.source_seq] for f in digest.facts]
+        states.append([digest.summary, facts, [turn.keywords for turn in digest.archived]])
+        start += size
+    assert digest_of(states) == STRATEGY_HASHES[name]
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSATIONS))
+def test_every_turn_s_result_is_as_before(name: str) -> None:
+    messages = CONVERSATIONS[name]()
+    session = SessionCompactor(BUDGET, strategy=build_strategy(Settings()))
+    results = []
+    for message in messages:
+        session.append(message)
+        session.take_archived()
+        results.append(session.result().to_dict())
+    assert digest_of(results) == SESSION_HASHES[name]
+    assert orjson.dumps(compact(messages, BUDGET, strategy=build_strategy(Settings())).to_dict()) == orjson.dumps(results[-1])

@@ -98,7 +98,7 @@ async def test_not_injected_twice_within_the_window_per_session(client: ContextC
     assert (await client.memory.list(OWNER))[0].access_count == 3
 
 
-async def test_greetings_do_not_count_towards_the_window(settings: Settings, wire: Wire) -> None:
+async def test_greetings_do_not_count_towards_the_window(settings: Settings) -> None:
     redis = Redis.from_url(settings.redis_url)
     narrow = settings.model_copy(update={"recall_dedup_window": 1})
     client = ContextClient(ContextStore(redis, narrow), MemoryStore(redis, narrow))

@@ -12,6 +12,9 @@ import pytest
 from turnstream.settings import Settings
 from turnstream.streams.embedded import EmbeddedStack
 
+pytest_plugins = ["tests.support.llm_server"]
+"""The local OpenAI-compatible server fixture `llm_server`, for every test that needs an LLM."""
+
 KAFKA_ENV = "TURNSTREAM_TEST_KAFKA_URL"
 REDIS_ENV = "TURNSTREAM_TEST_REDIS_URL"
 

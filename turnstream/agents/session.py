@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import faust
@@ -20,6 +20,7 @@ from turnstream.client.store import ContextStore
 from turnstream.compaction import MessageError
 from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies import RollingSummarizer, Strategy, build_strategy
+from turnstream.compaction.tokens import count_text
 from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
@@ -29,6 +30,9 @@ log = logging.getLogger(__name__)
 
 STALE_REQUEST_MARGIN_SECONDS = 30.0
 """Beyond the summarizer's own retries: a request unanswered that long is taken as lost and re-sent."""
+
+MIN_OFFLINE_TAIL_TOKENS = 32
+"""Below this, a line of offline digest says too little to be worth its tokens."""
 
 
 def _ms_since(start: float) -> float:
@@ -51,10 +55,6 @@ class SessionWriter:
     strategy: Strategy
     last_redis_write_ms: float = 0.0
     """The latest write's latency: a document cannot carry the time of its own write."""
-    summarizer: RollingSummarizer = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.summarizer = RollingSummarizer(self.settings.summary_max_tokens)
 
     async def handle(self, event: EventT) -> None:
         if event.message.topic == self.settings.summaries_topic:
@@ -90,9 +90,11 @@ class SessionWriter:
             "compaction": _ms_since(compacting),
             "redis_write_last": self.last_redis_write_ms,
         }
-        await self._commit(state, timings)
+        request = None
         if dropped and self.settings.llm_enabled:
-            await self._request_summary(state.summaries.queue(dropped, turn.session_key, state.compactor.digest.summary, time.time(), self._stale_after()))
+            request = state.summaries.queue(dropped, state.key, time.time(), self._stale_after())
+        await self._commit(state, timings)
+        await self._request_summary(request)
         for stage in ("broker_wait", "ingest", "compaction"):
             observe_ms(stage, timings[stage])
         turns_total.labels("applied").inc()
@@ -103,13 +105,20 @@ class SessionWriter:
             return
         state = SessionState.from_bytes(raw)
         started = time.perf_counter()
-        changed = state.apply_summary(result, self.summarizer.fold, self.strategy)
-        follow_up = state.summaries.follow_up(result.session_key, state.compactor.digest.summary, time.time())
+        changed = state.apply_summary(result, self._lay_on, self.strategy)
+        follow_up = state.summaries.follow_up(result.session_key, time.time()) if changed else None
         if changed:
             await self._commit(state, {"summary_merge": _ms_since(started), "redis_write_last": self.last_redis_write_ms})
         else:
             self.sessions[result.session_key] = state.to_bytes()
         await self._request_summary(follow_up)
+
+    def _lay_on(self, summary: str, waiting: list[dict[str, Any]]) -> str:
+        """The LLM summary kept whole, with the offline digest of the spans that waited in the room left."""
+        room = self.settings.summary_max_tokens - count_text(summary)
+        if not waiting or room < MIN_OFFLINE_TAIL_TOKENS:
+            return summary
+        return f"{summary}\n{RollingSummarizer(room).fold('', waiting)}"
 
     async def _commit(self, state: SessionState, timings: dict[str, float]) -> None:
         writing = time.perf_counter()

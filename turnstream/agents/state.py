@@ -61,7 +61,7 @@ class SessionState:
 
     def apply_summary(self, result: SummaryResult, fold: Fold, strategy: Strategy | None) -> bool:
         """Fold in the LLM summary if it answers the request in flight; True when the context changed."""
-        if not self.summaries.answer(result) or result.summary is None:
+        if not self.summaries.answer(result):
             return False
         # spans dropped since the request are only in the offline summary: lay them onto the new one
         self.compactor.replace_summary(fold(result.summary, self.summaries.pending), strategy)

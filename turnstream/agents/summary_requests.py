@@ -56,41 +56,60 @@ class SummaryResult:
 
 @dataclass
 class SummaryRequests:
-    """The in-flight request id, when it was sent, and the spans waiting for the next request."""
+    """The LLM summary chain of one session: its latest summary, the request in flight, the spans waiting.
+
+    Every dropped span is in exactly one place: folded into `base` by an answered request, in the
+    request in flight, or waiting in `pending`; a failed or lost request puts its spans back.
+    """
 
     next_id: int = 1
+    base: str = ""
+    """The latest summary the LLM produced: each request asks to merge the next spans into it."""
     inflight: int | None = None
     inflight_since: float = 0.0
+    inflight_spans: list[Message] = field(default_factory=list)
     pending: list[Message] = field(default_factory=list)
 
-    def queue(self, span: list[Message], session_key: str, summary: str, now: float, stale_after: float) -> SummaryRequest | None:
+    def queue(self, span: list[Message], session_key: str, now: float, stale_after: float) -> SummaryRequest | None:
         """Add a dropped span; returns a request to send when none is in flight (or the last one was lost)."""
         self.pending = (self.pending + span)[-MAX_PENDING_MESSAGES:]
-        if self.inflight is not None and now - self.inflight_since < stale_after:
-            return None
-        return self._send(session_key, summary, now)
+        if self.inflight is not None:
+            if now - self.inflight_since < stale_after:
+                return None
+            self._give_back()
+        return self._send(session_key, now)
 
     def answer(self, result: SummaryResult) -> bool:
-        """True when `result` answers the request in flight (then nothing is in flight any more)."""
+        """Take the answer to the request in flight; True when it brought a new summary."""
         if result.request_id != self.inflight:
             return False
-        self.inflight = None
+        if result.summary is None:
+            self._give_back()
+            return False
+        self.base, self.inflight, self.inflight_spans = result.summary, None, []
         return True
 
-    def follow_up(self, session_key: str, summary: str, now: float) -> SummaryRequest | None:
-        """After an answer: the request for spans that waited meanwhile, if any."""
-        return self._send(session_key, summary, now) if self.inflight is None and self.pending else None
+    def follow_up(self, session_key: str, now: float) -> SummaryRequest | None:
+        """After an answer: the request for the spans that waited meanwhile, if any."""
+        return self._send(session_key, now) if self.inflight is None and self.pending else None
 
-    def _send(self, session_key: str, summary: str, now: float) -> SummaryRequest:
-        request = SummaryRequest(session_key, self.next_id, summary, self.pending)
-        self.inflight, self.inflight_since = self.next_id, now
+    def _give_back(self) -> None:
+        self.pending = (self.inflight_spans + self.pending)[-MAX_PENDING_MESSAGES:]
+        self.inflight, self.inflight_spans = None, []
+
+    def _send(self, session_key: str, now: float) -> SummaryRequest:
+        request = SummaryRequest(session_key, self.next_id, self.base, self.pending)
+        self.inflight, self.inflight_since, self.inflight_spans = self.next_id, now, self.pending
         self.next_id += 1
         self.pending = []
         return request
 
     def to_json(self) -> dict[str, Any]:
-        return {"next": self.next_id, "inflight": self.inflight, "since": self.inflight_since, "pending": self.pending}
+        return {
+            "next": self.next_id, "base": self.base, "inflight": self.inflight, "since": self.inflight_since,
+            "inflight_spans": self.inflight_spans, "pending": self.pending,
+        }
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> SummaryRequests:
-        return cls(raw["next"], raw["inflight"], raw["since"], raw["pending"])
+        return cls(raw["next"], raw["base"], raw["inflight"], raw["since"], raw["inflight_spans"], raw["pending"])

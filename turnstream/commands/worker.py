@@ -35,11 +35,15 @@ def run(args: argparse.Namespace) -> int:
 
 def run_worker(settings: Settings, loglevel: str) -> int:
     """Run a Faust worker in this process until it is stopped; returns its exit status."""
+    import asyncio
+
     import faust
     from prometheus_client import start_http_server
 
+    from turnstream.streams.admin import ensure_topics
     from turnstream.streams.app import create_app
 
+    asyncio.run(ensure_topics(settings))
     if settings.metrics_port is not None:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     worker = faust.Worker(create_app(settings), loglevel=loglevel, quiet=True)

@@ -1,0 +1,95 @@
+"""The asynchronous LLM summary path, against a real local server speaking the chat completions API."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from typing import Any
+
+import pytest
+
+from tests.integration.test_pipeline import assert_context_matches_batch, produce, wait_for_versions
+from tests.support.conversations import turns_for
+from tests.support.llm_server import LLMServer
+from tests.support.worker import running_worker
+from turnstream.client import ContextClient
+from turnstream.settings import Settings
+from turnstream.streams.admin import ensure_topics
+
+pytestmark = pytest.mark.integration
+
+
+def llm_settings(settings: Settings, server: LLMServer) -> Settings:
+    return settings.model_copy(
+        update={
+            "budget_tokens": 1200, "turn_partitions": 2, "openai_base_url": server.base_url,
+            "llm_model": "local-test", "llm_timeout_seconds": 1.0, "llm_max_retries": 1,
+        }
+    )
+
+
+class NumberedSummaries:
+    """Replies `LLM-SUMMARY-<n>` and remembers which earlier reply each prompt carried."""
+
+    def __init__(self) -> None:
+        self.replies = 0
+        self.carried: list[int | None] = []
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        prompt = " ".join(str(m.get("content")) for m in body["messages"])
+        found = re.findall(r"LLM-SUMMARY-(\d+)", prompt)
+        self.carried.append(int(found[-1]) if found else None)
+        self.replies += 1
+        return f"LLM-SUMMARY-{self.replies}: the traveller compared options."
+
+
+async def test_llm_summaries_are_merged_in_order_and_stay_within_budget(settings: Settings, llm_server) -> None:
+    replies = NumberedSummaries()
+    server = llm_server(reply=replies)
+    settings = llm_settings(settings, server)
+    turns = turns_for("llm", seed=3, count=150)
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        async with ContextClient.from_settings(settings) as client:
+            for start in range(0, len(turns), 30):  # in bursts, so answers come back between them
+                await produce(settings, turns[start : start + 30])
+                await wait_for_versions(client, {"llm": start + 1}, worker)
+                await asyncio.sleep(1.5)
+            doc = (await wait_for_versions(client, {"llm": len(turns)}, worker))["llm"]
+            deadline = time.monotonic() + 30
+            # quiet: the newest answer is in the context and no request is in flight (answered = asked)
+            while time.monotonic() < deadline and not (
+                f"LLM-SUMMARY-{replies.replies}" in doc.summary and server.count == replies.replies
+            ):
+                await asyncio.sleep(0.5)
+                doc = await client.get("llm")
+    assert replies.replies >= 2, "the session dropped spans, so the summarizer must have been asked"
+    assert f"LLM-SUMMARY-{replies.replies}" in doc.summary  # the newest answer is the one in the context
+    # every prompt after the first carries the summary the previous answer produced: merged in order
+    assert replies.carried[1:] == list(range(1, replies.replies)), replies.carried
+    assert all("Thought" in str(body["messages"]) for body in server.requests)  # dropped turns are in the prompt
+    assert doc.tokens.after <= settings.budget_tokens
+    assert doc.last_turn_id == turns[-1]["turn_id"]
+
+
+@pytest.mark.parametrize("mode", ["fail", "garbage", "slow"])
+async def test_a_broken_llm_never_blocks_or_loses_turns(settings: Settings, llm_server, mode: str) -> None:
+    server = llm_server(mode=mode, delay=3.0)
+    settings = llm_settings(settings, server)
+    sessions = {f"b{i}": turns_for(f"b{i}", seed=40 + i, count=80) for i in range(4)}
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        for turns in sessions.values():
+            await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
+            docs = await wait_for_versions(client, {sid: len(t) for sid, t in sessions.items()}, worker, timeout=120)
+            deadline = time.monotonic() + 30
+            while server.count < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+            docs_after_asking = {sid: await client.get(sid) for sid in sessions}
+    assert server.count >= 2, "spans were dropped, so the LLM was asked (and asked again)"
+    assert docs_after_asking == docs, "a broken LLM's answer must never reach a context"
+    for sid, turns in sessions.items():
+        # no LLM answer ever applied: the context is exactly the offline compaction of the turns
+        assert_context_matches_batch(docs[sid], turns, settings)

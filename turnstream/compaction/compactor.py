@@ -22,9 +22,11 @@ from turnstream.compaction.marker import (
 from turnstream.compaction.messages import CallTracker, call_ids, text_of, validate_messages
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
 from turnstream.compaction.strategies.keyinfo import eviction_order
-from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text, truncate_text
+from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text, keep_newest_text, truncate_text
 
 _MIN_BLOCK_TEXT_TOKENS = 16
+SUMMARY_FLOOR_TOKENS = 64
+"""The newest summary text a cut block keeps before it gives up facts."""
 """A summary block cut shorter than this says nothing useful; it is left out instead."""
 BLOCK_BUDGET_SHARE = Fraction(1, 3)
 """The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
@@ -303,23 +305,27 @@ class Window:
 def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, int] | None:
     """The summary/facts message and its cost, at most `limit` tokens; None when nothing useful fits.
 
-    What goes first: the least valuable facts, then the summary's oldest lines; a last line still too long
-    is cut at its end, with a note. The message is shared by every caller: copy it before handing it out.
+    What goes first: the summary's oldest text, token by token, down to its newest `SUMMARY_FLOOR_TOKENS`
+    (the facts are the distilled part, the narrative the fallback); then the least valuable facts; a block
+    still too long is cut at its end, with a note. The message is shared by every caller: copy it first.
     """
+    block = _render(digest, language)
+    if block is None or block[1] <= limit:
+        return block
+    summary_tokens = count_text(digest.summary)
+    keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, SUMMARY_FLOOR_TOKENS))
+    digest = replace(digest, summary=keep_newest_text(digest.summary, keep))
     evict = eviction_order(digest.facts)
-    lines = digest.summary.split("\n")
-    # At most what each piece frees, so no piece goes that need not: facts, then every summary line but the
-    # newest, which is cut rather than dropped so that a one-paragraph summary survives.
+    # At most what each fact frees, so no fact goes that need not.
     frees = [count_text(digest.facts[i].text) + _FACT_LINE_TOKENS for i in evict]
-    frees += [count_text(line) + 1 for line in lines[:-1]]
     removed = 0
     while True:
-        block = _render(_shrunk(digest, evict, lines, removed), language)
+        block = _render(_shrunk(digest, evict, removed), language)
         if block is None or block[1] <= limit:
             return block
         if removed == len(frees):
             return trim_message(block[0], limit, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
-        # Drop as many pieces as the excess needs at the least, then check the real count again.
+        # Drop as many facts as the excess needs at the least, then check the real count again.
         excess = block[1] - limit - frees[removed]
         removed += 1
         while removed < len(frees) and excess > 0:
@@ -327,13 +333,12 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
             removed += 1
 
 
-def _shrunk(digest: Digest, evict: list[int], lines: list[str], removed: int) -> Digest:
-    """`digest` less its first `removed` pieces: the facts in `evict` order, then the summary's lines, oldest first."""
+def _shrunk(digest: Digest, evict: list[int], removed: int) -> Digest:
+    """`digest` less the first `removed` facts of `evict`."""
     if not removed:
         return digest
     gone = set(evict[:removed])
-    facts = tuple(fact for index, fact in enumerate(digest.facts) if index not in gone)
-    return replace(digest, facts=facts, summary="\n".join(lines[max(removed - len(evict), 0) :]))
+    return replace(digest, facts=tuple(fact for index, fact in enumerate(digest.facts) if index not in gone))
 
 
 def _render(digest: Digest, language: Language) -> tuple[Message, int] | None:

@@ -53,6 +53,16 @@ def truncate_text(text: str, max_tokens: int) -> str:
     return encoding().decode(tokens[: max(max_tokens, 0)])
 
 
+def keep_newest_text(text: str, max_tokens: int) -> str:
+    """The longest suffix of `text` that is at most `max_tokens` tokens, marked with a leading ellipsis."""
+    tokens = encoding().encode(text, disallowed_special=())
+    if len(tokens) <= max_tokens:
+        return text
+    # bytes, not text: a cut through a multi-byte character must not leave a broken one behind
+    tail = encoding().decode_bytes(tokens[len(tokens) - max(max_tokens - 1, 0) :]).decode("utf-8", errors="ignore")
+    return "…" + tail.lstrip()
+
+
 def count_message(message: dict[str, Any]) -> int:
     """Tokens one chat message costs in a request, tool calls included."""
     total = TOKENS_PER_MESSAGE + count_text(str(message.get("role", "")))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from turnstream.compaction import compact
-from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, cut_block
+from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, SUMMARY_FLOOR_TOKENS, cut_block
 from turnstream.compaction.marker import block_text
 from turnstream.compaction.strategies import Digest, Fact, build_strategy
-from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message
+from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text
 from turnstream.samples.planted import generate
 from turnstream.settings import Settings
 
@@ -46,25 +46,31 @@ def _digest(summary_lines: int, facts: list[tuple[str, str, str]]) -> Digest:
     return Digest(summary=summary, facts=tuple(Fact(kind, text, key, seq) for seq, (kind, text, key) in enumerate(facts)))
 
 
-def test_the_least_valuable_facts_go_first_then_the_oldest_summary_lines() -> None:
+def test_the_oldest_summary_text_goes_first_then_the_least_valuable_facts() -> None:
     facts = [("fact", "search(q=Kyoto) -> 3 results", "data:search:kyoto"), ("constraint", "budget under 3000 EUR", "budget"),
              ("fact", "search(q=Osaka) -> 5 results", "data:search:osaka")]
-    digest = _digest(6, facts)
+    digest = _digest(12, facts)
     full = cut_block(digest, "en", 10_000)
     assert full is not None
-    without_data = cut_block(digest, "en", full[1] - 5)
-    assert without_data is not None and without_data[1] <= full[1] - 5
-    content = without_data[0]["content"]
-    assert "budget under 3000 EUR" in content and "line 0 " in content
+    narrower = cut_block(digest, "en", full[1] - 5)
+    assert narrower is not None and full[1] - 5 - 3 <= narrower[1] <= full[1] - 5  # cut token by token, not line by line
+    content = narrower[0]["content"]
+    assert "line 0 " not in content and "line 11 " in content and "\n…" in content  # the oldest text went, visibly
+    assert all(text in content for _, text, _ in facts)  # no fact had to go
+    summary_tokens = count_text(digest.summary)
+    past_the_floor = full[1] - (summary_tokens - SUMMARY_FLOOR_TOKENS) - 12
+    tight = cut_block(digest, "en", past_the_floor)
+    assert tight is not None and tight[1] <= past_the_floor
+    content = tight[0]["content"]
+    assert "line 11 " in content and "budget under 3000 EUR" in content
     assert "q=Kyoto" not in content  # the oldest of the two least valuable facts went first
-    tight = cut_block(digest, "en", 60)
-    assert tight is not None and tight[1] <= 60
-    assert "[Key facts]" not in tight[0]["content"] and "line 5 " in tight[0]["content"] and "line 0 " not in tight[0]["content"]
 
 
-def test_a_one_paragraph_summary_is_cut_not_dropped() -> None:
+def test_a_one_paragraph_summary_keeps_its_newest_part() -> None:
     digest = Digest(summary=" ".join(f"Step {n} compared hotels in Kyoto." for n in range(80)))
     block = cut_block(digest, "en", 100)
     assert block is not None and block[1] <= 100
-    assert block[0]["content"].startswith("[Summary of the compressed history]\nStep 0") and "[… trimmed" in block[0]["content"]
+    content = block[0]["content"]
+    assert content.startswith("[Summary of the compressed history]\n…") and "Step 79 compared hotels in Kyoto." in content
+    assert "Step 0 " not in content
     assert cut_block(digest, "en", 10) is None  # too little room for anything useful

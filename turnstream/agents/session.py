@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import faust
 import redis.exceptions
@@ -19,8 +19,9 @@ from turnstream.agents.summary_requests import SummaryRequest, SummaryResult
 from turnstream.client.store import ContextStore
 from turnstream.compaction import MessageError
 from turnstream.compaction.greeting import is_small_talk
-from turnstream.compaction.strategies import RollingSummarizer, Strategy, build_strategy
+from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, Strategy, build_strategy
 from turnstream.compaction.tokens import count_text
+from turnstream.memory import MemoryStore, memories_from_facts, owner_key, profile_additions, summary_memory
 from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
@@ -28,6 +29,8 @@ from turnstream.streams.topics import Topics
 
 log = logging.getLogger(__name__)
 
+SUMMARY_MEMORY_EVERY = 16
+"""Applied turns between refreshes of a session's summary memory: a write per turn would buy little."""
 STALE_REQUEST_MARGIN_SECONDS = 30.0
 """Beyond the summarizer's own retries: a request unanswered that long is taken as lost and re-sent."""
 
@@ -37,6 +40,17 @@ MIN_OFFLINE_TAIL_TOKENS = 32
 
 def _ms_since(start: float) -> float:
     return (time.perf_counter() - start) * 1000
+
+
+async def _until_redis_answers(write: Callable[[], Awaitable[object]]) -> None:
+    """Retry a write until Redis takes it: while Redis is away the partition waits rather than drop turns."""
+    async for attempt in AsyncRetrying(
+        retry=retry_if_exception_type((redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)),
+        wait=wait_exponential(multiplier=0.1, max=5),
+        before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s", retry.outcome.exception()),
+    ):
+        with attempt:
+            await write()
 
 
 def _is_greeting(message: dict[str, Any]) -> bool:
@@ -52,7 +66,9 @@ class SessionWriter:
     topics: Topics
     sessions: faust.Table
     store: ContextStore
+    memory: MemoryStore
     strategy: Strategy
+    extractor: KeyInfoExtractor
     last_redis_write_ms: float = 0.0
     """The latest write's latency: a document cannot carry the time of its own write."""
 
@@ -83,7 +99,7 @@ class SessionWriter:
         except MessageError as error:
             await dead_letter(self.topics.dlq, event, "message", str(error))
             return
-        state.compactor.take_archived()
+        await self._remember(state, turn)
         timings = {
             "broker_wait": broker_wait,
             "ingest": ingest,
@@ -129,6 +145,21 @@ class SessionWriter:
         self.last_redis_write_ms = _ms_since(writing)
         observe_ms("redis_write", self.last_redis_write_ms)
 
+    async def _remember(self, state: SessionState, turn: Turn) -> None:
+        """Long-term memory from a user turn (facts, preferences) and, now and then, the session's summary.
+
+        Before the context write: a crash in between replays the turn, and the upsert is idempotent.
+        """
+        owner = owner_key(turn.user_id, turn.tenant, turn.session_id)
+        now = time.time()
+        memories = []
+        if turn.message.get("role") == "user" and not _is_greeting(turn.message):
+            memories = memories_from_facts(owner, state.learn(turn.message, self.extractor), state.key, now)
+        if state.compactor.dropped and state.version % SUMMARY_MEMORY_EVERY == 0:
+            memories += filter(None, [summary_memory(owner, state.key, state.compactor.digest.summary, now)])
+        if memories:
+            await _until_redis_answers(lambda: self.memory.remember(owner, memories, profile_additions(memories)))
+
     async def _request_summary(self, request: SummaryRequest | None) -> None:
         if request is not None:
             await self.topics.compaction.send(key=request.session_key.encode(), value=request.to_bytes())
@@ -138,17 +169,10 @@ class SessionWriter:
         return settings.llm_timeout_seconds * (settings.llm_max_retries + 1) + STALE_REQUEST_MARGIN_SECONDS
 
     async def _write(self, state: SessionState, timings: dict[str, float]) -> None:
-        """Write until Redis takes it: while Redis is away the partition waits rather than drop turns."""
         doc = context_doc(state, timings)
         # only the turn this version applied: older ids keep the versions that applied them
         applied = [state.last_turn_id] if state.last_turn_id else []
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type((redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)),
-            wait=wait_exponential(multiplier=0.1, max=5),
-            before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s", retry.outcome.exception()),
-        ):
-            with attempt:
-                await self.store.write(doc, applied)
+        await _until_redis_answers(lambda: self.store.write(doc, applied))
 
     def _load(self, turn: Turn) -> SessionState:
         raw = self.sessions.get(turn.session_key)
@@ -163,7 +187,10 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
     @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1)
     async def session_agent(stream: faust.StreamT) -> None:
         store = ContextStore.from_settings(settings)
-        writer = SessionWriter(settings, topics, sessions, store, build_strategy(settings, llm=False))
+        writer = SessionWriter(
+            settings, topics, sessions, store, MemoryStore(store.redis, settings),
+            build_strategy(settings, llm=False, archive=False), KeyInfoExtractor(settings.max_facts),
+        )
         try:
             async for event in stream.events():
                 try:

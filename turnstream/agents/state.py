@@ -10,7 +10,8 @@ import orjson
 
 from turnstream.agents.summary_requests import SummaryRequests, SummaryResult
 from turnstream.compaction import SessionCompactor
-from turnstream.compaction.strategies import Strategy
+from turnstream.compaction.strategies import Fact, KeyInfoExtractor, Strategy
+from turnstream.memory import changed_facts
 from turnstream.schemas import session_key
 from turnstream.settings import Settings
 
@@ -33,6 +34,8 @@ class SessionState:
     """Applied turns tagged as greetings or small talk."""
     summaries: SummaryRequests = field(default_factory=SummaryRequests)
     """The asynchronous LLM summary's bookkeeping (idle when no LLM is configured)."""
+    user_facts: tuple[Fact, ...] = ()
+    """Key facts the user stated in this session, as extracted turn by turn (capped): restatements dedup against them."""
 
     @classmethod
     def new(cls, session_id: str, tenant: str | None, settings: Settings) -> SessionState:
@@ -59,6 +62,12 @@ class SessionState:
         self.greetings += int(greeting)
         return dropped
 
+    def learn(self, message: dict[str, Any], extractor: KeyInfoExtractor) -> list[Fact]:
+        """Extract the key facts of one user message; returns those that are new or corrected."""
+        before = self.user_facts
+        self.user_facts = extractor.extract(before, [message], self.version)
+        return changed_facts(before, self.user_facts)
+
     def apply_summary(self, result: SummaryResult, fold: Fold, strategy: Strategy | None) -> bool:
         """Fold in the LLM summary if it answers the request in flight; True when the context changed."""
         if not self.summaries.answer(result):
@@ -80,6 +89,7 @@ class SessionState:
                 "last": self.last_turn_id,
                 "greetings": self.greetings,
                 "summaries": self.summaries.to_json(),
+                "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
             }
         )
 
@@ -95,4 +105,5 @@ class SessionState:
             last_turn_id=raw["last"],
             greetings=raw["greetings"],
             summaries=SummaryRequests.from_json(raw["summaries"]),
+            user_facts=tuple(Fact(*fact) for fact in raw["user_facts"]),
         )

@@ -35,10 +35,15 @@ __all__ = [
 ]
 
 
-def build_strategy(settings: Settings, llm: bool = False) -> CompositeStrategy:
-    """Archive, then key-info extraction, then rolling summary (Solon's order); LLM-backed when `llm`."""
+def build_strategy(settings: Settings, llm: bool = False, archive: bool = True) -> CompositeStrategy:
+    """Archive, then key-info extraction, then rolling summary (Solon's order); LLM-backed when `llm`.
+
+    `archive=False` leaves the archiver out, for owners that keep the raw turns elsewhere (the stream
+    worker: the turns topic itself is the archive).
+    """
+    archiver = (Archiver(),) if archive else ()
     if not llm:
-        return CompositeStrategy(Archiver(), KeyInfoExtractor(settings.max_facts), RollingSummarizer(settings.summary_max_tokens))
+        return CompositeStrategy(*archiver, KeyInfoExtractor(settings.max_facts), RollingSummarizer(settings.summary_max_tokens))
     if not settings.openai_base_url:
         raise ValueError("LLM strategies need an OpenAI-compatible endpoint: set OPENAI_BASE_URL (or TURNSTREAM_OPENAI_BASE_URL)")
     import openai  # only the LLM path pays for the client
@@ -46,7 +51,7 @@ def build_strategy(settings: Settings, llm: bool = False) -> CompositeStrategy:
     client = openai.OpenAI(**client_options(settings.openai_base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds))
     common = {"timeout": settings.llm_timeout_seconds, "max_retries": settings.llm_max_retries}
     return CompositeStrategy(
-        Archiver(),
+        *archiver,
         LLMKeyInfoExtractor(client, settings.llm_model, max_facts=settings.max_facts, **common),
         LLMSummarizer(client, settings.llm_model, max_tokens=settings.summary_max_tokens, **common),
     )

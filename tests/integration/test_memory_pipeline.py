@@ -1,0 +1,61 @@
+"""Long-term memory written by the worker from turns in Kafka, read back by build_prompt with no LLM call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.test_pipeline import produce, wait_for_versions
+from tests.support.worker import running_worker
+from turnstream.client import ContextClient
+from turnstream.compaction.tokens import count_messages
+from turnstream.memory import MemoryStore
+from turnstream.settings import Settings
+from turnstream.streams.admin import ensure_topics
+
+pytestmark = pytest.mark.integration
+
+USER_LINES = [
+    "Hi! I'm planning a trip to Lisbon in May.",
+    "My budget is 2000 EUR for the whole trip.",
+    "I prefer boutique hotels near the old town.",
+    "Again, the budget is 2000 EUR, please keep to it.",
+    "Actually my budget is 3500 EUR, not 2000.",
+]
+
+
+def user_turns(session_id: str, user_id: str, lines: list[str]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a travel assistant."}]
+    for line in lines:
+        messages += [{"role": "user", "content": line}, {"role": "assistant", "content": "Noted."}]
+    return [
+        {"turn_id": f"{session_id}-{seq}", "session_id": session_id, "user_id": user_id, "seq": seq, "message": message}
+        for seq, message in enumerate(messages)
+    ]
+
+
+async def test_a_corrected_fact_is_one_memory_and_is_recalled_without_an_llm(settings: Settings, llm_server) -> None:
+    server = llm_server(reply=lambda body: "an LLM summary")
+    settings = settings.model_copy(update={"openai_base_url": server.base_url, "llm_timeout_seconds": 2.0})
+    turns = user_turns("trip-1", "maya", USER_LINES)
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
+            await wait_for_versions(client, {"trip-1": len(turns)}, worker)
+            memories = await MemoryStore(client.store.redis, settings).list("maya")
+            budget_memories = [m for m in memories if "budget" in m.text.lower()]
+            assert len(budget_memories) == 1, [m.text for m in memories]
+            assert "3500" in budget_memories[0].text and "2000 EUR" not in budget_memories[0].text
+
+            asked_before = server.count
+            prompt = await client.build_prompt("trip-1", "What's my budget for the hotel?", user_id="maya")
+            assert any("3500" in m["text"] for m in prompt.recalled), prompt.recalled
+            assert not prompt.skipped_recall
+            assert prompt.messages[-1] == {"role": "user", "content": "What's my budget for the hotel?"}
+            assert count_messages(prompt.messages) <= settings.prompt_budget_tokens
+
+            greeting = await client.build_prompt("trip-1", "hello!", user_id="maya")
+            assert greeting.skipped_recall and greeting.recalled == []
+            assert server.count == asked_before, "the read path never calls the LLM"

@@ -80,7 +80,7 @@ class SessionWriter:
 
     async def handle_turn(self, event: EventT) -> None:
         started = time.perf_counter()
-        broker_wait = max(0.0, time.time() * 1000 - event.message.timestamp)
+        broker_wait = max(0.0, time.time() - event.message.timestamp) * 1000  # Faust gives seconds
         try:
             turn = decode_turn(event.value, self.settings.max_content_bytes)
         except TurnError as error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from turnstream.cli import CliError
 from turnstream.settings import Settings
 
@@ -16,3 +18,9 @@ def configured_settings(kafka: bool = False, redis: bool = False) -> Settings:
     if redis and not settings.redis_url:
         raise CliError(f"no Redis configured: {_HOW}")
     return settings
+
+
+def client_logging() -> None:
+    """Our own warnings as `turnstream:` lines; aiokafka's connection chatter off (the command reports failures)."""
+    logging.basicConfig(format="turnstream: %(message)s", level=logging.WARNING)
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)

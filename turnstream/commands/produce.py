@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import sys
 from contextlib import nullcontext
@@ -17,7 +16,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 
 from turnstream.cli import CliError
 from turnstream.client import TurnProducer
-from turnstream.commands._services import configured_settings
+from turnstream.commands._services import client_logging, configured_settings
 from turnstream.schemas import TurnError, decode_turn, session_key
 from turnstream.settings import Settings
 
@@ -116,10 +115,7 @@ def _count(number: int, noun: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     settings = configured_settings(kafka=True)
-    # the fallback warning of idempotent_producer=auto reads as one of our lines; aiokafka's own
-    # connection chatter would only repeat the error this command reports
-    logging.basicConfig(format="turnstream: %(message)s", level=logging.WARNING)
-    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    client_logging()
     show = args.progress or sys.stderr.isatty()
     with _open(args.file) as stream:
         try:

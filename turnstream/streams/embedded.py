@@ -44,7 +44,7 @@ def ensure_port_free(port: int) -> None:
             raise StackError(f"port {port} is already in use ({error.strerror})") from None
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Runs in the child before exec: the kernel sends SIGTERM when the parent dies, so no orphans."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -199,7 +199,7 @@ class EmbeddedStack:
         env = {k: v for k, v in os.environ.items() if k not in ("LISTENER_URL", "ADVERTISED_LISTENER_URL")}
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=env, preexec_fn=_die_with_parent,
+            env=env, preexec_fn=die_with_parent,
         )
         service = ChildService(name, url, port, process, log)
         self.services.append(service)

@@ -9,7 +9,7 @@ import sys
 from typing import IO
 
 from turnstream.settings import Settings
-from turnstream.streams.embedded import free_port
+from turnstream.streams.embedded import die_with_parent, free_port
 
 STOP_GRACE_SECONDS = 20.0
 
@@ -32,7 +32,7 @@ def start_worker(settings: Settings, log: IO[bytes], loglevel: str = "info") -> 
     env = {**os.environ, **settings_env(settings), "TURNSTREAM_WEB_PORT": str(settings.web_port or free_port())}
     return subprocess.Popen(
         [sys.executable, "-m", "turnstream", "worker", "--loglevel", loglevel],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, preexec_fn=die_with_parent,
     )
 
 

@@ -240,6 +240,8 @@ class KeyInfoExtractor:
 
     def _fold_prose(self, current: tuple[Fact, ...], text: str, role: str, seq: int) -> tuple[Fact, ...]:
         for sentence in sentences(text):
+            if sentence.rstrip().endswith(("?", "？")):
+                continue  # a question states nothing: "are we under budget?" must not take the budget's slot
             found: list[Fact] = []
             correcting = bool(_CORRECTION.search(sentence))
             facts, replaced = _split_old_values(sentence, current) if correcting else (list(current), [])
@@ -262,11 +264,15 @@ class KeyInfoExtractor:
                         context = clause if len(clause) < 40 else ""
                     continue
                 kind, key = kind_key
+                if ":" not in key and role != "user":
+                    key = f"{kind}:{role}-{key}"  # the user's own slots (budget, name…) change only by the user's word
                 text = shorten(f"{context}, {clause}" if context else clause, MAX_FACT_CHARS)
                 context = ""
                 if ":" in key:
                     # Generic keys: a restatement or a correction of an earlier entry takes over its key.
                     key = _similar_key(text, kind, facts + found, 0.25 if correcting else 0.6) or key
+                elif not _NUMBER.search(clause) and any(f.key == key and _NUMBER.search(f.text) for f in facts):
+                    continue  # "budget stays the same" names the slot but no value: the stated one stands
                 found.append(Fact(type=kind, text=text, key=key, source_seq=seq))
             current = merge_facts(facts, found, self.max_facts)
         return current

@@ -1,0 +1,30 @@
+"""A user's named slots (budget, name…) keep the value the user stated, whatever else mentions them."""
+
+import pytest
+
+from turnstream.compaction.strategies import KeyInfoExtractor
+
+pytestmark = pytest.mark.unit
+
+
+def budget_after(*messages: tuple[str, str]) -> list[str]:
+    facts = KeyInfoExtractor(40).extract((), [{"role": role, "content": text} for role, text in messages], 0)
+    return [fact.text for fact in facts if fact.key == "budget"]
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        ("user", "Are we under budget?"),
+        ("user", "预算够吗？"),
+        ("user", "Budget stays the same."),
+        ("assistant", "Filtering to 220 EUR a night keeps hotels under about 1900 EUR in total."),
+    ],
+)
+def test_the_stated_budget_survives(later: tuple[str, str]) -> None:
+    assert budget_after(("user", "My budget is 4800 EUR for the whole trip."), later) == ["My budget is 4800 EUR for the whole trip."]
+
+
+def test_the_users_correction_still_replaces_it() -> None:
+    kept = budget_after(("user", "My budget is 4800 EUR for the whole trip."), ("user", "Actually my budget is 5200 EUR, not 4800."))
+    assert len(kept) == 1 and "5200" in kept[0] and "4800 EUR for" not in kept[0]

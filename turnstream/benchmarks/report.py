@@ -1,0 +1,86 @@
+"""The bench's outputs: a rich table, a JSON document of every figure, and a plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from turnstream.benchmarks.figures import Figure
+
+
+class PlotUnavailable(RuntimeError):
+    """matplotlib is not installed."""
+
+
+def _number(value: float) -> str:
+    # figures carry 4 significant digits already: from 1,000 on they are whole
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def table(figures: list[Figure], title: str) -> Table:
+    """One row per measure: A, B, their ratio, and the group's target beside its first row."""
+    out = Table(title=title, title_justify="left")
+    for column, justify in (("figure", "left"), ("measure", "left"), ("A", "right"), ("B", "right"),
+                            ("A/B", "right"), ("target", "left"), ("met", "center")):
+        out.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for figure in figures:
+        for index, row in enumerate(figure.rows):
+            first = index == 0
+            target = figure.target
+            out.add_row(
+                f"{figure.title}\n[dim]A={figure.a_label}, B={figure.b_label}[/dim]" if first else "",
+                f"{row.measure} ({row.unit})",
+                _number(row.a), _number(row.b),
+                "—" if row.ratio is None else f"{row.ratio:.3g}",
+                (target.text if target else "none set") if first else "",
+                ("[green]met[/green]" if target.met else "[red]not met[/red]") if first and target else "",
+                end_section=index == len(figure.rows) - 1,
+            )
+    return out
+
+
+def print_table(figures: list[Figure], title: str, console: Console | None = None) -> None:
+    (console or Console()).print(table(figures, title))
+
+
+def write_json(path: Path, figures: list[Figure], meta: dict[str, Any]) -> None:
+    document = {"meta": meta, "figures": {figure.key: figure.to_dict() for figure in figures}}
+    path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+
+
+def write_plot(path: Path, figures: list[Figure]) -> None:
+    """Prompt size vs turns (naive vs compacted) and the read-latency distributions, side by side."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: no display needed
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise PlotUnavailable("--plot needs matplotlib: pip install 'turnstream[bench]'") from None
+    by_key = {figure.key: figure for figure in figures}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+    if "prompt_size" in by_key:
+        series = by_key["prompt_size"].data["series"]
+        left.plot(series["turns"], series["naive"], label="naive full history")
+        left.plot(series["turns"], series["compacted"], label="compacted context")
+        left.axhline(by_key["prompt_size"].data["budget_tokens"], color="grey", linestyle=":", label="budget")
+        left.set_yscale("log")
+        left.set(title="Prompt size vs conversation length", xlabel="turns", ylabel="prompt tokens")
+        left.legend()
+    if "reads" in by_key:
+        samples = by_key["reads"].data["samples_ms"]
+        names = list(samples)
+        right.boxplot([samples[name] for name in names], whis=(1, 99), showfliers=False)
+        right.set_xticks(range(1, len(names) + 1), [_read_label(name) for name in names])
+        right.set(title="Read latency (whiskers p1–p99)", ylabel="ms")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _read_label(name: str) -> str:
+    return {"GET": "plain Redis GET", "get": "ContextClient.get", "build_prompt": "build_prompt"}.get(name, name)

@@ -1,0 +1,79 @@
+"""The whole suite: pure figures, then the live ones against a worker and its yardsticks, in a few minutes."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from turnstream.benchmarks.children import Children
+from turnstream.benchmarks.cost import append_cost
+from turnstream.benchmarks.drain import drain_rate
+from turnstream.benchmarks.figures import Figure
+from turnstream.benchmarks.freshness import freshness
+from turnstream.benchmarks.live import Live, create_topics, spawn
+from turnstream.benchmarks.prompt_size import prompt_size
+from turnstream.benchmarks.reads import read_latency
+from turnstream.benchmarks.retention import retention
+from turnstream.settings import Settings
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much of each figure to measure."""
+
+    drain_rounds: int
+    drain_sessions: int
+    drain_turns: int
+    fresh_rounds: int
+    fresh_sessions: int
+    fresh_turns: int
+    fresh_rate: float
+    """Turns per second while measuring freshness: well below the worker's drain rate."""
+    read_samples: int
+    retention_conversations: int
+    cost_rounds: int
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+FULL = Plan(drain_rounds=4, drain_sessions=16, drain_turns=250, fresh_rounds=4, fresh_sessions=8, fresh_turns=60,
+            fresh_rate=100.0, read_samples=2000, retention_conversations=10, cost_rounds=800)
+QUICK = Plan(drain_rounds=2, drain_sessions=8, drain_turns=100, fresh_rounds=2, fresh_sessions=4, fresh_turns=30,
+             fresh_rate=100.0, read_samples=300, retention_conversations=2, cost_rounds=200)
+
+
+def run_suite(settings: Settings, plan: Plan, children: Children, progress: Progress) -> list[Figure]:
+    """Every figure group in table order; the live consumers run in `children` and are stopped before the cost figure."""
+    asyncio.run(create_topics(settings))
+    spawn(settings, children)
+    progress("worker and pass-through agents starting; pure figures meanwhile")
+    # pure and not speed-dependent: fine to run while the children boot
+    sizes = prompt_size(settings)
+    progress(f"prompt size: {sizes.rows[-1].a:,} vs {sizes.rows[-1].b:,} tokens after {sizes.rows[-1].measure[6:]}")
+    kept = retention(plan.retention_conversations)
+    progress(f"retention: {kept.rows[-1].a:.0f}% vs {kept.rows[-1].b:.0f}%")
+    live = asyncio.run(_live_figures(settings, plan, children, progress))
+    children.stop()  # the cost figure is speed-dependent: measured on a quiet machine
+    progress("compaction cost per turn")
+    cost = append_cost(plan.cost_rounds)
+    return [*live, sizes, kept, cost]
+
+
+async def _live_figures(settings: Settings, plan: Plan, children: Children, progress: Progress) -> list[Figure]:
+    live = await Live.connect(settings, children)
+    try:
+        await live.warm_up()
+        progress("consumers ready")
+        drained = await drain_rate(live, plan.drain_rounds, plan.drain_sessions, plan.drain_turns, progress)
+        fresh = await freshness(live, plan.fresh_rounds, plan.fresh_sessions, plan.fresh_turns, plan.fresh_rate, progress)
+        # a drained session: a context of full size, with memories for build_prompt to recall
+        session = drained.data["last_session"]
+        reads = await read_latency(live, session["session_id"], session["user_id"], plan.read_samples)
+        progress("reads measured")
+        return [drained, fresh, reads]
+    finally:
+        await live.aclose()

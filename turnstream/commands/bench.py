@@ -1,0 +1,113 @@
+"""`turnstream bench`: the benchmark suite on the embedded stack (or the configured URLs), as ratios to yardsticks."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import signal
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from turnstream.cli import CliError
+from turnstream.settings import Settings
+from turnstream.streams.embedded import EmbeddedStack, StackError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="run the benchmark suite and print its figures as ratios to side-by-side yardsticks",
+        description=(
+            "Measure drain rate, freshness and read latency against pass-through agents on the same broker and "
+            "Redis, and prompt size, fact retention and per-turn compaction cost offline. Speed figures are ratios "
+            "measured side by side in one run. With TURNSTREAM_KAFKA_URL / TURNSTREAM_REDIS_URL unset, embedded "
+            "services are started. Progress goes to stderr, the table to stdout."
+        ),
+    )
+    parser.add_argument("--quick", action="store_true", help="a short run (about a minute): fewer rounds and samples")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE as JSON")
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw prompt size and read latency (needs matplotlib)")
+    parser.set_defaults(run=run)
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C, so every child is stopped on the way out."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def run(args: argparse.Namespace) -> int:
+    from turnstream.benchmarks.children import ChildDied, Children
+    from turnstream.benchmarks.live import BenchTimeout
+    from turnstream.benchmarks.report import PlotUnavailable, print_table, write_json, write_plot
+    from turnstream.benchmarks.suite import FULL, QUICK, run_suite
+
+    if args.plot is not None:
+        _check_matplotlib()
+    _stop_on_sigterm()
+    plan = QUICK if args.quick else FULL
+    started = time.monotonic()
+
+    def progress(message: str) -> None:
+        print(f"[bench {time.monotonic() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+    configured = Settings()
+    # a prefix of its own: a configured broker's real topics are never touched
+    settings = configured.model_copy(update={"topic_prefix": f"{configured.topic_prefix}-bench-{int(time.time())}"})
+    pids: dict[str, int] = {}
+    try:
+        with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None) as stack, Children() as children:
+            pids.update({service.name: service.process.pid for service in stack.services})
+            settings = settings.model_copy(update={"kafka_url": settings.kafka_url or stack.kafka_url,
+                                                   "redis_url": settings.redis_url or stack.redis_url})
+            progress(f"broker {settings.kafka_url}, Redis {settings.redis_url}")
+            figures = run_suite(settings, plan, children, progress)
+            pids.update(children.spawned)
+    except (StackError, ChildDied, BenchTimeout) as error:
+        raise CliError(str(error)) from None
+    wall = time.monotonic() - started
+    title = f"turnstream bench{' --quick' if args.quick else ''} · {_machine()['nproc']} cores · Python {platform.python_version()} · {wall:.0f}s"
+    print_table(figures, title)
+    if args.json is not None:
+        meta = _meta(configured, plan.to_dict(), args.quick, wall, pids)
+        write_json(args.json, figures, meta)
+        progress(f"figures written to {args.json}")
+    if args.plot is not None:
+        try:
+            write_plot(args.plot, figures)
+        except PlotUnavailable as error:
+            raise CliError(str(error)) from None
+        progress(f"plot written to {args.plot}")
+    return 0
+
+
+def _check_matplotlib() -> None:
+    """Fail before minutes of measuring, not after."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise CliError("--plot needs matplotlib: pip install 'turnstream[bench]'")
+
+
+def _machine() -> dict[str, Any]:
+    return {"nproc": len(os.sched_getaffinity(0)), "python": platform.python_version(), "platform": platform.platform()}
+
+
+def _meta(configured: Settings, plan: dict[str, Any], quick: bool, wall: float, pids: dict[str, int]) -> dict[str, Any]:
+    return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": _machine(),
+        "quick": quick,
+        "plan": plan,
+        "wall_seconds": round(wall, 1),
+        "services": {"kafka": "configured" if configured.kafka_url else "embedded",
+                     "redis": "configured" if configured.redis_url else "embedded"},
+        "pids": pids,
+    }

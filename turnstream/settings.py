@@ -29,7 +29,7 @@ def parse_kafka_url(url: str) -> list[str]:
 class Settings(BaseSettings):
     """turnstream configuration; unset URLs mean "start the embedded service"."""
 
-    model_config = SettingsConfigDict(env_prefix="TURNSTREAM_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="TURNSTREAM_", frozen=True, extra="ignore", use_attribute_docstrings=True)
 
     kafka_url: str | None = None
     """Broker bootstrap, kafka://host:port[,host:port]; unset starts the embedded Tansu broker."""
@@ -72,10 +72,15 @@ class Settings(BaseSettings):
     openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"))
     """OpenAI-compatible endpoint; unset turns every LLM path off."""
     openai_api_key: SecretStr = Field(SecretStr("unused"), validation_alias=AliasChoices("OPENAI_API_KEY", "TURNSTREAM_OPENAI_API_KEY"))
+    """API key sent to the endpoint (local servers usually ignore it)."""
     llm_model: str = "gpt-4o-mini"
+    """Model name for summary merges and LLM key-info extraction."""
     llm_timeout_seconds: float = Field(20.0, gt=0)
+    """Timeout of one LLM call; on expiry the offline result stands."""
     llm_max_retries: int = Field(2, ge=0)
+    """Retries of a failed LLM call, with exponential backoff."""
     llm_concurrency: int = Field(4, ge=1)
+    """LLM requests a worker has in flight at once."""
 
     web_bind: str = "127.0.0.1"
     """Where a worker's Faust web server listens (never 0.0.0.0 by default)."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any
+from typing import Any, Callable
 
-from turnstream.benchmarks.figures import Figure, Row, Target, abba
+from turnstream.benchmarks.figures import Figure, Row, Target, interleaved
 from turnstream.compaction import SessionCompactor
 from turnstream.compaction.strategies import build_strategy
 from turnstream.samples.conversations import generate_conversations, steps
@@ -28,7 +28,7 @@ def _whole_steps(messages: list[dict[str, Any]], count: int) -> tuple[list[dict[
 
 
 def append_cost(rounds: int, early: int = EARLY, late: int = LATE, seed: int = 0) -> Figure:
-    """Seconds of one append() + result(), as the worker pays per turn, at turn ~`late` vs ~`early`.
+    """Microseconds of one append() + result(), as the worker pays per turn, at turn ~`late` vs ~`early`.
 
     Both sessions get the same new turns, one after the other in ABBA order, so they differ only in what
     they have seen and machine noise hits both alike. Median and mean: the mean shows the strategy folds,
@@ -45,19 +45,25 @@ def append_cost(rounds: int, early: int = EARLY, late: int = LATE, seed: int = 0
         for message in seen:
             session.append(message)
         sessions.append(session)
-    late_session, early_session = sessions
-    samples: dict[str, list[float]] = {"late": [], "early": []}
-    for index, late_first in abba(len(new_turns)):
-        order = (("late", late_session), ("early", early_session))
-        for name, session in order if late_first else order[::-1]:
-            started = time.perf_counter()
-            session.append(new_turns[index])
-            session.result()
-            samples[name].append((time.perf_counter() - started) * 1e6)
+    late_us, early_us = interleaved(*(_timed(session, new_turns) for session in sessions), len(new_turns))
     rows = [
-        Row.of("median per turn", "µs", statistics.median(samples["late"]), statistics.median(samples["early"])),
-        Row.of("mean per turn", "µs", statistics.fmean(samples["late"]), statistics.fmean(samples["early"])),
+        Row.of("median per turn", "µs", statistics.median(late_us), statistics.median(early_us)),
+        Row.of("mean per turn", "µs", statistics.fmean(late_us), statistics.fmean(early_us)),
     ]
     median_ratio = rows[0].ratio or 0.0
-    return Figure("append_cost", "Compaction cost per turn", f"turn ~{late:,}", f"turn ~{early:,}", rows,
+    return Figure("append_cost", "6 Compaction cost per turn", f"turn ~{late:,}", f"turn ~{early:,}", rows,
                   Target(f"median ratio ≤ {TARGET}", median_ratio <= TARGET), {"rounds": len(new_turns), "budget_tokens": BUDGET_TOKENS})
+
+
+def _timed(session: SessionCompactor, turns: list[dict[str, Any]]) -> Callable[[], float]:
+    """Each call appends the next of `turns` and builds the result, as the worker does per turn; µs taken."""
+    upcoming = iter(turns)
+
+    def run() -> float:
+        message = next(upcoming)
+        started = time.perf_counter()
+        session.append(message)
+        session.result()
+        return (time.perf_counter() - started) * 1e6
+
+    return run

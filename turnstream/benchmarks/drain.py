@@ -31,8 +31,8 @@ async def drain_rate(live: Live, rounds: int, sessions: int, turns: int, progres
             await live.until(done, f"drain round {index + 1} ({side})")
             rates[side].append(len(records) / (time.perf_counter() - started))
             progress(f"drain round {index + 1}/{rounds}: {side} {rates[side][-1]:,.0f} turns/s")
-    row = Row.of("drain rate (median of rounds)", "turns/s", statistics.median(rates["pipeline"]), statistics.median(rates["count"]))
+    row = Row.of("drain rate, median of rounds", "turns/s", statistics.median(rates["pipeline"]), statistics.median(rates["count"]))
     met = (row.ratio or 0.0) >= TARGET
-    return Figure("drain", "Pipeline drain rate", "pipeline", "count-only agent", [row], Target(f"ratio ≥ {TARGET}", met),
+    return Figure("drain", "1 Drain rate", "pipeline", "count-only agent", [row], Target(f"ratio ≥ {TARGET}", met),
                   {"rounds": rates, "turns_per_round": len(records), "sessions": sessions,
                    "last_session": {"session_id": batch[-1]["session_id"], "user_id": batch[-1]["user_id"]}})

@@ -128,5 +128,5 @@ async def freshness(live: Live, rounds: int, sessions: int, turns: int, rate: fl
             progress(f"freshness round {index + 1}/{rounds}: {side} p50 {p50_p99(latencies)[0]:.1f} ms")
     ours, theirs = p50_p99(samples["pipeline"]), p50_p99(samples["set"])
     rows = [Row.of("freshness p50", "ms", ours[0], theirs[0]), Row.of("freshness p99", "ms", ours[1], theirs[1])]
-    return Figure("freshness", "Produce → readable in Redis", "pipeline", "SET-only agent", rows, None,
+    return Figure("freshness", "2 Freshness: produce → readable", "pipeline", "SET-only agent", rows, None,
                   {"samples_ms": samples, "rate_turns_per_s": rate})

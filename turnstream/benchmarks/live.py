@@ -89,7 +89,8 @@ class Live:
     async def connect(cls, settings: Settings, children: Children) -> Live:
         """Producer and Redis client for the consumers `spawn(settings, children)` started."""
         pipeline, count, set_ = consumer_settings(settings)
-        producer = TurnProducer(pipeline)
+        # one plain acks=all producer for every side, whatever the broker offers
+        producer = TurnProducer(pipeline.model_copy(update={"idempotent_producer": "off"}))
         await producer.start()
         store = ContextStore.from_settings(pipeline)
         return cls(pipeline, count, set_, children, producer, store.redis, store)

@@ -34,7 +34,7 @@ def prompt_size(settings: Settings, checkpoints: tuple[int, ...] = CHECKPOINTS, 
     at = {n: (series["compacted"][i], series["naive"][i]) for i, n in enumerate(series["turns"])}
     rows = [Row.of(f"after {n:,} turns", "tokens", *at[n]) for n in checkpoints]
     target = _flat_target(at, checkpoints)
-    return Figure("prompt_size", "Prompt size", "compacted", "naive history", rows, target,
+    return Figure("prompt_size", "4 Prompt size", "compacted", "naive history", rows, target,
                   {"budget_tokens": settings.budget_tokens, "series": series})
 
 

@@ -21,20 +21,23 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
+TABLE_WIDTH = 160
+"""Wide enough for one line per row; a piped table is not cut to 80 columns."""
+
+
 def table(figures: list[Figure], title: str) -> Table:
     """One row per measure: A, B, their ratio, and the group's target beside its first row."""
     out = Table(title=title, title_justify="left")
-    for column, justify in (("figure", "left"), ("measure", "left"), ("A", "right"), ("B", "right"),
-                            ("A/B", "right"), ("target", "left"), ("met", "center")):
-        out.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for column, justify in (("figure (A vs B)", "left"), ("measure", "left"), ("unit", "left"), ("A", "right"),
+                            ("B", "right"), ("A/B", "right"), ("target", "left"), ("met", "left")):
+        out.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for figure in figures:
+        target = figure.target
         for index, row in enumerate(figure.rows):
             first = index == 0
-            target = figure.target
             out.add_row(
-                f"{figure.title}\n[dim]A={figure.a_label}, B={figure.b_label}[/dim]" if first else "",
-                f"{row.measure} ({row.unit})",
-                _number(row.a), _number(row.b),
+                f"{figure.title}\n[dim]{figure.a_label} vs {figure.b_label}[/dim]" if first else "",
+                row.measure, row.unit, _number(row.a), _number(row.b),
                 "—" if row.ratio is None else f"{row.ratio:.3g}",
                 (target.text if target else "none set") if first else "",
                 ("[green]met[/green]" if target.met else "[red]not met[/red]") if first and target else "",
@@ -44,7 +47,7 @@ def table(figures: list[Figure], title: str) -> Table:
 
 
 def print_table(figures: list[Figure], title: str, console: Console | None = None) -> None:
-    (console or Console()).print(table(figures, title))
+    (console or Console(width=TABLE_WIDTH)).print(table(figures, title))
 
 
 def write_json(path: Path, figures: list[Figure], meta: dict[str, Any]) -> None:

@@ -40,8 +40,8 @@ class Plan:
         return asdict(self)
 
 
-FULL = Plan(drain_rounds=4, drain_sessions=16, drain_turns=250, fresh_rounds=4, fresh_sessions=8, fresh_turns=60,
-            fresh_rate=100.0, read_samples=2000, retention_conversations=10, cost_rounds=800)
+FULL = Plan(drain_rounds=5, drain_sessions=16, drain_turns=300, fresh_rounds=4, fresh_sessions=10, fresh_turns=60,
+            fresh_rate=100.0, read_samples=3000, retention_conversations=10, cost_rounds=1000)
 QUICK = Plan(drain_rounds=2, drain_sessions=8, drain_turns=100, fresh_rounds=2, fresh_sessions=4, fresh_turns=30,
              fresh_rate=100.0, read_samples=300, retention_conversations=2, cost_rounds=200)
 

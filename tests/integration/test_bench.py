@@ -1,0 +1,64 @@
+"""`turnstream bench --quick` end to end on its own embedded stack: consistent figures, no process left behind."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+pytestmark = pytest.mark.integration
+
+FIGURES = {"drain", "freshness", "reads", "prompt_size", "retention", "append_cost"}
+SPEED_FIGURES = {"drain", "freshness", "reads", "append_cost"}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp_path: Path) -> None:
+    path = tmp_path / "bench.json"
+    # no configured services: the bench starts (and must stop) its own embedded broker and Redis
+    env = {k: v for k, v in os.environ.items() if k not in ("TURNSTREAM_KAFKA_URL", "TURNSTREAM_REDIS_URL")}
+    result = subprocess.run(
+        [sys.executable, "-m", "turnstream", "bench", "--quick", "--json", str(path)],
+        capture_output=True, text=True, env=env, timeout=240,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    document = orjson.loads(path.read_bytes())
+    figures = document["figures"]
+    assert set(figures) == FIGURES
+    for key, figure in figures.items():
+        assert figure["title"] in result.stdout
+        assert figure["rows"], key
+        for row in figure["rows"]:
+            assert math.isfinite(row["a"]) and math.isfinite(row["b"]), (key, row)
+            if row["b"] == 0:
+                assert row["ratio"] is None, (key, row)
+            else:
+                assert row["ratio"] == pytest.approx(row["a"] / row["b"], rel=1e-12), (key, row)
+            if key in SPEED_FIGURES:
+                assert row["a"] > 0 and row["b"] > 0, (key, row)
+        assert figure["target"] is None or isinstance(figure["target"]["met"], bool), key
+
+    sizes = figures["prompt_size"]
+    for row, turns in zip(sizes["rows"], (50, 200, 1000, 5000)):
+        assert f"{turns:,}" in row["measure"]
+        if turns >= 200:
+            assert row["a"] <= row["b"], row
+        assert row["a"] <= sizes["data"]["budget_tokens"]
+    for row in figures["retention"]["rows"]:
+        assert 0 <= row["a"] <= 100 and 0 <= row["b"] <= 100
+
+    pids = document["meta"]["pids"]
+    assert {"kafka", "redis", "worker", "passthrough-count", "passthrough-set"} <= set(pids)
+    assert not [name for name, pid in pids.items() if _alive(pid)]

@@ -1,0 +1,87 @@
+"""The bench's pure helpers: rounding, ratios, percentiles, ABBA interleaving, rows and the report."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import orjson
+import pytest
+from rich.console import Console
+
+from turnstream.benchmarks.figures import Figure, Row, Target, abba, interleaved, p50_p99, ratio, rounded
+from turnstream.benchmarks.report import print_table, write_json
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(123456.7, 123500.0), (0.000123456, 0.0001235), (899.34, 899.3), (1.0, 1.0), (0.0, 0.0), (143823, 143823)],
+)
+def test_rounded_keeps_four_significant_digits_and_integers_whole(value: float, expected: float) -> None:
+    assert rounded(value) == expected
+    assert type(rounded(value)) is type(value)
+
+
+def test_ratio_of_nothing_is_none() -> None:
+    assert ratio(3.0, 2.0) == 1.5
+    assert ratio(3.0, 0.0) is None
+
+
+def test_a_row_ratio_is_the_quotient_of_its_printed_figures() -> None:
+    row = Row.of("p99", "ms", 0.77561, 0.40004)
+    assert (row.a, row.b) == (0.7756, 0.4)
+    assert row.ratio == row.a / row.b
+    assert row.to_dict() == {"measure": "p99", "unit": "ms", "a": 0.7756, "b": 0.4, "ratio": row.a / row.b}
+
+
+def test_p50_p99_interpolate() -> None:
+    p50, p99 = p50_p99([float(v) for v in range(1, 101)])
+    assert p50 == pytest.approx(50.5)
+    assert p99 == pytest.approx(99.01)
+    assert all(math.isnan(v) for v in p50_p99([]))
+
+
+def test_abba_alternates_which_side_goes_first() -> None:
+    assert list(abba(4)) == [(0, True), (1, False), (2, True), (3, False)]
+    assert list(abba(0)) == []
+
+
+def test_interleaved_runs_both_sides_in_abba_order() -> None:
+    calls: list[str] = []
+
+    def side(name: str):
+        def run() -> str:
+            calls.append(name)
+            return f"{name}{len(calls)}"
+
+        return run
+
+    results_a, results_b = interleaved(side("a"), side("b"), 3)
+    assert calls == ["a", "b", "b", "a", "a", "b"]
+    assert results_a == ["a1", "a4", "a5"]
+    assert results_b == ["b2", "b3", "b6"]
+
+
+def _figure(target: Target | None) -> Figure:
+    return Figure("demo", "7 Something", "ours", "theirs", [Row.of("speed", "x/s", 12.0, 24.0)], target, {"series": [1, 2]})
+
+
+def test_the_table_shows_figures_ratio_and_target() -> None:
+    console = Console(width=150, record=True)
+    print_table([_figure(Target("ratio ≥ 0.5", True)), _figure(None)], "title", console)
+    text = console.export_text()
+    assert "7 Something" in text and "ours vs theirs" in text
+    assert "0.5" in text and "met" in text and "none set" in text
+
+
+def test_the_json_holds_every_figure_with_its_target(tmp_path: Path) -> None:
+    path = tmp_path / "bench.json"
+    write_json(path, [_figure(Target("ratio ≥ 0.5", False))], {"quick": True})
+    document = orjson.loads(path.read_bytes())
+    assert document["meta"] == {"quick": True}
+    figure = document["figures"]["demo"]
+    assert figure["rows"] == [{"measure": "speed", "unit": "x/s", "a": 12.0, "b": 24.0, "ratio": 0.5}]
+    assert figure["target"] == {"text": "ratio ≥ 0.5", "met": False}
+    assert figure["data"] == {"series": [1, 2]}

@@ -14,10 +14,10 @@ from turnstream.streams.topics import declare_topics
 DEFAULT_BROKER = "kafka://localhost:9092"
 
 
-def create_app(settings: Settings) -> faust.App:
-    """A worker app for `settings`; its group id is derived from the topic prefix."""
-    app = faust.App(
-        f"{settings.topic_prefix}-worker",
+def faust_app(settings: Settings, name: str) -> faust.App:
+    """A Faust app configured for turnstream's topics and brokers (the embedded one included), with no agents."""
+    return faust.App(
+        f"{settings.topic_prefix}-{name}",
         broker=settings.kafka_url or DEFAULT_BROKER,
         store="memory://",  # Tables are rebuilt from their changelogs; Redis serves the reads
         autodiscover=False,
@@ -32,6 +32,11 @@ def create_app(settings: Settings) -> faust.App:
         web_bind=settings.web_bind,
         web_port=settings.web_port or free_port(),  # Faust refuses 0: pick a free port ourselves
     )
+
+
+def create_app(settings: Settings) -> faust.App:
+    """The worker app for `settings`; its group id is derived from the topic prefix."""
+    app = faust_app(settings, "worker")
     topics = declare_topics(app, settings)
     register_session_agent(app, settings, topics, sessions_table(app, settings))
     if settings.llm_enabled:

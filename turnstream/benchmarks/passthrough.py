@@ -16,7 +16,7 @@ import faust
 from redis.asyncio import Redis
 
 from turnstream.settings import Settings
-from turnstream.streams.embedded import free_port
+from turnstream.streams.app import faust_app
 
 COUNT_REPORT_SECONDS = 0.005
 MODES = ("count", "set")
@@ -35,23 +35,8 @@ def updates_channel(settings: Settings) -> str:
 
 
 def create_passthrough_app(settings: Settings, mode: str) -> faust.App:
-    """A Faust app configured as the worker's (create_app), with one agent at concurrency 1 doing `mode`."""
-    app = faust.App(
-        f"{settings.topic_prefix}-passthrough",
-        broker=settings.kafka_url,
-        store="memory://",
-        autodiscover=False,
-        topic_partitions=settings.turn_partitions,
-        topic_replication_factor=1,
-        producer_acks=-1,
-        consumer_auto_offset_reset="earliest",
-        broker_session_timeout=settings.broker_session_timeout,
-        broker_heartbeat_interval=min(3.0, settings.broker_session_timeout / 3),
-        broker_commit_interval=1.0,
-        web_enabled=True,
-        web_bind=settings.web_bind,
-        web_port=settings.web_port or free_port(),  # Faust refuses 0
-    )
+    """A Faust app configured as the worker's (faust_app), with one agent at concurrency 1 doing `mode`."""
+    app = faust_app(settings, "passthrough")
     topic = app.topic(settings.turns_topic, key_type=bytes, value_type=bytes, key_serializer="raw",
                       value_serializer="raw", partitions=settings.turn_partitions)
     redis = Redis.from_url(settings.redis_url)

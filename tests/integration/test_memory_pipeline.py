@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -59,3 +60,31 @@ async def test_a_corrected_fact_is_one_memory_and_is_recalled_without_an_llm(set
             greeting = await client.build_prompt("trip-1", "hello!", user_id="maya")
             assert greeting.skipped_recall and greeting.recalled == []
             assert server.count == asked_before, "the read path never calls the LLM"
+
+
+def profile_or_summary(body: dict[str, Any]) -> str:
+    if "profile" in body["messages"][0]["content"]:
+        return "Maya: budget 3500 EUR, boutique hotels, Lisbon in May."
+    return "The user is planning Lisbon."
+
+
+async def test_the_profile_is_condensed_by_the_llm_off_the_hot_path(settings: Settings, llm_server) -> None:
+    server = llm_server(reply=profile_or_summary)
+    settings = settings.model_copy(
+        update={"openai_base_url": server.base_url, "budget_tokens": 120, "profile_read_chars": 50, "llm_timeout_seconds": 2.0}
+    )
+    turns = user_turns("trip-2", "maya", USER_LINES)
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
+            await wait_for_versions(client, {"trip-2": len(turns)}, worker)
+            memory = MemoryStore(client.store.redis, settings)
+            condensed = profile_or_summary({"messages": [{"content": "profile"}]})[: settings.profile_read_chars].strip()
+            deadline = asyncio.get_running_loop().time() + 30
+            while (await memory.profile("maya"))[0] != condensed:
+                assert asyncio.get_running_loop().time() < deadline, await memory.profile("maya")
+                await asyncio.sleep(0.3)
+            prompt = await client.build_prompt("trip-2", "Which hotel then?", user_id="maya")
+    assert any(condensed in str(m.get("content")) for m in prompt.messages)
+    assert any("profile" in body["messages"][0]["content"] for body in server.requests)

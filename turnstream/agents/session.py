@@ -108,7 +108,7 @@ class SessionWriter:
         }
         request = None
         if dropped and self.settings.llm_enabled:
-            request = state.summaries.queue(dropped, state.key, time.time(), self._stale_after())
+            request = state.summaries.queue(dropped, state.key, state.owner, time.time(), self._stale_after())
         await self._commit(state, timings)
         await self._request_summary(request)
         for stage in ("broker_wait", "ingest", "compaction"):
@@ -122,7 +122,7 @@ class SessionWriter:
         state = SessionState.from_bytes(raw)
         started = time.perf_counter()
         changed = state.apply_summary(result, self._lay_on, self.strategy)
-        follow_up = state.summaries.follow_up(result.session_key, time.time()) if changed else None
+        follow_up = state.summaries.follow_up(result.session_key, state.owner, time.time()) if changed else None
         if changed:
             await self._commit(state, {"summary_merge": _ms_since(started), "redis_write_last": self.last_redis_write_ms})
         else:
@@ -150,7 +150,7 @@ class SessionWriter:
 
         Before the context write: a crash in between replays the turn, and the upsert is idempotent.
         """
-        owner = owner_key(turn.user_id, turn.tenant, turn.session_id)
+        owner = state.owner
         now = time.time()
         memories = []
         if turn.message.get("role") == "user" and not _is_greeting(turn.message):
@@ -175,10 +175,14 @@ class SessionWriter:
         await _until_redis_answers(lambda: self.store.write(doc, applied))
 
     def _load(self, turn: Turn) -> SessionState:
+        """The session's state, its owner set from this turn (a session may learn its user later)."""
+        owner = owner_key(turn.user_id, turn.tenant, turn.session_id)
         raw = self.sessions.get(turn.session_key)
         if raw is None:
-            return SessionState.new(turn.session_id, turn.tenant, self.settings)
-        return SessionState.from_bytes(raw)
+            return SessionState.new(turn.session_id, turn.tenant, owner, self.settings)
+        state = SessionState.from_bytes(raw)
+        state.owner = owner
+        return state
 
 
 def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:

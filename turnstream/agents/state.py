@@ -24,6 +24,8 @@ class SessionState:
 
     session_id: str
     tenant: str | None
+    owner: str
+    """Whose long-term memory this session's turns feed (the latest turn's user, else the session)."""
     compactor: SessionCompactor
     recent_turn_ids: deque[str]
     """The last `dedup_window` applied turn ids: a redelivered turn is recognised and skipped."""
@@ -38,9 +40,9 @@ class SessionState:
     """Key facts the user stated in this session, as extracted turn by turn (capped): restatements dedup against them."""
 
     @classmethod
-    def new(cls, session_id: str, tenant: str | None, settings: Settings) -> SessionState:
+    def new(cls, session_id: str, tenant: str | None, owner: str, settings: Settings) -> SessionState:
         compactor = SessionCompactor(settings.budget_tokens, budget_messages=settings.budget_messages)
-        return cls(session_id, tenant, compactor, deque(maxlen=settings.dedup_window))
+        return cls(session_id, tenant, owner, compactor, deque(maxlen=settings.dedup_window))
 
     @property
     def key(self) -> str:
@@ -82,6 +84,7 @@ class SessionState:
             {
                 "session_id": self.session_id,
                 "tenant": self.tenant,
+                "owner": self.owner,
                 "compactor": orjson.Fragment(self.compactor.to_bytes()),
                 "recent": list(self.recent_turn_ids),
                 "window": self.recent_turn_ids.maxlen,
@@ -99,6 +102,7 @@ class SessionState:
         return cls(
             session_id=raw["session_id"],
             tenant=raw["tenant"],
+            owner=raw["owner"],
             compactor=SessionCompactor.from_bytes(orjson.dumps(raw["compactor"])),
             recent_turn_ids=deque(raw["recent"], maxlen=raw["window"]),
             version=raw["version"],

@@ -10,7 +10,8 @@ import openai
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from turnstream.agents.summary_requests import SummaryRequest, SummaryResult
-from turnstream.compaction.strategies import client_options, merge_summary
+from turnstream.compaction.strategies import client_options, merge_profile, merge_summary
+from turnstream.memory import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.metrics import llm_requests_total, observe_ms
 from turnstream.streams.topics import Topics
@@ -21,9 +22,10 @@ log = logging.getLogger(__name__)
 class Summarizer:
     """Turns a SummaryRequest into a SummaryResult: bounded retries, a timeout, never an exception."""
 
-    def __init__(self, settings: Settings, client: openai.AsyncOpenAI) -> None:
+    def __init__(self, settings: Settings, client: openai.AsyncOpenAI, memory: MemoryStore) -> None:
         self.settings = settings
         self.client = client
+        self.memory = memory
 
     async def answer(self, request: SummaryRequest) -> SummaryResult:
         started = asyncio.get_running_loop().time()
@@ -35,7 +37,30 @@ class Summarizer:
             return SummaryResult(request.session_key, request.request_id, None, repr(error)[:500])
         llm_requests_total.labels("ok").inc()
         observe_ms("llm_summary", (asyncio.get_running_loop().time() - started) * 1000)
+        try:
+            await self.condense_profile(request.owner)
+        except Exception as error:  # noqa: BLE001 - a profile is a nicety; the summary must still go back
+            log.warning("profile merge for %s failed: %r", request.owner, error)
         return SummaryResult(request.session_key, request.request_id, summary)
+
+    async def condense_profile(self, owner: str) -> None:
+        """Merge the owner's appended profile notes into a short profile, if they outgrew the read cut.
+
+        The cheap write-path merge only appends; this is its asynchronous counterpart. The profile is
+        replaced only if nothing was appended meanwhile (compare-and-set on its version).
+        """
+        text, version = await self.memory.profile(owner)
+        if len(text) <= self.settings.profile_read_chars:
+            return
+        try:
+            merged = await merge_profile(
+                self.client, self.settings.llm_model, text, self.settings.profile_read_chars, self.settings.llm_timeout_seconds
+            )
+        except Exception:
+            llm_requests_total.labels("profile_failed").inc()
+            raise  # the appended profile stands
+        replaced = await self.memory.replace_profile(owner, merged, version)
+        llm_requests_total.labels("profile_ok" if replaced else "profile_superseded").inc()
 
     async def _merge(self, request: SummaryRequest) -> str:
         settings = self.settings
@@ -58,12 +83,16 @@ def register_summarizer_agent(app: faust.App, settings: Settings, topics: Topics
     @app.agent(topics.compaction, name=f"{settings.topic_prefix}.summarizer", concurrency=settings.llm_concurrency)
     async def summarizer_agent(stream: faust.StreamT) -> None:
         options = client_options(settings.openai_base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds)
-        summarizer = Summarizer(settings, openai.AsyncOpenAI(**options))
-        async for raw in stream:
-            try:
-                request = SummaryRequest.from_bytes(raw)
-            except (ValueError, KeyError, TypeError) as error:
-                log.error("unreadable summary request dropped: %r", error)
-                continue
-            result = await summarizer.answer(request)
-            await topics.summaries.send(key=request.session_key.encode(), value=result.to_bytes())
+        memory = MemoryStore.from_settings(settings)
+        summarizer = Summarizer(settings, openai.AsyncOpenAI(**options), memory)
+        try:
+            async for raw in stream:
+                try:
+                    request = SummaryRequest.from_bytes(raw)
+                except (ValueError, KeyError, TypeError) as error:
+                    log.error("unreadable summary request dropped: %r", error)
+                    continue
+                result = await summarizer.answer(request)
+                await topics.summaries.send(key=request.session_key.encode(), value=result.to_bytes())
+        finally:
+            await memory.aclose()

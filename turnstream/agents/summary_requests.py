@@ -26,14 +26,18 @@ class SummaryRequest:
     request_id: int
     summary: str
     dropped: list[Message]
+    owner: str
+    """Whose long-term profile the summarizer may condense while it is at it."""
 
     def to_bytes(self) -> bytes:
-        return orjson.dumps({"session_key": self.session_key, "request_id": self.request_id, "summary": self.summary, "dropped": self.dropped})
+        return orjson.dumps(
+            {"session_key": self.session_key, "request_id": self.request_id, "summary": self.summary, "dropped": self.dropped, "owner": self.owner}
+        )
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SummaryRequest:
         raw = orjson.loads(data)
-        return cls(raw["session_key"], raw["request_id"], raw["summary"], raw["dropped"])
+        return cls(raw["session_key"], raw["request_id"], raw["summary"], raw["dropped"], raw["owner"])
 
 
 @dataclass(frozen=True)
@@ -70,14 +74,14 @@ class SummaryRequests:
     inflight_spans: list[Message] = field(default_factory=list)
     pending: list[Message] = field(default_factory=list)
 
-    def queue(self, span: list[Message], session_key: str, now: float, stale_after: float) -> SummaryRequest | None:
+    def queue(self, span: list[Message], session_key: str, owner: str, now: float, stale_after: float) -> SummaryRequest | None:
         """Add a dropped span; returns a request to send when none is in flight (or the last one was lost)."""
         self.pending = (self.pending + span)[-MAX_PENDING_MESSAGES:]
         if self.inflight is not None:
             if now - self.inflight_since < stale_after:
                 return None
             self._give_back()
-        return self._send(session_key, now)
+        return self._send(session_key, owner, now)
 
     def answer(self, result: SummaryResult) -> bool:
         """Take the answer to the request in flight; True when it brought a new summary."""
@@ -89,16 +93,16 @@ class SummaryRequests:
         self.base, self.inflight, self.inflight_spans = result.summary, None, []
         return True
 
-    def follow_up(self, session_key: str, now: float) -> SummaryRequest | None:
+    def follow_up(self, session_key: str, owner: str, now: float) -> SummaryRequest | None:
         """After an answer: the request for the spans that waited meanwhile, if any."""
-        return self._send(session_key, now) if self.inflight is None and self.pending else None
+        return self._send(session_key, owner, now) if self.inflight is None and self.pending else None
 
     def _give_back(self) -> None:
         self.pending = (self.inflight_spans + self.pending)[-MAX_PENDING_MESSAGES:]
         self.inflight, self.inflight_spans = None, []
 
-    def _send(self, session_key: str, now: float) -> SummaryRequest:
-        request = SummaryRequest(session_key, self.next_id, self.base, self.pending)
+    def _send(self, session_key: str, owner: str, now: float) -> SummaryRequest:
+        request = SummaryRequest(session_key, self.next_id, self.base, self.pending, owner)
         self.inflight, self.inflight_since, self.inflight_spans = self.next_id, now, self.pending
         self.next_id += 1
         self.pending = []

@@ -8,7 +8,7 @@ from turnstream.compaction.strategies.archive import Archiver
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, FactType, Message, Strategy
 from turnstream.compaction.strategies.composite import CompositeStrategy
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
-from turnstream.compaction.strategies.llm import LLMKeyInfoExtractor, LLMSummarizer, client_options, extract_facts, merge_summary
+from turnstream.compaction.strategies.llm import LLMKeyInfoExtractor, LLMSummarizer, client_options, extract_facts, merge_profile, merge_summary
 from turnstream.compaction.strategies.summary import RollingSummarizer
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ __all__ = [
     "client_options",
     "extract_facts",
     "merge_facts",
+    "merge_profile",
     "merge_summary",
 ]
 

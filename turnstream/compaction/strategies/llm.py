@@ -46,6 +46,12 @@ EXTRACTION_INSTRUCTIONS = (
     "Return only new or changed facts, at most {max_facts}, in the conversation's language."
 )
 
+PROFILE_INSTRUCTIONS = (
+    "You keep a short profile of a user for an assistant. Rewrite the notes below into one profile of at most "
+    "{max_chars} characters: who the user is, stable facts, preferences and constraints. Where notes contradict "
+    "each other, the later note wins. No greetings, no speculation, in the notes' language. Reply with the profile only."
+)
+
 
 def render_turns(dropped: Sequence[Message], first_seq: int = 0, max_tokens: int = PROMPT_MAX_TOKENS) -> str:
     """The dropped turns as numbered plain-text lines, tool calls and results included, capped in tokens."""
@@ -72,6 +78,11 @@ def extraction_prompt(facts: Sequence[Fact], dropped: Sequence[Message], max_fac
     known = "\n".join(orjson.dumps({"type": f.type, "text": f.text, "key": f.key}).decode() for f in facts) or "(none)"
     user = f"Known facts:\n{known}\n\nRemoved turns:\n{render_turns(dropped, first_seq)}"
     return [{"role": "system", "content": EXTRACTION_INSTRUCTIONS.format(max_facts=max_facts)}, {"role": "user", "content": user}]
+
+
+def profile_prompt(profile: str, max_chars: int) -> list[dict[str, str]]:
+    """Chat messages asking to merge a profile's appended notes into a short profile."""
+    return [{"role": "system", "content": PROFILE_INSTRUCTIONS.format(max_chars=max_chars)}, {"role": "user", "content": profile}]
 
 
 def reply_text(response: Any) -> str:
@@ -129,6 +140,16 @@ async def merge_summary(
     """One LLM summary merge; raises on any failure so the caller decides how to fall back."""
     response = await client.chat.completions.create(**completion_request(model, summary_prompt(old_summary, dropped, max_tokens), max_tokens, timeout))
     return parse_summary(reply_text(response), max_tokens)
+
+
+async def merge_profile(client: openai.AsyncOpenAI, model: str, profile: str, max_chars: int, timeout: float) -> str:
+    """One LLM profile merge, cut to `max_chars`; raises on any failure (the appended profile then stands)."""
+    # about two characters a token is safe for English and Chinese alike
+    response = await client.chat.completions.create(**completion_request(model, profile_prompt(profile, max_chars), max_chars // 2, timeout))
+    merged = reply_text(response)[:max_chars].strip()
+    if not merged:
+        raise ValueError("LLM profile is empty")
+    return merged
 
 
 async def extract_facts(

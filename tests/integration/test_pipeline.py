@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import time
 from typing import Any
 
@@ -14,7 +13,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 
 from tests.support.conversations import turns_for
-from tests.support.worker import running_worker
+from tests.support.worker import RunningWorker, running_worker
 from turnstream.agents.ingest import REASON_HEADER, SOURCE_HEADER
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction import compact
@@ -48,7 +47,7 @@ async def produce(settings: Settings, turns: list[dict[str, Any]]) -> None:
 
 
 async def wait_for_versions(
-    client: ContextClient, expected: dict[str, int], worker: subprocess.Popen[bytes], timeout: float = DRAIN_TIMEOUT
+    client: ContextClient, expected: dict[str, int], worker: RunningWorker, timeout: float = DRAIN_TIMEOUT
 ) -> dict[str, ContextDoc]:
     """Poll until every session's context reached its expected version; fail with what is missing."""
     deadline = time.monotonic() + timeout
@@ -155,6 +154,17 @@ async def test_bad_input_goes_to_the_dead_letter_topic_and_good_turns_still_appl
     assert len(set(reasons)) >= 5, reasons
 
 
+async def wait_for_shares(workers: list[RunningWorker], settings: Settings, timeout: float = 90) -> list[set[int]]:
+    """Each worker's partitions of the turns topic, once together they hold all of them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        shares = [worker.assigned(settings.turns_topic) for worker in workers]
+        if set().union(*shares) == set(range(settings.turn_partitions)) and sum(map(len, shares)) == settings.turn_partitions:
+            return shares
+        assert time.monotonic() < deadline, f"partitions never split between the workers: {shares}"
+        await asyncio.sleep(0.5)
+
+
 async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pipeline_settings: Settings) -> None:
     settings = pipeline_settings
     sessions = {f"f{i:02d}": turns_for(f"f{i:02d}", seed=200 + i, count=120) for i in range(16)}
@@ -172,6 +182,8 @@ async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pip
             await asyncio.sleep(0.05)
 
     with running_worker(settings, "survivor") as survivor, running_worker(settings, "victim") as victim:
+        shares = await wait_for_shares([survivor, victim], settings)
+        assert all(shares) and not shares[0] & shares[1], shares  # one group: the partitions are split between them
         async with ContextClient.from_settings(settings) as client:
             stop = asyncio.Event()
             sampler = asyncio.create_task(sample_versions(client, stop))

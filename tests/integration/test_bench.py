@@ -51,11 +51,14 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
         assert figure["target"] is None or isinstance(figure["target"]["met"], bool), key
 
     sizes = figures["prompt_size"]
-    for row, turns in zip(sizes["rows"], (50, 200, 1000, 5000)):
-        assert f"{turns:,}" in row["measure"]
+    token_rows = [row for row in sizes["rows"] if row["unit"] == "tokens"]
+    byte_rows = [row for row in sizes["rows"] if row["unit"] == "bytes (JSON)"]
+    assert [row["measure"] for row in token_rows] == [row["measure"] for row in byte_rows]
+    for tokens, size, turns in zip(token_rows, byte_rows, (50, 200, 1000, 5000)):
+        assert f"{turns:,}" in tokens["measure"]
         if turns >= 200:
-            assert row["a"] <= row["b"], row
-        assert row["a"] <= sizes["data"]["budget_tokens"]
+            assert tokens["a"] <= tokens["b"] and size["a"] <= size["b"], (tokens, size)
+        assert tokens["a"] <= sizes["data"]["budget_tokens"]
     for row in figures["retention"]["rows"]:
         assert 0 <= row["a"] <= 100 and 0 <= row["b"] <= 100
 

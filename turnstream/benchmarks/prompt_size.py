@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.compaction import SessionCompactor
 from turnstream.compaction.strategies import build_strategy
@@ -22,17 +24,23 @@ def prompt_size(settings: Settings, checkpoints: tuple[int, ...] = CHECKPOINTS, 
     session = SessionCompactor(settings.budget_tokens, budget_messages=settings.budget_messages,
                                strategy=build_strategy(settings, archive=False))
     naive = REPLY_PRIMING_TOKENS
+    naive_bytes = 2  # the JSON array's brackets
     series: dict[str, list[int]] = {"turns": [], "compacted": [], "naive": []}
+    sizes: dict[int, tuple[int, int]] = {}
     for index, message in enumerate(conversation.messages, 1):
         session.append(message)
         # the naive prompt is the whole history: count_messages() of it, kept as a running sum
         naive += count_message(message)
+        naive_bytes += len(orjson.dumps(message)) + (index > 1)  # a comma between messages
         if index % SERIES_STEP == 0 or index in checkpoints:
+            result = session.result()
             series["turns"].append(index)
-            series["compacted"].append(session.result().tokens.after)
+            series["compacted"].append(result.tokens.after)
             series["naive"].append(naive)
+            sizes[index] = (len(orjson.dumps(list(result.messages))), naive_bytes)
     at = {n: (series["compacted"][i], series["naive"][i]) for i, n in enumerate(series["turns"])}
     rows = [Row.of(f"after {n:,} turns", "tokens", *at[n]) for n in checkpoints]
+    rows += [Row.of(f"after {n:,} turns", "bytes (JSON)", *sizes[n]) for n in checkpoints]
     target = _flat_target(at, checkpoints)
     return Figure("prompt_size", "4 Prompt size", "compacted", "naive history", rows, target,
                   {"budget_tokens": settings.budget_tokens, "series": series})

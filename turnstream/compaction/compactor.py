@@ -298,7 +298,10 @@ class Window:
         """The block, cut further to `room` tokens when only the newest step is left; None when it cannot fit."""
         if self.budget_messages is not None and count_before + 1 + self.tail_count > self.budget_messages:
             return None
-        return cut_block(self.digest, language, min(self.block_cap, room))
+        block = cut_block(self.digest, language, self.block_cap)  # the one _fits sized the tail with: cached
+        if block is None or block[1] <= room:
+            return block
+        return cut_block(self.digest, language, room)
 
 
 @lru_cache(maxsize=_BLOCK_CACHE_SIZE)

@@ -6,7 +6,6 @@ import time
 from dataclasses import dataclass
 from types import TracebackType
 
-from redis.asyncio import Redis
 
 from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore, Prompt, build_prompt, owner_key

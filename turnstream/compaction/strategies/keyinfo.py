@@ -46,14 +46,16 @@ _MY_SLOT_ZH = re.compile(r"我(?:的|们的)([\u4e00-\u9fff]{1,6}?)(?:是|为|�
 _SLOT_FILLER = frozenset({"new", "actual", "real", "total", "current", "main", "usual", "own", "favorite", "favourite"})
 
 _PREFERENCE = re.compile(
-    r"\b(?:like|love|prefer|preferably|enjoy|adore|hate|dislike|avoid|can't stand|cannot stand|detest|fond of|into|favou?rite|rather)\b"
-    r"|不喜欢|喜欢|偏好|更喜欢|讨厌|避开|避免|爱吃|爱喝|不爱|最爱|倾向|宁愿|受不了|不吃|不喝|吃不了",
+    r"\b(?:like|love|prefer|preferably|enjoy|adore|hate|dislike|avoid|can't stand|cannot stand|detest|fond of|into|favou?rite|rather"
+    r"|want|wants)\b"
+    r"|不喜欢|喜欢|偏好|更喜欢|讨厌|避开|避免|爱吃|爱喝|不爱|最爱|倾向|宁愿|受不了|不吃|不喝|吃不了|想要",
     re.I,
 )
 _CONSTRAINT = re.compile(
     r"\b(?:must|mustn't|need to|needs to|have to|has to|can't|cannot|can not|do not|don't|never|no more than|not more than"
-    r"|at most|at least|maximum|max|minimum|under|below|less than|within|up to|no later than|required|requires?|without|strictly)\b"
-    r"|必须|不能|不要|不可以|最多|最少|至少|不超过|不得|务必|一定要|只能|以内|之内|以下|之前|别",
+    r"|at most|at least|maximum|max|minimum|under|below|less than|within|up to|no later than|required|requires?|without|strictly"
+    r"|need|needs|always|only)\b|^\s*(?:no|nothing)\s+\w+"
+    r"|必须|不能|不要|不可以|最多|最少|至少|不超过|不得|务必|一定要|只能|以内|之内|以下|之前|别|需要|总是|只要",
     re.I,
 )
 FAILURE = re.compile(

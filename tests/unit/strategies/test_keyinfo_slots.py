@@ -28,3 +28,23 @@ def test_the_stated_budget_survives(later: tuple[str, str]) -> None:
 def test_the_users_correction_still_replaces_it() -> None:
     kept = budget_after(("user", "My budget is 4800 EUR for the whole trip."), ("user", "Actually my budget is 5200 EUR, not 4800."))
     assert len(kept) == 1 and "5200" in kept[0] and "4800 EUR for" not in kept[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("I always want an aisle seat.", "preference"),
+        ("I need a proper desk because I'll work two mornings.", "constraint"),
+        ("No hostels and nothing in party areas.", "constraint"),
+        ("Courier pickup only on Saturday mornings.", "constraint"),
+        ("我需要一个安静的房间。", "constraint"),
+    ],
+)
+def test_needs_wants_and_refusals_are_kept(text: str, kind: str) -> None:
+    facts = KeyInfoExtractor(40).extract((), [{"role": "user", "content": text}], 0)
+    assert [fact.type for fact in facts] == [kind], facts
+
+
+@pytest.mark.parametrize("text", ["No.", "no thanks", "Nothing else, thanks!"])
+def test_a_bare_no_is_not_a_constraint(text: str) -> None:
+    assert KeyInfoExtractor(40).extract((), [{"role": "user", "content": text}], 0) == ()

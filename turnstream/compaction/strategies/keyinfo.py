@@ -54,7 +54,7 @@ _PREFERENCE = re.compile(
 _CONSTRAINT = re.compile(
     r"\b(?:must|mustn't|need to|needs to|have to|has to|can't|cannot|can not|do not|don't|never|no more than|not more than"
     r"|at most|at least|maximum|max|minimum|under|below|less than|within|up to|no later than|required|requires?|without|strictly"
-    r"|need|needs|always|only)\b|^\s*(?:no|nothing)\s+\w+"
+    r"|need|needs|always|only)\b|^\s*(?:no|nothing)\s+(?!(?:thanks|thank|thx|else|worries|problem|prob|way|idea)\b)\w+"
     r"|必须|不能|不要|不可以|最多|最少|至少|不超过|不得|务必|一定要|只能|以内|之内|以下|之前|别|需要|总是|只要",
     re.I,
 )

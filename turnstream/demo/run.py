@@ -25,7 +25,7 @@ POLL_SECONDS = 0.3
 READ_SAMPLES = 200
 WARM_UP_SESSION = "demo-warm-up"
 PROMPT_QUESTIONS = {
-    "zh": "周末想出去吃顿好的，你有什么推荐吗？",
+    "zh": "周末和朋友聚餐点菜，帮我避开会过敏的和不喜欢吃的东西。",
     "en": "Before you book anything, remind me of my budget and what I asked for.",
 }
 

@@ -1,4 +1,3 @@
-import signal
 import socket
 import subprocess
 import sys
@@ -9,8 +8,8 @@ import pytest
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
+from tests.support.services import assert_sigterm_stops, killed_on_failure, port_of
 from turnstream.settings import parse_kafka_url
-from turnstream.streams.embedded import kafka_answers, redis_answers
 
 pytestmark = pytest.mark.integration
 
@@ -60,30 +59,15 @@ def _start_stack(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def _port_of(url: str) -> int:
-    return int(url.rsplit(":", 1)[1].split("/")[0])
-
-
 def test_stack_command_prints_urls_then_ready_and_stops_on_sigterm() -> None:
-    process = _start_stack()
-    try:
+    with killed_on_failure(_start_stack()) as process:
         started = time.monotonic()
         lines = [process.stdout.readline().strip() for _ in range(3)]
         assert time.monotonic() - started < 20
         assert lines[0].startswith("KAFKA_URL=kafka://127.0.0.1:")
         assert lines[1].startswith("REDIS_URL=redis://127.0.0.1:")
         assert lines[2] == "READY"
-        kafka_port, redis_port = _port_of(lines[0]), _port_of(lines[1])
-        assert kafka_answers(kafka_port) and redis_answers(redis_port)
-        stopping = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
-        assert time.monotonic() - stopping < 10
-        assert not kafka_answers(kafka_port) and not redis_answers(redis_port)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        assert_sigterm_stops(process, port_of(lines[0]), port_of(lines[1]), within=10)
 
 
 def test_stack_refuses_a_port_in_use_in_one_line() -> None:

@@ -95,11 +95,12 @@ class SessionWriter:
             return
         compacting = time.perf_counter()
         try:
-            dropped = state.apply(turn.turn_id, turn.message, self.strategy, greeting=_is_greeting(turn.message))
+            greeting = _is_greeting(turn.message)
+            dropped = state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting)
         except MessageError as error:
             await dead_letter(self.topics.dlq, event, "message", str(error))
             return
-        await self._remember(state, turn)
+        await self._remember(state, turn, greeting)
         timings = {
             "broker_wait": broker_wait,
             "ingest": ingest,
@@ -145,7 +146,7 @@ class SessionWriter:
         self.last_redis_write_ms = _ms_since(writing)
         observe_ms("redis_write", self.last_redis_write_ms)
 
-    async def _remember(self, state: SessionState, turn: Turn) -> None:
+    async def _remember(self, state: SessionState, turn: Turn, greeting: bool) -> None:
         """Long-term memory from a user turn (facts, preferences) and, now and then, the session's summary.
 
         Before the context write: a crash in between replays the turn, and the upsert is idempotent.
@@ -153,7 +154,7 @@ class SessionWriter:
         owner = state.owner
         now = time.time()
         memories = []
-        if turn.message.get("role") == "user" and not _is_greeting(turn.message):
+        if turn.message.get("role") == "user" and not greeting:
             memories = memories_from_facts(owner, state.learn(turn.message, self.extractor), state.key, now)
         if state.compactor.dropped and state.version % SUMMARY_MEMORY_EVERY == 0:
             memories += filter(None, [summary_memory(owner, state.key, state.compactor.digest.summary, now)])

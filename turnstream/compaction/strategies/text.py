@@ -7,10 +7,11 @@ from typing import Any, Literal
 
 import orjson
 
+from turnstream.text.terms import FUNCTION_WORDS, cjk_bigrams
+
 Language = Literal["zh", "en"]
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_'\-]*[a-z0-9]|[a-z0-9]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # A full stop ends a sentence only when followed by space or the end, so "3.5" and "e.g" survive.
@@ -19,25 +20,13 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 # "and" splits only when a new first-person statement follows: "my name is X and I live in Y".
 _CLAUSE_SPLIT = re.compile(r"(?<!\d),|,(?!\d)|[，、；;]|\s+but\s+|\s+and\s+(?=(?:i|i'm|my|we|we're|our)\b)|但是|不过", re.I)
 
-STOPWORDS = frozenset(
+STOPWORDS = FUNCTION_WORDS | frozenset(
     """
-    a about above after again against all am an and any are aren't as at be because been before being
-    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-    during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
-    here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
-    let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
-    out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the
-    their theirs them themselves then there there's these they they'd they'll they're they've this those
-    through to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when
-    when's where where's which while who who's whom why why's with won't would wouldn't you you'd you'll
-    you're you've your yours yourself yourselves also just really please thanks thank ok okay yes yeah
-    sure well like would could will shall may might must need get got go going want one two let
+    also just really please thanks thank ok okay yes yeah sure well like would could will shall may might must
+    need get got go going want one two let
     """.split()
 )
-"""English function words; lower-cased keywords never include them."""
-
-_CJK_STOP_CHARS = frozenset("的了是在我你他她它们吗呢吧啊呀哦嗯和与及或也都就还很把被给让这那个有没不要会能可以")
-"""Function characters: a CJK bigram made only of these carries no meaning."""
+"""Function words and chat fillers; lower-cased keywords never include them."""
 
 
 def detect_language(text: str) -> Language:
@@ -62,21 +51,6 @@ def words(text: str) -> list[str]:
     # "2,000" and "2000" must be the same key, so thousands separators go first.
     plain = _THOUSANDS.sub("", text.lower())
     return [w for w in _WORD.findall(plain) if w not in STOPWORDS]
-
-
-def cjk_bigrams(text: str) -> list[str]:
-    """Overlapping CJK bigrams (single characters for one-character runs), function-only ones dropped."""
-    grams: list[str] = []
-    for run in _CJK_RUN.findall(text):
-        if len(run) == 1:
-            if run not in _CJK_STOP_CHARS:
-                grams.append(run)
-            continue
-        for i in range(len(run) - 1):
-            gram = run[i : i + 2]
-            if not (gram[0] in _CJK_STOP_CHARS and gram[1] in _CJK_STOP_CHARS):
-                grams.append(gram)
-    return grams
 
 
 def keywords(text: str, limit: int | None = None) -> tuple[str, ...]:

@@ -1,0 +1,1 @@
+"""One vocabulary beneath everything: scripts and stop words, and the recall tokenizer."""

@@ -1,0 +1,81 @@
+"""The recall tokenizer: one function shared by the archive's write path and the read path's query.
+
+English (and other spaced scripts) is lower-cased, function words are dropped and words are stemmed
+with Snowball (PyStemmer), so "researched" finds "research"; numbers stay tokens. Chinese and
+Japanese are cut into overlapping character bigrams, which needs no dictionary and matches words of
+any length; a one-character run stays a unigram.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import Stemmer
+
+_CJK_CLASS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+"""Han characters, hiragana and katakana: scripts written without spaces between words."""
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
+
+FUNCTION_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been before being
+    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+    during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+    here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+    let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
+    out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the
+    their theirs them themselves then there there's these they they'd they'll they're they've this those
+    through to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when
+    when's where where's which while who who's whom why why's with won't would wouldn't you you'd you'll
+    you're you've your yours yourself yourselves
+    """.split()
+)
+"""English function words: they carry no topic, in a stored turn or in a question."""
+
+CJK_FUNCTION_CHARS = frozenset("的了是在我你他她它们吗呢吧啊呀哦嗯和与及或也都就还很把被给让这那个有没不要会能可以")
+"""Function characters: a CJK bigram made only of these carries no meaning."""
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word) if word.isascii() else word
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Overlapping CJK bigrams of `text` (a one-character run stays whole), function-only ones dropped."""
+    grams: list[str] = []
+    for run in CJK_RUN.findall(text):
+        if len(run) == 1:
+            if run not in CJK_FUNCTION_CHARS:
+                grams.append(run)
+            continue
+        for i in range(len(run) - 1):
+            gram = run[i : i + 2]
+            if not (gram[0] in CJK_FUNCTION_CHARS and gram[1] in CJK_FUNCTION_CHARS):
+                grams.append(gram)
+    return grams
+
+
+def spaced_words(text: str) -> list[str]:
+    """Lower-cased words and numbers outside CJK runs, function words dropped, in order."""
+    plain = _THOUSANDS.sub("", CJK_RUN.sub(" ", text.lower().translate(_APOSTROPHES)))
+    return [word for word in _WORD.findall(plain) if word not in FUNCTION_WORDS]
+
+
+def recall_terms(text: str) -> list[str]:
+    """The index terms of `text`, repeats kept (they are term frequencies): stems, numbers, CJK bigrams."""
+    return [_stem(word) for word in spaced_words(text)] + cjk_bigrams(text)
+
+
+def query_terms(text: str, limit: int) -> list[str]:
+    """The distinct terms of a query, first-seen order, at most `limit` (each costs the read script a lookup)."""
+    return list(dict.fromkeys(recall_terms(text)))[:limit]

@@ -67,7 +67,13 @@ class Settings(BaseSettings):
     recall_k: int = Field(3, ge=0)
     """Memories recalled per prompt by default."""
     prompt_budget_tokens: int = Field(6000, ge=64)
-    """Token budget of a prompt from ContextClient.build_prompt (context + memory block + user message); keep it above budget_tokens."""
+    """Token budget of a prompt from ContextClient.build_prompt (context + memory block + user message); never exceeded."""
+    recall_budget_tokens: int = Field(2000, ge=0)
+    """Tokens of a prompt's memory block (profile, memories, recalled turns); the context's oldest tail makes room for it."""
+    archive_max_entries: int = Field(10_000, ge=1)
+    """Archived turns kept per memory owner for recall; the oldest go first."""
+    owner_ttl_seconds: int = Field(90 * 24 * 3600, ge=1)
+    """Idle time after which an owner's archive expires from Redis."""
 
     openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"))
     """OpenAI-compatible endpoint; unset turns every LLM path off."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 import faust
 import redis.exceptions
@@ -22,12 +22,15 @@ from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, Strategy, build_strategy
 from turnstream.compaction.tokens import count_text
 from turnstream.memory import MemoryStore, memories_from_facts, owner_key, profile_additions, summary_memory
+from turnstream.memory.archive import ArchiveEntry, archive_entry
+from turnstream.memory.archive_store import ArchiveStore
 from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
 from turnstream.streams.topics import Topics
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SUMMARY_MEMORY_EVERY = 16
 """Applied turns between refreshes of a session's summary memory: a write per turn would buy little."""
@@ -42,7 +45,7 @@ def _ms_since(start: float) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-async def _until_redis_answers(write: Callable[[], Awaitable[object]]) -> None:
+async def _until_redis_answers(write: Callable[[], Awaitable[T]]) -> T:
     """Retry a write until Redis takes it: while Redis is away the partition waits rather than drop turns."""
     async for attempt in AsyncRetrying(
         retry=retry_if_exception_type((redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)),
@@ -50,7 +53,8 @@ async def _until_redis_answers(write: Callable[[], Awaitable[object]]) -> None:
         before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s", retry.outcome.exception()),
     ):
         with attempt:
-            await write()
+            return await write()
+    raise AssertionError("unreachable: AsyncRetrying retries until the write succeeds")
 
 
 def _is_greeting(message: dict[str, Any]) -> bool:
@@ -67,6 +71,7 @@ class SessionWriter:
     sessions: faust.Table
     store: ContextStore
     memory: MemoryStore
+    archive: ArchiveStore
     strategy: Strategy
     extractor: KeyInfoExtractor
     last_redis_write_ms: float = 0.0
@@ -91,7 +96,7 @@ class SessionWriter:
         if state.seen(turn.turn_id):
             turns_total.labels("duplicate").inc()
             # a crash may have come between the Redis write and the Table update: re-sync (a CAS no-op otherwise)
-            await self._write(state, {})
+            await self._write(state, {}, [])
             return
         compacting = time.perf_counter()
         try:
@@ -101,6 +106,8 @@ class SessionWriter:
             await dead_letter(self.topics.dlq, event, "message", str(error))
             return
         await self._remember(state, turn, greeting)
+        entry = archive_entry(state.key, turn.turn_id, state.compactor.seq - 1, turn.message,
+                              turn.ts if turn.ts is not None else time.time(), state.compactor.step_call())
         timings = {
             "broker_wait": broker_wait,
             "ingest": ingest,
@@ -110,7 +117,7 @@ class SessionWriter:
         request = None
         if dropped and self.settings.llm_enabled:
             request = state.summaries.queue(dropped, state.key, state.owner, time.time(), self._stale_after())
-        await self._commit(state, timings)
+        await self._commit(state, timings, [entry] if entry else [])
         await self._request_summary(request)
         for stage in ("broker_wait", "ingest", "compaction"):
             observe_ms(stage, timings[stage])
@@ -137,11 +144,11 @@ class SessionWriter:
             return summary
         return f"{summary}\n{RollingSummarizer(room).fold('', waiting)}"
 
-    async def _commit(self, state: SessionState, timings: dict[str, float]) -> None:
+    async def _commit(self, state: SessionState, timings: dict[str, float], archived: Sequence[ArchiveEntry] = ()) -> None:
         writing = time.perf_counter()
         # Redis before the Table: a crash in between replays the event onto the old state, which
         # recomputes the same version, and the CAS turns that second write into a no-op
-        await self._write(state, timings)
+        await self._write(state, timings, archived)
         self.sessions[state.key] = state.to_bytes()
         self.last_redis_write_ms = _ms_since(writing)
         observe_ms("redis_write", self.last_redis_write_ms)
@@ -169,11 +176,22 @@ class SessionWriter:
         settings = self.settings
         return settings.llm_timeout_seconds * (settings.llm_max_retries + 1) + STALE_REQUEST_MARGIN_SECONDS
 
-    async def _write(self, state: SessionState, timings: dict[str, float]) -> None:
+    async def _write(self, state: SessionState, timings: dict[str, float], archived: Sequence[ArchiveEntry]) -> None:
+        """The turn's archive entries and the context in one round trip (both idempotent), then any eviction."""
         doc = context_doc(state, timings)
         # only the turn this version applied: older ids keep the versions that applied them
         applied = [state.last_turn_id] if state.last_turn_id else []
-        await _until_redis_answers(lambda: self.store.write(doc, applied))
+
+        async def write() -> list[object]:
+            async with self.store.redis.pipeline(transaction=False) as pipe:
+                if archived:
+                    self.archive.queue_append(pipe, state.owner, archived)
+                self.store.queue_write(pipe, doc, state.owner, applied)
+                return await pipe.execute()
+
+        replies = await _until_redis_answers(write)
+        if archived:
+            await _until_redis_answers(lambda: self.archive.evict_overflow(state.owner, replies[0]))
 
     def _load(self, turn: Turn) -> SessionState:
         """The session's state, its owner set from this turn (a session may learn its user later)."""
@@ -193,7 +211,7 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
     async def session_agent(stream: faust.StreamT) -> None:
         store = ContextStore.from_settings(settings)
         writer = SessionWriter(
-            settings, topics, sessions, store, MemoryStore(store.redis, settings),
+            settings, topics, sessions, store, MemoryStore(store.redis, settings), ArchiveStore(store.redis, settings),
             build_strategy(settings, llm=False, archive=False), KeyInfoExtractor(settings.max_facts),
         )
         try:

@@ -42,40 +42,48 @@ class ContextClient:
         """A client on `redis_url` reading the contexts written under `topic_prefix`."""
         return cls.from_settings(Settings(redis_url=redis_url, topic_prefix=topic_prefix))
 
-    async def get(self, session_id: str, tenant: str | None = None) -> ContextDoc | None:
-        """The session's current context, in one round trip; None when it has none."""
-        return await self.store.read(session_key(session_id, tenant))
+    async def get(self, session_id: str, tenant: str | None = None, user_id: str | None = None) -> ContextDoc | None:
+        """The session's current context, in one round trip with `user_id` (two without); None when it has none."""
+        key = session_key(session_id, tenant)
+        return await self.store.read(key, owner_key(user_id, tenant, session_id) if user_id else None)
 
-    async def wait_for(self, session_id: str, turn_id: str, timeout: float, tenant: str | None = None) -> WaitResult:
+    async def wait_for(
+        self, session_id: str, turn_id: str, timeout: float, tenant: str | None = None, user_id: str | None = None
+    ) -> WaitResult:
         """The context once it includes `turn_id`, or after `timeout` seconds the latest one with fresh=False."""
         key = session_key(session_id, tenant)
+        owner = owner_key(user_id, tenant, session_id) if user_id else None
         deadline = time.monotonic() + timeout
         # subscribed before the first read: an update landing between the two is still seen
         async with self.store.updates(key) as updates:
-            doc, included = await self.store.read_including(key, turn_id)
+            doc, included = await self._read_including(key, owner, turn_id)
             while not included and (remaining := deadline - time.monotonic()) > 0:
                 if await updates.next(remaining) is None:
                     break
-                doc, included = await self.store.read_including(key, turn_id)
+                doc, included = await self._read_including(key, owner, turn_id)
         if not included:
             # the last look: whatever landed since the last notification, however late
-            doc, included = await self.store.read_including(key, turn_id)
+            doc, included = await self._read_including(key, owner, turn_id)
         return WaitResult(doc, included)
 
+    async def _read_including(self, key: str, owner: str | None, turn_id: str) -> tuple[ContextDoc | None, bool]:
+        return await self.store.read_including(key, owner or await self.store.owner_of(key), turn_id)
+
     async def build_prompt(
-        self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None, user_id: str | None = None
+        self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None,
+        user_id: str | None = None, record: bool = True,
     ) -> Prompt:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
-        Memories are those of `user_id` (as `tenant:user_id`); without one, the session's own, as the
-        write path stores memories of turns without a user under the session key. `k` defaults
-        to settings.recall_k.
+        Memories and recalled turns are those of `user_id` (as `tenant:user_id`); without one, the
+        session's owner is looked up first (a second round trip). `k` (typed memories) defaults to
+        settings.recall_k; `record=False` looks without counting anything against the dedup window.
         """
         if self.memory is None:
             raise RuntimeError("build_prompt needs a MemoryStore: ContextClient(store, memory) or from_settings()")
         key = session_key(session_id, tenant)
-        owner = owner_key(user_id, tenant, session_id)
-        return await build_prompt(self.memory, self.store.keys(key).context, key, owner, user_text, k)
+        owner = owner_key(user_id, tenant, session_id) if user_id else await self.store.owner_of(key)
+        return await build_prompt(self.memory, key, owner, user_text, k, record)
 
     async def aclose(self) -> None:
         await self.store.aclose()

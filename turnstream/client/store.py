@@ -1,37 +1,22 @@
-"""ContextStore: the one place that knows how a session's context is laid out in Redis.
-
-Per session (K = tenant:session_id, P = settings.topic_prefix), all under one hash tag so one
-Lua script may touch them together in a cluster:
-
-- `P:ctx:{K}`      HASH  doc (ContextDoc JSON), version, last_turn_id
-- `P:applied:{K}`  ZSET  turn_id -> version that applied it, newest `dedup_window` kept
-- `P:updates:{K}`  pub/sub channel: the new version, published on every write
-"""
+"""ContextStore: versioned context documents in Redis, laid out under their owner's hash tag (schemas/keys.py)."""
 
 from __future__ import annotations
 
 import time
 from contextlib import asynccontextmanager
 from importlib.resources import files
-from typing import AsyncIterator, Iterable, NamedTuple
+from typing import AsyncIterator, Iterable
 
 from redis.asyncio import Redis
-from redis.asyncio.client import PubSub
+from redis.asyncio.client import Pipeline, PubSub
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from turnstream.schemas.keys import KeyLayout, SessionKeys
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 
 _SUBSCRIBE_TIMEOUT = 5.0
 _WRITE_SCRIPT = files("turnstream.client").joinpath("lua", "write_context.lua").read_text()
-
-
-class SessionKeys(NamedTuple):
-    """Redis names of one session."""
-
-    context: str
-    applied: str
-    updates: str
 
 
 class Updates:
@@ -56,7 +41,7 @@ class ContextStore:
 
     def __init__(self, redis: Redis, settings: Settings) -> None:
         self.redis = redis
-        self._prefix = settings.topic_prefix
+        self.layout = KeyLayout(settings.topic_prefix)
         self._ttl = settings.session_ttl_seconds
         self._window = settings.dedup_window
         self._write = redis.register_script(_WRITE_SCRIPT)  # EVALSHA, loaded on first use
@@ -67,24 +52,37 @@ class ContextStore:
             raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
         return cls(Redis.from_url(settings.redis_url), settings)
 
-    def keys(self, session_key: str) -> SessionKeys:
-        tag = "{" + session_key + "}"
-        return SessionKeys(f"{self._prefix}:ctx:{tag}", f"{self._prefix}:applied:{tag}", f"{self._prefix}:updates:{tag}")
+    def keys(self, owner: str, session_key: str) -> SessionKeys:
+        return self.layout.session(owner, session_key)
 
-    async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = ()) -> bool:
-        """Store `doc` unless the stored version is as new or newer; True when written."""
-        keys = self.keys(doc.session_key)
+    def queue_write(self, pipe: Pipeline, doc: ContextDoc, owner: str, applied_turn_ids: Iterable[str] = ()) -> None:
+        """Add to `pipe` the compare-and-set of `doc` (a no-op unless newer) and the session's owner pointer."""
+        keys = self.keys(owner, doc.session_key)
         args = [doc.version, doc.to_json(), doc.last_turn_id, self._ttl, self._window, keys.updates, *applied_turn_ids]
-        return bool(await self._write(keys=[keys.context, keys.applied], args=args))
+        self._write(keys=[keys.context, keys.applied], args=args, client=pipe)
+        pipe.set(self.layout.owner_pointer(doc.session_key), owner, ex=self._ttl)
 
-    async def read(self, session_key: str) -> ContextDoc | None:
-        """The stored context of a session, or None."""
-        raw = await self.redis.hget(self.keys(session_key).context, "doc")
+    async def write(self, doc: ContextDoc, owner: str, applied_turn_ids: Iterable[str] = ()) -> bool:
+        """Store `doc` unless the stored version is as new or newer; True when written."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            self.queue_write(pipe, doc, owner, applied_turn_ids)
+            written, _ = await pipe.execute()
+        return bool(written)
+
+    async def owner_of(self, session_key: str) -> str:
+        """The session's owner as the worker last wrote it; the session itself when it has none yet."""
+        owner = await self.redis.get(self.layout.owner_pointer(session_key))
+        return session_key if owner is None else owner.decode()
+
+    async def read(self, session_key: str, owner: str | None = None) -> ContextDoc | None:
+        """The stored context of a session, or None; without `owner` it is looked up first (a second round trip)."""
+        owner = owner or await self.owner_of(session_key)
+        raw = await self.redis.hget(self.keys(owner, session_key).context, "doc")
         return None if raw is None else ContextDoc.from_json(raw)
 
-    async def read_including(self, session_key: str, turn_id: str) -> tuple[ContextDoc | None, bool]:
+    async def read_including(self, session_key: str, owner: str, turn_id: str) -> tuple[ContextDoc | None, bool]:
         """The stored context and whether it includes `turn_id`, in one round trip."""
-        keys = self.keys(session_key)
+        keys = self.keys(owner, session_key)
         async with self.redis.pipeline(transaction=False) as pipe:
             raw, score = await pipe.hget(keys.context, "doc").zscore(keys.applied, turn_id).execute()
         return (None if raw is None else ContextDoc.from_json(raw)), score is not None
@@ -94,7 +92,7 @@ class ContextStore:
         """Subscribe to a session's updates; the subscription is live on the server on entry."""
         pubsub = self.redis.pubsub()
         try:
-            await pubsub.subscribe(self.keys(session_key).updates)
+            await pubsub.subscribe(self.layout.updates_channel(session_key))
             # SUBSCRIBE travels on its own connection: wait for its confirmation, or a write made
             # between a later read and the subscription taking effect would go unnoticed
             confirmation = await pubsub.get_message(timeout=_SUBSCRIBE_TIMEOUT)

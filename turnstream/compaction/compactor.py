@@ -63,6 +63,8 @@ class CompactionResult:
     """The compacted context, ready to send to a chat model."""
 
     messages: tuple[Message, ...]
+    positions: tuple[int | None, ...]
+    """Each message's position in the conversation (0-based); None for the marker and the summary block."""
     marker_index: int | None
     """Index of the marker in `messages`; None when nothing was dropped."""
     dropped: int
@@ -83,6 +85,7 @@ class CompactionResult:
         """The contract form (DESIGN.md, "Compaction result")."""
         return {
             "messages": list(self.messages),
+            "positions": list(self.positions),
             "marker_index": self.marker_index,
             "dropped": self.dropped,
             "summary": self.digest.summary,
@@ -213,6 +216,7 @@ class Window:
     def result(self) -> CompactionResult:
         language = self.tally.language()
         messages = [entry.message for entry in self.anchors]
+        positions: list[int | None] = [entry.seq for entry in self.anchors]
         tokens = REPLY_PRIMING_TOKENS + self.anchor_tokens
         marker_index = None
         if self.dropped:
@@ -223,11 +227,21 @@ class Window:
             if block is not None:
                 messages.append({**block[0]})  # a copy: the rendered block is shared through the cache
                 tokens += block[1]
-        messages.extend(entry.message for unit in self.units for entry in unit.entries)
+            positions += [None] * (len(messages) - len(positions))
+        tail = [entry for unit in self.units for entry in unit.entries]
+        messages.extend(entry.message for entry in tail)
+        positions.extend(entry.seq for entry in tail)
         tokens += self.tail_tokens
         digest = replace(self.digest, archived=tuple(self.archived))
         counts = TokenCounts(REPLY_PRIMING_TOKENS + self.tokens_in, tokens, self.budget_tokens)
-        return CompactionResult(tuple(messages), marker_index, self.dropped, digest, counts)
+        return CompactionResult(tuple(messages), tuple(positions), marker_index, self.dropped, digest, counts)
+
+    def step_call(self) -> Message | None:
+        """The assistant message that opened the newest step when it calls tools: what a tool result answers."""
+        if not self.units:
+            return None
+        first = self.units[-1].entries[0].message
+        return first if first.get("tool_calls") else None
 
     def _pin_all(self, entries: list[Entry]) -> None:
         self.anchors.extend(entries)

@@ -1,4 +1,12 @@
-"""The read path: a ready-to-send prompt from one Redis round trip and no LLM call."""
+"""The read path: a ready-to-send prompt from one Redis round trip and no LLM call.
+
+A prompt is the session's compacted context with one memory block laid in after its head: the
+owner's profile, the typed memories that match the user's text, and the archived turns that match
+it best (recall.py). The block fills at most `recall_budget_tokens`; when the whole prompt would
+pass `prompt_budget_tokens`, the context's oldest tail messages make room (whole tool-call groups,
+never the anchors, the marker and summary, or the newest step), and room the block leaves unused
+goes back to the tail.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +15,37 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from turnstream.compaction.greeting import is_small_talk
-from turnstream.compaction.marker import Language, detect_language
+from turnstream.compaction.marker import Language, detect_language, marker_message
 from turnstream.compaction.strategies.text import keywords
-from turnstream.compaction.tokens import count_message, count_messages
+from turnstream.compaction.tokens import count_message, count_messages, count_text
+from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.profile import cut_profile
-from turnstream.memory.store import MemoryStore, Recalled
+from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, RecalledTurn, choose_turns
+from turnstream.memory.store import ArchiveQuery, MemoryStore, Recalled
 from turnstream.schemas.context import ContextDoc
+from turnstream.settings import Settings
+from turnstream.text.terms import query_terms
 
 Message = dict[str, Any]
 
 MAX_QUERY_KEYWORDS = 16
 """Each query keyword costs one set read in the recall script."""
+MAX_QUERY_TERMS = 32
+"""Each archive query term costs one ZCARD; the rarest of them are scored."""
 
-_BLOCK_TEXT: dict[Language, tuple[str, str, str, dict[str, str]]] = {
+_BLOCK_TEXT: dict[Language, tuple[str, str, str, str, dict[str, str]]] = {
     "en": (
         "[Memory about the user: use it where it helps, do not recite it]",
         "Profile:",
         "Relevant memories:",
+        "From earlier conversations:",
         {"fact": "fact", "preference": "preference", "event": "event", "summary": "earlier conversation"},
     ),
     "zh": (
         "[关于用户的记忆：相关时参考，不要复述]",
         "用户画像：",
         "相关记忆：",
+        "以往对话摘录：",
         {"fact": "事实", "preference": "偏好", "event": "事件", "summary": "往期对话"},
     ),
 }
@@ -43,6 +59,8 @@ class Prompt:
     """Anchors, marker and summary block, the memory block, the rest of the context, the user message."""
     recalled: list[dict[str, str]]
     """The memories in the block, best first: {id, type, text}."""
+    archived: list[dict[str, object]]
+    """The archived turns in the block, in time order, with their scores (RecalledTurn.to_dict)."""
     skipped_recall: bool
     """True when the user message was small talk: no recall, nothing recorded."""
     timings: dict[str, float]
@@ -52,18 +70,36 @@ class Prompt:
         return asdict(self)
 
 
-def split_context(doc: ContextDoc | None, user_text: str) -> tuple[list[Message], list[Message]]:
-    """(head, rest) of the context: the memory block goes between them.
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A stored context cut where the memory block goes."""
+
+    head: list[Message]
+    """Anchors, then the marker and summary block when the history was compacted."""
+    rest: list[Message]
+    positions: list[int | None]
+    """The conversation position of each message of `rest`."""
+    shown: set[tuple[str, int]]
+    """(session, position) of every turn the head shows."""
+    compacted: bool
+
+
+def split_context(doc: ContextDoc | None, user_text: str) -> Context:
+    """The context split where the memory block goes.
 
     The head is the anchors, then the marker and summary block when the history was compacted;
     without a marker, the leading system messages and the first user message (and what came
     before it, as the compactor pins it). A last message equal to the new user message is dropped:
     the gateway may read after its turn was applied, and the user message comes last anyway.
     """
-    messages = list(doc.messages) if doc else []
+    if doc is None:
+        return Context([], [], [], set(), False)
+    messages = list(doc.messages)
+    positions = list(doc.positions) if len(doc.positions) == len(messages) else [None] * len(messages)
     if messages and messages[-1].get("role") == "user" and messages[-1].get("content") == user_text:
         messages.pop()
-    if doc is not None and doc.marker_index is not None:
+        positions.pop()
+    if doc.marker_index is not None:
         end = doc.marker_index + 1
         if (doc.summary or doc.facts) and end < len(messages) and messages[end].get("role") == "system":
             end += 1
@@ -71,14 +107,35 @@ def split_context(doc: ContextDoc | None, user_text: str) -> tuple[list[Message]
         end = next((i + 1 for i, m in enumerate(messages) if m.get("role") == "user"), None)
         if end is None:
             end = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
-    return messages[:end], messages[end:]
+    shown = {(doc.session_key, p) for p in positions[:end] if p is not None}
+    return Context(messages[:end], messages[end:], positions[end:], shown, doc.marker_index is not None)
 
 
-def memory_block(profile: str, recalled: list[Recalled], language: Language) -> Message | None:
-    """The one system message holding the profile and the recalled memories; None when both are empty."""
-    if not profile and not recalled:
+def _unit_starts(messages: list[Message]) -> list[int]:
+    """Where the tail may be cut: not before a tool result, which must follow its call."""
+    return [i for i, m in enumerate(messages) if m.get("role") != "tool"]
+
+
+def tail_start(costs: list[int], starts: list[int], room: int, marker_cost: int, start: int | None = None, floor: int = 0) -> int:
+    """Move the tail's start back from `start` (default: the newest unit, always kept) over whole units while
+    the tail, with the marker a cut needs, fits in `room`; never before `floor`."""
+    if floor == 0 and sum(costs) <= room:
+        return 0  # no cut, so no marker either
+    start = (starts[-1] if starts else 0) if start is None else start
+    suffix = sum(costs[start:])
+    for earlier in reversed([s for s in starts if floor <= s < start]):
+        suffix += sum(costs[earlier:start])
+        if suffix + (marker_cost if earlier else 0) > room:
+            break
+        start = earlier
+    return start
+
+
+def memory_block(profile: str, recalled: list[Recalled], turns: list[RecalledTurn], language: Language) -> Message | None:
+    """The one system message holding the profile, the recalled memories and turns; None when all are empty."""
+    if not profile and not recalled and not turns:
         return None
-    title, profile_heading, memories_heading, labels = _BLOCK_TEXT[language]
+    title, profile_heading, memories_heading, turns_heading, labels = _BLOCK_TEXT[language]
     parts = [title]
     if profile:
         parts.append(f"{profile_heading}\n{profile}")
@@ -86,55 +143,103 @@ def memory_block(profile: str, recalled: list[Recalled], language: Language) -> 
         open_, close = ("（", "）") if language == "zh" else ("(", ") ")
         lines = "\n".join(f"- {open_}{labels[m.type]}{close}{m.text}" for m in recalled)
         parts.append(f"{memories_heading}\n{lines}")
+    if turns:
+        parts.append(turns_heading + "\n" + "\n".join(turn.line for turn in turns))
     return {"role": "system", "content": "\n".join(parts)}
 
 
-def assemble(
-    doc: ContextDoc | None, profile: str, recalled: list[Recalled], user_text: str, read_chars: int, budget_tokens: int
-) -> tuple[list[Message], list[Recalled]]:
-    """The prompt's messages and the memories kept in it, within `budget_tokens` when the context allows.
+def _fill_block(
+    profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]],
+    room: int, language: Language,
+) -> tuple[Message | None, list[Recalled], list[RecalledTurn]]:
+    """The block within `room` tokens: profile and memories first (distilled, few), archived turns in what is left.
 
-    Over budget, the lowest-scored memories go first, then the profile is cut from its oldest end;
-    the context itself is never cut here (it was compacted to budget_tokens upstream).
+    Too little room: the lowest-scored memories go first, then the profile from its oldest end.
     """
-    head, rest = split_context(doc, user_text)
-    user = {"role": "user", "content": user_text}
-    language = detect_language([*head, *rest, user])
-    fixed = count_messages([*head, *rest, user])
-    profile = cut_profile(profile, read_chars)
     while True:
-        block = memory_block(profile, recalled, language)
-        if block is None or fixed + count_message(block) <= budget_tokens:
-            return [*head, *([block] if block else []), *rest, user], recalled
+        block = memory_block(profile, recalled, [], language)
+        base = count_message(block) if block else 0
+        if base <= room:
+            break
         if recalled:
             recalled = recalled[:-1]
         else:
             profile = cut_profile(profile, len(profile) * 3 // 4)
+    title, _, _, turns_heading, _ = _BLOCK_TEXT[language]
+    overhead = count_text(turns_heading) + LINE_SEPARATOR_TOKENS + (0 if block else count_message(memory_block(title, [], [], language) or {}))
+    turns = choose_turns(archived, shown, room - base - overhead, language)
+    while turns:  # the line counts are estimates: check the real block, dropping the weakest line if needed
+        block = memory_block(profile, recalled, turns, language)
+        if block is not None and count_message(block) <= room:
+            return block, recalled, turns
+        turns.remove(min(turns, key=lambda t: (t.score, t.hit)))
+    return memory_block(profile, recalled, [], language), recalled, []
+
+
+@dataclass(frozen=True, slots=True)
+class Assembled:
+    messages: list[Message]
+    recalled: list[Recalled]
+    turns: list[RecalledTurn]
+
+
+def assemble(
+    doc: ContextDoc | None, profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]],
+    user_text: str, settings: Settings,
+) -> Assembled:
+    """The prompt's messages and the memories and turns kept in it, within prompt_budget_tokens when the
+    anchors and the newest step allow."""
+    context = split_context(doc, user_text)
+    user = {"role": "user", "content": user_text}
+    language = detect_language([*context.head, *context.rest, user])
+    costs = [count_message(m) for m in context.rest]
+    starts = _unit_starts(context.rest)
+    room = settings.prompt_budget_tokens - count_messages([*context.head, user])
+    marker = None if context.compacted else marker_message(language)
+    marker_cost = count_message(marker) if marker else 0
+    # the tail gives way to a full block, the block takes what it needs, the tail takes back what is left
+    start = tail_start(costs, starts, room - settings.recall_budget_tokens, marker_cost)
+    session = doc.session_key if doc else ""
+    shown = context.shown | {(session, p) for p in context.positions[start:] if p is not None}
+    rest_tokens = sum(costs[start:]) + (marker_cost if start else 0)
+    profile = cut_profile(profile, settings.profile_read_chars)
+    block, kept, turns = _fill_block(profile, recalled, archived, shown, min(settings.recall_budget_tokens, room - rest_tokens), language)
+    # taking back stops short of a recalled turn, which the block already shows
+    recalled_turns = {(t.entry.session, t.entry.position) for t in turns}
+    floor = max((i + 1 for i, p in enumerate(context.positions[:start]) if (session, p) in recalled_turns), default=0)
+    free = room - (count_message(block) if block else 0)
+    start = tail_start(costs, starts, free, marker_cost, start, floor)
+    cut = [marker] if start and marker else []
+    messages = [*context.head, *cut, *([block] if block else []), *context.rest[start:], user]
+    return Assembled(messages, kept, turns)
 
 
 async def build_prompt(
-    memory: MemoryStore, context_key: str, session_key: str, owner: str, user_text: str, k: int | None = None
+    memory: MemoryStore, session_key: str, owner: str, user_text: str, k: int | None = None, record: bool = True
 ) -> Prompt:
-    """Read the session's context, the owner's profile and memories (one round trip), and assemble the prompt.
+    """Read the session's context, the owner's profile, memories and archive (one round trip), and assemble the prompt.
 
-    Memories dropped for the budget were already recorded as injected by the script: that only
-    happens when the compacted context nearly fills prompt_budget_tokens, and undoing it would cost
-    a second round trip.
+    With `record`, the memories given are counted against the session's dedup window; memories then
+    dropped for the budget stay counted: that only happens when the context nearly fills the prompt
+    budget, and undoing it would cost a second round trip. Archived turns have no dedup window:
+    the context itself says what the model has seen, and a question asked twice needs its answer twice.
     """
     settings = memory.settings
     started = time.perf_counter()
     skipped = is_small_talk(user_text)
-    query = () if skipped else keywords(user_text, MAX_QUERY_KEYWORDS)
+    words = () if skipped else keywords(user_text, MAX_QUERY_KEYWORDS)
+    terms = [] if skipped else query_terms(user_text, MAX_QUERY_TERMS)
     asked = time.perf_counter()
-    result = await memory.recall(owner, session_key, context_key, query, settings.recall_k if k is None else k)
+    result = await memory.recall(owner, session_key, words, settings.recall_k if k is None else k,
+                                 ArchiveQuery(terms), record=record)
     fetched = time.perf_counter()
     doc = ContextDoc.from_json(result.doc) if result.doc else None
-    messages, kept = assemble(doc, result.profile, result.recalled, user_text, settings.profile_read_chars, settings.prompt_budget_tokens)
+    assembled = assemble(doc, result.profile, result.recalled, result.archived, user_text, settings)
     done = time.perf_counter()
     timings = {
         "redis": round((fetched - asked) * 1000, 3),
         "assemble": round((done - fetched) * 1000, 3),
         "total": round((done - started) * 1000, 3),
     }
-    recalled = [{"id": m.id, "type": m.type, "text": m.text} for m in kept]
-    return Prompt(messages, recalled, skipped, timings)
+    recalled = [{"id": m.id, "type": m.type, "text": m.text} for m in assembled.recalled]
+    return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], skipped, timings)

@@ -1,49 +1,28 @@
-"""MemoryStore: the one place that knows how long-term memories and profiles are laid out in Redis.
+"""MemoryStore: long-term memories, profiles and the read path's one-round-trip recall.
 
-Per owner O (owner_key(): `tenant:user_id`, or the session key), P = settings.topic_prefix, all
-under the owner's hash tag:
-
-- `P:mem:{O}`              HASH  id -> memory JSON (without access_count and created_at)
-- `P:memcreated:{O}`       HASH  id -> created_at (set once: a restatement keeps it)
-- `P:memaccess:{O}`        HASH  id -> access_count (HINCRBY when a prompt injects it)
-- `P:memkw:{O}:<keyword>`  SET   ids of the memories with that keyword (the recall index)
-- `P:profile:{O}`          HASH  text, version (CAS on version)
-- `P:injected:{O}:<S>`     LIST  per prompt of session S, newest first: the injected ids, comma-joined;
-                                 `recall_dedup_window` kept, expires with the session
-
-Keyword sets are built inside the scripts from a prefix rather than declared in KEYS; they carry
-the owner's tag, so they live in the owner's slot. Redis Cluster caveat: the recall script also
-reads the session's context (tag `{S}`), which is another slot unless the owner is the session
-itself; on a cluster, route owners and sessions to one node or split the read in two.
+The key layout is in schemas/keys.py; everything of one owner shares the owner's hash tag, and the
+read script declares every key it touches, so it runs unchanged on a Redis Cluster. The write
+script `remember.lua` still derives keyword-set names from a prefix (same tag, same slot).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from importlib.resources import files
-from typing import Iterable, NamedTuple
+from typing import Iterable, Sequence
 
 import orjson
 from redis.asyncio import Redis
 
+from turnstream.schemas.keys import KeyLayout, OwnerKeys
+from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.model import Memory, MemoryType
 from turnstream.memory.profile import append_profile, keep_tail
+from turnstream.memory.scripts import load_script
 from turnstream.settings import Settings
 
-_LUA = files("turnstream.memory").joinpath("lua")
 _CAS_ATTEMPTS = 8
 """Writers of one owner race only on the profile; each retry re-reads it, so a few always suffice."""
-
-
-class OwnerKeys(NamedTuple):
-    """Redis names of one owner's memories."""
-
-    memories: str
-    created: str
-    access: str
-    profile: str
-    keyword_prefix: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +44,24 @@ class RecallResult:
     profile: str
     recalled: list[Recalled]
     """Best first."""
+    archived: list[tuple[ArchiveEntry, float]]
+    """Archived turns matching the query: hits best first, each followed by its neighbours (score 0)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveQuery:
+    """Bounds of the archive part of one read: Redis runs the script alone, so its work is capped."""
+
+    terms: Sequence[str]
+    """Distinct query terms (text.terms.query_terms); each costs one ZCARD."""
+    hits: int = 24
+    """Best-scoring entries returned, each with its neighbours."""
+    postings_per_term: int = 200
+    """Highest-weighted postings read per scored term."""
+    scored_terms: int = 10
+    """Rarest query terms scored; the others are too common to tell turns apart."""
+    neighbours: int = 1
+    """Turns of the same session returned on each side of a hit, so a question keeps its answer."""
 
 
 class MemoryStore:
@@ -73,10 +70,10 @@ class MemoryStore:
     def __init__(self, redis: Redis, settings: Settings) -> None:
         self.redis = redis
         self.settings = settings
-        self._prefix = settings.topic_prefix
-        self._remember = redis.register_script(_LUA.joinpath("remember.lua").read_text())
-        self._replace_profile = redis.register_script(_LUA.joinpath("replace_profile.lua").read_text())
-        self._recall = redis.register_script(_LUA.joinpath("recall.lua").read_text())
+        self.layout = KeyLayout(settings.topic_prefix)
+        self._remember = load_script(redis, "remember.lua")
+        self._replace_profile = load_script(redis, "replace_profile.lua")
+        self._recall = load_script(redis, "recall.lua")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryStore:
@@ -85,12 +82,7 @@ class MemoryStore:
         return cls(Redis.from_url(settings.redis_url), settings)
 
     def keys(self, owner: str) -> OwnerKeys:
-        tag = "{" + owner + "}"
-        p = self._prefix
-        return OwnerKeys(f"{p}:mem:{tag}", f"{p}:memcreated:{tag}", f"{p}:memaccess:{tag}", f"{p}:profile:{tag}", f"{p}:memkw:{tag}:")
-
-    def injected_key(self, owner: str, session_key: str) -> str:
-        return f"{self._prefix}:injected:{{{owner}}}:{session_key}"
+        return self.layout.owner(owner)
 
     async def remember(self, owner: str, memories: Iterable[Memory], profile_additions: Iterable[str] = ()) -> None:
         """Upsert `memories` (same id: new text, keywords, updated_at; created_at and access_count kept) and append
@@ -154,24 +146,29 @@ class MemoryStore:
         args = [expected_version, keep_tail(text.strip(), self.settings.profile_write_chars)]
         return bool(await self._replace_profile(keys=[self.keys(owner).profile], args=args))
 
-    async def recall(self, owner: str, session_key: str, context_key: str, query: Iterable[str], k: int) -> RecallResult:
-        """The session's context doc, the owner's profile and the top-k memories for the `query` keywords, in ONE round trip.
+    async def recall(
+        self, owner: str, session_key: str, keywords: Sequence[str], k: int, archive: ArchiveQuery, record: bool = True
+    ) -> RecallResult:
+        """The session's context doc, the owner's profile, the top-k memories for `keywords` and the archived
+        turns for `archive`, in ONE round trip (one script, one slot).
 
-        Recalled memories are recorded as injected into the session and their access counts raised;
-        with no keywords or k = 0 nothing is recorded.
+        With `record`, the memories are counted as injected into the session and their access counts
+        raised (with no keywords or k = 0 nothing is recorded); without it, this only looks.
         """
         keys = self.keys(owner)
+        session = self.layout.session(owner, session_key)
         settings = self.settings
-        args = [keys.keyword_prefix, k, settings.recall_dedup_window, settings.session_ttl_seconds, time.time(), *query]
-        reply = await self._recall(
-            keys=[context_key, keys.profile, keys.memories, keys.access, self.injected_key(owner, session_key)], args=args
-        )
-        doc, profile, _version, *rest = reply
+        args = [k, settings.recall_dedup_window, settings.session_ttl_seconds, time.time(), int(record), len(keywords),
+                archive.hits, archive.postings_per_term, archive.scored_terms, archive.neighbours]
+        fixed = [session.context, keys.profile, keys.memories, keys.access, session.injected, keys.archive, keys.positions, keys.ages]
+        indexes = [keys.keyword_prefix + word for word in keywords] + [keys.term_prefix + term for term in archive.terms]
+        doc, profile, _version, memories, archived = await self._recall(keys=fixed + indexes, args=args)
         recalled = []
-        for raw, access, score in zip(rest[0::3], rest[1::3], rest[2::3]):
+        for raw, access, score in zip(memories[0::3], memories[1::3], memories[2::3]):
             memory = orjson.loads(raw)
             recalled.append(Recalled(memory["id"], memory["type"], memory["text"], float(score), int(access)))
-        return RecallResult(doc, (profile or b"").decode(), recalled)
+        entries = [(ArchiveEntry.from_json(raw), float(score)) for raw, score in zip(archived[0::2], archived[1::2])]
+        return RecallResult(doc, (profile or b"").decode(), recalled, entries)
 
     async def aclose(self) -> None:
         await self.redis.aclose()

@@ -52,6 +52,9 @@ class ContextDoc(BaseModel):
     """When this version was computed, epoch seconds."""
     messages: list[Message]
     """Ready to send to a chat model: anchors, marker, summary/facts block, kept tail."""
+    positions: list[int | None] = Field(default_factory=list)
+    """Each message's position in the session's conversation (0-based), null for the marker and the summary
+    block: which turns the context shows, so recall does not repeat them (empty in documents written before it)."""
     marker_index: int | None = None
     """Index in `messages` of the "history compressed" marker, or null when nothing was dropped."""
     dropped: int = Field(0, ge=0)

@@ -146,6 +146,14 @@ def check_rules(
     assert res.tokens.before == count_messages(messages)
     assert res.tokens.after == count_messages(out)
     assert res.tokens.budget == budget
+    # every kept message names its conversation position; the added marker and block name none
+    assert len(res.positions) == len(out)
+    for kept, position in zip(out, res.positions):
+        if position is None:
+            assert kept["role"] == "system" and out.index(kept) in (res.marker_index, (res.marker_index or 0) + 1)
+        else:
+            assert kept is messages[position] or is_trimmed(kept, messages[position])
+    assert [p for p in res.positions if p is not None] == sorted(p for p in res.positions if p is not None)
     if not messages:
         assert out == [] and res.dropped == 0
         return

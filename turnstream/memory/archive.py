@@ -1,0 +1,95 @@
+"""The archive's record: every applied turn, condensed to one searchable line (pure, no Redis)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from turnstream.compaction.strategies.text import content_text, shorten, tool_calls
+from turnstream.text.terms import recall_terms
+
+TEXT_CHARS = 1000
+"""Text kept per archived turn: a recalled line says what the turn said, not all of a long answer."""
+TOOL_HEAD_CHARS = 300
+"""Head of a tool result kept in the archive: which tool, with what, and what came back first."""
+ARGUMENT_CHARS = 200
+MAX_DISTINCT_TERMS = 96
+"""Index terms per entry: bounds the write of one long turn (its most frequent terms are kept)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveEntry:
+    """One applied turn in its owner's archive."""
+
+    id: str
+    """entry_id(session, turn_id): a redelivered or replayed turn is the same entry."""
+    session: str
+    """Session key of the conversation the turn belongs to."""
+    position: int
+    """The turn's message position in its session (0-based), as the context's `positions` count."""
+    role: str
+    speaker: str | None
+    """The message's `name`, when it has one."""
+    ts: float
+    """When the turn happened (the turn's `ts`, else when it was applied), epoch seconds."""
+    text: str
+    """The turn condensed to searchable text (tool calls and results included)."""
+
+    @property
+    def position_field(self) -> str:
+        """Field of the positions hash: how the read script finds the turns around a hit."""
+        return f"{self.session}#{self.position}"
+
+    def term_counts(self) -> Counter[str]:
+        """Index terms with their frequencies: the speaker's name counts, so "what did Caroline say" finds her."""
+        counts = Counter(recall_terms(f"{self.speaker or ''} {self.text}"))
+        return counts if len(counts) <= MAX_DISTINCT_TERMS else Counter(dict(counts.most_common(MAX_DISTINCT_TERMS)))
+
+    def to_json(self, terms: list[str], length: int) -> bytes:
+        """As stored: with its terms and length, so eviction removes exactly its postings."""
+        return orjson.dumps({
+            "id": self.id, "session": self.session, "position": self.position, "role": self.role,
+            "speaker": self.speaker, "ts": self.ts, "text": self.text, "terms": terms, "length": length,
+        })
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> ArchiveEntry:
+        data = orjson.loads(raw)
+        return cls(data["id"], data["session"], data["position"], data["role"], data["speaker"], data["ts"], data["text"])
+
+
+def entry_id(session: str, turn_id: str) -> str:
+    """Stable id of a turn's archive entry."""
+    return hashlib.blake2b(f"{session}\0{turn_id}".encode(), digest_size=10).hexdigest()
+
+
+def archive_text(message: dict[str, Any], call: dict[str, Any] | None = None) -> str:
+    """A message as one searchable text: its words, the tools it called, or which call a result answers.
+
+    `call` is the assistant message whose tool call a tool result answers (its name and arguments
+    make the result findable by what was asked).
+    """
+    text = content_text(message.get("content"))
+    if message.get("role") == "tool":
+        called = next((f"{name}({shorten(args, ARGUMENT_CHARS)})" for id_, name, args in tool_calls(call or {})
+                       if id_ == message.get("tool_call_id")), "tool")
+        return f"{called} → {shorten(text, TOOL_HEAD_CHARS)}"
+    calls = [f"{name}({shorten(args, ARGUMENT_CHARS)})" for _, name, args in tool_calls(message)]
+    return shorten(" ".join([text, *(f"→ {c}" for c in calls)]).strip(), TEXT_CHARS)
+
+
+def archive_entry(
+    session: str, turn_id: str, position: int, message: dict[str, Any], ts: float, call: dict[str, Any] | None = None
+) -> ArchiveEntry | None:
+    """The archive entry of one applied turn; None for a system message (the anchors keep those) or no text."""
+    if message.get("role") == "system":
+        return None
+    text = archive_text(message, call)
+    if not text:
+        return None
+    speaker = message.get("name") if isinstance(message.get("name"), str) else None
+    return ArchiveEntry(entry_id(session, turn_id), session, position, message["role"], speaker, ts, text)

@@ -1,0 +1,81 @@
+"""ArchiveStore: every applied turn of an owner in Redis, with a BM25 index built on the write path.
+
+The layout is in schemas/keys.py. Postings are sorted sets of entry id -> the entry's BM25 term weight
+(length-normalised at write time), so the read script takes each query term's best entries with one
+ZREVRANGE and its work stays bounded however large the archive grows.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import orjson
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from turnstream.schemas.keys import KeyLayout, OwnerKeys
+from turnstream.memory.archive import ArchiveEntry
+from turnstream.memory.scripts import load_script
+from turnstream.settings import Settings
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+EVICT_SHARE = 100
+"""A full archive evicts a hundredth of its cap at a time, so most appends need no second call."""
+
+
+class ArchiveStore:
+    """Append-only per-owner archive of turns: idempotent appends, capped, expiring with the owner."""
+
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.layout = KeyLayout(settings.topic_prefix)
+        self._ttl = settings.owner_ttl_seconds
+        self._cap = settings.archive_max_entries
+        self._append = load_script(redis, "archive_append.lua")
+        self._evict = load_script(redis, "archive_evict.lua")
+
+    def queue_append(self, pipe: Pipeline, owner: str, entries: Sequence[ArchiveEntry]) -> None:
+        """Add the append of `entries` to `pipe`; its reply goes to `evict_overflow` after execution."""
+        keys = self.layout.owner(owner)
+        postings: dict[str, int] = {}
+        args: list[str | int | float | bytes] = [self._ttl, self._cap, max(1, self._cap // EVICT_SHARE), BM25_K1, BM25_B]
+        for entry in entries:
+            counts = entry.term_counts()
+            length = sum(counts.values())
+            args += [entry.id, entry.to_json(list(counts), length), entry.position_field, length, len(counts)]
+            for term, frequency in counts.items():
+                args += [postings.setdefault(keys.term_prefix + term, len(postings) + 1), frequency]
+        self._append(keys=[*self._fixed(keys), *postings], args=args, client=pipe)
+
+    async def append(self, owner: str, entries: Sequence[ArchiveEntry]) -> int:
+        """Append `entries` (those already there are skipped) and evict over the cap; returns how many were new."""
+        if not entries:
+            return 0
+        async with self.redis.pipeline(transaction=False) as pipe:
+            self.queue_append(pipe, owner, entries)
+            (reply,) = await pipe.execute()
+        await self.evict_overflow(owner, reply)
+        return int(reply[0])
+
+    async def evict_overflow(self, owner: str, append_reply: Sequence[bytes | int]) -> int:
+        """Evict the entries an append reported over the cap, with their postings; returns how many went."""
+        over = [orjson.loads(raw) for raw in append_reply[1:]]
+        if not over:
+            return 0
+        keys = self.layout.owner(owner)
+        postings = {keys.term_prefix + term for entry in over for term in entry["terms"]}
+        args = [arg for entry in over for arg in (entry["id"], f"{entry['session']}#{entry['position']}", entry["length"])]
+        return int(await self._evict(keys=[*self._fixed(keys), *sorted(postings)], args=args))
+
+    async def entries(self, owner: str) -> list[ArchiveEntry]:
+        """Every archived entry of `owner`, oldest first."""
+        keys = self.layout.owner(owner)
+        ids = await self.redis.zrange(keys.ages, 0, -1)
+        raws = await self.redis.hmget(keys.archive, ids) if ids else []
+        return [ArchiveEntry.from_json(raw) for raw in raws if raw is not None]
+
+    @staticmethod
+    def _fixed(keys: OwnerKeys) -> list[str]:
+        return [keys.archive, keys.positions, keys.ages, keys.stats]
+

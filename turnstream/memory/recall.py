@@ -1,0 +1,85 @@
+"""Which archived turns a prompt gets and how they read: pure, no Redis.
+
+The read script returns the best-matching turns (BM25 hits, best first), each followed by the turns
+around it in its session. Here they are grouped back into snippets, those the context already shows
+are dropped, the best snippets fill the room, and the chosen lines are laid out in time order, each
+with its date and speaker, so a model can answer "when" and "who" from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable
+
+from turnstream.compaction.marker import Language
+from turnstream.compaction.tokens import count_text
+from turnstream.memory.archive import ArchiveEntry
+
+_SPEAKERS: dict[Language, dict[str, str]] = {
+    "en": {"user": "User", "assistant": "Assistant", "tool": "Tool"},
+    "zh": {"user": "用户", "assistant": "助手", "tool": "工具"},
+}
+LINE_SEPARATOR_TOKENS = 1
+"""What a line break between two lines may add to their separate counts."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledTurn:
+    """An archived turn chosen for a prompt."""
+
+    entry: ArchiveEntry
+    score: float
+    """The BM25 score of its snippet's hit (the best-matching turn it came with)."""
+    hit: bool
+    """True for the matching turn itself, False for a turn around it."""
+    line: str
+
+    def to_dict(self) -> dict[str, object]:
+        e = self.entry
+        return {"id": e.id, "session": e.session, "position": e.position, "ts": e.ts, "speaker": e.speaker,
+                "role": e.role, "text": e.text, "score": round(self.score, 4), "hit": self.hit, "line": self.line}
+
+
+def turn_date(ts: float, language: Language) -> str:
+    """The turn's calendar date (UTC), written the conversation's way: `8 May 2023`, `2023年5月8日`."""
+    day = datetime.fromtimestamp(ts, timezone.utc)
+    return f"{day.year}年{day.month}月{day.day}日" if language == "zh" else f"{day.day} {day:%B} {day.year}"
+
+
+def recall_line(entry: ArchiveEntry, language: Language) -> str:
+    speaker = entry.speaker or _SPEAKERS[language].get(entry.role, entry.role)
+    return f"[{turn_date(entry.ts, language)}] {speaker}: {entry.text}"
+
+
+def snippets(archived: Iterable[tuple[ArchiveEntry, float]]) -> list[list[tuple[ArchiveEntry, float]]]:
+    """Hits with the neighbours that follow them in the script's reply (a neighbour's score is 0)."""
+    groups: list[list[tuple[ArchiveEntry, float]]] = []
+    for entry, score in archived:
+        if score > 0 or not groups:
+            groups.append([(entry, score)])
+        else:
+            groups[-1].append((entry, score))
+    return groups
+
+
+def choose_turns(
+    archived: Iterable[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]], room: int, language: Language
+) -> list[RecalledTurn]:
+    """The best snippets whose lines fit in `room` tokens, minus turns in `shown` ((session, position) pairs),
+    in time order. A snippet that does not fit whole may still give its hit alone."""
+    chosen: dict[str, RecalledTurn] = {}
+    for group in snippets(archived):
+        best = group[0][1]
+        fresh = [(e, s) for e, s in group if e.id not in chosen and (e.session, e.position) not in shown]
+        lines = [(e, s, recall_line(e, language)) for e, s in fresh]
+        costs = [count_text(line) + LINE_SEPARATOR_TOKENS for _, _, line in lines]
+        if sum(costs) > room:  # the hit alone, when it is still fresh
+            keep = [i for i, (_, score, _) in enumerate(lines) if score > 0]
+            lines, costs = [lines[i] for i in keep], [costs[i] for i in keep]
+            if sum(costs) > room:
+                continue
+        for entry, score, line in lines:
+            chosen[entry.id] = RecalledTurn(entry, best, score > 0, line)
+        room -= sum(costs)
+    return sorted(chosen.values(), key=lambda t: (t.entry.ts, t.entry.session, t.entry.position))

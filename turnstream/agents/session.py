@@ -185,8 +185,8 @@ class SessionWriter:
         async def write() -> list[object]:
             async with self.store.redis.pipeline(transaction=False) as pipe:
                 if archived:
-                    self.archive.queue_append(pipe, state.owner, archived)
-                self.store.queue_write(pipe, doc, state.owner, applied)
+                    await self.archive.queue_append(pipe, state.owner, archived)
+                await self.store.queue_write(pipe, doc, applied, state.owner)
                 return await pipe.execute()
 
         replies = await _until_redis_answers(write)

@@ -67,7 +67,7 @@ async def _listening(live: Live, channels: list[str], measure: Callable[[Listene
 async def pipeline_latencies(live: Live, turns: list[dict[str, Any]], rate: float) -> list[float]:
     """Milliseconds from each turn's send until a context version that includes it was published."""
     keys = [key for key, _ in encode(turns)]
-    channel_of = {key: live.store.keys(key.decode()).updates.encode() for key in set(keys)}
+    channel_of = {key: live.store.layout.updates_channel(key.decode()).encode() for key in set(keys)}
     # fresh sessions, one version per turn: the n-th turn of a session is in versions >= n
     position: list[int] = []
     seen: dict[bytes, int] = {}

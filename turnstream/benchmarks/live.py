@@ -121,7 +121,10 @@ class Live:
             keys = list(behind)
             async with self.redis.pipeline(transaction=False) as pipe:
                 for key in keys:
-                    pipe.hget(self.store.keys(key).context, "version")
+                    pipe.get(self.store.layout.owner_pointer(key))
+                owners = [key if owner is None else owner.decode() for key, owner in zip(keys, await pipe.execute())]
+                for key, owner in zip(keys, owners):
+                    pipe.hget(self.store.keys(owner, key).context, "version")
                 versions = await pipe.execute()
             for key, version in zip(keys, versions):
                 if version is not None and int(version) >= behind[key]:

@@ -55,17 +55,21 @@ class ContextStore:
     def keys(self, owner: str, session_key: str) -> SessionKeys:
         return self.layout.session(owner, session_key)
 
-    def queue_write(self, pipe: Pipeline, doc: ContextDoc, owner: str, applied_turn_ids: Iterable[str] = ()) -> None:
-        """Add to `pipe` the compare-and-set of `doc` (a no-op unless newer) and the session's owner pointer."""
+    async def queue_write(self, pipe: Pipeline, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> None:
+        """Add to `pipe` the compare-and-set of `doc` (a no-op unless newer) and the session's owner pointer.
+
+        `owner` defaults to the session itself, the owner of a session without a user.
+        """
+        owner = owner or doc.session_key
         keys = self.keys(owner, doc.session_key)
         args = [doc.version, doc.to_json(), doc.last_turn_id, self._ttl, self._window, keys.updates, *applied_turn_ids]
-        self._write(keys=[keys.context, keys.applied], args=args, client=pipe)
+        await self._write(keys=[keys.context, keys.applied], args=args, client=pipe)  # queued, not sent
         pipe.set(self.layout.owner_pointer(doc.session_key), owner, ex=self._ttl)
 
-    async def write(self, doc: ContextDoc, owner: str, applied_turn_ids: Iterable[str] = ()) -> bool:
+    async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> bool:
         """Store `doc` unless the stored version is as new or newer; True when written."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            self.queue_write(pipe, doc, owner, applied_turn_ids)
+            await self.queue_write(pipe, doc, applied_turn_ids, owner)
             written, _ = await pipe.execute()
         return bool(written)
 

@@ -27,31 +27,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     get.add_argument("session", help="session id")
     get.add_argument("--tenant", help="the session's tenant, if it has one")
+    get.add_argument("--user", help="the session's user id: one round trip instead of two")
     get.set_defaults(run=run_get)
     prompt = actions.add_parser(
         "prompt",
-        help="print the prompt for a user message: context, profile and recalled memories",
+        help="print the prompt for a user message: context, profile, recalled memories and turns",
         description=(
-            "Print {messages, recalled, skipped_recall, timings} as JSON. This is a real request: "
-            "the recalled memories count towards the session's dedup window."
+            "Print {messages, recalled, archived, skipped_recall, timings} as JSON: `archived` lists the "
+            "recalled turns with their BM25 scores (a turn around a hit has hit=false). This is a real "
+            "request: the recalled memories count towards the session's dedup window."
         ),
     )
     prompt.add_argument("session", help="session id")
     prompt.add_argument("text", help="the user's new message")
     prompt.add_argument("--k", type=int, help="memories to recall (default TURNSTREAM_RECALL_K)")
     prompt.add_argument("--tenant", help="the session's tenant, if it has one")
-    prompt.add_argument("--user", help="user id owning the memories (default: the session's own memories)")
+    prompt.add_argument("--user", help="user id owning the memories (default: the session's owner, looked up)")
     prompt.set_defaults(run=run_prompt)
 
 
-async def _get(session: str, tenant: str | None) -> ContextDoc | None:
+async def _get(session: str, tenant: str | None, user: str | None) -> ContextDoc | None:
     async with ContextClient.from_settings(configured_settings(redis=True)) as client:
-        return await client.get(session, tenant=tenant)
+        return await client.get(session, tenant=tenant, user_id=user)
 
 
 def run_get(args: argparse.Namespace) -> int:
     try:
-        doc = asyncio.run(_get(args.session, args.tenant))
+        doc = asyncio.run(_get(args.session, args.tenant, args.user))
     except (RedisConnectionError, RedisTimeoutError) as error:
         raise CliError(f"cannot reach Redis: {error}") from None
     if doc is None:

@@ -1,4 +1,4 @@
-"""`turnstream memory list USER`: a user's long-term memories from Redis, as JSON."""
+"""`turnstream memory list USER` / `memory search USER TEXT`: a user's long-term memories, and what recall finds."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.cli import CliError
 from turnstream.commands._services import configured_settings
-from turnstream.memory import Memory, MemoryStore
+from turnstream.memory import Memory, MemoryStore, Prompt, build_prompt
 from turnstream.schemas import session_key
 
 
@@ -27,6 +27,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     list_.add_argument("user", help="user id (or, for memories of turns without a user, the session id)")
     list_.add_argument("--tenant", help="the user's tenant, if any")
     list_.set_defaults(run=run_list)
+    search = actions.add_parser(
+        "search",
+        help="print what recall would return for a text, without recording it",
+        description=(
+            "Print {recalled, archived} as JSON: the typed memories and the archived turns (with their BM25 "
+            "scores) that build_prompt would put in a prompt's memory block for TEXT. Nothing is counted "
+            "against any dedup window."
+        ),
+    )
+    search.add_argument("user", help="user id (or, for turns without a user, the session id)")
+    search.add_argument("text", help="the text to search for, as a user would ask it")
+    search.add_argument("--tenant", help="the user's tenant, if any")
+    search.add_argument("--k", type=int, help="typed memories to return (default TURNSTREAM_RECALL_K)")
+    search.set_defaults(run=run_search)
 
 
 async def _list(owner: str) -> list[Memory]:
@@ -46,4 +60,25 @@ def run_list(args: argparse.Namespace) -> int:
     if not memories:
         raise CliError(f"no memories for {owner}")
     sys.stdout.write(orjson.dumps([m.model_dump() for m in memories], option=orjson.OPT_INDENT_2).decode() + "\n")
+    return 0
+
+
+async def _search(owner: str, text: str, k: int | None) -> Prompt:
+    store = MemoryStore.from_settings(configured_settings(redis=True))
+    try:
+        # no session: no context to leave out, the whole recall budget for the block
+        return await build_prompt(store, "", owner, text, k, record=False)
+    finally:
+        await store.aclose()
+
+
+def run_search(args: argparse.Namespace) -> int:
+    if args.k is not None and args.k < 0:
+        raise CliError("--k must be 0 or more", code=2)
+    try:
+        prompt = asyncio.run(_search(session_key(args.user, args.tenant), args.text, args.k))
+    except (RedisConnectionError, RedisTimeoutError) as error:
+        raise CliError(f"cannot reach Redis: {error}") from None
+    found = {"recalled": prompt.recalled, "archived": prompt.archived}
+    sys.stdout.write(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0

@@ -35,7 +35,7 @@ class ArchiveStore:
         self._append = load_script(redis, "archive_append.lua")
         self._evict = load_script(redis, "archive_evict.lua")
 
-    def queue_append(self, pipe: Pipeline, owner: str, entries: Sequence[ArchiveEntry]) -> None:
+    async def queue_append(self, pipe: Pipeline, owner: str, entries: Sequence[ArchiveEntry]) -> None:
         """Add the append of `entries` to `pipe`; its reply goes to `evict_overflow` after execution."""
         keys = self.layout.owner(owner)
         postings: dict[str, int] = {}
@@ -46,14 +46,14 @@ class ArchiveStore:
             args += [entry.id, entry.to_json(list(counts), length), entry.position_field, length, len(counts)]
             for term, frequency in counts.items():
                 args += [postings.setdefault(keys.term_prefix + term, len(postings) + 1), frequency]
-        self._append(keys=[*self._fixed(keys), *postings], args=args, client=pipe)
+        await self._append(keys=[*self._fixed(keys), *postings], args=args, client=pipe)  # queued, not sent
 
     async def append(self, owner: str, entries: Sequence[ArchiveEntry]) -> int:
         """Append `entries` (those already there are skipped) and evict over the cap; returns how many were new."""
         if not entries:
             return 0
         async with self.redis.pipeline(transaction=False) as pipe:
-            self.queue_append(pipe, owner, entries)
+            await self.queue_append(pipe, owner, entries)
             (reply,) = await pipe.execute()
         await self.evict_overflow(owner, reply)
         return int(reply[0])

@@ -39,13 +39,16 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sent
 
 
-async def test_get_is_one_round_trip(client: ContextClient, store: ContextStore, round_trips: list[int]) -> None:
-    await store.write(make_doc(3), ["t3"])
-    expected = await store.read("acme:s1")
-    await client.get("s1", tenant="acme")  # connects; the pool then holds a live connection
+async def test_get_is_one_round_trip_with_the_user_and_two_without(client: ContextClient, store: ContextStore, round_trips: list[int]) -> None:
+    await store.write(make_doc(3), ["t3"], owner="acme:maya")
+    expected = await store.read("acme:s1", "acme:maya")
+    await client.get("s1", tenant="acme", user_id="maya")  # connects; the pool then holds a live connection
     round_trips.clear()
-    assert await client.get("s1", tenant="acme") == expected
+    assert await client.get("s1", tenant="acme", user_id="maya") == expected
     assert len(round_trips) == 1
+    round_trips.clear()
+    assert await client.get("s1", tenant="acme") == expected  # the owner is looked up first
+    assert len(round_trips) == 2
     assert await client.get("s1") is None  # no tenant: another session
 
 

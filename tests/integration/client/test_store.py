@@ -18,7 +18,10 @@ async def store(settings: Settings) -> AsyncIterator[ContextStore]:
 
 def test_keys_share_one_hash_tag_under_the_prefix(store: ContextStore, settings: Settings) -> None:
     prefix = settings.topic_prefix
-    assert store.keys("acme:s1") == (f"{prefix}:ctx:{{acme:s1}}", f"{prefix}:applied:{{acme:s1}}", f"{prefix}:updates:{{acme:s1}}")
+    assert store.keys("acme:maya", "acme:s1") == (
+        f"{prefix}:ctx:{{acme:maya}}:acme:s1", f"{prefix}:applied:{{acme:maya}}:acme:s1",
+        f"{prefix}:injected:{{acme:maya}}:acme:s1", f"{prefix}:updates:acme:s1",
+    )
 
 
 async def test_newer_version_is_written(store: ContextStore) -> None:
@@ -26,7 +29,7 @@ async def test_newer_version_is_written(store: ContextStore) -> None:
     assert await store.write(make_doc(2), ["t2"])
     doc = await store.read("acme:s1")
     assert doc == make_doc(2, updated_at=doc.updated_at)
-    stored = await store.redis.hgetall(store.keys("acme:s1").context)
+    stored = await store.redis.hgetall(store.keys("acme:s1", "acme:s1").context)
     assert (stored[b"version"], stored[b"last_turn_id"]) == (b"2", b"t2")
 
 
@@ -36,12 +39,12 @@ async def test_equal_or_older_version_is_a_no_op(store: ContextStore, replayed: 
     assert await store.write(current, ["t2"])
     assert not await store.write(make_doc(replayed, summary="replayed"), [f"replayed-{replayed}"])
     assert await store.read("acme:s1") == current
-    assert await store.read_including("acme:s1", f"replayed-{replayed}") == (current, False)
+    assert await store.read_including("acme:s1", "acme:s1", f"replayed-{replayed}") == (current, False)
 
 
 async def test_every_key_gets_the_session_ttl(store: ContextStore) -> None:
     await store.write(make_doc(1), ["t1"])
-    keys = store.keys("acme:s1")
+    keys = store.keys("acme:s1", "acme:s1")
     for key in (keys.context, keys.applied):
         assert 590 <= await store.redis.ttl(key) <= 600
 
@@ -50,13 +53,13 @@ async def test_applied_ids_are_trimmed_to_the_newest_window(store: ContextStore)
     for version in range(1, 7):
         await store.write(make_doc(version), [f"t{version}"])
     await store.write(make_doc(7), ["t7a", "t7b"])
-    applied = await store.redis.zrange(store.keys("acme:s1").applied, 0, -1, withscores=True)
+    applied = await store.redis.zrange(store.keys("acme:s1", "acme:s1").applied, 0, -1, withscores=True)
     assert applied == [(b"t5", 5.0), (b"t6", 6.0), (b"t7a", 7.0), (b"t7b", 7.0)]
 
 
 async def test_read_of_an_unknown_session_is_none(store: ContextStore) -> None:
     assert await store.read("nobody") is None
-    assert await store.read_including("nobody", "t1") == (None, False)
+    assert await store.read_including("nobody", "nobody", "t1") == (None, False)
 
 
 async def test_write_publishes_the_version(store: ContextStore) -> None:

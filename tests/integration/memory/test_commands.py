@@ -5,8 +5,11 @@ import time
 
 import orjson
 import pytest
+from redis.asyncio import Redis
 
 from turnstream.compaction.strategies.base import Fact
+from turnstream.memory.archive import archive_entry
+from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory import MemoryStore, memories_from_facts, owner_key
 from turnstream.settings import Settings
 
@@ -33,7 +36,7 @@ async def test_context_prompt_prints_json_and_counts_for_the_window(settings: Se
     first = turnstream(settings, *args)
     assert first.returncode == 0, first.stderr
     output = orjson.loads(first.stdout)
-    assert set(output) == {"messages", "recalled", "skipped_recall", "timings"}
+    assert set(output) == {"messages", "recalled", "archived", "skipped_recall", "timings"}
     assert output["recalled"] == [{"id": remembered, "type": "fact", "text": "My budget is 3500 EUR"}]
     assert output["messages"][-1] == {"role": "user", "content": "what's my budget for the trip?"}
     second = orjson.loads(turnstream(settings, *args).stdout)
@@ -47,6 +50,22 @@ async def test_memory_list_prints_the_users_memories(settings: Settings, remembe
     assert result.returncode == 0, result.stderr
     (memory,) = orjson.loads(result.stdout)
     assert (memory["id"], memory["owner"], memory["type"], memory["key"]) == (remembered, "acme:u1", "fact", "budget")
+
+
+async def test_memory_search_shows_what_recall_finds_and_records_nothing(settings: Settings, remembered: str) -> None:
+    archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
+    turns = [("I adopted a greyhound named Biscuit.", "Caroline"), ("That is lovely!", "Melanie"), ("We hiked in Sintra.", "Caroline")]
+    entries = [archive_entry("acme:s1", f"t{n}", n, {"role": "user", "content": text, "name": who}, 1683554160.0 + n)
+               for n, (text, who) in enumerate(turns)]
+    await archive.append("acme:u1", [e for e in entries if e is not None])
+    await archive.redis.aclose()
+    args = ("memory", "search", "u1", "What is the name of my budget dog Biscuit?", "--tenant", "acme")
+    first = orjson.loads(turnstream(settings, *args).stdout)
+    assert [(t["line"], t["hit"]) for t in first["archived"]] == [
+        ("[8 May 2023] Caroline: I adopted a greyhound named Biscuit.", True), ("[8 May 2023] Melanie: That is lovely!", False),
+    ]
+    assert first["archived"][0]["score"] > 0 and first["recalled"] == [{"id": remembered, "type": "fact", "text": "My budget is 3500 EUR"}]
+    assert orjson.loads(turnstream(settings, *args).stdout) == first  # nothing recorded: the same answer again
 
 
 def test_memory_list_of_an_unknown_user_exits_1(settings: Settings) -> None:

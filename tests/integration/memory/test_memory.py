@@ -79,7 +79,7 @@ async def test_related_question_recalls_it_and_a_greeting_skips_recall(client: C
     greeting = await client.build_prompt("s2", "hi!", tenant="acme", user_id="u1")
     assert greeting.skipped_recall and greeting.recalled == []
     assert "3500" in greeting.messages[0]["content"]  # the profile still comes along
-    assert await client.memory.redis.exists(client.memory.injected_key(OWNER, "acme:s2")) == 0
+    assert await client.memory.redis.exists(client.memory.layout.session(OWNER, "acme:s2").injected) == 0
     assert (await client.memory.list(OWNER))[0].access_count == 0
 
     prompt = await client.build_prompt("s2", BUDGET_QUESTION, tenant="acme", user_id="u1")
@@ -138,9 +138,10 @@ def compacted_doc(session_id: str, tail_turns: int) -> ContextDoc:
 async def test_prompt_order_and_budget(settings: Settings) -> None:
     doc = compacted_doc("s1", tail_turns=4)
     budget = doc.tokens.after + 260  # the profile and about two of the five memories
-    tight = settings.model_copy(update={"prompt_budget_tokens": budget, "recall_k": 5})
+    # the memory block gets what the context leaves: no room taken from the tail for it
+    tight = settings.model_copy(update={"prompt_budget_tokens": budget, "recall_budget_tokens": 260, "recall_k": 5})
     async with ContextClient.from_settings(tight) as client:
-        await client.store.write(doc, ["t1"])
+        await client.store.write(doc, ["t1"], owner=OWNER)
         facts = [Fact("preference", f"For hotel {n} in Lisbon I prefer " + "quiet rooms " * 15, f"pref:hotel-{n}") for n in range(5)]
         memories = memories_from_facts(OWNER, facts, "acme:s1", time.time())
         await client.memory.remember(OWNER, memories, ["The user's name is Ana. " * 30])

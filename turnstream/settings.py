@@ -68,7 +68,7 @@ class Settings(BaseSettings):
     """Memories recalled per prompt by default."""
     prompt_budget_tokens: int = Field(6000, ge=64)
     """Token budget of a prompt from ContextClient.build_prompt (context + memory block + user message); never exceeded."""
-    recall_budget_tokens: int = Field(2000, ge=0)
+    recall_budget_tokens: int = Field(3000, ge=0)
     """Tokens of a prompt's memory block (profile, memories, recalled turns); the context's oldest tail makes room for it."""
     archive_max_entries: int = Field(10_000, ge=1)
     """Archived turns kept per memory owner for recall; the oldest go first."""

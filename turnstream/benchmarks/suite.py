@@ -14,6 +14,8 @@ from turnstream.benchmarks.freshness import freshness
 from turnstream.benchmarks.live import Live, create_topics, spawn
 from turnstream.benchmarks.prompt_size import prompt_size
 from turnstream.benchmarks.reads import read_latency
+from turnstream.benchmarks.recall import recall_figure
+from turnstream.samples.recall_set import RecallCase
 from turnstream.benchmarks.retention import retention
 from turnstream.settings import Settings
 
@@ -46,7 +48,9 @@ QUICK = Plan(drain_rounds=2, drain_sessions=8, drain_turns=100, fresh_rounds=2, 
              fresh_rate=100.0, read_samples=300, retention_conversations=2, cost_rounds=200)
 
 
-def run_suite(settings: Settings, plan: Plan, children: Children, progress: Progress) -> list[Figure]:
+def run_suite(
+    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
+) -> list[Figure]:
     """Every figure group in table order; the live consumers run in `children` and are stopped before the cost figure."""
     asyncio.run(create_topics(settings))
     spawn(settings, children)
@@ -56,14 +60,31 @@ def run_suite(settings: Settings, plan: Plan, children: Children, progress: Prog
     progress(f"prompt size: {sizes.rows[-1].a:,} vs {sizes.rows[-1].b:,} tokens after {sizes.rows[-1].measure[6:]}")
     kept = retention(plan.retention_conversations)
     progress(f"retention: {kept.rows[-1].a:.0f}% vs {kept.rows[-1].b:.0f}%")
-    live = asyncio.run(_live_figures(settings, plan, children, progress))
+    live = asyncio.run(_live_figures(settings, plan, children, progress, recall))
     children.stop()  # the cost figure is speed-dependent: measured on a quiet machine
     progress("compaction cost per turn")
     cost = append_cost(plan.cost_rounds)
     return [*live, sizes, kept, cost]
 
 
-async def _live_figures(settings: Settings, plan: Plan, children: Children, progress: Progress) -> list[Figure]:
+def run_recall(settings: Settings, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]) -> list[Figure]:
+    """The recall figure alone: the worker only."""
+    asyncio.run(create_topics(settings))
+    children.worker(settings)
+    return [asyncio.run(_recall_only(settings, children, progress, recall))]
+
+
+async def _recall_only(settings: Settings, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]) -> Figure:
+    live = await Live.connect(settings, children)
+    try:
+        return await recall_figure(live, recall, progress)
+    finally:
+        await live.aclose()
+
+
+async def _live_figures(
+    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
+) -> list[Figure]:
     live = await Live.connect(settings, children)
     try:
         await live.warm_up()
@@ -74,6 +95,7 @@ async def _live_figures(settings: Settings, plan: Plan, children: Children, prog
         session = drained.data["last_session"]
         reads = await read_latency(live, session["session_id"], session["user_id"], plan.read_samples)
         progress("reads measured")
-        return [drained, fresh, reads]
+        recalled = await recall_figure(live, recall, progress)
+        return [drained, fresh, reads, recalled]
     finally:
         await live.aclose()

@@ -31,6 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--quick", action="store_true", help="a short run (about a minute): fewer rounds and samples")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE as JSON")
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw prompt size and read latency (needs matplotlib)")
+    parser.add_argument(
+        "--locomo", type=Path, metavar="DIR",
+        help="a folder with LoCoMo's development conversations 26.json, 30.json and 41.json (from data/locomo10.zip of "
+             "snap-research/locomo): adds them to the recall figure; without it the figure uses the generated chats only",
+    )
+    parser.add_argument("--recall-only", action="store_true", help="measure the recall figure alone (a worker, no yardstick agents)")
     parser.set_defaults(run=run)
 
 
@@ -47,10 +53,11 @@ def run(args: argparse.Namespace) -> int:
     from turnstream.benchmarks.children import ChildDied, Children
     from turnstream.benchmarks.live import BenchTimeout
     from turnstream.benchmarks.report import PlotUnavailable, print_table, write_json, write_plot
-    from turnstream.benchmarks.suite import FULL, QUICK, run_suite
+    from turnstream.benchmarks.suite import FULL, QUICK, run_recall, run_suite
 
     if args.plot is not None:
         _check_matplotlib()
+    recall = _recall_cases(args.locomo)
     _stop_on_sigterm()
     plan = QUICK if args.quick else FULL
     started = time.monotonic()
@@ -68,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
             settings = settings.model_copy(update={"kafka_url": settings.kafka_url or stack.kafka_url,
                                                    "redis_url": settings.redis_url or stack.redis_url})
             progress(f"broker {settings.kafka_url}, Redis {settings.redis_url}")
-            figures = run_suite(settings, plan, children, progress)
+            if args.recall_only:
+                figures = run_recall(settings, children, progress, recall)
+            else:
+                figures = run_suite(settings, plan, children, progress, recall)
             pids.update(children.spawned)
     except (StackError, ChildDied, BenchTimeout) as error:
         raise CliError(str(error)) from None
@@ -86,6 +96,20 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(error)) from None
         progress(f"plot written to {args.plot}")
     return 0
+
+
+def _recall_cases(locomo: Path | None) -> dict[str, Any]:
+    """The recall figure's chats; a LoCoMo folder without the development files is a one-line error."""
+    from turnstream.benchmarks.recall import LOCOMO_DEV, recall_cases
+
+    if locomo is not None:
+        missing = [name for name in LOCOMO_DEV if not (locomo / name).is_file()]
+        if missing:
+            raise CliError(f"--locomo {locomo}: missing {', '.join(missing)} (the development split of data/locomo10.zip)")
+    try:
+        return recall_cases(locomo)
+    except (OSError, ValueError, KeyError) as error:
+        raise CliError(f"--locomo {locomo}: cannot read the conversations: {error}") from None
 
 
 def _check_matplotlib() -> None:

@@ -15,7 +15,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from turnstream.compaction.greeting import is_small_talk
+from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, cut_block
 from turnstream.compaction.marker import Language, detect_language, marker_message
+from turnstream.compaction.strategies.base import Digest, Fact
 from turnstream.compaction.strategies.text import keywords
 from turnstream.compaction.tokens import count_message, count_messages, count_text
 from turnstream.memory.archive import ArchiveEntry
@@ -111,6 +113,24 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
     return Context(messages[:end], messages[end:], positions[end:], shown, doc.marker_index is not None)
 
 
+def fit_summary_block(doc: ContextDoc | None, head: list[Message], language: Language, context_room: int) -> list[Message]:
+    """The head with its summary/facts block cut, by the compactor's own rule, to its share of `context_room`.
+
+    A prompt budget tighter than the worker's context budget gets the block the compactor would have
+    made for that budget (the summary's oldest text first, then the least valuable facts), re-cut from
+    the document's summary and facts with no LLM.
+    """
+    if doc is None or doc.marker_index is None or len(head) <= doc.marker_index + 1:
+        return head
+    limit = int(max(context_room, 0) * BLOCK_BUDGET_SHARE)
+    if count_message(head[-1]) <= limit:
+        return head
+    facts = tuple(Fact(f.type, f.text, (f.model_extra or {}).get("key", f.text), (f.model_extra or {}).get("source_seq", -1))
+                  for f in doc.facts)  # type: ignore[arg-type]
+    block = cut_block(Digest(doc.summary, facts), language, limit)
+    return [*head[:-1], *([{**block[0]}] if block else [])]
+
+
 def _unit_starts(messages: list[Message]) -> list[int]:
     """Where the tail may be cut: not before a tool result, which must follow its call."""
     return [i for i, m in enumerate(messages) if m.get("role") != "tool"]
@@ -192,9 +212,10 @@ def assemble(
     context = split_context(doc, user_text)
     user = {"role": "user", "content": user_text}
     language = detect_language([*context.head, *context.rest, user])
+    head = fit_summary_block(doc, context.head, language, settings.prompt_budget_tokens - settings.recall_budget_tokens)
     costs = [count_message(m) for m in context.rest]
     starts = _unit_starts(context.rest)
-    room = settings.prompt_budget_tokens - count_messages([*context.head, user])
+    room = settings.prompt_budget_tokens - count_messages([*head, user])
     marker = None if context.compacted else marker_message(language)
     marker_cost = count_message(marker) if marker else 0
     # the tail gives way to a full block, the block takes what it needs, the tail takes back what is left
@@ -210,7 +231,7 @@ def assemble(
     free = room - (count_message(block) if block else 0)
     start = tail_start(costs, starts, free, marker_cost, start, floor)
     cut = [marker] if start and marker else []
-    messages = [*context.head, *cut, *([block] if block else []), *context.rest[start:], user]
+    messages = [*head, *cut, *([block] if block else []), *context.rest[start:], user]
     return Assembled(messages, kept, turns)
 
 

@@ -15,6 +15,7 @@ from typing import Iterable
 from turnstream.compaction.marker import Language
 from turnstream.compaction.tokens import count_text
 from turnstream.memory.archive import ArchiveEntry
+from turnstream.text.dates import day_text, ground_dates
 
 _SPEAKERS: dict[Language, dict[str, str]] = {
     "en": {"user": "User", "assistant": "Assistant", "tool": "Tool"},
@@ -22,6 +23,8 @@ _SPEAKERS: dict[Language, dict[str, str]] = {
 }
 LINE_SEPARATOR_TOKENS = 1
 """What a line break between two lines may add to their separate counts."""
+MIN_SCORE_SHARE = 0.0
+"""A hit scoring below this share of the best hit is noise (it matched only common words): left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +44,11 @@ class RecalledTurn:
                 "role": e.role, "text": e.text, "score": round(self.score, 4), "hit": self.hit, "line": self.line}
 
 
-def turn_date(ts: float, language: Language) -> str:
-    """The turn's calendar date (UTC), written the conversation's way: `8 May 2023`, `2023年5月8日`."""
-    day = datetime.fromtimestamp(ts, timezone.utc)
-    return f"{day.year}年{day.month}月{day.day}日" if language == "zh" else f"{day.day} {day:%B} {day.year}"
-
-
 def recall_line(entry: ArchiveEntry, language: Language) -> str:
+    """`[8 May 2023] Caroline: I went there yesterday (7 May 2023).`: dated, attributed, relative dates pinned."""
     speaker = entry.speaker or _SPEAKERS[language].get(entry.role, entry.role)
-    return f"[{turn_date(entry.ts, language)}] {speaker}: {entry.text}"
+    said = day_text(datetime.fromtimestamp(entry.ts, timezone.utc).date(), language)
+    return f"[{said}] {speaker}: {ground_dates(entry.text, entry.ts, language)}"
 
 
 def snippets(archived: Iterable[tuple[ArchiveEntry, float]]) -> list[list[tuple[ArchiveEntry, float]]]:
@@ -69,8 +68,12 @@ def choose_turns(
     """The best snippets whose lines fit in `room` tokens, minus turns in `shown` ((session, position) pairs),
     in time order. A snippet that does not fit whole may still give its hit alone."""
     chosen: dict[str, RecalledTurn] = {}
-    for group in snippets(archived):
+    groups = snippets(archived)
+    floor = MIN_SCORE_SHARE * max((group[0][1] for group in groups), default=0.0)
+    for group in groups:
         best = group[0][1]
+        if best < floor:
+            continue
         fresh = [(e, s) for e, s in group if e.id not in chosen and (e.session, e.position) not in shown]
         lines = [(e, s, recall_line(e, language)) for e, s in fresh]
         costs = [count_text(line) + LINE_SEPARATOR_TOKENS for _, _, line in lines]

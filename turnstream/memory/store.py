@@ -54,7 +54,7 @@ class ArchiveQuery:
 
     terms: Sequence[str]
     """Distinct query terms (text.terms.query_terms); each costs one ZCARD."""
-    hits: int = 24
+    hits: int = 32
     """Best-scoring entries returned, each with its neighbours."""
     postings_per_term: int = 200
     """Highest-weighted postings read per scored term."""

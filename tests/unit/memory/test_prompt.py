@@ -128,7 +128,7 @@ def test_recalled_turns_carry_date_and_speaker_in_time_order() -> None:
     block = messages_of(doc([SYSTEM, FIRST], positions=[0, 1]), "", [], "What about the group?", limits(), archived)[2]["content"]
     assert block.splitlines()[-4:] == [
         "From earlier conversations:",
-        "[8 May 2023] Caroline: I went to a support group yesterday.",
+        "[8 May 2023] Caroline: I went to a support group yesterday (7 May 2023).",
         "[8 May 2023] Melanie: That sounds powerful!",
         "[7 June 2023] Caroline: My sister moved to Lisbon.",
     ]

@@ -1,0 +1,63 @@
+import pytest
+
+from turnstream.memory.archive import MAX_DISTINCT_TERMS, ArchiveEntry, archive_entry, archive_text, entry_id
+from turnstream.compaction.tokens import count_text
+from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, choose_turns, recall_line, snippets
+
+pytestmark = pytest.mark.unit
+
+CALL = {"role": "assistant", "content": "Let me look.", "tool_calls": [
+    {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Lisbon"}'}},
+    {"id": "c2", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Porto"}'}},
+]}
+
+
+def test_a_turn_is_one_entry_whatever_its_delivery() -> None:
+    assert entry_id("s1", "t1") == entry_id("s1", "t1") != entry_id("s1", "t2") != entry_id("s2", "t1")
+
+
+def test_a_tool_result_is_found_by_the_call_it_answers() -> None:
+    result = {"role": "tool", "tool_call_id": "c2", "content": "Sunny, 24 °C. " + "x" * 2000}
+    text = archive_text(result, CALL)
+    assert text.startswith('weather({"city": "Porto"}) → Sunny, 24 °C.') and len(text) < 400
+    assert archive_text(CALL) == 'Let me look. → search_hotels({"city": "Lisbon"}) → weather({"city": "Porto"})'
+
+
+def test_system_messages_and_empty_turns_are_not_archived() -> None:
+    assert archive_entry("s1", "t0", 0, {"role": "system", "content": "Be brief."}, 0.0) is None
+    assert archive_entry("s1", "t1", 1, {"role": "user", "content": ""}, 0.0) is None
+    named = archive_entry("s1", "t2", 2, {"role": "user", "name": "Caroline", "content": "Hi Mel"}, 5.0)
+    assert named == ArchiveEntry(entry_id("s1", "t2"), "s1", 2, "user", "Caroline", 5.0, "Hi Mel")
+
+
+def test_the_speaker_is_indexed_and_long_turns_keep_their_most_frequent_terms() -> None:
+    entry = ArchiveEntry("e", "s1", 0, "user", "Caroline", 0.0, "I adopted a dog")
+    assert set(entry.term_counts()) == {"carolin", "adopt", "dog"}
+    long = ArchiveEntry("e", "s1", 0, "user", None, 0.0, " ".join(f"word{n} " * (n % 3 + 1) for n in range(300)))
+    assert len(long.term_counts()) == MAX_DISTINCT_TERMS
+
+
+def test_stored_form_round_trips() -> None:
+    entry = ArchiveEntry("e", "acme:s1", 7, "assistant", None, 1.5, "Tram 28")
+    assert ArchiveEntry.from_json(entry.to_json(["tram", "28"], 2)) == entry
+
+
+def entry(position: int, text: str = "words", session: str = "s1") -> ArchiveEntry:
+    return ArchiveEntry(f"{session}-{position}", session, position, "user", None, 1683554160.0 + position, text)
+
+
+def test_snippets_keep_neighbours_with_their_hit() -> None:
+    archived = [(entry(5), 3.0), (entry(4), 0.0), (entry(6), 0.0), (entry(20), 1.0), (entry(21), 0.0)]
+    assert [[e.position for e, _ in group] for group in snippets(archived)] == [[5, 4, 6], [20, 21]]
+
+
+def test_choose_turns_fills_the_room_best_first_and_lays_out_in_time() -> None:
+    archived = [(entry(20, "strong " * 30), 5.0), (entry(21, "its answer " * 30), 0.0), (entry(3, "weak " * 30), 1.0)]
+    one_snippet = sum(count_text(recall_line(e, "en")) + LINE_SEPARATOR_TOKENS for e, _ in archived[:2])
+    turns = choose_turns(archived, set(), one_snippet, "en")
+    assert [t.entry.position for t in turns] == [20, 21] and [t.hit for t in turns] == [True, False]
+    assert [t.entry.position for t in choose_turns(archived, set(), 10_000, "en")] == [3, 20, 21]
+    # no room for the whole snippet: the hit alone
+    assert [t.entry.position for t in choose_turns(archived[:2], set(), one_snippet - 1, "en")] == [20]
+    # a shown turn is never repeated
+    assert [t.entry.position for t in choose_turns(archived, {("s1", 21)}, 10_000, "en")] == [3, 20]

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer
+from redis.asyncio import Redis
 
 from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker
@@ -18,7 +19,10 @@ from turnstream.agents.ingest import REASON_HEADER, SOURCE_HEADER
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction import compact
 from turnstream.compaction.strategies import build_strategy
-from turnstream.schemas import ContextDoc
+from turnstream.memory import owner_key
+from turnstream.memory.archive import archive_entry, entry_id
+from turnstream.memory.archive_store import ArchiveStore
+from turnstream.schemas import ContextDoc, session_key
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
@@ -75,6 +79,21 @@ def assert_context_matches_batch(doc: ContextDoc, turns: list[dict[str, Any]], s
     assert doc.messages[-1] == turns[-1]["message"]  # the newest message
 
 
+async def assert_archive_holds_each_turn_once(settings: Settings, sessions: dict[str, list[dict[str, Any]]]) -> None:
+    """Every archivable turn is one archive entry, at its position; nothing more, however often it came."""
+    archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
+    try:
+        for sid, turns in sessions.items():
+            owner = owner_key(turns[0]["user_id"], turns[0].get("tenant"), sid)
+            stored = [entry for entry in await archive.entries(owner) if entry.session == session_key(sid, turns[0].get("tenant"))]
+            expected = {entry_id(e.session, t["turn_id"]): t["seq"] for t in turns
+                        if (e := archive_entry(session_key(sid, t.get("tenant")), t["turn_id"], t["seq"], t["message"], 0.0))}
+            assert len(stored) == len(expected), sid
+            assert {entry.id: entry.position for entry in stored} == expected, sid
+    finally:
+        await archive.redis.aclose()
+
+
 async def test_fifty_sessions_of_two_hundred_turns_end_up_compacted_in_redis(pipeline_settings: Settings) -> None:
     settings = pipeline_settings
     sessions = {f"s{i:02d}": turns_for(f"s{i:02d}", seed=i, count=200) for i in range(50)}
@@ -103,6 +122,7 @@ async def test_redelivered_turns_are_applied_once(pipeline_settings: Settings) -
             docs = {sid: await client.get(sid) for sid in sessions}
     for sid, turns in sessions.items():
         assert_context_matches_batch(docs[sid], turns, settings)
+    await assert_archive_holds_each_turn_once(settings, sessions)
 
 
 async def read_dead_letters(settings: Settings, count: int, timeout: float = 60) -> list[Any]:
@@ -198,3 +218,4 @@ async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pip
     for sid, turns in sessions.items():
         assert_context_matches_batch(docs[sid], turns, settings)
         assert seen_versions[sid] == sorted(seen_versions[sid]), f"{sid} went backwards"
+    await assert_archive_holds_each_turn_once(settings, sessions)

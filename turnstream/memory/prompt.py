@@ -19,6 +19,7 @@ from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, cut_block
 from turnstream.compaction.marker import Language, detect_language, marker_message
 from turnstream.compaction.strategies.base import Digest, Fact
 from turnstream.compaction.strategies.text import keywords
+from turnstream.compaction.messages import text_of
 from turnstream.compaction.tokens import count_message, count_messages, count_text
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.profile import cut_profile
@@ -170,7 +171,7 @@ def memory_block(profile: str, recalled: list[Recalled], turns: list[RecalledTur
 
 def _fill_block(
     profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]],
-    room: int, language: Language,
+    shown_texts: frozenset[str], room: int, language: Language,
 ) -> tuple[Message | None, list[Recalled], list[RecalledTurn]]:
     """The block within `room` tokens: profile and memories first (distilled, few), archived turns in what is left.
 
@@ -187,7 +188,7 @@ def _fill_block(
             profile = cut_profile(profile, len(profile) * 3 // 4)
     title, _, _, turns_heading, _ = _BLOCK_TEXT[language]
     overhead = count_text(turns_heading) + LINE_SEPARATOR_TOKENS + (0 if block else count_message(memory_block(title, [], [], language) or {}))
-    turns = choose_turns(archived, shown, room - base - overhead, language)
+    turns = choose_turns(archived, shown, room - base - overhead, language, shown_texts)
     while turns:  # the line counts are estimates: check the real block, dropping the weakest line if needed
         block = memory_block(profile, recalled, turns, language)
         if block is not None and count_message(block) <= room:
@@ -224,10 +225,14 @@ def assemble(
     shown = context.shown | {(session, p) for p in context.positions[start:] if p is not None}
     rest_tokens = sum(costs[start:]) + (marker_cost if start else 0)
     profile = cut_profile(profile, settings.profile_read_chars)
-    block, kept, turns = _fill_block(profile, recalled, archived, shown, min(settings.recall_budget_tokens, room - rest_tokens), language)
+    texts = frozenset(text_of(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system")
+    block, kept, turns = _fill_block(profile, recalled, archived, shown, texts,
+                                     min(settings.recall_budget_tokens, room - rest_tokens), language)
     # taking back stops short of a recalled turn, which the block already shows
     recalled_turns = {(t.entry.session, t.entry.position) for t in turns}
-    floor = max((i + 1 for i, p in enumerate(context.positions[:start]) if (session, p) in recalled_turns), default=0)
+    recalled_texts = {t.entry.text for t in turns}
+    floor = max((i + 1 for i, (p, m) in enumerate(zip(context.positions[:start], context.rest))
+                 if (session, p) in recalled_turns or text_of(m.get("content")) in recalled_texts), default=0)
     free = room - (count_message(block) if block else 0)
     start = tail_start(costs, starts, free, marker_cost, start, floor)
     cut = [marker] if start and marker else []

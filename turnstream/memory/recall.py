@@ -63,10 +63,12 @@ def snippets(archived: Iterable[tuple[ArchiveEntry, float]]) -> list[list[tuple[
 
 
 def choose_turns(
-    archived: Iterable[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]], room: int, language: Language
+    archived: Iterable[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]], room: int, language: Language,
+    shown_texts: frozenset[str] = frozenset(),
 ) -> list[RecalledTurn]:
-    """The best snippets whose lines fit in `room` tokens, minus turns in `shown` ((session, position) pairs),
-    in time order. A snippet that does not fit whole may still give its hit alone."""
+    """The best snippets whose lines fit in `room` tokens, in time order, minus the turns the context shows:
+    `shown` (session, position) pairs, and any turn whose text equals a message in `shown_texts`.
+    A snippet that does not fit whole may still give its hit alone."""
     chosen: dict[str, RecalledTurn] = {}
     groups = snippets(archived)
     floor = MIN_SCORE_SHARE * max((group[0][1] for group in groups), default=0.0)
@@ -74,7 +76,8 @@ def choose_turns(
         best = group[0][1]
         if best < floor:
             continue
-        fresh = [(e, s) for e, s in group if e.id not in chosen and (e.session, e.position) not in shown]
+        fresh = [(e, s) for e, s in group
+                 if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts]
         lines = [(e, s, recall_line(e, language)) for e, s in fresh]
         costs = [count_text(line) + LINE_SEPARATOR_TOKENS for _, _, line in lines]
         if sum(costs) > room:  # the hit alone, when it is still fresh

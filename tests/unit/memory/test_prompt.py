@@ -138,9 +138,9 @@ def test_turns_the_context_shows_are_not_recalled() -> None:
     tail = [{"role": "assistant", "content": "Lisbon has trams."}, {"role": "user", "content": "Nice."}]
     context = doc([SYSTEM, FIRST, *tail], positions=[0, 1, 8, 9])
     archived = [(entry(1, FIRST["content"]), 4.0), (entry(8, "Lisbon has trams."), 3.0), (entry(2, "Tram 28 is old."), 2.0),
-                (entry(3, "Trams in Porto too.", session="other"), 1.0)]
+                (entry(3, "Trams in Porto too.", session="other"), 1.0), (entry(30, "Nice.", session="other"), 0.5)]
     result = assemble(context, "", [], archived, "Which tram?", limits())
-    # the same day: then by session and position
+    # same text as a shown message ("Nice.") counts as shown; the same day: then by session and position
     assert [(t.entry.session, t.entry.position) for t in result.turns] == [("other", 3), ("s1", 2)]
 
 

@@ -1,0 +1,141 @@
+"""Recall over the archive: a detail from the first session of a long chat comes back, in one slot, bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from redis.crc import key_slot
+
+from tests.integration.test_pipeline import produce, wait_for_versions
+from tests.support.worker import running_worker
+from turnstream.client import ContextClient
+from turnstream.compaction.tokens import count_messages
+from turnstream.memory.archive import ArchiveEntry, archive_entry
+from turnstream.memory.archive_store import ArchiveStore
+from turnstream.samples.recall_set import START_TS, recall_case
+from turnstream.settings import Settings
+from turnstream.streams.admin import ensure_topics
+
+pytestmark = pytest.mark.integration
+
+DETAILS = {
+    "en": ("By the way, my sister's cat is called Pistachio.", "What is my sister's cat called?",
+           "[1 May 2023] Maya: By the way, my sister's cat is called Pistachio."),
+    "zh": ("对了，我妹妹的猫叫开心果。", "我妹妹的猫叫什么？", "[2023年5月1日] Lin: 对了，我妹妹的猫叫开心果。"),
+}
+
+
+def long_chat(language: str) -> tuple[str, str, list[dict[str, Any]]]:
+    """A detail stated in the first session (after its opening turns), then 500+ turns of later sessions."""
+    case = recall_case(language)  # type: ignore[arg-type]
+    detail = DETAILS[language][0]
+    other = [t for t in case.turns if t["message"]["content"] != detail]
+    first = {"role": "user", "name": case.turns[0]["message"]["name"], "content": detail}
+    messages = [(t["message"], START_TS) for t in other[:6]] + [(first, START_TS)]
+    messages += [(t["message"], t["ts"] + 7 * 86400) for t in other[46:]]
+    turns = [{"turn_id": f"{case.session_id}-{i}", "session_id": case.session_id, "user_id": case.user_id, "seq": i,
+              "ts": ts, "message": m} for i, (m, ts) in enumerate(messages)]
+    assert len(turns) > 500
+    return case.session_id, case.user_id, turns
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_detail_from_the_first_session_comes_back_after_500_turns(settings: Settings, language: str) -> None:
+    settings = settings.model_copy(update={"budget_tokens": 1500, "prompt_budget_tokens": 2500, "recall_budget_tokens": 800})
+    session_id, user_id, turns = long_chat(language)
+    _, question, line = DETAILS[language]
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
+            docs = await wait_for_versions(client, {session_id: len(turns)}, worker)
+            prompt = await client.build_prompt(session_id, question, user_id=user_id)
+    assert docs[session_id].dropped > 400  # the detail is long gone from the compacted context
+    assert not any(DETAILS[language][0] == m.get("content") for m in docs[session_id].messages[1:])
+    block = next(m["content"] for m in prompt.messages if m["role"] == "system" and line in m["content"])
+    assert block.count(line) == 1
+    assert any(t["hit"] and t["line"] == line for t in prompt.archived)
+    # nothing recalled repeats a message the prompt already carries
+    shown = {m.get("content") for m in prompt.messages if m["role"] != "system"}
+    assert not [t for t in prompt.archived if t["text"] in shown]
+    assert count_messages(prompt.messages) <= settings.prompt_budget_tokens
+
+
+def entries(n: int, start: int = 0) -> list[ArchiveEntry]:
+    made = [archive_entry("s1", f"t{i}", i, {"role": "user", "content": f"turn {i} about topic{i % 7} and word{i}"}, float(i))
+            for i in range(start, start + n)]
+    return [e for e in made if e is not None]
+
+
+async def postings_of(redis: Redis, prefix: str) -> dict[str, set[str]]:
+    return {key.decode(): {m.decode() for m in await redis.zrange(key, 0, -1)} async for key in redis.scan_iter(f"{prefix}*")}
+
+
+async def test_the_cap_evicts_the_oldest_entries_with_their_postings(settings: Settings) -> None:
+    settings = settings.model_copy(update={"archive_max_entries": 50})
+    archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
+    keys = archive.layout.owner("u1")
+    try:
+        assert await archive.append("u1", entries(40)) == 40
+        assert await archive.append("u1", entries(40)) == 0  # the same turns again: nothing new
+        assert await archive.append("u1", entries(30, start=40)) == 30
+        kept = await archive.entries("u1")
+        # over the cap, the oldest go, and a hundredth of the cap more (here 1), so most appends evict nothing
+        assert [e.position for e in kept] == list(range(21, 70))
+        postings = await postings_of(archive.redis, keys.term_prefix)
+        ids = {e.id for e in kept}
+        assert set().union(*postings.values()) == ids  # no posting of an evicted entry is left
+        assert f"{keys.term_prefix}word3" not in postings and f"{keys.term_prefix}word69" in postings
+        total = int(await archive.redis.hget(keys.stats, "total_length"))
+        assert total == sum(sum(e.term_counts().values()) for e in kept)
+        assert await archive.redis.hlen(keys.positions) == 49
+    finally:
+        await archive.redis.aclose()
+
+
+async def test_an_owners_archive_keys_expire_together(settings: Settings) -> None:
+    settings = settings.model_copy(update={"owner_ttl_seconds": 2})
+    archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
+    try:
+        await archive.append("u2", entries(10))
+        tagged = [key async for key in archive.redis.scan_iter(f"{settings.topic_prefix}:*{{u2}}*")]
+        assert len(tagged) > 10
+        ttls = [await archive.redis.ttl(key) for key in tagged]
+        assert all(0 < ttl <= 2 for ttl in ttls), ttls
+        await asyncio.sleep(2.5)
+        assert [key async for key in archive.redis.scan_iter(f"{settings.topic_prefix}:*{{u2}}*")] == []
+    finally:
+        await archive.redis.aclose()
+
+
+async def test_build_prompt_is_one_round_trip_and_every_key_in_one_slot(settings: Settings) -> None:
+    async with ContextClient.from_settings(settings) as client:
+        archive = ArchiveStore(client.store.redis, settings)
+        await archive.append("acme:maya", [e for e in entries(30)])
+        await client.build_prompt("s1", "warm up topic3", tenant="acme", user_id="maya")  # scripts loaded, pool warm
+        monitor_client = Redis.from_url(settings.redis_url)
+        commands: list[str] = []
+        async with monitor_client.monitor() as monitor:
+            listening = asyncio.create_task(_collect(monitor, commands))
+            await asyncio.sleep(0.2)
+            prompt = await client.build_prompt("s1", "what about topic3 and word10?", tenant="acme", user_id="maya")
+            await asyncio.sleep(0.5)
+            listening.cancel()
+        await monitor_client.aclose()
+    assert prompt.archived, "the archive was searched"
+    sent = [c for c in commands if "lua" not in c]
+    assert len(sent) == 1 and sent[0].split()[0].upper() == "EVALSHA"
+    scripted_keys = [c.split()[1].strip('"') for c in commands if "lua" in c]
+    assert len(scripted_keys) > 10
+    assert {key_slot(key.encode()) for key in scripted_keys} == {key_slot(b"{acme:maya}")}
+
+
+async def _collect(monitor: Any, commands: list[str]) -> None:
+    while True:
+        info = await monitor.next_command()
+        if info["command"].upper().startswith(("EVALSHA", "EVAL ")) or info.get("client_type") == "lua":
+            commands.append(f"{info['command']} {'lua' if info.get('client_type') == 'lua' else ''}")

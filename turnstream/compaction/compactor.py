@@ -65,6 +65,10 @@ class CompactionResult:
     messages: tuple[Message, ...]
     positions: tuple[int | None, ...]
     """Each message's position in the conversation (0-based); None for the marker and the summary block."""
+    message_tokens: tuple[int, ...]
+    """Each message's token cost, as counted into `tokens.after` (the reply priming aside)."""
+    language: Language
+    """The conversation's language, as the marker and block speak it."""
     marker_index: int | None
     """Index of the marker in `messages`; None when nothing was dropped."""
     dropped: int
@@ -86,6 +90,8 @@ class CompactionResult:
         return {
             "messages": list(self.messages),
             "positions": list(self.positions),
+            "message_tokens": list(self.message_tokens),
+            "language": self.language,
             "marker_index": self.marker_index,
             "dropped": self.dropped,
             "summary": self.digest.summary,
@@ -217,24 +223,26 @@ class Window:
         language = self.tally.language()
         messages = [entry.message for entry in self.anchors]
         positions: list[int | None] = [entry.seq for entry in self.anchors]
-        tokens = REPLY_PRIMING_TOKENS + self.anchor_tokens
+        costs = [entry.tokens for entry in self.anchors]
         marker_index = None
         if self.dropped:
             marker_index = len(messages)
             messages.append(marker_message(language))
-            tokens += marker_tokens(language)
-            block = self._block_within(self.budget_tokens - tokens - self.tail_tokens, len(messages), language)
+            costs.append(marker_tokens(language))
+            room = self.budget_tokens - REPLY_PRIMING_TOKENS - sum(costs) - self.tail_tokens
+            block = self._block_within(room, len(messages), language)
             if block is not None:
                 messages.append({**block[0]})  # a copy: the rendered block is shared through the cache
-                tokens += block[1]
+                costs.append(block[1])
             positions += [None] * (len(messages) - len(positions))
         tail = [entry for unit in self.units for entry in unit.entries]
         messages.extend(entry.message for entry in tail)
         positions.extend(entry.seq for entry in tail)
-        tokens += self.tail_tokens
+        costs.extend(entry.tokens for entry in tail)
+        tokens = REPLY_PRIMING_TOKENS + sum(costs)
         digest = replace(self.digest, archived=tuple(self.archived))
         counts = TokenCounts(REPLY_PRIMING_TOKENS + self.tokens_in, tokens, self.budget_tokens)
-        return CompactionResult(tuple(messages), tuple(positions), marker_index, self.dropped, digest, counts)
+        return CompactionResult(tuple(messages), tuple(positions), tuple(costs), language, marker_index, self.dropped, digest, counts)
 
     def step_call(self) -> Message | None:
         """The assistant message that opened the newest step when it calls tools: what a tool result answers."""

@@ -49,12 +49,10 @@ class ArchiveEntry:
         counts = Counter(recall_terms(f"{self.speaker or ''} {self.text}"))
         return counts if len(counts) <= MAX_DISTINCT_TERMS else Counter(dict(counts.most_common(MAX_DISTINCT_TERMS)))
 
-    def to_json(self, terms: list[str], length: int) -> bytes:
-        """As stored: with its terms and length, so eviction removes exactly its postings."""
-        return orjson.dumps({
-            "id": self.id, "session": self.session, "position": self.position, "role": self.role,
-            "speaker": self.speaker, "ts": self.ts, "text": self.text, "terms": terms, "length": length,
-        })
+    def to_json(self) -> bytes:
+        """As stored and as the read script returns it."""
+        return orjson.dumps({"id": self.id, "session": self.session, "position": self.position, "role": self.role,
+                             "speaker": self.speaker, "ts": self.ts, "text": self.text})
 
     @classmethod
     def from_json(cls, raw: bytes | str) -> ArchiveEntry:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import orjson
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
@@ -43,7 +42,8 @@ class ArchiveStore:
         for entry in entries:
             counts = entry.term_counts()
             length = sum(counts.values())
-            args += [entry.id, entry.to_json(list(counts), length), entry.position_field, length, len(counts)]
+            record = f"{length}\t{entry.position_field}\t{' '.join(counts)}"
+            args += [entry.id, entry.to_json(), record, entry.position_field, length, len(counts)]
             for term, frequency in counts.items():
                 args += [postings.setdefault(keys.term_prefix + term, len(postings) + 1), frequency]
         await self._append(keys=[*self._fixed(keys), *postings], args=args, client=pipe)  # queued, not sent
@@ -60,12 +60,17 @@ class ArchiveStore:
 
     async def evict_overflow(self, owner: str, append_reply: Sequence[bytes | int]) -> int:
         """Evict the entries an append reported over the cap, with their postings; returns how many went."""
-        over = [orjson.loads(raw) for raw in append_reply[1:]]
+        over = list(zip(append_reply[1::2], append_reply[2::2]))
         if not over:
             return 0
         keys = self.layout.owner(owner)
-        postings = {keys.term_prefix + term for entry in over for term in entry["terms"]}
-        args = [arg for entry in over for arg in (entry["id"], f"{entry['session']}#{entry['position']}", entry["length"])]
+        postings: set[str] = set()
+        args: list[bytes | str] = []
+        for entry_id, record in over:
+            # an entry without its record (never expected) still leaves the age order, or the cap would stick
+            length, field, terms = record.decode().split("\t", 2) if record else ("0", "", "")
+            postings.update(keys.term_prefix + term for term in terms.split())
+            args += [entry_id, field, length]
         return int(await self._evict(keys=[*self._fixed(keys), *sorted(postings)], args=args))
 
     async def entries(self, owner: str) -> list[ArchiveEntry]:
@@ -77,5 +82,5 @@ class ArchiveStore:
 
     @staticmethod
     def _fixed(keys: OwnerKeys) -> list[str]:
-        return [keys.archive, keys.positions, keys.ages, keys.stats]
+        return [keys.archive, keys.positions, keys.entry_terms, keys.ages, keys.stats]
 

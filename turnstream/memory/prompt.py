@@ -16,7 +16,7 @@ from typing import Any
 
 from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, cut_block
-from turnstream.compaction.marker import Language, detect_language, marker_message
+from turnstream.compaction.marker import Language, detect_language, marker_message, marker_tokens
 from turnstream.compaction.strategies.base import Digest, Fact
 from turnstream.compaction.strategies.text import keywords
 from turnstream.compaction.messages import text_of
@@ -79,12 +79,16 @@ class Context:
 
     head: list[Message]
     """Anchors, then the marker and summary block when the history was compacted."""
+    head_costs: list[int]
     rest: list[Message]
+    rest_costs: list[int]
+    """Token cost of each message of `rest` (from the document, else counted)."""
     positions: list[int | None]
     """The conversation position of each message of `rest`."""
     shown: set[tuple[str, int]]
     """(session, position) of every turn the head shows."""
     compacted: bool
+    language: Language
 
 
 def split_context(doc: ContextDoc | None, user_text: str) -> Context:
@@ -95,13 +99,18 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
     before it, as the compactor pins it). A last message equal to the new user message is dropped:
     the gateway may read after its turn was applied, and the user message comes last anyway.
     """
+    user = {"role": "user", "content": user_text}
     if doc is None:
-        return Context([], [], [], set(), False)
+        return Context([], [], [], [], [], set(), False, detect_language([user]))
     messages = list(doc.messages)
+    # documents written before these fields carry none: count and detect here instead
     positions = list(doc.positions) if len(doc.positions) == len(messages) else [None] * len(messages)
+    costs = list(doc.message_tokens) if len(doc.message_tokens) == len(messages) else [count_message(m) for m in messages]
+    language: Language = doc.language if doc.language in ("en", "zh") else detect_language([*messages, user])  # type: ignore[assignment]
     if messages and messages[-1].get("role") == "user" and messages[-1].get("content") == user_text:
         messages.pop()
         positions.pop()
+        costs.pop()
     if doc.marker_index is not None:
         end = doc.marker_index + 1
         if (doc.summary or doc.facts) and end < len(messages) and messages[end].get("role") == "system":
@@ -111,25 +120,29 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
         if end is None:
             end = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
     shown = {(doc.session_key, p) for p in positions[:end] if p is not None}
-    return Context(messages[:end], messages[end:], positions[end:], shown, doc.marker_index is not None)
+    return Context(messages[:end], costs[:end], messages[end:], costs[end:], positions[end:], shown,
+                   doc.marker_index is not None, language)
 
 
-def fit_summary_block(doc: ContextDoc | None, head: list[Message], language: Language, context_room: int) -> list[Message]:
-    """The head with its summary/facts block cut, by the compactor's own rule, to its share of `context_room`.
+def fit_summary_block(doc: ContextDoc | None, context: Context, context_room: int) -> tuple[list[Message], int]:
+    """The head, and its cost, with its summary/facts block cut by the compactor's own rule to its share of
+    `context_room`.
 
     A prompt budget tighter than the worker's context budget gets the block the compactor would have
     made for that budget (the summary's oldest text first, then the least valuable facts), re-cut from
     the document's summary and facts with no LLM.
     """
+    head, cost = context.head, sum(context.head_costs)
     if doc is None or doc.marker_index is None or len(head) <= doc.marker_index + 1:
-        return head
+        return head, cost
     limit = int(max(context_room, 0) * BLOCK_BUDGET_SHARE)
-    if count_message(head[-1]) <= limit:
-        return head
+    if context.head_costs[-1] <= limit:
+        return head, cost
     facts = tuple(Fact(f.type, f.text, (f.model_extra or {}).get("key", f.text), (f.model_extra or {}).get("source_seq", -1))
                   for f in doc.facts)  # type: ignore[arg-type]
-    block = cut_block(Digest(doc.summary, facts), language, limit)
-    return [*head[:-1], *([{**block[0]}] if block else [])]
+    block = cut_block(Digest(doc.summary, facts), context.language, limit)
+    cost -= context.head_costs[-1]
+    return ([*head[:-1], {**block[0]}], cost + block[1]) if block else (head[:-1], cost)
 
 
 def _unit_starts(messages: list[Message]) -> list[int]:
@@ -212,13 +225,13 @@ def assemble(
     anchors and the newest step allow."""
     context = split_context(doc, user_text)
     user = {"role": "user", "content": user_text}
-    language = detect_language([*context.head, *context.rest, user])
-    head = fit_summary_block(doc, context.head, language, settings.prompt_budget_tokens - settings.recall_budget_tokens)
-    costs = [count_message(m) for m in context.rest]
+    language = context.language
+    head, head_cost = fit_summary_block(doc, context, settings.prompt_budget_tokens - settings.recall_budget_tokens)
+    costs = context.rest_costs
     starts = _unit_starts(context.rest)
-    room = settings.prompt_budget_tokens - count_messages([*head, user])
+    room = settings.prompt_budget_tokens - head_cost - count_messages([user])
     marker = None if context.compacted else marker_message(language)
-    marker_cost = count_message(marker) if marker else 0
+    marker_cost = marker_tokens(language) if marker else 0
     # the tail gives way to a full block, the block takes what it needs, the tail takes back what is left
     start = tail_start(costs, starts, room - settings.recall_budget_tokens, marker_cost)
     session = doc.session_key if doc else ""

@@ -167,7 +167,7 @@ class MemoryStore:
         for raw, access, score in zip(memories[0::3], memories[1::3], memories[2::3]):
             memory = orjson.loads(raw)
             recalled.append(Recalled(memory["id"], memory["type"], memory["text"], float(score), int(access)))
-        entries = [(ArchiveEntry.from_json(raw), float(score)) for raw, score in zip(archived[0::2], archived[1::2])]
+        entries = [(ArchiveEntry(**entry), float(score)) for score, entry in orjson.loads(archived)]
         return RecallResult(doc, (profile or b"").decode(), recalled, entries)
 
     async def aclose(self) -> None:

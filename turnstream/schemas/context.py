@@ -55,6 +55,10 @@ class ContextDoc(BaseModel):
     positions: list[int | None] = Field(default_factory=list)
     """Each message's position in the session's conversation (0-based), null for the marker and the summary
     block: which turns the context shows, so recall does not repeat them (empty in documents written before it)."""
+    message_tokens: list[int] = Field(default_factory=list)
+    """Each message's token cost (tiktoken cl100k_base, chat overhead included), so readers need not count again."""
+    language: str | None = None
+    """The conversation's language ("en", "zh"), as the marker speaks it."""
     marker_index: int | None = None
     """Index in `messages` of the "history compressed" marker, or null when nothing was dropped."""
     dropped: int = Field(0, ge=0)

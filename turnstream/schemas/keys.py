@@ -14,6 +14,7 @@ sits under the owner's hash tag `{O}`, so one script reads it in one slot, on a 
 - `P:profile:{O}`      HASH  text, version (compare-and-set on version)
 - `P:arc:{O}`          HASH  archive entry id -> entry JSON (one applied turn)
 - `P:arcpos:{O}`       HASH  `S#<position>` -> entry id: the turns around a hit
+- `P:arcterms:{O}`     HASH  entry id -> `length<TAB>S#<position><TAB>term term …`: what eviction removes
 - `P:arcage:{O}`       ZSET  entry id -> arrival number: the oldest go first when the archive is full
 - `P:arcstat:{O}`      HASH  total_length, next: what BM25 needs besides the postings
 - `P:arcterm:{O}:<t>`  ZSET  entry id -> BM25 term weight of term t in that entry (the postings)
@@ -48,6 +49,7 @@ class OwnerKeys(NamedTuple):
     keyword_prefix: str
     archive: str
     positions: str
+    entry_terms: str
     ages: str
     stats: str
     term_prefix: str
@@ -68,7 +70,7 @@ class KeyLayout:
         p, tag = self.prefix, _tag(owner)
         return OwnerKeys(
             f"{p}:mem:{tag}", f"{p}:memcreated:{tag}", f"{p}:memaccess:{tag}", f"{p}:profile:{tag}", f"{p}:memkw:{tag}:",
-            f"{p}:arc:{tag}", f"{p}:arcpos:{tag}", f"{p}:arcage:{tag}", f"{p}:arcstat:{tag}", f"{p}:arcterm:{tag}:",
+            f"{p}:arc:{tag}", f"{p}:arcpos:{tag}", f"{p}:arcterms:{tag}", f"{p}:arcage:{tag}", f"{p}:arcstat:{tag}", f"{p}:arcterm:{tag}:",
         )
 
     def updates_channel(self, session_key: str) -> str:

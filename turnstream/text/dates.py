@@ -87,8 +87,17 @@ def _chinese_rules(today: date) -> list[tuple[re.Pattern[str], Callable[[re.Matc
     ]
 
 
+_CUES: dict[Language, re.Pattern[str]] = {
+    "en": re.compile(r"\b(?:yesterday|last|past|today|tonight|this|tomorrow|next|ago)\b", re.I),
+    "zh": re.compile(r"[昨今明前后去上下]"),
+}
+"""A word every rule needs: most lines have none, and then no rule runs."""
+
+
 def ground_dates(text: str, ts: float, language: Language) -> str:
     """`text` with every relative time expression followed by the date it meant when said at `ts` (UTC)."""
+    if not _CUES[language].search(text):
+        return text
     today = datetime.fromtimestamp(ts, timezone.utc).date()
     rules = _chinese_rules(today) if language == "zh" else _english_rules(today)
     open_, close = ("（", "）") if language == "zh" else (" (", ")")

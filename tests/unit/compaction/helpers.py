@@ -146,7 +146,8 @@ def check_rules(
     assert res.tokens.before == count_messages(messages)
     assert res.tokens.after == count_messages(out)
     assert res.tokens.budget == budget
-    # every kept message names its conversation position; the added marker and block name none
+    # every kept message names its conversation position and its cost; the added marker and block name no position
+    assert list(res.message_tokens) == [count_message(m) for m in out]
     assert len(res.positions) == len(out)
     for kept, position in zip(out, res.positions):
         if position is None:

@@ -39,7 +39,7 @@ def test_every_input_shape_gives_the_contract(encode, tmp_path: Path, capsys: py
     path.write_bytes(encode(CONVERSATION))
     code, out, err = run([str(path), "--budget-tokens", "300"], capsys)
     assert (code, err) == (0, "")
-    assert set(out) == {"messages", "positions", "marker_index", "dropped", "summary", "facts", "tokens"}  # type: ignore[arg-type]
+    assert set(out) == {"messages", "positions", "message_tokens", "language", "marker_index", "dropped", "summary", "facts", "tokens"}  # type: ignore[arg-type]
     assert out["tokens"]["budget"] == 300 and out["tokens"]["after"] <= 300  # type: ignore[index]
     assert out["marker_index"] == 2 and out["messages"][:2] == CONVERSATION[:2]  # type: ignore[index]
     assert out["summary"]  # the default offline strategies digested the dropped span  # type: ignore[index]

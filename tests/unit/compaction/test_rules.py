@@ -176,7 +176,7 @@ def test_budget_messages_caps_the_count() -> None:
 
 def test_empty_conversation() -> None:
     assert compact([], 100).to_dict() == {
-        "messages": [], "positions": [], "marker_index": None, "dropped": 0, "summary": "", "facts": [],
+        "messages": [], "positions": [], "message_tokens": [], "language": "en", "marker_index": None, "dropped": 0, "summary": "", "facts": [],
         "tokens": {"before": 3, "after": 3, "budget": 100},
     }
 

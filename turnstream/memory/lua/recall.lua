@@ -9,8 +9,9 @@
 -- ARGV[1] k, ARGV[2] window, ARGV[3] ttl seconds, ARGV[4] now, ARGV[5] record (1: count the memories
 -- as injected and raise their access counts; 0: only look), ARGV[6] keyword sets, ARGV[7] archive
 -- hits, ARGV[8] postings read per term, ARGV[9] terms scored, ARGV[10] neighbours on each side
--- Returns {doc, profile text, profile version, {memory JSON, access_count, score, ...},
--- {entry JSON, score, ...}}: archive hits best first, each followed by its neighbours (score "0").
+-- Returns {doc, profile text, profile version, {memory JSON, access_count, score, ...}, archive JSON}:
+-- the archive part is one JSON array of [score, entry] pairs, hits best first, each followed by its
+-- neighbours (score 0), so the client parses one string instead of a hundred replies.
 local out = {redis.call('HGET', KEYS[1], 'doc')}
 local profile = redis.call('HMGET', KEYS[2], 'text', 'version')
 out[2], out[3] = profile[1], profile[2]
@@ -79,7 +80,7 @@ local function archive()
   local total = redis.call('ZCARD', KEYS[8])
   local hits, per_term, scored_terms = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
   if total == 0 or hits <= 0 or first_posting > #KEYS then
-    return found
+    return '[]'
   end
   -- the rarest terms say the most (idf); only `scored_terms` of them are read
   local terms = {}
@@ -116,8 +117,7 @@ local function archive()
     local raw = redis.call('HGET', KEYS[6], hit[1])
     if raw and not sent[hit[1]] then
       sent[hit[1]] = true
-      found[#found + 1] = raw
-      found[#found + 1] = tostring(hit[2])
+      found[#found + 1] = '[' .. hit[2] .. ',' .. raw .. ']'
       local entry = cjson.decode(raw)
       local fields = {}
       for d = -around, around do
@@ -131,15 +131,14 @@ local function archive()
             local near = redis.call('HGET', KEYS[6], id)
             if near then
               sent[id] = true
-              found[#found + 1] = near
-              found[#found + 1] = '0'
+              found[#found + 1] = '[0,' .. near .. ']'
             end
           end
         end
       end
     end
   end
-  return found
+  return '[' .. table.concat(found, ',') .. ']'
 end
 
 out[4] = memories()

@@ -1,0 +1,117 @@
+"""What the archive costs: build_prompt against a plain GET at 1,000 and 10,000 archived turns, the read
+script's own time inside Redis (SLOWLOG, every call logged), and Redis memory per 1,000 archived turns."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from redis.asyncio import Redis
+
+from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
+from turnstream.client import ContextClient
+from turnstream.compaction import compact
+from turnstream.memory.archive import archive_entry
+from turnstream.memory.archive_store import ArchiveStore
+from turnstream.samples.recall_set import recall_case
+from turnstream.schemas import ContextDoc
+from turnstream.settings import Settings
+from turnstream.stats import percentile
+
+SIZES = (1_000, 10_000)
+TARGET_RATIO = 3.0
+TARGET_SERVER_MS = 1.0
+APPEND_BATCH = 200
+
+
+def _turns(count: int) -> list[dict[str, Any]]:
+    """`count` turns of generated chats, each chat its own session of one owner."""
+    turns: list[dict[str, Any]] = []
+    seed = 0
+    while len(turns) < count:
+        turns += recall_case("en", seed=seed).turns
+        seed += 1
+    return [{**turn, "session_id": f"{turn['session_id']}-{n // 600}"} for n, turn in enumerate(turns[:count])]
+
+
+async def _fill(archive: ArchiveStore, owner: str, turns: list[dict[str, Any]]) -> None:
+    entries = [archive_entry(t["session_id"], t["turn_id"], t["seq"], t["message"], t["ts"]) for t in turns]
+    kept = [e for e in entries if e is not None]
+    for start in range(0, len(kept), APPEND_BATCH):
+        await archive.append(owner, kept[start : start + APPEND_BATCH])
+
+
+async def _memory_bytes(redis: Redis, pattern: str) -> int:
+    return sum([await redis.memory_usage(key) or 0 async for key in redis.scan_iter(pattern, count=1000)])
+
+
+async def archive_reads(settings: Settings, samples: int, progress: Callable[[str], None]) -> Figure:
+    """The figure, on an owner per size under `settings`' prefix."""
+    settings = settings.model_copy(update={"archive_max_entries": max(SIZES)})
+    rows: list[Row] = []
+    data: dict[str, Any] = {}
+    met = True
+    questions = [q for language in ("en",) for q, _ in recall_case(language).questions]
+    async with ContextClient.from_settings(settings) as client:
+        redis = client.store.redis
+        archive = ArchiveStore(redis, settings)
+        for size in SIZES:
+            owner, session = f"bench-archive-{size}", f"bench-archive-{size}-s"
+            turns = _turns(size)
+            await _fill(archive, owner, turns)
+            memory = await _memory_bytes(redis, f"{settings.topic_prefix}:arc*{{{owner}}}*")
+            result = compact([t["message"] for t in turns[-400:]], settings.budget_tokens)
+            doc = ContextDoc(session_id=session, version=1, last_turn_id="t", updated_at=time.time(), **result.to_dict())
+            await client.store.write(doc, ["t"], owner=owner)
+            raw_key = f"{settings.topic_prefix}:bench:raw:{owner}"
+            await redis.set(raw_key, doc.to_json())
+            timings = await _timed(client, redis, raw_key, session, owner, questions, samples)
+            server = await _server_times(redis, client, session, owner, questions, samples)
+            (get50, get99), (bp50, bp99) = p50_p99(timings["GET"]), p50_p99(timings["build_prompt"])
+            srv50, srv99 = percentile(server, 50), percentile(server, 99)
+            rows += [Row.of(f"build_prompt p50, {size:,} archived", "ms", bp50, get50),
+                     Row.of(f"build_prompt p99, {size:,} archived", "ms", bp99, get99)]
+            data[str(size)] = {"script_server_ms_p50": srv50, "script_server_ms_p99": srv99,
+                               "archive_bytes": memory, "bytes_per_1000_turns": memory * 1000 / size}
+            if size == max(SIZES):
+                met = bp99 / get99 <= TARGET_RATIO and srv99 <= TARGET_SERVER_MS
+            progress(f"archive {size:,}: build_prompt p99 {bp99:.2f} ms vs GET {get99:.2f} ms, "
+                     f"script {srv99 * 1000:.0f} µs p99 in Redis, {memory * 1000 / size / 1024:.0f} KiB per 1,000 turns")
+    text = f"p99 ≤ {TARGET_RATIO:g}× GET and script ≤ {TARGET_SERVER_MS:g} ms p99 in Redis at {max(SIZES):,}"
+    return Figure("archive", "Recall read cost", "build_prompt", "plain GET", rows, Target(text, met), data)
+
+
+async def _timed(client: ContextClient, redis: Redis, raw_key: str, session: str, owner: str,
+                 questions: list[str], samples: int) -> dict[str, list[float]]:
+    """build_prompt (looking only) and a GET of the context's bytes, ABBA, one connection pool."""
+    user = owner  # the owner is a user id here (no tenant)
+    reads = {"GET": lambda q: redis.get(raw_key),
+             "build_prompt": lambda q: client.build_prompt(session, q, user_id=user, record=False)}
+    for question in questions:  # scripts loaded, connections open
+        for read in reads.values():
+            await read(question)
+    timings: dict[str, list[float]] = {name: [] for name in reads}
+    for index, forward in abba(samples):
+        question = questions[index % len(questions)]
+        for name in reads if forward else reversed(reads):
+            started = time.perf_counter()
+            await reads[name](question)
+            timings[name].append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+async def _server_times(redis: Redis, client: ContextClient, session: str, owner: str,
+                        questions: list[str], samples: int) -> list[float]:
+    """Milliseconds Redis spent inside each read script, from a SLOWLOG that logs every call."""
+    old = await redis.config_get("slowlog-*")
+    await redis.config_set("slowlog-log-slower-than", 0)
+    await redis.config_set("slowlog-max-len", samples + 100)
+    await redis.slowlog_reset()
+    try:
+        for index in range(samples):
+            await client.build_prompt(session, questions[index % len(questions)], user_id=owner, record=False)
+        log = await redis.slowlog_get(samples + 100)
+    finally:
+        for name, value in old.items():
+            await redis.config_set(name, value)
+    return [entry["duration"] / 1000 for entry in log if entry["command"].upper().startswith(b"EVALSHA")]

@@ -56,9 +56,9 @@ class ArchiveQuery:
     """Distinct query terms (text.terms.query_terms); each costs one ZCARD."""
     hits: int = 32
     """Best-scoring entries returned, each with its neighbours."""
-    postings_per_term: int = 200
+    postings_per_term: int = 64
     """Highest-weighted postings read per scored term."""
-    scored_terms: int = 10
+    scored_terms: int = 8
     """Rarest query terms scored; the others are too common to tell turns apart."""
     neighbours: int = 1
     """Turns of the same session returned on each side of a hit, so a question keeps its answer."""

@@ -13,7 +13,7 @@ sits under the owner's hash tag `{O}`, so one script reads it in one slot, on a 
 - `P:memkw:{O}:<kw>`   SET   ids of the memories with that keyword
 - `P:profile:{O}`      HASH  text, version (compare-and-set on version)
 - `P:arc:{O}`          HASH  archive entry id -> entry JSON (one applied turn)
-- `P:arcpos:{O}`       HASH  `S#<position>` -> entry id: the turns around a hit
+- `P:arcpos:{O}`       HASH  `S#<position>` -> entry id, and entry id -> `S#<position>`: the turns around a hit
 - `P:arcterms:{O}`     HASH  entry id -> `length<TAB>S#<position><TAB>term term …`: what eviction removes
 - `P:arcage:{O}`       ZSET  entry id -> arrival number: the oldest go first when the archive is full
 - `P:arcstat:{O}`      HASH  total_length, next: what BM25 needs besides the postings

@@ -92,7 +92,7 @@ async def test_the_cap_evicts_the_oldest_entries_with_their_postings(settings: S
         assert f"{keys.term_prefix}word3" not in postings and f"{keys.term_prefix}word69" in postings
         total = int(await archive.redis.hget(keys.stats, "total_length"))
         assert total == sum(sum(e.term_counts().values()) for e in kept)
-        assert await archive.redis.hlen(keys.positions) == 49
+        assert await archive.redis.hlen(keys.positions) == 2 * 49  # both ways: position -> id, id -> position
     finally:
         await archive.redis.aclose()
 

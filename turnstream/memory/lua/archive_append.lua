@@ -1,5 +1,6 @@
 -- Append turns to one owner's archive and index them for BM25; an entry already there is left alone.
--- KEYS[1] entries hash, KEYS[2] positions hash, KEYS[3] entry-terms hash, KEYS[4] ages zset,
+-- KEYS[1] entries hash, KEYS[2] positions hash (both ways: position field -> id, id -> position field),
+-- KEYS[3] entry-terms hash, KEYS[4] ages zset,
 -- KEYS[5] stats hash, KEYS[6..] the term postings this call writes to
 -- ARGV[1] ttl seconds, ARGV[2] cap, ARGV[3] eviction chunk, ARGV[4] k1, ARGV[5] b, then per entry:
 -- id, JSON, terms record, position field, length, n, and n pairs (posting index into KEYS[6..], term frequency)
@@ -14,7 +15,7 @@ while i <= #ARGV do
   local first, last = i + 6, i + 5 + 2 * n
   i = last + 1
   if redis.call('HSETNX', KEYS[1], id, json) == 1 then
-    redis.call('HSET', KEYS[2], field, id)
+    redis.call('HSET', KEYS[2], field, id, id, field)
     redis.call('HSET', KEYS[3], id, record)
     redis.call('ZADD', KEYS[4], redis.call('HINCRBY', KEYS[5], 'next', 1), id)
     local total = redis.call('HINCRBY', KEYS[5], 'total_length', length)

@@ -10,7 +10,7 @@ for i = 1, #ARGV, 3 do
   redis.call('ZREM', KEYS[4], id)
   redis.call('HDEL', KEYS[3], id)
   if redis.call('HDEL', KEYS[1], id) == 1 then
-    redis.call('HDEL', KEYS[2], ARGV[i + 1])
+    redis.call('HDEL', KEYS[2], ARGV[i + 1], id)
     redis.call('HINCRBY', KEYS[5], 'total_length', -tonumber(ARGV[i + 2]))
     removed = removed + 1
   end

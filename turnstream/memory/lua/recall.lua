@@ -112,30 +112,47 @@ local function archive()
       best[hits + 1] = nil
     end
   end
-  local sent, around = {}, tonumber(ARGV[10])
-  for _, hit in ipairs(best) do
-    local raw = redis.call('HGET', KEYS[6], hit[1])
-    if raw and not sent[hit[1]] then
-      sent[hit[1]] = true
-      found[#found + 1] = '[' .. hit[2] .. ',' .. raw .. ']'
-      local entry = cjson.decode(raw)
-      local fields = {}
+  if #best == 0 then
+    return '[]'
+  end
+  -- three reads for every hit and neighbour: where the hits are, who is around them, the entries
+  local around, ids = tonumber(ARGV[10]), {}
+  for n, hit in ipairs(best) do
+    ids[n] = hit[1]
+  end
+  local places, fields, owners = redis.call('HMGET', KEYS[7], unpack(ids)), {}, {}
+  for n, place in ipairs(places) do
+    if place then
+      local session, position = string.match(place, '^(.*)#(%d+)$')
       for d = -around, around do
         if d ~= 0 then
-          fields[#fields + 1] = entry.session .. '#' .. (entry.position + d)
+          fields[#fields + 1] = session .. '#' .. (tonumber(position) + d)
+          owners[#fields] = n
         end
       end
-      if #fields > 0 then
-        for _, id in ipairs(redis.call('HMGET', KEYS[7], unpack(fields))) do
-          if id and not sent[id] then
-            local near = redis.call('HGET', KEYS[6], id)
-            if near then
-              sent[id] = true
-              found[#found + 1] = '[0,' .. near .. ']'
-            end
-          end
-        end
-      end
+    end
+  end
+  local near = #fields > 0 and redis.call('HMGET', KEYS[7], unpack(fields)) or {}
+  local order, given, seen = {}, {}, {}
+  local function take(id, score)
+    if id and not seen[id] then
+      seen[id] = true
+      order[#order + 1] = id
+      given[#order] = score
+    end
+  end
+  local f = 1
+  for n, hit in ipairs(best) do
+    take(hit[1], hit[2])
+    while owners[f] == n do
+      take(near[f], 0)
+      f = f + 1
+    end
+  end
+  local raws = redis.call('HMGET', KEYS[6], unpack(order))
+  for n, raw in ipairs(raws) do
+    if raw then
+      found[#found + 1] = '[' .. given[n] .. ',' .. raw .. ']'
     end
   end
   return '[' .. table.concat(found, ',') .. ']'

@@ -14,6 +14,7 @@ from turnstream.benchmarks.freshness import freshness
 from turnstream.benchmarks.live import Live, create_topics, spawn
 from turnstream.benchmarks.prompt_size import prompt_size
 from turnstream.benchmarks.reads import read_latency
+from turnstream.benchmarks.archive_reads import archive_reads
 from turnstream.benchmarks.recall import recall_figure
 from turnstream.samples.recall_set import RecallCase
 from turnstream.benchmarks.retention import retention
@@ -67,17 +68,21 @@ def run_suite(
     return [*live, sizes, kept, cost]
 
 
-def run_recall(settings: Settings, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]) -> list[Figure]:
-    """The recall figure alone: the worker only."""
+def run_recall(
+    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
+) -> list[Figure]:
+    """The recall figures alone (coverage, then read cost and memory of the archive): the worker only."""
     asyncio.run(create_topics(settings))
     children.worker(settings)
-    return [asyncio.run(_recall_only(settings, children, progress, recall))]
+    return asyncio.run(_recall_only(settings, plan, children, progress, recall))
 
 
-async def _recall_only(settings: Settings, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]) -> Figure:
+async def _recall_only(
+    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
+) -> list[Figure]:
     live = await Live.connect(settings, children)
     try:
-        return await recall_figure(live, recall, progress)
+        return [await recall_figure(live, recall, progress), await archive_reads(settings, plan.read_samples, progress)]
     finally:
         await live.aclose()
 
@@ -96,6 +101,7 @@ async def _live_figures(
         reads = await read_latency(live, session["session_id"], session["user_id"], plan.read_samples)
         progress("reads measured")
         recalled = await recall_figure(live, recall, progress)
-        return [drained, fresh, reads, recalled]
+        archived = await archive_reads(live.pipeline, plan.read_samples, progress)
+        return [drained, fresh, reads, recalled, archived]
     finally:
         await live.aclose()

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a folder with LoCoMo's development conversations 26.json, 30.json and 41.json (from data/locomo10.zip of "
              "snap-research/locomo): adds them to the recall figure; without it the figure uses the generated chats only",
     )
-    parser.add_argument("--recall-only", action="store_true", help="measure the recall figure alone (a worker, no yardstick agents)")
+    parser.add_argument("--recall-only", action="store_true", help="measure the recall figures alone: coverage, and the archive's read cost and memory (a worker, no yardstick agents)")
     parser.set_defaults(run=run)
 
 
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
                                                    "redis_url": settings.redis_url or stack.redis_url})
             progress(f"broker {settings.kafka_url}, Redis {settings.redis_url}")
             if args.recall_only:
-                figures = run_recall(settings, children, progress, recall)
+                figures = run_recall(settings, plan, children, progress, recall)
             else:
                 figures = run_suite(settings, plan, children, progress, recall)
             pids.update(children.spawned)

@@ -27,64 +27,70 @@ def _month_text(year: int, month: int, language: Language) -> str:
     return f"{year}年{month}月" if language == "zh" else f"{date(year, month, 1):%B} {year}"
 
 
-def _english_rules(today: date) -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]]:
-    def days(n: int) -> str:
-        return day_text(today + timedelta(days=n), "en")
-
-    def weekday(match: re.Match[str], direction: int) -> str:
-        target = _WEEKDAYS.index(match.group(2).lower())
-        delta = (today.weekday() - target) % 7 or 7
-        return days(-delta if direction < 0 else (target - today.weekday()) % 7 or 7)
-
-    def ago(match: re.Match[str]) -> str:
-        n = int(match.group(1)) if match.group(1).isdigit() else _NUMBERS[match.group(1).lower()]
-        unit = match.group(2).lower().rstrip("s")
-        if unit == "day":
-            return days(-n)
-        if unit == "week":
-            return f"the week of {days(-7 * n)}"
-        if unit == "month":
-            return _month_text(today.year, today.month - n, "en")
-        return str(today.year - n)
-
-    return [
-        (re.compile(r"\b(yesterday|last night)\b", re.I), lambda m: days(-1)),
-        (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b", re.I), lambda m: days(0)),
-        (re.compile(r"\b(tomorrow)\b", re.I), lambda m: days(1)),
-        (re.compile(r"\b(last|past) (" + "|".join(_WEEKDAYS) + r")\b", re.I), lambda m: weekday(m, -1)),
-        (re.compile(r"\b(next|this) (" + "|".join(_WEEKDAYS) + r")\b", re.I), lambda m: weekday(m, 1)),
-        (re.compile(r"\b(last|past) (weekend)\b", re.I), lambda m: f"the weekend before {days(0)}"),
-        (re.compile(r"\b(this|next) (weekend)\b", re.I), lambda m: f"the weekend after {days(0)}"),
-        (re.compile(r"\b(last|past) (week)\b", re.I), lambda m: f"the week before {days(0)}"),
-        (re.compile(r"\b(next) (week)\b", re.I), lambda m: f"the week after {days(0)}"),
-        (re.compile(r"\b(last|past) (month)\b", re.I), lambda m: _month_text(today.year, today.month - 1, "en")),
-        (re.compile(r"\b(this) (month)\b", re.I), lambda m: _month_text(today.year, today.month, "en")),
-        (re.compile(r"\b(next) (month)\b", re.I), lambda m: _month_text(today.year, today.month + 1, "en")),
-        (re.compile(r"\b(last|past) (year)\b", re.I), lambda m: str(today.year - 1)),
-        (re.compile(r"\b(this) (year)\b", re.I), lambda m: str(today.year)),
-        (re.compile(r"\b(next) (year)\b", re.I), lambda m: str(today.year + 1)),
-        (re.compile(rf"\b{_COUNT} (days?|weeks?|months?|years?) ago\b", re.I), ago),
-    ]
+Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], str]]
 
 
-def _chinese_rules(today: date) -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]]:
-    def days(n: int) -> str:
-        return day_text(today + timedelta(days=n), "zh")
+def _days(today: date, n: int, language: Language = "en") -> str:
+    return day_text(today + timedelta(days=n), language)
 
-    return [
-        (re.compile(r"(前天)"), lambda m: days(-2)),
-        (re.compile(r"(昨天|昨晚)"), lambda m: days(-1)),
-        (re.compile(r"(今天|今晚)"), lambda m: days(0)),
-        (re.compile(r"(明天)"), lambda m: days(1)),
-        (re.compile(r"(后天)"), lambda m: days(2)),
-        (re.compile(r"(上周|上个星期|上星期)"), lambda m: f"{days(0)}的前一周"),
-        (re.compile(r"(下周|下个星期|下星期)"), lambda m: f"{days(0)}的后一周"),
-        (re.compile(r"(上个月)"), lambda m: _month_text(today.year, today.month - 1, "zh")),
-        (re.compile(r"(下个月)"), lambda m: _month_text(today.year, today.month + 1, "zh")),
-        (re.compile(r"(去年)"), lambda m: f"{today.year - 1}年"),
-        (re.compile(r"(今年)"), lambda m: f"{today.year}年"),
-        (re.compile(r"(明年)"), lambda m: f"{today.year + 1}年"),
-    ]
+
+def _weekday(match: re.Match[str], today: date) -> str:
+    """The named weekday before ("last") or after ("next", "this") `today`, never `today` itself."""
+    target = _WEEKDAYS.index(match.group(2).lower())
+    if match.group(1).lower() in ("last", "past"):
+        return _days(today, -((today.weekday() - target) % 7 or 7))
+    return _days(today, (target - today.weekday()) % 7 or 7)
+
+
+def _ago(match: re.Match[str], today: date) -> str:
+    n = int(match.group(1)) if match.group(1).isdigit() else _NUMBERS[match.group(1).lower()]
+    unit = match.group(2).lower().rstrip("s")
+    if unit == "day":
+        return _days(today, -n)
+    if unit == "week":
+        return f"the week of {_days(today, -7 * n)}"
+    if unit == "month":
+        return _month_text(today.year, today.month - n, "en")
+    return str(today.year - n)
+
+
+def _en(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I)
+
+
+_ENGLISH: list[Rule] = [
+    (_en(r"\b(yesterday|last night)\b"), lambda m, t: _days(t, -1)),
+    (_en(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), lambda m, t: _days(t, 0)),
+    (_en(r"\b(tomorrow)\b"), lambda m, t: _days(t, 1)),
+    (_en(r"\b(last|past|next|this) (" + "|".join(_WEEKDAYS) + r")\b"), _weekday),
+    (_en(r"\b(last|past) (weekend)\b"), lambda m, t: f"the weekend before {_days(t, 0)}"),
+    (_en(r"\b(this|next) (weekend)\b"), lambda m, t: f"the weekend after {_days(t, 0)}"),
+    (_en(r"\b(last|past) (week)\b"), lambda m, t: f"the week before {_days(t, 0)}"),
+    (_en(r"\b(next) (week)\b"), lambda m, t: f"the week after {_days(t, 0)}"),
+    (_en(r"\b(last|past) (month)\b"), lambda m, t: _month_text(t.year, t.month - 1, "en")),
+    (_en(r"\b(this) (month)\b"), lambda m, t: _month_text(t.year, t.month, "en")),
+    (_en(r"\b(next) (month)\b"), lambda m, t: _month_text(t.year, t.month + 1, "en")),
+    (_en(r"\b(last|past) (year)\b"), lambda m, t: str(t.year - 1)),
+    (_en(r"\b(this) (year)\b"), lambda m, t: str(t.year)),
+    (_en(r"\b(next) (year)\b"), lambda m, t: str(t.year + 1)),
+    (_en(rf"\b{_COUNT} (days?|weeks?|months?|years?) ago\b"), _ago),
+]
+
+_CHINESE: list[Rule] = [
+    (re.compile(r"前天"), lambda m, t: _days(t, -2, "zh")),
+    (re.compile(r"昨天|昨晚"), lambda m, t: _days(t, -1, "zh")),
+    (re.compile(r"今天|今晚"), lambda m, t: _days(t, 0, "zh")),
+    (re.compile(r"明天"), lambda m, t: _days(t, 1, "zh")),
+    (re.compile(r"后天"), lambda m, t: _days(t, 2, "zh")),
+    (re.compile(r"上周|上个星期|上星期"), lambda m, t: f"{_days(t, 0, 'zh')}的前一周"),
+    (re.compile(r"下周|下个星期|下星期"), lambda m, t: f"{_days(t, 0, 'zh')}的后一周"),
+    (re.compile(r"上个月"), lambda m, t: _month_text(t.year, t.month - 1, "zh")),
+    (re.compile(r"下个月"), lambda m, t: _month_text(t.year, t.month + 1, "zh")),
+    (re.compile(r"去年"), lambda m, t: f"{t.year - 1}年"),
+    (re.compile(r"今年"), lambda m, t: f"{t.year}年"),
+    (re.compile(r"明年"), lambda m, t: f"{t.year + 1}年"),
+]
+_RULES: dict[Language, list[Rule]] = {"en": _ENGLISH, "zh": _CHINESE}
 
 
 _CUES: dict[Language, re.Pattern[str]] = {
@@ -99,8 +105,7 @@ def ground_dates(text: str, ts: float, language: Language) -> str:
     if not _CUES[language].search(text):
         return text
     today = datetime.fromtimestamp(ts, timezone.utc).date()
-    rules = _chinese_rules(today) if language == "zh" else _english_rules(today)
     open_, close = ("（", "）") if language == "zh" else (" (", ")")
-    for pattern, meaning in rules:
-        text = pattern.sub(lambda m: f"{m.group(0)}{open_}{meaning(m)}{close}", text)
+    for pattern, meaning in _RULES[language]:
+        text = pattern.sub(lambda m: f"{m.group(0)}{open_}{meaning(m, today)}{close}", text)
     return text

@@ -43,10 +43,10 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     from turnstream.streams.admin import ensure_topics
     from turnstream.streams.app import create_app
 
-    asyncio.run(ensure_topics(settings))
+    topics = asyncio.run(ensure_topics(settings))
     if settings.metrics_port is not None:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
-    worker = faust.Worker(create_app(settings), loglevel=loglevel, quiet=True)
+    worker = faust.Worker(create_app(settings, topics.replication_factor), loglevel=loglevel, quiet=True)
     try:
         worker.execute_from_commandline()
     except SystemExit as exit_:

@@ -20,6 +20,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.schemas.context import ContextDoc
+from turnstream.connections import redis_client
 from turnstream.settings import Settings
 
 _SUBSCRIBE_TIMEOUT = 5.0
@@ -65,7 +66,7 @@ class ContextStore:
     def from_settings(cls, settings: Settings) -> ContextStore:
         if not settings.redis_url:
             raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
-        return cls(Redis.from_url(settings.redis_url), settings)
+        return cls(redis_client(settings), settings)
 
     def keys(self, session_key: str) -> SessionKeys:
         tag = "{" + session_key + "}"

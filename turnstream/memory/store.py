@@ -29,6 +29,7 @@ from redis.asyncio import Redis
 
 from turnstream.memory.model import Memory, MemoryType
 from turnstream.memory.profile import append_profile, keep_tail
+from turnstream.connections import redis_client
 from turnstream.settings import Settings
 
 _LUA = files("turnstream.memory").joinpath("lua")
@@ -82,7 +83,7 @@ class MemoryStore:
     def from_settings(cls, settings: Settings) -> MemoryStore:
         if not settings.redis_url:
             raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
-        return cls(Redis.from_url(settings.redis_url), settings)
+        return cls(redis_client(settings), settings)
 
     def keys(self, owner: str) -> OwnerKeys:
         tag = "{" + owner + "}"

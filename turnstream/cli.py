@@ -45,9 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _validation_message(error: ValidationError) -> str:
     first = error.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "input"
+    message = first["msg"].removeprefix("Value error, ")
+    field = ".".join(str(part) for part in first["loc"])
+    if not field:  # a check across several settings names them in its message
+        return f"invalid settings: {message}"
     where = field if field.isupper() else f"TURNSTREAM_{field.upper()}"
-    return f"invalid {where}: {first['msg'].removeprefix('Value error, ')}"
+    return f"invalid {where}: {message}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

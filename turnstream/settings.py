@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, FilePath, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_URL_PASSWORD = re.compile(r"(?P<head>://[^/@:\s]*):[^/@\s]*@")
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)[^&\s]*", re.IGNORECASE)
+MASK = "***"
+"""What stands in for a secret in every output."""
+
+SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
+TLS_PROTOCOLS = ("SSL", "SASL_SSL")
+BROKER_DEFAULT_REPLICATION = -1
+"""replication_factor value meaning "the broker's default.replication.factor"."""
+
+
+def mask_url(url: str) -> str:
+    """`url` with the password of its user part (and any `password=` query value) replaced by ***."""
+    return _QUERY_PASSWORD.sub(rf"\g<head>{MASK}", _URL_PASSWORD.sub(rf"\g<head>:{MASK}@", url))
 
 
 def parse_kafka_url(url: str) -> list[str]:
@@ -32,9 +47,31 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TURNSTREAM_", frozen=True, extra="ignore", use_attribute_docstrings=True)
 
     kafka_url: str | None = None
-    """Broker bootstrap, kafka://host:port[,host:port]; unset starts the embedded Tansu broker."""
+    """Broker bootstrap, kafka://host:port[,host:port]; unset starts the embedded Tansu broker (see embedded)."""
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    """How every Kafka client (worker, producer, admin) talks to the broker: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."""
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    """SASL mechanism with a SASL_* protocol: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."""
+    kafka_sasl_username: str | None = None
+    """SASL user name (required with a SASL_* protocol)."""
+    kafka_sasl_password: SecretStr | None = None
+    """SASL password (required with a SASL_* protocol); never printed."""
+    kafka_ssl_cafile: FilePath | None = None
+    """PEM file of the CA that signed the broker certificates (SSL, SASL_SSL); unset uses the system CAs."""
+    kafka_ssl_certfile: FilePath | None = None
+    """PEM client certificate for mutual TLS (SSL, SASL_SSL); may hold the key too."""
+    kafka_ssl_keyfile: FilePath | None = None
+    """PEM private key of the client certificate, when not inside kafka_ssl_certfile."""
+    replication_factor: int = Field(BROKER_DEFAULT_REPLICATION, ge=-1, le=32767)
+    """Replication factor of the topics turnstream creates; -1 asks the broker for its default.replication.factor."""
     redis_url: str | None = None
-    """redis://host:port/db; unset starts an embedded redis-server."""
+    """redis://host:port/db (rediss:// for TLS); unset starts an embedded redis-server (see embedded)."""
+    redis_password: SecretStr | None = None
+    """Redis password, used when redis_url carries none; never printed."""
+    embedded: Literal["auto", "never"] = "auto"
+    """"auto": an unset URL starts an embedded broker or Redis (development only); "never": an unset URL is an error."""
+    startup_timeout_seconds: float = Field(60.0, gt=0)
+    """How long a starting worker waits for the broker and Redis to answer before it gives up."""
     topic_prefix: str = Field("turnstream", pattern=r"^[A-Za-z0-9._\-]{1,100}$")
     """Prefix of every topic name and of the Faust app id."""
     turn_partitions: int = Field(8, ge=1, le=1024)
@@ -108,8 +145,60 @@ class Settings(BaseSettings):
     @classmethod
     def _check_redis_url(cls, value: str | None) -> str | None:
         if value and not value.startswith(_REDIS_SCHEMES):
-            raise ValueError(f"bad Redis URL {value!r}: use redis://host:port/db")
+            raise ValueError(f"bad Redis URL {mask_url(value)!r}: use redis://host:port/db")
         return value or None
+
+    @field_validator("replication_factor")
+    @classmethod
+    def _check_replication_factor(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("0 replicas: use -1 for the broker's default or a count of 1 or more")
+        return value
+
+    @model_validator(mode="after")
+    def _check_kafka_security(self) -> Settings:
+        protocol = self.kafka_security_protocol
+        if protocol in SASL_PROTOCOLS and not (self.kafka_sasl_username and self.kafka_sasl_password):
+            raise ValueError(
+                f"TURNSTREAM_KAFKA_SECURITY_PROTOCOL={protocol} needs TURNSTREAM_KAFKA_SASL_USERNAME and "
+                "TURNSTREAM_KAFKA_SASL_PASSWORD"
+            )
+        tls_files = [f for f in ("kafka_ssl_cafile", "kafka_ssl_certfile", "kafka_ssl_keyfile") if getattr(self, f)]
+        if tls_files and protocol not in TLS_PROTOCOLS:
+            raise ValueError(
+                f"TURNSTREAM_{tls_files[0].upper()} is set but TURNSTREAM_KAFKA_SECURITY_PROTOCOL={protocol} "
+                "uses no TLS: use SSL or SASL_SSL"
+            )
+        if self.kafka_ssl_keyfile and not self.kafka_ssl_certfile:
+            raise ValueError("TURNSTREAM_KAFKA_SSL_KEYFILE needs TURNSTREAM_KAFKA_SSL_CERTFILE")
+        if protocol in TLS_PROTOCOLS:
+            from turnstream.connections import kafka_ssl_context
+
+            kafka_ssl_context(self)  # unreadable PEM files fail here, in one line, not at the first connection
+        return self
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, mask_url(value) if isinstance(value, str) and name.endswith("_url") else value
+
+    def redacted(self) -> dict[str, Any]:
+        """Every setting as JSON-ready values, secrets and URL passwords masked (for printing)."""
+        values = self.model_dump(mode="json")
+        for name, value in values.items():
+            if isinstance(getattr(self, name), SecretStr):
+                values[name] = MASK
+            elif isinstance(value, str) and name.endswith("_url"):
+                values[name] = mask_url(value)
+        return values
+
+    def redact(self, text: str) -> str:
+        """`text` with URL passwords and the literal value of every secret setting masked."""
+        text = mask_url(text)
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr) and len(secret := value.get_secret_value()) >= 3:
+                text = text.replace(secret, MASK)
+        return text
 
     @property
     def bootstrap_servers(self) -> list[str]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 
 import faust
-from redis.asyncio import Redis
 
+from turnstream.connections import redis_client
 from turnstream.settings import Settings
 from turnstream.streams.app import faust_app
 
@@ -39,7 +39,7 @@ def create_passthrough_app(settings: Settings, mode: str) -> faust.App:
     app = faust_app(settings, "passthrough")
     topic = app.topic(settings.turns_topic, key_type=bytes, value_type=bytes, key_serializer="raw",
                       value_serializer="raw", partitions=settings.turn_partitions)
-    redis = Redis.from_url(settings.redis_url)
+    redis = redis_client(settings)
     if mode == "count":
         counted = [0, 0]  # events seen, events reported
 

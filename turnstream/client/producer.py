@@ -13,6 +13,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.structs import RecordMetadata
 
+from turnstream.connections import kafka_options
 from turnstream.schemas.turn import Turn, encode_turn, validate_turn
 from turnstream.settings import Settings
 
@@ -31,7 +32,7 @@ class TurnProducer:
         self.topic = settings.turns_topic
         self.idempotent = False  # what the broker allowed: known after start()
         self._options: dict[str, Any] = {
-            "bootstrap_servers": settings.bootstrap_servers,
+            **kafka_options(settings),  # bootstrap servers, TLS and SASL
             "acks": "all",
             "linger_ms": LINGER_MS,
             # murmur2 of the key, as the Java client: a session lands where Java and Faust put it

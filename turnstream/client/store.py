@@ -13,6 +13,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.schemas.keys import KeyLayout, SessionKeys
 from turnstream.schemas.context import ContextDoc
+from turnstream.connections import redis_client
 from turnstream.settings import Settings
 
 _SUBSCRIBE_TIMEOUT = 5.0
@@ -50,7 +51,7 @@ class ContextStore:
     def from_settings(cls, settings: Settings) -> ContextStore:
         if not settings.redis_url:
             raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
-        return cls(Redis.from_url(settings.redis_url), settings)
+        return cls(redis_client(settings), settings)
 
     def keys(self, owner: str, session_key: str) -> SessionKeys:
         return self.layout.session(owner, session_key)

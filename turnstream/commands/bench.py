@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             pids.update({service.name: service.process.pid for service in stack.services})
             settings = settings.model_copy(update={"kafka_url": settings.kafka_url or stack.kafka_url,
                                                    "redis_url": settings.redis_url or stack.redis_url})
-            progress(f"broker {settings.kafka_url}, Redis {settings.redis_url}")
+            progress(settings.redact(f"broker {settings.kafka_url}, Redis {settings.redis_url}"))
             if args.recall_only:
                 figures = run_recall(settings, plan, children, progress, recall)
             else:

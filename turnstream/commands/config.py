@@ -21,5 +21,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     settings = Settings()
-    sys.stdout.write(orjson.dumps(settings.model_dump(mode="json"), option=orjson.OPT_INDENT_2).decode() + "\n")
+    # secrets and the password part of URLs are masked: the output is safe to paste into a ticket
+    sys.stdout.write(orjson.dumps(settings.redacted(), option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from typing import TYPE_CHECKING
 
 from turnstream.cli import CliError
 from turnstream.settings import Settings
 from turnstream.streams.embedded import StackError, provisioned
+from turnstream.streams.startup import startup_logging
+
+if TYPE_CHECKING:
+    from turnstream.streams.admin import TopicsReady
+
+log = logging.getLogger("turnstream.startup")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,8 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run the stream worker (Faust) until SIGTERM or Ctrl-C",
         description=(
             "Consume turns, keep each session's compacted context, and write it to Redis. "
-            "With TURNSTREAM_KAFKA_URL / TURNSTREAM_REDIS_URL unset, embedded services are started "
-            "and their URLs printed. Add workers with the same TURNSTREAM_TOPIC_PREFIX to scale out."
+            "Waits up to TURNSTREAM_STARTUP_TIMEOUT_SECONDS for the broker and Redis. With TURNSTREAM_KAFKA_URL / "
+            "TURNSTREAM_REDIS_URL unset, embedded services are started (unless TURNSTREAM_EMBEDDED=never) and their "
+            "URLs printed. Add workers with the same TURNSTREAM_TOPIC_PREFIX to scale out."
         ),
     )
     parser.add_argument("--loglevel", default="warning", choices=("debug", "info", "warning", "error"))
@@ -25,12 +34,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    configured = Settings()
+    startup_logging()
     try:
-        with provisioned(Settings()) as settings:
-            print(f"KAFKA_URL={settings.kafka_url}\nREDIS_URL={settings.redis_url}", file=sys.stderr, flush=True)
+        with provisioned(configured) as settings:
+            print(f"KAFKA_URL={settings.redact(settings.kafka_url or '')}\nREDIS_URL={settings.redact(settings.redis_url or '')}", file=sys.stderr, flush=True)
+            if configured.kafka_url is None:
+                log.warning(
+                    "TURNSTREAM_KAFKA_URL is unset: started an EMBEDDED Tansu broker at %s; it keeps topics in memory "
+                    "and loses them on exit (development only; TURNSTREAM_EMBEDDED=never forbids this)", settings.kafka_url,
+                )
+            if configured.redis_url is None:
+                log.warning(
+                    "TURNSTREAM_REDIS_URL is unset: started an EMBEDDED redis-server at %s, without persistence "
+                    "(development only; TURNSTREAM_EMBEDDED=never forbids this)", settings.redis_url,
+                )
             return run_worker(settings, args.loglevel)
     except StackError as error:
-        raise CliError(str(error)) from None
+        raise CliError(configured.redact(str(error))) from None
 
 
 def run_worker(settings: Settings, loglevel: str) -> int:
@@ -40,13 +61,21 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     import faust
     from prometheus_client import start_http_server
 
-    from turnstream.streams.admin import ensure_topics
+    from turnstream.streams.admin import TopicLayoutError, ensure_topics
     from turnstream.streams.app import create_app
+    from turnstream.streams.startup import ServicesUnavailable, wait_for_services
 
-    asyncio.run(ensure_topics(settings))
+    async def prepare() -> TopicsReady:
+        await wait_for_services(settings)
+        return await ensure_topics(settings)
+
+    try:
+        topics = asyncio.run(prepare())
+    except (ServicesUnavailable, TopicLayoutError) as error:
+        raise CliError(settings.redact(str(error))) from None
     if settings.metrics_port is not None:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
-    worker = faust.Worker(create_app(settings), loglevel=loglevel, quiet=True)
+    worker = faust.Worker(create_app(settings, topics.replication_factor), loglevel=loglevel, quiet=True)
     try:
         worker.execute_from_commandline()
     except SystemExit as exit_:

@@ -8,11 +8,11 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import redis.asyncio as aioredis
 from prometheus_client.parser import text_string_to_metric_families
 
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction.tokens import count_messages
+from turnstream.connections import redis_client
 from turnstream.demo.plan import DemoSession
 from turnstream.samples.planted import message_lines, retention
 from turnstream.schemas import ContextDoc
@@ -49,12 +49,12 @@ async def check_services(settings: Settings) -> None:
     try:
         await asyncio.wait_for(ensure_topics(settings), CONNECT_TIMEOUT_SECONDS)
     except Exception as error:  # noqa: BLE001 - any failure here means "not reachable"
-        raise DemoError(f"cannot reach the broker at {settings.kafka_url}: {error!r}") from None
-    client = aioredis.from_url(settings.redis_url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS)
+        raise DemoError(settings.redact(f"cannot reach the broker at {settings.kafka_url}: {error!r}")) from None
+    client = redis_client(settings, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS)
     try:
         await client.ping()
     except Exception as error:  # noqa: BLE001
-        raise DemoError(f"cannot reach Redis at {settings.redis_url}: {error!r}") from None
+        raise DemoError(settings.redact(f"cannot reach Redis at {settings.redis_url}: {error!r}")) from None
     finally:
         await client.aclose()
 

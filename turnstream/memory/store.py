@@ -14,11 +14,12 @@ from typing import Iterable, Sequence
 import orjson
 from redis.asyncio import Redis
 
-from turnstream.schemas.keys import KeyLayout, OwnerKeys
+from turnstream.connections import redis_client
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.model import Memory, MemoryType
 from turnstream.memory.profile import append_profile, keep_tail
 from turnstream.memory.scripts import load_script
+from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8
@@ -79,7 +80,7 @@ class MemoryStore:
     def from_settings(cls, settings: Settings) -> MemoryStore:
         if not settings.redis_url:
             raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
-        return cls(Redis.from_url(settings.redis_url), settings)
+        return cls(redis_client(settings), settings)
 
     def keys(self, owner: str) -> OwnerKeys:
         return self.layout.owner(owner)

@@ -6,7 +6,9 @@ import faust
 
 from turnstream.agents.session import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
+from turnstream.connections import faust_credentials
 from turnstream.settings import Settings
+from turnstream.streams.admin import SESSIONS_TABLE, WORKER_APP, faust_app_id
 from turnstream.streams.embedded import free_port
 from turnstream.streams.tables import sessions_table
 from turnstream.streams.topics import declare_topics
@@ -14,15 +16,21 @@ from turnstream.streams.topics import declare_topics
 DEFAULT_BROKER = "kafka://localhost:9092"
 
 
-def faust_app(settings: Settings, name: str) -> faust.App:
-    """A Faust app configured for turnstream's topics and brokers (the embedded one included), with no agents."""
+def faust_app(settings: Settings, name: str, replication_factor: int | None = None) -> faust.App:
+    """A Faust app configured for turnstream's topics and brokers (the embedded one included), with no agents.
+
+    `replication_factor` is what the broker gave the existing topics (ensure_topics reports it): Faust
+    cannot ask for the broker's default (-1), so topics it creates itself get this count, else the
+    configured one, else 1.
+    """
     return faust.App(
-        f"{settings.topic_prefix}-{name}",
+        faust_app_id(settings, name),
         broker=settings.kafka_url or DEFAULT_BROKER,
+        broker_credentials=faust_credentials(settings),  # TLS / SASL, mapped with the producer's in one place
         store="memory://",  # Tables are rebuilt from their changelogs; Redis serves the reads
         autodiscover=False,
         topic_partitions=settings.turn_partitions,
-        topic_replication_factor=1,
+        topic_replication_factor=replication_factor or max(settings.replication_factor, 1),
         producer_acks=-1,
         consumer_auto_offset_reset="earliest",
         broker_session_timeout=settings.broker_session_timeout,
@@ -34,9 +42,9 @@ def faust_app(settings: Settings, name: str) -> faust.App:
     )
 
 
-def create_app(settings: Settings) -> faust.App:
+def create_app(settings: Settings, replication_factor: int | None = None) -> faust.App:
     """The worker app for `settings`; its group id is derived from the topic prefix."""
-    app = faust_app(settings, "worker")
+    app = faust_app(settings, WORKER_APP, replication_factor)
     topics = declare_topics(app, settings)
     register_session_agent(app, settings, topics, sessions_table(app, settings))
     if settings.llm_enabled:

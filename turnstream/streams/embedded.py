@@ -229,7 +229,17 @@ class EmbeddedStack:
 
 @contextmanager
 def provisioned(settings: Settings) -> Iterator[Settings]:
-    """Settings whose URLs all reach a running service: configured ones as given, the rest embedded."""
+    """Settings whose URLs all reach a running service: configured ones as given, the rest embedded.
+
+    With settings.embedded == "never" an unset URL is a StackError instead.
+    """
+    if settings.embedded == "never":
+        for variable, url, example in (
+            ("TURNSTREAM_KAFKA_URL", settings.kafka_url, "kafka://host:9092"),
+            ("TURNSTREAM_REDIS_URL", settings.redis_url, "redis://host:6379/0"),
+        ):
+            if url is None:
+                raise StackError(f"{variable} is not set and TURNSTREAM_EMBEDDED=never: set it, e.g. {variable}={example}")
     with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None) as stack:
         yield settings.model_copy(
             update={

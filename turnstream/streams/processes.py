@@ -8,6 +8,8 @@ import subprocess
 import sys
 from typing import IO
 
+from pydantic import SecretStr
+
 from turnstream.settings import Settings
 from turnstream.streams.embedded import die_with_parent, free_port
 
@@ -20,6 +22,8 @@ def settings_env(settings: Settings) -> dict[str, str]:
     for name, value in settings.model_dump().items():
         if value is None or name.startswith("openai_"):
             continue
+        if isinstance(value, SecretStr):  # the child needs the secret itself, not its mask
+            value = value.get_secret_value()
         env[f"TURNSTREAM_{name.upper()}"] = str(value)
     if settings.openai_base_url:
         env["OPENAI_BASE_URL"] = settings.openai_base_url

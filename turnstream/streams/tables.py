@@ -5,8 +5,9 @@ from __future__ import annotations
 import faust
 
 from turnstream.settings import Settings
+from turnstream.streams.admin import SESSIONS_TABLE
 
 
 def sessions_table(app: faust.App, settings: Settings) -> faust.Table:
     """session key -> SessionState bytes (bytes values travel raw); co-partitioned with the turns topic."""
-    return app.Table("sessions", key_type=str, value_type=bytes, partitions=settings.turn_partitions, default=None)
+    return app.Table(SESSIONS_TABLE, key_type=str, value_type=bytes, partitions=settings.turn_partitions, default=None)

@@ -1,0 +1,87 @@
+"""Connection options from the settings, in one place: every Kafka client and every Redis client is built here.
+
+`kafka_options` feeds aiokafka (TurnProducer, the admin client, start-up checks); `faust_credentials`
+feeds Faust's `broker_credentials`, which Faust turns into the same aiokafka options for its consumer,
+producer and topic creation. `redis_client` applies TURNSTREAM_REDIS_PASSWORD.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import TYPE_CHECKING, Any
+
+from turnstream.settings import SASL_PROTOCOLS, TLS_PROTOCOLS, Settings
+
+if TYPE_CHECKING:
+    from faust.types.auth import CredentialsT
+    from redis.asyncio import Redis
+
+
+class ConnectionSettingsError(ValueError):
+    """The connection settings cannot be turned into a client configuration; the message is one line."""
+
+
+def kafka_ssl_context(settings: Settings) -> ssl.SSLContext:
+    """The TLS context of an SSL or SASL_SSL connection: the given CA (else the system's), the client certificate if any."""
+    from aiokafka.helpers import create_ssl_context
+
+    try:
+        return create_ssl_context(
+            cafile=settings.kafka_ssl_cafile,
+            certfile=settings.kafka_ssl_certfile,
+            keyfile=settings.kafka_ssl_keyfile,
+        )
+    except (ssl.SSLError, OSError) as error:
+        raise ConnectionSettingsError(f"cannot load the Kafka TLS files: {error}") from None
+
+
+def _sasl_password(settings: Settings) -> str | None:
+    return settings.kafka_sasl_password.get_secret_value() if settings.kafka_sasl_password else None
+
+
+def kafka_security(settings: Settings) -> dict[str, Any]:
+    """aiokafka keyword arguments for the configured security protocol (no bootstrap servers)."""
+    protocol = settings.kafka_security_protocol
+    options: dict[str, Any] = {"security_protocol": protocol}
+    if protocol in TLS_PROTOCOLS:
+        options["ssl_context"] = kafka_ssl_context(settings)
+    if protocol in SASL_PROTOCOLS:
+        options["sasl_mechanism"] = settings.kafka_sasl_mechanism
+        options["sasl_plain_username"] = settings.kafka_sasl_username
+        options["sasl_plain_password"] = _sasl_password(settings)  # SCRAM reads the same two options
+    return options
+
+
+def kafka_options(settings: Settings) -> dict[str, Any]:
+    """aiokafka keyword arguments shared by every client turnstream opens: bootstrap servers and security."""
+    return {"bootstrap_servers": settings.bootstrap_servers, **kafka_security(settings)}
+
+
+def faust_credentials(settings: Settings) -> CredentialsT | None:
+    """Faust's `broker_credentials` for the same protocol (None for PLAINTEXT)."""
+    import faust
+
+    protocol = settings.kafka_security_protocol
+    if protocol == "PLAINTEXT":
+        return None
+    if protocol == "SSL":
+        return faust.SSLCredentials(kafka_ssl_context(settings))
+    return faust.SASLCredentials(
+        username=settings.kafka_sasl_username,
+        password=_sasl_password(settings),
+        mechanism=settings.kafka_sasl_mechanism,
+        # Faust derives SASL_SSL from the presence of a context, SASL_PLAINTEXT from its absence
+        ssl_context=kafka_ssl_context(settings) if protocol == "SASL_SSL" else None,
+    )
+
+
+def redis_client(settings: Settings, **options: Any) -> Redis:
+    """An asyncio Redis client on settings.redis_url, with TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
+    from redis.asyncio import Redis
+
+    if not settings.redis_url:
+        raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
+    if settings.redis_password is not None:
+        # redis-py lets a password inside the URL take precedence over this one
+        options.setdefault("password", settings.redis_password.get_secret_value())
+    return Redis.from_url(settings.redis_url, **options)

@@ -1,0 +1,109 @@
+"""A starting worker waits for its broker and Redis, with backoff and one log line per attempt, until a deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Awaitable, Callable
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from turnstream.connections import kafka_options, redis_client
+from turnstream.settings import Settings
+
+log = logging.getLogger("turnstream.startup")
+
+ATTEMPT_TIMEOUT_SECONDS = 10.0
+"""Longest single connection attempt (an unroutable address would otherwise hang until the OS gives up)."""
+BACKOFF_FIRST_SECONDS = 0.5
+BACKOFF_MAX_SECONDS = 5.0
+
+
+class ServicesUnavailable(RuntimeError):
+    """A service did not answer before the start-up deadline; the message is one line, secrets masked."""
+
+
+def startup_logging() -> None:
+    """Start-up lines on stderr as `turnstream: LEVEL message`, before Faust sets up its own logging."""
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("turnstream: %(levelname)s %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+
+
+async def kafka_ready(settings: Settings) -> None:
+    """Bootstrap an admin client (metadata round trip, TLS and SASL included), then close it."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(**kafka_options(settings), request_timeout_ms=int(ATTEMPT_TIMEOUT_SECONDS * 1000))
+    try:
+        await admin.start()
+    finally:
+        await admin.close()
+
+
+async def redis_ready(settings: Settings) -> None:
+    client = redis_client(settings, socket_connect_timeout=ATTEMPT_TIMEOUT_SECONDS, socket_timeout=ATTEMPT_TIMEOUT_SECONDS)
+    try:
+        await client.ping()
+    finally:
+        await client.aclose()
+
+
+def _reason(error: BaseException | None) -> str:
+    if error is None:
+        return "no answer"
+    if isinstance(error, asyncio.TimeoutError):
+        return f"no answer within {ATTEMPT_TIMEOUT_SECONDS:.0f}s"
+    name, text = type(error).__name__, str(error)
+    return (text if text.startswith(name) else f"{name}: {text}").splitlines()[0]
+
+
+async def wait_until_ready(
+    settings: Settings, what: str, where: str, check: Callable[[Settings], Awaitable[None]], deadline: float
+) -> None:
+    """Call `check` until it succeeds, with exponential backoff, until the monotonic `deadline`."""
+    started = time.monotonic()
+
+    def before_sleep(state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        log.info(settings.redact(
+            f"waiting for {what} at {where}: attempt {state.attempt_number} failed ({_reason(error)}); "
+            f"next in {state.next_action.sleep:.1f}s"
+        ))
+
+    retrying = AsyncRetrying(
+        stop=stop_after_delay(max(deadline - started, 0.0)),
+        wait=wait_exponential(multiplier=BACKOFF_FIRST_SECONDS, max=BACKOFF_MAX_SECONDS),
+        retry=retry_if_exception_type(Exception),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    try:
+        async for attempt in retrying:
+            with attempt:
+                remaining = max(deadline - time.monotonic(), 0.1)
+                await asyncio.wait_for(check(settings), min(ATTEMPT_TIMEOUT_SECONDS, remaining))
+    except Exception as error:
+        attempts = retrying.statistics.get("attempt_number", 1)
+        raise ServicesUnavailable(settings.redact(
+            f"{what} at {where} did not answer within {settings.startup_timeout_seconds:g}s "
+            f"(TURNSTREAM_STARTUP_TIMEOUT_SECONDS, {attempts} attempts): {_reason(error)}"
+        )) from None
+
+
+async def wait_for_services(settings: Settings) -> None:
+    """Wait for the broker, then Redis, under one deadline of settings.startup_timeout_seconds."""
+    deadline = time.monotonic() + settings.startup_timeout_seconds
+    quiet = logging.getLogger("aiokafka")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # each failed attempt is our one line, not aiokafka's connection errors
+    try:
+        await wait_until_ready(settings, "Kafka", ",".join(settings.bootstrap_servers), kafka_ready, deadline)
+        await wait_until_ready(settings, "Redis", settings.redact(settings.redis_url or ""), redis_ready, deadline)
+    finally:
+        quiet.setLevel(level)
+    log.info("Kafka and Redis answer")

@@ -2,39 +2,20 @@
 
 from __future__ import annotations
 
-import time
 from contextlib import asynccontextmanager
 from importlib.resources import files
 from typing import AsyncIterator, Iterable
 
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline, PubSub
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.asyncio.client import Pipeline
 
-from turnstream.schemas.keys import KeyLayout, SessionKeys
-from turnstream.schemas.context import ContextDoc
+from turnstream.client.updates import UpdateHub, Watch
 from turnstream.connections import redis_client
+from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.keys import KeyLayout, SessionKeys
 from turnstream.settings import Settings
 
-_SUBSCRIBE_TIMEOUT = 5.0
 _WRITE_SCRIPT = files("turnstream.client").joinpath("lua", "write_context.lua").read_text()
-
-
-class Updates:
-    """A live subscription to one session's updates channel."""
-
-    def __init__(self, pubsub: PubSub) -> None:
-        self._pubsub = pubsub
-
-    async def next(self, timeout: float) -> int | None:
-        """The version of the next update published within `timeout` seconds, else None."""
-        deadline = time.monotonic() + timeout
-        while (remaining := deadline - time.monotonic()) > 0:
-            # blocks on the socket until a message or the timeout: no polling
-            message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=remaining)
-            if message is not None and message["type"] == "message":
-                return int(message["data"])
-        return None
 
 
 class ContextStore:
@@ -46,6 +27,7 @@ class ContextStore:
         self._ttl = settings.session_ttl_seconds
         self._window = settings.dedup_window
         self._write = redis.register_script(_WRITE_SCRIPT)  # EVALSHA, loaded on first use
+        self._hub = UpdateHub(redis)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ContextStore:
@@ -93,19 +75,12 @@ class ContextStore:
         return (None if raw is None else ContextDoc.from_json(raw)), score is not None
 
     @asynccontextmanager
-    async def updates(self, session_key: str) -> AsyncIterator[Updates]:
-        """Subscribe to a session's updates; the subscription is live on the server on entry."""
-        pubsub = self.redis.pubsub()
-        try:
-            await pubsub.subscribe(self.layout.updates_channel(session_key))
-            # SUBSCRIBE travels on its own connection: wait for its confirmation, or a write made
-            # between a later read and the subscription taking effect would go unnoticed
-            confirmation = await pubsub.get_message(timeout=_SUBSCRIBE_TIMEOUT)
-            if confirmation is None or confirmation["type"] != "subscribe":
-                raise RedisTimeoutError("Redis did not confirm the subscription")
-            yield Updates(pubsub)
-        finally:
-            await pubsub.aclose()
+    async def updates(self, session_key: str) -> AsyncIterator[Watch]:
+        """Watch a session's updates; the subscription is live on the server on entry. Every watch of this
+        store shares one pub/sub connection."""
+        async with self._hub.watch(self.layout.updates_channel(session_key)) as watch:
+            yield watch
 
     async def aclose(self) -> None:
+        await self._hub.aclose()
         await self.redis.aclose()

@@ -98,3 +98,32 @@ async def test_from_url_reads_the_same_prefix(settings: Settings, store: Context
         assert (await client.get("s1", tenant="acme")) == await store.read("acme:s1")
     async with ContextClient.from_url(settings.redis_url, topic_prefix="other") as client:
         assert await client.get("s1", tenant="acme") is None
+
+
+async def test_a_thousand_waits_share_one_subscription_and_leave_nothing_behind(settings: Settings) -> None:
+    settings = settings.model_copy(update={"topic_prefix": settings.topic_prefix + "-many"})
+    async with ContextClient.from_settings(settings) as client:
+        writer = ContextStore.from_settings(settings)
+        before = await _connections(writer)
+        sessions = [f"w{n}" for n in range(1000)]
+        waits = [asyncio.create_task(client.wait_for(s, "t1", timeout=10.0, tenant="acme")) for s in sessions]
+        await asyncio.sleep(1.0)  # every wait subscribed and reading
+        during = await _connections(writer)
+        for session in sessions[:500]:
+            await writer.write(make_doc(1, session_id=session), ["t1"])
+        results = await asyncio.gather(*waits[:500])
+        assert all(result.fresh for result in results)
+        for wait in waits[500:]:
+            wait.cancel()
+        await asyncio.gather(*waits[500:], return_exceptions=True)
+        await asyncio.sleep(0.2)
+        left = await writer.redis.pubsub_numsub(*(writer.layout.updates_channel(f"acme:{s}") for s in sessions))
+        assert all(count == 0 for _, count in left)  # cancelled or done: nothing subscribed
+        assert client.store._hub.channels == 0
+        await writer.aclose()
+    # one pub/sub connection and a few pooled ones, not one per wait
+    assert during - before <= 12, (before, during)
+
+
+async def _connections(store: ContextStore) -> int:
+    return len(await store.redis.client_list())

@@ -1,0 +1,122 @@
+"""One subscription for every wait of a client: channels are subscribed while someone waits on them.
+
+A gateway that waits for each of its turns would otherwise hold a connection per wait; here every
+wait of one client shares one pub/sub connection and one reader task, and reads the context with the
+pool's connections only when told something changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import defaultdict
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+SUBSCRIBE_TIMEOUT = 5.0
+
+
+class Watch:
+    """One waiter's view of a channel: the latest version published on it since the waiter last looked."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self._version: int | None = None
+
+    def notify(self, version: int) -> None:
+        self._version = version
+        self._event.set()
+
+    async def next(self, timeout: float) -> int | None:
+        """The version of the next update published within `timeout` seconds (since the last call), else None."""
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except asyncio.TimeoutError:
+            return None
+        self._event.clear()
+        return self._version
+
+
+class UpdateHub:
+    """Multiplexes waits on many channels over one pub/sub connection."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._pubsub: PubSub | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._watches: defaultdict[bytes, set[Watch]] = defaultdict(set)
+        self._confirmed: dict[bytes, asyncio.Event] = {}
+        self._lock = asyncio.Lock()
+
+    @property
+    def channels(self) -> int:
+        """Channels subscribed now (for tests and metrics)."""
+        return len(self._watches)
+
+    @asynccontextmanager
+    async def watch(self, channel: str) -> AsyncIterator[Watch]:
+        """Watch `channel`; on entry the subscription is live on the server, so no later write goes unseen."""
+        name = channel.encode()
+        watch = Watch()
+        async with self._lock:
+            first = not self._watches[name]
+            self._watches[name].add(watch)
+            if first:
+                confirmed = self._confirmed[name] = asyncio.Event()
+                await self._subscribe(name)
+        try:
+            if first:
+                await self._confirm(name, confirmed)
+            else:
+                await self._confirm(name, self._confirmed.get(name))
+            yield watch
+        finally:
+            async with self._lock:
+                self._watches[name].discard(watch)
+                if not self._watches[name]:
+                    del self._watches[name]
+                    self._confirmed.pop(name, None)
+                    if self._pubsub is not None:
+                        await self._pubsub.unsubscribe(name)
+
+    async def _subscribe(self, name: bytes) -> None:
+        if self._pubsub is None:
+            self._pubsub = self._redis.pubsub()
+        await self._pubsub.subscribe(name)
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.create_task(self._read())
+
+    @staticmethod
+    async def _confirm(name: bytes, confirmed: asyncio.Event | None) -> None:
+        if confirmed is None:
+            return
+        try:
+            await asyncio.wait_for(confirmed.wait(), SUBSCRIBE_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise RedisTimeoutError(f"Redis did not confirm the subscription to {name.decode()}") from None
+
+    async def _read(self) -> None:
+        """Dispatch every message to the watches of its channel, until no channel is left."""
+        assert self._pubsub is not None
+        while self._watches:
+            message = await self._pubsub.get_message(timeout=1.0)
+            if message is None:
+                continue
+            channel = message["channel"]
+            if message["type"] == "subscribe" and channel in self._confirmed:
+                self._confirmed[channel].set()
+            elif message["type"] == "message":
+                for watch in self._watches.get(channel, ()):
+                    watch.notify(int(message["data"]))
+
+    async def aclose(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        if self._pubsub is not None:
+            await self._pubsub.aclose()

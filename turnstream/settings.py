@@ -131,6 +131,10 @@ class Settings(BaseSettings):
     """Faust web port; 0 picks a free one so several workers share a host."""
     metrics_port: int | None = Field(None, ge=0, lt=65536)
     """Prometheus metrics port of the worker; unset disables the endpoint."""
+    batch_max_events: int = Field(256, ge=1, le=10_000)
+    """Events the session agent takes at once: one Redis round trip and one Table row per session per batch."""
+    batch_max_ms: float = Field(5.0, gt=0, le=10_000)
+    """How long the session agent waits to fill a batch before it runs a smaller one."""
     broker_session_timeout: float = Field(30.0, gt=0)
     """Consumer-group session timeout (seconds): failover waits about this long."""
 

@@ -1,44 +1,39 @@
-"""The session agent: the single writer of each session's state, one partition at a time."""
+"""The session agent: executes the session core's effects for a batch of events, one partition's single writer.
+
+Per batch: every event goes through the pure core in order (states loaded once per session), then the
+effects are carried out coalesced — dead letters, one memory upsert per owner, ONE Redis round trip for
+every archive append and the latest context document of every session, one Table row per session (on
+the changelog partition of that session's own events), the summary requests. Faust acknowledges the
+batch's offsets only after this body returns, so nothing is committed before its effects are stored.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+import weakref
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Sequence, TypeVar
 
 import faust
 import redis.exceptions
+from faust.streams import _current_event  # the event a Table write is attributed to (its changelog partition)
 from faust.types import EventT
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.ingest import dead_letter
-from turnstream.agents.sink import context_doc
-from turnstream.agents.state import SessionState
-from turnstream.agents.summary_requests import SummaryRequest, SummaryResult
 from turnstream.client.store import ContextStore
-from turnstream.compaction import MessageError
-from turnstream.compaction.greeting import is_small_talk
-from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, Strategy, build_strategy
-from turnstream.compaction.tokens import count_text
-from turnstream.memory import MemoryStore, memories_from_facts, owner_key, profile_additions, summary_memory
-from turnstream.memory.archive import ArchiveEntry, archive_entry
+from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.schemas import Turn, TurnError, decode_turn
+from turnstream.session import SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
 from turnstream.streams.topics import Topics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-SUMMARY_MEMORY_EVERY = 16
-"""Applied turns between refreshes of a session's summary memory: a write per turn would buy little."""
-STALE_REQUEST_MARGIN_SECONDS = 30.0
-"""Beyond the summarizer's own retries: a request unanswered that long is taken as lost and re-sent."""
-
-MIN_OFFLINE_TAIL_TOKENS = 32
-"""Below this, a line of offline digest says too little to be worth its tokens."""
 
 
 def _ms_since(start: float) -> float:
@@ -57,14 +52,25 @@ async def _until_redis_answers(write: Callable[[], Awaitable[T]]) -> T:
     raise AssertionError("unreachable: AsyncRetrying retries until the write succeeds")
 
 
-def _is_greeting(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    return message.get("role") == "user" and isinstance(content, str) and is_small_talk(content)
+@dataclass
+class Batch:
+    """One batch's sessions and the effects their events asked for, in event order."""
+
+    states: dict[str, SessionState] = field(default_factory=dict)
+    last_event: dict[str, EventT] = field(default_factory=dict)
+    """Per session, its latest event: the Table row goes to that event's changelog partition."""
+    inputs: defaultdict[str, list[Turn | SummaryResult]] = field(default_factory=lambda: defaultdict(list))
+    """Per session, what this batch fed its state: enough to rebuild it if one event breaks it."""
+    steps: list[Step] = field(default_factory=list)
+    dead: list[tuple[EventT, str, str]] = field(default_factory=list)
+    broker_wait_ms: list[float] = field(default_factory=list)
+    decode_ms: float = 0.0
+    core_ms: float = 0.0
 
 
 @dataclass
-class SessionWriter:
-    """Applies one event: decode, dedup, compact, write Redis, then record the state in the Table."""
+class SessionExecutor:
+    """Runs the core over a batch of events and carries out its effects; the only I/O of the session agent."""
 
     settings: Settings
     topics: Topics
@@ -72,136 +78,154 @@ class SessionWriter:
     store: ContextStore
     memory: MemoryStore
     archive: ArchiveStore
-    strategy: Strategy
-    extractor: KeyInfoExtractor
+    core: SessionCore
     last_redis_write_ms: float = 0.0
     """The latest write's latency: a document cannot carry the time of its own write."""
 
-    async def handle(self, event: EventT) -> None:
-        if event.message.topic == self.settings.summaries_topic:
-            await self.handle_summary(SummaryResult.from_bytes(event.value))
-        else:
-            await self.handle_turn(event)
-
-    async def handle_turn(self, event: EventT) -> None:
-        started = time.perf_counter()
-        broker_wait = max(0.0, time.time() - event.message.timestamp) * 1000  # Faust gives seconds
-        try:
-            turn = decode_turn(event.value, self.settings.max_content_bytes)
-        except TurnError as error:
-            await dead_letter(self.topics.dlq, event, error.reason, error.detail)
-            return
-        ingest = _ms_since(started)
-        state = self._load(turn)
-        if state.seen(turn.turn_id):
-            turns_total.labels("duplicate").inc()
-            # a crash may have come between the Redis write and the Table update: re-sync (a CAS no-op otherwise)
-            await self._write(state, {}, [])
-            return
-        compacting = time.perf_counter()
-        try:
-            greeting = _is_greeting(turn.message)
-            dropped = state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting)
-        except MessageError as error:
-            await dead_letter(self.topics.dlq, event, "message", str(error))
-            return
-        await self._remember(state, turn, greeting)
-        entry = archive_entry(state.key, turn.turn_id, state.compactor.seq - 1, turn.message,
-                              turn.ts if turn.ts is not None else time.time(), state.compactor.step_call())
-        timings = {
-            "broker_wait": broker_wait,
-            "ingest": ingest,
-            "compaction": _ms_since(compacting),
-            "redis_write_last": self.last_redis_write_ms,
-        }
-        request = None
-        if dropped and self.settings.llm_enabled:
-            request = state.summaries.queue(dropped, state.key, state.owner, time.time(), self._stale_after())
-        await self._commit(state, timings, [entry] if entry else [])
-        await self._request_summary(request)
-        for stage in ("broker_wait", "ingest", "compaction"):
-            observe_ms(stage, timings[stage])
-        turns_total.labels("applied").inc()
-
-    async def handle_summary(self, result: SummaryResult) -> None:
-        raw = self.sessions.get(result.session_key)
-        if raw is None:
-            return
-        state = SessionState.from_bytes(raw)
-        started = time.perf_counter()
-        changed = state.apply_summary(result, self._lay_on, self.strategy)
-        follow_up = state.summaries.follow_up(result.session_key, state.owner, time.time()) if changed else None
-        if changed:
-            await self._commit(state, {"summary_merge": _ms_since(started), "redis_write_last": self.last_redis_write_ms})
-        else:
-            self.sessions[result.session_key] = state.to_bytes()
-        await self._request_summary(follow_up)
-
-    def _lay_on(self, summary: str, waiting: list[dict[str, Any]]) -> str:
-        """The LLM summary kept whole, with the offline digest of the spans that waited in the room left."""
-        room = self.settings.summary_max_tokens - count_text(summary)
-        if not waiting or room < MIN_OFFLINE_TAIL_TOKENS:
-            return summary
-        return f"{summary}\n{RollingSummarizer(room).fold('', waiting)}"
-
-    async def _commit(self, state: SessionState, timings: dict[str, float], archived: Sequence[ArchiveEntry] = ()) -> None:
+    async def run(self, events: Sequence[EventT]) -> None:
+        batch = Batch()
+        for event in events:
+            self._step(batch, event)
+        for event, reason, detail in batch.dead:
+            await dead_letter(self.topics.dlq, event, reason, detail)
+        await self._remember(batch.steps)
         writing = time.perf_counter()
-        # Redis before the Table: a crash in between replays the event onto the old state, which
-        # recomputes the same version, and the CAS turns that second write into a no-op
-        await self._write(state, timings, archived)
-        self.sessions[state.key] = state.to_bytes()
+        per_turn = max(len(events), 1)
+        await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn, "compaction": batch.core_ms / per_turn,
+                                        "batch_events": len(events)})
         self.last_redis_write_ms = _ms_since(writing)
-        observe_ms("redis_write", self.last_redis_write_ms)
+        tabling = time.perf_counter()
+        self._write_rows(batch)
+        table_ms = _ms_since(tabling)
+        for step in batch.steps:
+            if step.summary_request is not None:
+                request = step.summary_request
+                await self.topics.compaction.send(key=request.session_key.encode(), value=request.to_bytes())
+        self._count(batch, per_turn, table_ms)
 
-    async def _remember(self, state: SessionState, turn: Turn, greeting: bool) -> None:
-        """Long-term memory from a user turn (facts, preferences) and, now and then, the session's summary.
+    def _step(self, batch: Batch, event: EventT) -> None:
+        """The core's step for one event, on the batch's state of its session; a refused event is noted as dead."""
+        key: str | None = None
+        try:
+            decoding = time.perf_counter()
+            if event.message.topic == self.settings.summaries_topic:
+                item: Turn | SummaryResult = SummaryResult.from_bytes(event.value)
+                key = item.session_key
+            else:
+                try:
+                    item = decode_turn(event.value, self.settings.max_content_bytes)
+                except TurnError as error:
+                    batch.dead.append((event, error.reason, error.detail))
+                    return
+                key = item.session_key
+                batch.broker_wait_ms.append(max(0.0, time.time() - event.message.timestamp) * 1000)
+            computing = time.perf_counter()
+            batch.decode_ms += (computing - decoding) * 1000
+            step = self._apply(batch, key, item)
+            batch.core_ms += _ms_since(computing)
+        except Exception as error:  # noqa: BLE001 - one bad event must not take the batch (or the worker) down
+            log.exception("event at %s/%s failed", event.message.partition, event.message.offset)
+            batch.dead.append((event, "internal", repr(error)))
+            if key is not None:
+                self._rebuild(batch, key)
+            return
+        if step is None:
+            return  # a summary for a session this worker has no state of
+        batch.inputs[key].append(item)
+        batch.last_event[key] = event
+        if step.dead_letter is not None:
+            batch.dead.append((event, *step.dead_letter))
+        batch.steps.append(step)
 
-        Before the context write: a crash in between replays the turn, and the upsert is idempotent.
+    def _apply(self, batch: Batch, key: str, item: Turn | SummaryResult) -> Step | None:
+        if isinstance(item, SummaryResult):
+            state = batch.states.get(key) or self._stored(key)
+            if state is None:
+                return None
+            batch.states[key] = state
+            return self.core.on_summary(state, item, time.time())
+        state = batch.states.get(key) or self._stored(key) or self.core.new_state(item)
+        batch.states[key] = state
+        return self.core.on_turn(state, item, time.time())
+
+    def _stored(self, key: str) -> SessionState | None:
+        raw = self.sessions.get(key)
+        return None if raw is None else SessionState.restore(raw)
+
+    def _rebuild(self, batch: Batch, key: str) -> None:
+        """The session's state as the Table has it plus this batch's earlier inputs, which are applied again
+        (the core is deterministic): an event that failed half-way leaves no trace in it."""
+        batch.states.pop(key, None)
+        for item in batch.inputs[key]:
+            self._apply(batch, key, item)
+
+    async def _remember(self, steps: list[Step]) -> None:
+        """One upsert per owner. Before the context write: a crash in between replays the turns, and upserts are idempotent."""
+        memories: dict[str, list] = defaultdict(list)
+        additions: dict[str, list[str]] = defaultdict(list)
+        for step in steps:
+            if step.memories:
+                memories[step.owner] += step.memories
+                additions[step.owner] += step.profile_additions
+        for owner, remembered in memories.items():
+            await _until_redis_answers(lambda: self.memory.remember(owner, remembered, additions[owner]))
+
+    async def _write_redis(self, batch: Batch, timings: dict[str, float]) -> None:
+        """Every archive append and each changed session's latest context in ONE round trip (all idempotent),
+        then the evictions the appends asked for.
+
+        Redis before the Table: a crash in between replays the events onto the old state, which recomputes
+        the same versions, and the compare-and-set turns the second write into a no-op.
         """
-        owner = state.owner
+        archived: dict[str, list] = defaultdict(list)
+        applied: dict[str, list[str]] = defaultdict(list)
+        changed: dict[str, SessionState] = {}
+        for step in batch.steps:
+            archived[step.owner] += step.archive
+            if step.applied_turn_id:
+                applied[step.session_key].append(step.applied_turn_id)
+            if step.context_changed:
+                changed[step.session_key] = batch.states[step.session_key]
+        if not changed and not any(archived.values()):
+            return
         now = time.time()
-        memories = []
-        if turn.message.get("role") == "user" and not greeting:
-            memories = memories_from_facts(owner, state.learn(turn.message, self.extractor), state.key, now)
-        if state.compactor.dropped and state.version % SUMMARY_MEMORY_EVERY == 0:
-            memories += filter(None, [summary_memory(owner, state.key, state.compactor.digest.summary, now)])
-        if memories:
-            await _until_redis_answers(lambda: self.memory.remember(owner, memories, profile_additions(memories)))
-
-    async def _request_summary(self, request: SummaryRequest | None) -> None:
-        if request is not None:
-            await self.topics.compaction.send(key=request.session_key.encode(), value=request.to_bytes())
-
-    def _stale_after(self) -> float:
-        settings = self.settings
-        return settings.llm_timeout_seconds * (settings.llm_max_retries + 1) + STALE_REQUEST_MARGIN_SECONDS
-
-    async def _write(self, state: SessionState, timings: dict[str, float], archived: Sequence[ArchiveEntry]) -> None:
-        """The turn's archive entries and the context in one round trip (both idempotent), then any eviction."""
-        doc = context_doc(state, timings)
-        # only the turn this version applied: older ids keep the versions that applied them
-        applied = [state.last_turn_id] if state.last_turn_id else []
+        timings = {**timings, "broker_wait": max(batch.broker_wait_ms, default=0.0), "redis_write_last": self.last_redis_write_ms}
+        docs = [(self.core.context_doc(state, now, timings), state.owner, applied[key]) for key, state in changed.items()]
+        owners = [owner for owner, entries in archived.items() if entries]
 
         async def write() -> list[object]:
             async with self.store.redis.pipeline(transaction=False) as pipe:
-                if archived:
-                    await self.archive.queue_append(pipe, state.owner, archived)
-                await self.store.queue_write(pipe, doc, applied, state.owner)
+                for owner in owners:
+                    await self.archive.queue_append(pipe, owner, archived[owner])
+                for doc, owner, turn_ids in docs:
+                    await self.store.queue_write(pipe, doc, turn_ids, owner)
                 return await pipe.execute()
 
         replies = await _until_redis_answers(write)
-        if archived:
-            await _until_redis_answers(lambda: self.archive.evict_overflow(state.owner, replies[0]))
+        for owner, reply in zip(owners, replies):
+            await _until_redis_answers(lambda: self.archive.evict_overflow(owner, reply))  # type: ignore[arg-type]
 
-    def _load(self, turn: Turn) -> SessionState:
-        """The session's state, its owner set from this turn (a session may learn its user later)."""
-        owner = owner_key(turn.user_id, turn.tenant, turn.session_id)
-        raw = self.sessions.get(turn.session_key)
-        if raw is None:
-            return SessionState.new(turn.session_id, turn.tenant, owner, self.settings)
-        state = SessionState.from_bytes(raw)
-        state.owner = owner
-        return state
+    def _write_rows(self, batch: Batch) -> None:
+        """One Table row per session, sent to the changelog partition of that session's own events."""
+        for key, state in batch.states.items():
+            if key not in batch.last_event:
+                continue
+            token = _current_event.set(weakref.ref(batch.last_event[key]))
+            try:
+                self.sessions[key] = state.snapshot()
+            finally:
+                _current_event.reset(token)
+
+    def _count(self, batch: Batch, per_turn: int, table_ms: float) -> None:
+        for step in batch.steps:
+            if step.outcome in ("applied", "duplicate"):
+                turns_total.labels(step.outcome).inc()
+        for wait in batch.broker_wait_ms:
+            observe_ms("broker_wait", wait)
+        observe_ms("ingest", batch.decode_ms / per_turn)
+        observe_ms("compaction", batch.core_ms / per_turn)
+        observe_ms("redis_write", self.last_redis_write_ms)
+        observe_ms("table_write", table_ms)
 
 
 def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:
@@ -210,16 +234,10 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
     @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1)
     async def session_agent(stream: faust.StreamT) -> None:
         store = ContextStore.from_settings(settings)
-        writer = SessionWriter(
-            settings, topics, sessions, store, MemoryStore(store.redis, settings), ArchiveStore(store.redis, settings),
-            build_strategy(settings, llm=False, archive=False), KeyInfoExtractor(settings.max_facts),
-        )
+        executor = SessionExecutor(settings, topics, sessions, store, MemoryStore(store.redis, settings),
+                                   ArchiveStore(store.redis, settings), SessionCore(settings))
         try:
-            async for event in stream.events():
-                try:
-                    await writer.handle(event)
-                except Exception as error:  # noqa: BLE001 - an escaping error would skip the record (faust #315)
-                    log.exception("event at %s/%s failed", event.message.partition, event.message.offset)
-                    await dead_letter(topics.dlq, event, "internal", repr(error))
+            async for events in stream.take_events(settings.batch_max_events, settings.batch_max_ms / 1000):
+                await executor.run(events)
         finally:
             await store.aclose()

@@ -9,7 +9,7 @@ import faust
 import openai
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
-from turnstream.agents.summary_requests import SummaryRequest, SummaryResult
+from turnstream.session.summaries import SummaryRequest, SummaryResult
 from turnstream.compaction.strategies import client_options, merge_profile, merge_summary
 from turnstream.memory import MemoryStore
 from turnstream.settings import Settings

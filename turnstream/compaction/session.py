@@ -33,9 +33,9 @@ class SessionCompactor(Window):
         archived, self.archived = tuple(self.archived), []
         return archived
 
-    def to_bytes(self) -> bytes:
-        """The whole state as compact JSON; token counts travel with it so nothing is counted again."""
-        state = {
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as plain JSON values; token counts travel with it so nothing is counted again."""
+        return {
             "v": _FORMAT,
             "budget": [self.budget_tokens, self.budget_messages],
             "seq": self.seq,
@@ -50,12 +50,10 @@ class SessionCompactor(Window):
             "facts": [[fact.type, fact.text, fact.key, fact.source_seq] for fact in self.digest.facts],
             "archived": [[turn.seq, turn.message, turn.keywords] for turn in self.archived],
         }
-        return orjson.dumps(state)
 
     @classmethod
-    def from_bytes(cls, data: bytes, strategy: Strategy | None = None) -> SessionCompactor:
-        """Rebuild a session from `to_bytes()` output; `strategy` becomes its default strategy."""
-        state: dict[str, Any] = orjson.loads(data)
+    def restore(cls, state: dict[str, Any], strategy: Strategy | None = None) -> SessionCompactor:
+        """Rebuild a session from `snapshot()` output; `strategy` becomes its default strategy."""
         if state.get("v") != _FORMAT:
             raise ValueError(f"unknown SessionCompactor state format {state.get('v')!r}")
         budget_tokens, budget_messages = state["budget"]
@@ -79,3 +77,12 @@ class SessionCompactor(Window):
             session.tail_tokens += unit.tokens
             session.tail_count += len(unit.entries)
         return session
+
+    def to_bytes(self) -> bytes:
+        """`snapshot()` as compact JSON."""
+        return orjson.dumps(self.snapshot())
+
+    @classmethod
+    def from_bytes(cls, data: bytes, strategy: Strategy | None = None) -> SessionCompactor:
+        """Rebuild a session from `to_bytes()` output."""
+        return cls.restore(orjson.loads(data), strategy)

@@ -1,6 +1,6 @@
 import pytest
 
-from turnstream.agents.summary_requests import SummaryRequest, SummaryRequests, SummaryResult
+from turnstream.session.summaries import SummaryRequest, SummaryRequests, SummaryResult
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,9 @@
-"""One session's stream state, pure: the incremental compactor plus what makes replays harmless."""
+"""One session's state, pure: the incremental compactor plus what makes replays harmless, and its codec.
+
+The Table row is `snapshot()`: a JSON object with a format version `v` and named fields. `restore()`
+reads every version written so far, so a worker reading an older changelog keeps working, and refuses
+an unknown one with a clear error rather than guessing.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +13,23 @@ from typing import Any, Callable
 
 import orjson
 
-from turnstream.agents.summary_requests import SummaryRequests, SummaryResult
 from turnstream.compaction import SessionCompactor
 from turnstream.compaction.strategies import Fact, KeyInfoExtractor, Strategy
 from turnstream.memory import changed_facts
 from turnstream.schemas import session_key
+from turnstream.session.summaries import SummaryRequests, SummaryResult
 from turnstream.settings import Settings
+
+SNAPSHOT_VERSION = 2
+"""1: the first layout (short keys, no `v`, the compactor as a nested object); 2: named fields and `v`."""
 
 Fold = Callable[[str, list[dict[str, Any]]], str]
 """(summary, dropped span) -> summary: how spans that waited are laid onto an LLM summary."""
+
+
+class SnapshotError(ValueError):
+    """A Table row this version cannot read."""
+
 
 @dataclass
 class SessionState:
@@ -30,7 +43,7 @@ class SessionState:
     recent_turn_ids: deque[str]
     """The last `dedup_window` applied turn ids: a redelivered turn is recognised and skipped."""
     version: int = 0
-    """Bumped on every applied turn; Redis writes compare-and-set on it."""
+    """Bumped on every applied turn and every applied summary; Redis writes compare-and-set on it."""
     last_turn_id: str | None = None
     greetings: int = 0
     """Applied turns tagged as greetings or small talk."""
@@ -55,7 +68,8 @@ class SessionState:
     def apply(self, turn_id: str, message: dict[str, Any], strategy: Strategy | None, greeting: bool) -> list[dict[str, Any]]:
         """Append one turn's message and return the span it pushed out of the window.
 
-        Raises the compactor's MessageError for a message that cannot follow the session.
+        Raises the compactor's MessageError for a message that cannot follow the session; the state
+        is then unchanged.
         """
         dropped = self.compactor.append(message, strategy)
         self.recent_turn_ids.append(turn_id)
@@ -75,39 +89,58 @@ class SessionState:
         if not self.summaries.answer(result):
             return False
         # spans dropped since the request are only in the offline summary: lay them onto the new one
-        self.compactor.replace_summary(fold(result.summary, self.summaries.pending), strategy)
+        self.compactor.replace_summary(fold(result.summary or "", self.summaries.pending), strategy)
         self.version += 1
         return True
 
-    def to_bytes(self) -> bytes:
-        return orjson.dumps(
-            {
-                "session_id": self.session_id,
-                "tenant": self.tenant,
-                "owner": self.owner,
-                "compactor": orjson.Fragment(self.compactor.to_bytes()),
-                "recent": list(self.recent_turn_ids),
-                "window": self.recent_turn_ids.maxlen,
-                "version": self.version,
-                "last": self.last_turn_id,
-                "greetings": self.greetings,
-                "summaries": self.summaries.to_json(),
-                "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
-            }
-        )
+    def snapshot(self) -> bytes:
+        """The Table row, in the current format."""
+        return orjson.dumps({
+            "v": SNAPSHOT_VERSION,
+            "session_id": self.session_id,
+            "tenant": self.tenant,
+            "owner": self.owner,
+            "compactor": self.compactor.snapshot(),
+            "recent_turn_ids": list(self.recent_turn_ids),
+            "dedup_window": self.recent_turn_ids.maxlen,
+            "version": self.version,
+            "last_turn_id": self.last_turn_id,
+            "greetings": self.greetings,
+            "summaries": self.summaries.to_json(),
+            "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
+        })
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> SessionState:
-        raw = orjson.loads(data)
-        return cls(
-            session_id=raw["session_id"],
-            tenant=raw["tenant"],
-            owner=raw["owner"],
-            compactor=SessionCompactor.from_bytes(orjson.dumps(raw["compactor"])),
-            recent_turn_ids=deque(raw["recent"], maxlen=raw["window"]),
-            version=raw["version"],
-            last_turn_id=raw["last"],
-            greetings=raw["greetings"],
-            summaries=SummaryRequests.from_json(raw["summaries"]),
-            user_facts=tuple(Fact(*fact) for fact in raw["user_facts"]),
-        )
+    def restore(cls, data: bytes) -> SessionState:
+        """A state from a Table row of any format written so far; SnapshotError for any other."""
+        try:
+            raw = orjson.loads(data)
+        except orjson.JSONDecodeError as error:
+            raise SnapshotError(f"session state is not JSON: {error}") from None
+        version = raw.get("v", 1) if isinstance(raw, dict) else None
+        if version not in _READERS:
+            raise SnapshotError(f"session state format {version!r} is not one this worker reads ({sorted(_READERS)})")
+        return cls(**_READERS[version](raw))
+
+
+def _fields_v2(raw: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "session_id": raw["session_id"],
+        "tenant": raw["tenant"],
+        "owner": raw["owner"],
+        "compactor": SessionCompactor.restore(raw["compactor"]),
+        "recent_turn_ids": deque(raw["recent_turn_ids"], maxlen=raw["dedup_window"]),
+        "version": raw["version"],
+        "last_turn_id": raw["last_turn_id"],
+        "greetings": raw["greetings"],
+        "summaries": SummaryRequests.from_json(raw["summaries"]),
+        "user_facts": tuple(Fact(*fact) for fact in raw["user_facts"]),
+    }
+
+
+def _fields_v1(raw: dict[str, Any]) -> dict[str, Any]:
+    renamed = {"recent_turn_ids": raw["recent"], "dedup_window": raw["window"], "last_turn_id": raw["last"]}
+    return _fields_v2({**raw, **renamed})
+
+
+_READERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _fields_v1, 2: _fields_v2}

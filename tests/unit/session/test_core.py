@@ -1,0 +1,167 @@
+"""The session core: every rule of a turn and a summary, without Kafka or Redis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from tests.support.conversations import react_messages
+from turnstream.schemas import Turn
+from turnstream.session import SessionCore, SessionState, SnapshotError, SummaryResult
+from turnstream.settings import Settings
+
+pytestmark = pytest.mark.unit
+
+NOW = 1_700_000_000.0
+
+
+def turn(n: int, message: dict[str, Any], session: str = "s1", user: str | None = "maya", turn_id: str | None = None) -> Turn:
+    return Turn(turn_id=turn_id or f"{session}-{n}", session_id=session, user_id=user, seq=n, ts=NOW + n, message=message)
+
+
+def core(**overrides: Any) -> SessionCore:
+    return SessionCore(Settings(budget_tokens=300, **overrides))
+
+
+def fresh(core_: SessionCore, first: Turn) -> SessionState:
+    return core_.new_state(first)
+
+
+def doc_body(core_: SessionCore, state: SessionState) -> dict[str, Any]:
+    return core_.context_doc(state, 0.0, {}).model_dump()
+
+
+def test_an_applied_turn_asks_for_its_context_archive_and_memories() -> None:
+    c = core()
+    first = turn(0, {"role": "user", "name": "Maya", "content": "My budget is 3500 EUR for Lisbon."})
+    state = fresh(c, first)
+    step = c.on_turn(state, first, NOW)
+    assert (step.outcome, step.context_changed, step.applied_turn_id, step.owner) == ("applied", True, "s1-0", "maya")
+    assert [(e.position, e.speaker, e.ts) for e in step.archive] == [(0, "Maya", NOW)]
+    assert any("3500" in m.text for m in step.memories) and step.profile_additions
+    assert state.version == 1 and state.last_turn_id == "s1-0"
+
+
+def test_a_duplicate_changes_nothing_and_asks_for_a_resync() -> None:
+    c = core()
+    first = turn(0, {"role": "user", "content": "Plan Lisbon."})
+    state = fresh(c, first)
+    c.on_turn(state, first, NOW)
+    before = state.snapshot()
+    step = c.on_turn(state, first, NOW + 5)
+    assert (step.outcome, step.context_changed, step.archive, step.memories) == ("duplicate", True, (), ())
+    assert state.snapshot() == before
+
+
+def test_a_turn_that_cannot_follow_is_a_dead_letter_and_leaves_the_state_alone() -> None:
+    c = core()
+    first = turn(0, {"role": "user", "content": "Plan Lisbon."})
+    state = fresh(c, first)
+    c.on_turn(state, first, NOW)
+    before = state.snapshot()
+    orphan = turn(1, {"role": "tool", "tool_call_id": "nope", "content": "42"})
+    step = c.on_turn(state, orphan, NOW)
+    assert step.outcome == "dead_letter" and step.dead_letter[0] == "message" and not step.context_changed
+    assert state.snapshot() == before
+
+
+def test_greetings_feed_no_memory_but_are_archived() -> None:
+    c = core()
+    hello = turn(0, {"role": "user", "content": "hi there!"})
+    step = c.on_turn(fresh(c, hello), hello, NOW)
+    assert step.memories == () and len(step.archive) == 1
+
+
+def test_a_tool_result_is_archived_with_the_call_it_answers() -> None:
+    c = core()
+    messages = react_messages(3, 12)
+    state = fresh(c, turn(0, messages[0]))
+    steps = [c.on_turn(state, turn(n, m), NOW) for n, m in enumerate(messages)]
+    results = [s.archive[0] for s, m in zip(steps, messages) if m["role"] == "tool"]
+    assert results and all("(" in e.text and "→" in e.text for e in results)
+
+
+def test_a_dropped_span_asks_for_a_summary_only_with_an_llm() -> None:
+    messages = [{"role": "system", "content": "x"}] + [{"role": "user" if n % 2 else "assistant", "content": "word " * 40} for n in range(1, 30)]
+    for llm, expect in ((None, False), ("http://127.0.0.1:9/v1", True)):
+        c = core(openai_base_url=llm)
+        state = fresh(c, turn(0, messages[0]))
+        requests = [c.on_turn(state, turn(n, m), NOW).summary_request for n, m in enumerate(messages)]
+        assert any(requests) is expect
+        assert sum(r is not None for r in requests) <= 1  # one in flight at a time
+
+
+def test_a_summary_answering_the_request_in_flight_changes_the_context_once() -> None:
+    c = core(openai_base_url="http://127.0.0.1:9/v1")
+    messages = [{"role": "system", "content": "x"}] + [{"role": "user" if n % 2 else "assistant", "content": "word " * 40} for n in range(1, 30)]
+    state = fresh(c, turn(0, messages[0]))
+    request = next(r for n, m in enumerate(messages) if (r := c.on_turn(state, turn(n, m), NOW).summary_request))
+    version = state.version
+    answer = SummaryResult(request.session_key, request.request_id, "The LLM summary.")
+    step = c.on_summary(state, answer, NOW)
+    assert (step.outcome, step.context_changed, state.version) == ("summary", True, version + 1)
+    assert "The LLM summary." in c.context_doc(state, 0.0, {}).summary
+    stale = c.on_summary(state, answer, NOW)
+    assert (stale.outcome, stale.context_changed, state.version) == ("stale_summary", False, version + 1)
+
+
+conversations = st.builds(lambda seed, count: react_messages(seed, count), st.integers(0, 50), st.integers(3, 60))
+
+
+@hypothesis_settings(max_examples=25, deadline=None)
+@given(conversations)
+def test_snapshot_then_restore_then_snapshot_is_identity(messages: list[dict[str, Any]]) -> None:
+    c = core()
+    state = fresh(c, turn(0, messages[0]))
+    for n, message in enumerate(messages):
+        c.on_turn(state, turn(n, message), NOW)
+        row = state.snapshot()
+        assert SessionState.restore(row).snapshot() == row
+
+
+@hypothesis_settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.booleans()), min_size=1, max_size=60), st.integers(0, 20))
+def test_one_batch_gives_what_one_event_at_a_time_gives(plan: list[tuple[int, bool]], seed: int) -> None:
+    """Interleaved sessions and redeliveries: a batch's shared states end where restore-per-event states end."""
+    c = core()
+    sessions = {s: react_messages(seed + s, 40) for s in range(3)}
+    cursor = dict.fromkeys(sessions, 0)
+    events: list[Turn] = []
+    for session, again in plan:
+        n = cursor[session] if not again or cursor[session] == 0 else cursor[session] - 1
+        events.append(turn(n, sessions[session][n], session=f"s{session}"))
+        cursor[session] = min(max(cursor[session], n + 1), 39)
+    batched: dict[str, SessionState] = {}
+    rows: dict[str, bytes] = {}
+    for event in events:
+        state = batched.setdefault(event.session_key, c.new_state(event))
+        c.on_turn(state, event, NOW)
+        one = SessionState.restore(rows[event.session_key]) if event.session_key in rows else c.new_state(event)
+        c.on_turn(one, event, NOW)
+        rows[event.session_key] = one.snapshot()
+    for key, state in batched.items():
+        assert state.snapshot() == rows[key]
+        assert doc_body(c, state) == doc_body(c, SessionState.restore(rows[key]))
+
+
+def test_a_first_format_row_still_restores_and_an_unknown_one_is_refused() -> None:
+    c = core()
+    first = turn(0, {"role": "user", "content": "Plan Lisbon."})
+    state = fresh(c, first)
+    c.on_turn(state, first, NOW)
+    current = orjson.loads(state.snapshot())
+    v1 = {  # the layout written before formats were numbered
+        "session_id": current["session_id"], "tenant": current["tenant"], "owner": current["owner"],
+        "compactor": current["compactor"], "recent": current["recent_turn_ids"], "window": current["dedup_window"],
+        "version": current["version"], "last": current["last_turn_id"], "greetings": current["greetings"],
+        "summaries": current["summaries"], "user_facts": current["user_facts"],
+    }
+    assert SessionState.restore(orjson.dumps(v1)).snapshot() == state.snapshot()
+    with pytest.raises(SnapshotError, match="format 9"):
+        SessionState.restore(orjson.dumps({**current, "v": 9}))
+    with pytest.raises(SnapshotError, match="not JSON"):
+        SessionState.restore(b"{oops")

@@ -1,0 +1,132 @@
+"""The per-session logic as a pure state machine: `on_turn` and `on_summary` change a SessionState and
+return a Step, the effects an executor must carry out; nothing here does I/O or reads a clock.
+
+Effects: the session's context document (built once per batch from the final state, not per turn),
+memory and archive writes, a summary request, a dead letter with its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from turnstream.compaction import MessageError
+from turnstream.compaction.greeting import is_small_talk
+from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, build_strategy
+from turnstream.compaction.tokens import count_text
+from turnstream.memory import Memory, memories_from_facts, owner_key, profile_additions, summary_memory
+from turnstream.memory.archive import ArchiveEntry, archive_entry
+from turnstream.schemas import ContextDoc, Turn
+from turnstream.session.state import SessionState
+from turnstream.session.summaries import SummaryRequest, SummaryResult
+from turnstream.settings import Settings
+
+SUMMARY_MEMORY_EVERY = 16
+"""Applied turns between refreshes of a session's summary memory: a write per turn would buy little."""
+STALE_REQUEST_MARGIN_SECONDS = 30.0
+"""Beyond the summarizer's own retries: a request unanswered that long is taken as lost and re-sent."""
+MIN_OFFLINE_TAIL_TOKENS = 32
+"""Below this, a line of offline digest says too little to be worth its tokens."""
+
+Outcome = Literal["applied", "duplicate", "dead_letter", "summary", "stale_summary"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one event asks of the executor; nothing of it has happened yet."""
+
+    session_key: str
+    owner: str
+    outcome: Outcome
+    context_changed: bool = False
+    """The session's context document must be written (for a duplicate: re-synced, a no-op when current)."""
+    applied_turn_id: str | None = None
+    memories: tuple[Memory, ...] = ()
+    profile_additions: tuple[str, ...] = ()
+    archive: tuple[ArchiveEntry, ...] = ()
+    summary_request: SummaryRequest | None = None
+    dead_letter: tuple[str, str] | None = None
+    """(reason, detail) of a refused turn."""
+
+
+def is_greeting(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and is_small_talk(content)
+
+
+class SessionCore:
+    """The rules every session follows, with the strategies the settings choose (offline on the hot path)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.strategy = build_strategy(settings, llm=False, archive=False)
+        self.extractor = KeyInfoExtractor(settings.max_facts)
+
+    def new_state(self, turn: Turn) -> SessionState:
+        return SessionState.new(turn.session_id, turn.tenant, self.owner_of(turn), self.settings)
+
+    @staticmethod
+    def owner_of(turn: Turn) -> str:
+        return owner_key(turn.user_id, turn.tenant, turn.session_id)
+
+    def on_turn(self, state: SessionState, turn: Turn, now: float) -> Step:
+        """Apply one decoded turn to its session's `state` (changed in place)."""
+        state.owner = self.owner_of(turn)  # a session may learn its user later
+        if state.seen(turn.turn_id):
+            # a crash may have come between the Redis write and the Table update: re-sync (a CAS no-op otherwise)
+            return Step(state.key, state.owner, "duplicate", context_changed=True)
+        greeting = is_greeting(turn.message)
+        try:
+            dropped = state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting)
+        except MessageError as error:
+            return Step(state.key, state.owner, "dead_letter", dead_letter=("message", str(error)))
+        memories = self._memories(state, turn, greeting, now)
+        entry = archive_entry(state.key, turn.turn_id, state.compactor.seq - 1, turn.message,
+                              turn.ts if turn.ts is not None else now, state.compactor.step_call())
+        request = None
+        if dropped and self.settings.llm_enabled:
+            request = state.summaries.queue(dropped, state.key, state.owner, now, self._stale_after())
+        return Step(
+            state.key, state.owner, "applied", context_changed=True, applied_turn_id=turn.turn_id,
+            memories=tuple(memories), profile_additions=tuple(profile_additions(memories)),
+            archive=(entry,) if entry else (), summary_request=request,
+        )
+
+    def on_summary(self, state: SessionState, result: SummaryResult, now: float) -> Step:
+        """Fold an LLM summary into `state` if it answers the request in flight; a follow-up request if spans waited."""
+        changed = state.apply_summary(result, self._lay_on, self.strategy)
+        follow_up = state.summaries.follow_up(state.key, state.owner, now) if changed else None
+        return Step(state.key, state.owner, "summary" if changed else "stale_summary", context_changed=changed,
+                    summary_request=follow_up)
+
+    def context_doc(self, state: SessionState, now: float, timings: dict[str, float]) -> ContextDoc:
+        """The versioned document of `state`; `timings` are the latest change's stages, in milliseconds."""
+        return ContextDoc(
+            **state.compactor.result().to_dict(),
+            session_id=state.session_id,
+            tenant=state.tenant,
+            version=state.version,
+            last_turn_id=state.last_turn_id or "",
+            updated_at=now,
+            timings=timings,
+        )
+
+    def _memories(self, state: SessionState, turn: Turn, greeting: bool, now: float) -> list[Memory]:
+        """Long-term memory from a user turn (facts, preferences) and, now and then, the session's summary."""
+        memories = []
+        if turn.message.get("role") == "user" and not greeting:
+            memories = memories_from_facts(state.owner, state.learn(turn.message, self.extractor), state.key, now)
+        if state.compactor.dropped and state.version % SUMMARY_MEMORY_EVERY == 0:
+            memories += filter(None, [summary_memory(state.owner, state.key, state.compactor.digest.summary, now)])
+        return memories
+
+    def _lay_on(self, summary: str, waiting: list[dict[str, Any]]) -> str:
+        """The LLM summary kept whole, with the offline digest of the spans that waited in the room left."""
+        room = self.settings.summary_max_tokens - count_text(summary)
+        if not waiting or room < MIN_OFFLINE_TAIL_TOKENS:
+            return summary
+        return f"{summary}\n{RollingSummarizer(room).fold('', waiting)}"
+
+    def _stale_after(self) -> float:
+        settings = self.settings
+        return settings.llm_timeout_seconds * (settings.llm_max_retries + 1) + STALE_REQUEST_MARGIN_SECONDS

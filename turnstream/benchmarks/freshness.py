@@ -1,9 +1,8 @@
 """Figure 2: freshness, produce → the context including that turn is readable, vs an agent that only SETs the turn.
 
-Both sides announce each write on a Redis channel in the write's own round trip (the worker's Lua script
-publishes the new version; the pass-through agent pipelines SET + PUBLISH), so the bench hears of a write
-the moment it is readable, without polling. Turns are paced well below either side's drain rate, so the
-figures are latencies, not queueing.
+The worker's side is measured as a gateway sees it: each turn sent, then `ContextClient.wait_for` on it,
+one waiter per turn. The SET-only agent pipelines SET + PUBLISH, and the bench hears of each write on
+that channel. Turns are paced at a fixed rate, so the figures are latencies, not queueing.
 """
 
 from __future__ import annotations
@@ -11,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from redis.asyncio.client import PubSub
 
 from turnstream.benchmarks.figures import Figure, Row, abba, p50_p99
-from turnstream.benchmarks.live import Live, Record, encode, round_turns
+from turnstream.benchmarks.live import BenchTimeout, Live, Record, encode, round_turns
 from turnstream.benchmarks.passthrough import updates_channel
+from turnstream.client import ContextClient
 from turnstream.settings import Settings
 
 SETTLE_TIMEOUT_SECONDS = 60.0
@@ -65,38 +65,29 @@ async def _listening(live: Live, channels: list[str], measure: Callable[[Listene
 
 
 async def pipeline_latencies(live: Live, turns: list[dict[str, Any]], rate: float) -> list[float]:
-    """Milliseconds from each turn's send until a context version that includes it was published."""
-    keys = [key for key, _ in encode(turns)]
-    channel_of = {key: live.store.layout.updates_channel(key.decode()).encode() for key in set(keys)}
-    # fresh sessions, one version per turn: the n-th turn of a session is in versions >= n
-    position: list[int] = []
-    seen: dict[bytes, int] = {}
-    for key in keys:
-        seen[key] = seen.get(key, 0) + 1
-        position.append(seen[key])
+    """Milliseconds from each turn's send until `ContextClient.wait_for` returned a context including it:
+    one waiter per turn, started right after the send, as a gateway that reads its own writes waits."""
+    client = ContextClient(live.store)
+    latencies: list[float] = []
 
-    async def measure(listener: Listener) -> list[float]:
-        sent_at, _ = await _paced(live, live.pipeline, encode(turns), rate)
-        await live.until(_heard_versions(listener, {channel_of[k]: n for k, n in seen.items()}), "freshness (pipeline)", SETTLE_TIMEOUT_SECONDS)
-        first_at: dict[tuple[bytes, int], float] = {}
-        for heard_at, channel, version in listener.heard:
-            for n in range(1, int(version) + 1):
-                first_at.setdefault((channel, n), heard_at)
-        return [(first_at[(channel_of[key], n)] - sent) * 1000 for key, n, sent in zip(keys, position, sent_at)]
+    async def wait(turn: dict[str, Any], sent: float) -> None:
+        result = await client.wait_for(turn["session_id"], turn["turn_id"], SETTLE_TIMEOUT_SECONDS,
+                                       tenant=turn.get("tenant"), user_id=turn.get("user_id"))
+        if not result.fresh:
+            raise BenchTimeout(f"freshness (pipeline): turn {turn['turn_id']} not readable after {SETTLE_TIMEOUT_SECONDS:.0f}s")
+        latencies.append((time.perf_counter() - sent) * 1000)
 
-    return await _listening(live, sorted(c.decode() for c in channel_of.values()), measure)
-
-
-def _heard_versions(listener: Listener, expected: dict[bytes, int]) -> Callable[[], Awaitable[bool]]:
-    """A check: has every channel announced its expected version?"""
-
-    async def done() -> bool:
-        latest: dict[bytes, int] = {}
-        for _, channel, version in listener.heard:
-            latest[channel] = max(latest.get(channel, 0), int(version))
-        return all(latest.get(channel, 0) >= n for channel, n in expected.items())
-
-    return done
+    waits = []
+    start = time.perf_counter()
+    for index, (turn, record) in enumerate(zip(turns, encode(turns))):
+        delay = start + index / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        sent = time.perf_counter()
+        await live.send(live.pipeline, [record])
+        waits.append(asyncio.create_task(wait(turn, sent)))
+    await asyncio.gather(*waits)
+    return latencies
 
 
 async def passthrough_latencies(live: Live, turns: list[dict[str, Any]], rate: float) -> list[float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Iterator
@@ -16,6 +17,17 @@ pytest_plugins = ["tests.support.llm_server"]
 """The local OpenAI-compatible server fixture `llm_server`, for every test that needs an LLM."""
 
 KAFKA_ENV = "TURNSTREAM_TEST_KAFKA_URL"
+TESTS = Path(__file__).parent
+FOLDER_MARKERS = {"unit": pytest.mark.unit, "integration": pytest.mark.integration}
+"""A test's marker comes from the folder it lives in: tests/unit needs no services, tests/integration does."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.relative_to(TESTS).parts[0]
+        if folder in FOLDER_MARKERS:
+            item.add_marker(FOLDER_MARKERS[folder])
+
 REDIS_ENV = "TURNSTREAM_TEST_REDIS_URL"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, FilePath, SecretStr, field_validator, model_validator
@@ -131,6 +133,8 @@ class Settings(BaseSettings):
     """Faust web port; 0 picks a free one so several workers share a host."""
     metrics_port: int | None = Field(None, ge=0, lt=65536)
     """Prometheus metrics port of the worker; unset disables the endpoint."""
+    data_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "turnstream"))
+    """Where Faust keeps a worker's local files (one folder per app id); never the current directory."""
     batch_max_events: int = Field(256, ge=1, le=10_000)
     """Events the session agent takes at once: one Redis round trip and one Table row per session per batch."""
     batch_max_ms: float = Field(5.0, gt=0, le=10_000)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import faust
 
 from turnstream.agents.session import register_session_agent
@@ -39,6 +41,7 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
         web_enabled=True,
         web_bind=settings.web_bind,
         web_port=settings.web_port or free_port(),  # Faust refuses 0: pick a free port ourselves
+        datadir=str(Path(settings.data_dir) / "{conf.name}-data"),
     )
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-pytestmark = pytest.mark.integration
 
 FIGURES = {"drain", "freshness", "reads", "prompt_size", "retention", "append_cost"}
 SPEED_FIGURES = {"drain", "freshness", "reads", "append_cost"}

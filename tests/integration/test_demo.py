@@ -15,7 +15,6 @@ from turnstream.demo.plan import plan_sessions
 from turnstream.settings import Settings
 from turnstream.streams.embedded import free_port
 
-pytestmark = pytest.mark.integration
 
 
 def run_demo(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:

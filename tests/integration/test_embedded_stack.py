@@ -4,14 +4,12 @@ import sys
 import time
 import uuid
 
-import pytest
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from tests.support.services import assert_sigterm_stops, killed_on_failure, port_of
 from turnstream.settings import parse_kafka_url
 
-pytestmark = pytest.mark.integration
 
 
 async def test_broker_round_trips_keyed_messages(kafka_url: str) -> None:

@@ -17,7 +17,6 @@ from turnstream.client import ContextClient
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
-pytestmark = pytest.mark.integration
 
 
 def llm_settings(settings: Settings, server: LLMServer) -> Settings:

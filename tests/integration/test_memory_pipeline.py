@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pytest
 
 from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
@@ -15,7 +14,6 @@ from turnstream.memory import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
-pytestmark = pytest.mark.integration
 
 USER_LINES = [
     "Hi! I'm planning a trip to Lisbon in May.",

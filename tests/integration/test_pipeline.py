@@ -26,7 +26,6 @@ from turnstream.schemas import ContextDoc, session_key
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
-pytestmark = pytest.mark.integration
 
 DRAIN_TIMEOUT = 180
 

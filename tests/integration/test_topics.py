@@ -14,7 +14,6 @@ from turnstream.settings import Settings
 from turnstream.streams.admin import TopicLayoutError, ensure_topics, worker_topics
 from turnstream.streams.processes import settings_env
 
-pytestmark = pytest.mark.integration
 
 
 async def describe(settings: Settings, names: list[str]) -> dict[str, dict]:

@@ -8,11 +8,9 @@ import sys
 import threading
 import time
 
-import pytest
 
 from tests.support.services import assert_sigterm_stops, killed_on_failure, port_of
 
-pytestmark = pytest.mark.integration
 
 
 def test_sigterm_stops_the_worker_and_the_services_it_started() -> None:

@@ -5,7 +5,6 @@ import pytest
 
 from turnstream.cli import main
 
-pytestmark = pytest.mark.unit
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

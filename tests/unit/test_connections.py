@@ -15,7 +15,6 @@ from pydantic import ValidationError
 from turnstream.connections import faust_credentials, kafka_options, kafka_security, redis_client
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.unit
 
 BROKER = "kafka://b1:9093,b2:9093"
 

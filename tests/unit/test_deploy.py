@@ -11,7 +11,6 @@ import yaml
 
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.unit
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|API_KEY", re.IGNORECASE)

@@ -2,7 +2,6 @@ import pytest
 
 from turnstream.compaction.greeting import is_small_talk
 
-pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ import pytest
 from turnstream.cli import SUBCOMMANDS
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.unit
 
 README = (Path(__file__).parents[2] / "README.md").read_text()
 

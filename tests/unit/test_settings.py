@@ -3,7 +3,6 @@ from pydantic import ValidationError
 
 from turnstream.settings import Settings, parse_kafka_url
 
-pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ from turnstream.client import ContextStore
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
-pytestmark = pytest.mark.integration
 
 
 def turnstream(settings: Settings, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,6 @@ from tests.integration.client.fixtures import make_doc
 from turnstream.client import ContextClient, ContextStore
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.integration
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from turnstream.schemas import Turn, TurnError
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
-pytestmark = pytest.mark.integration
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from tests.integration.client.fixtures import make_doc
 from turnstream.client import ContextStore
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.integration
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory import MemoryStore, memories_from_facts, owner_key
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.integration
 
 
 def turnstream(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,6 @@ from turnstream.memory import MemoryStore, changed_facts, memories_from_facts, o
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.integration
 
 OWNER = owner_key("u1", "acme", "s1")
 BUDGET_QUESTION = "what's my budget for the trip?"

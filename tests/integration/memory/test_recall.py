@@ -20,7 +20,6 @@ from turnstream.samples.recall_set import START_TS, recall_case
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
-pytestmark = pytest.mark.integration
 
 DETAILS = {
     "en": ("By the way, my sister's cat is called Pistachio.", "What is my sister's cat called?",

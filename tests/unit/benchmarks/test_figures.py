@@ -12,7 +12,6 @@ from rich.console import Console
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, interleaved, p50_p99, ratio, rounded
 from turnstream.benchmarks.report import print_table, write_json
 
-pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,6 @@ from tests.support.conversations import react_messages
 
 from .helpers import anchor_count, check_rules, units
 
-pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(

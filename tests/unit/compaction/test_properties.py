@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import orjson
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +12,6 @@ from turnstream.settings import Settings
 
 from .helpers import Recorder, anchor_count, check_rules, is_trimmed, react_traces
 
-pytestmark = pytest.mark.unit
 
 budgets = st.integers(20, 1500)
 message_caps = st.none() | st.integers(2, 30)

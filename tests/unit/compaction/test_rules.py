@@ -10,7 +10,6 @@ from turnstream.compaction.tokens import count_messages
 
 from .helpers import Recorder, call, check_rules, result, sys_, thought, user
 
-pytestmark = pytest.mark.unit
 
 WORDS = "the flight to tokyo leaves at nine and the hotel is near the station "
 

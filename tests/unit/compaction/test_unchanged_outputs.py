@@ -21,7 +21,6 @@ from turnstream.settings import Settings
 
 from tests.support.conversations import react_messages
 
-pytestmark = pytest.mark.unit
 
 CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "planted-en-1": lambda: generate(1, 600, "en").messages,

@@ -1,10 +1,8 @@
-import pytest
 
 from turnstream.memory.archive import MAX_DISTINCT_TERMS, ArchiveEntry, archive_entry, archive_text, entry_id
 from turnstream.compaction.tokens import count_text
 from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, choose_turns, recall_line, snippets
 
-pytestmark = pytest.mark.unit
 
 CALL = {"role": "assistant", "content": "Let me look.", "tool_calls": [
     {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Lisbon"}'}},

@@ -1,9 +1,7 @@
-import pytest
 
 from turnstream.compaction.strategies.base import Fact
 from turnstream.memory import changed_facts, memories_from_facts, memory_id, owner_key, summary_memory
 
-pytestmark = pytest.mark.unit
 
 NOW = 1_700_000_000.0
 

@@ -3,7 +3,6 @@ import pytest
 from turnstream.compaction.strategies.base import Fact
 from turnstream.memory import append_profile, cut_profile, memories_from_facts, profile_additions
 
-pytestmark = pytest.mark.unit
 
 
 def test_new_facts_are_appended_once() -> None:

@@ -1,7 +1,6 @@
 import time
 from typing import Any
 
-import pytest
 
 from turnstream.compaction import compact
 from turnstream.compaction.marker import MARKERS, marker_message
@@ -12,7 +11,6 @@ from turnstream.memory.store import Recalled
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.unit
 
 SYSTEM = {"role": "system", "content": "You are a travel agent."}
 FIRST = {"role": "user", "content": "Plan a trip to Lisbon."}

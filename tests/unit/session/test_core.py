@@ -14,7 +14,6 @@ from turnstream.schemas import Turn
 from turnstream.session import SessionCore, SessionState, SnapshotError, SummaryResult
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.unit
 
 NOW = 1_700_000_000.0
 

@@ -1,8 +1,6 @@
-import pytest
 
 from turnstream.session.summaries import SummaryRequest, SummaryRequests, SummaryResult
 
-pytestmark = pytest.mark.unit
 
 
 def span(*texts: str) -> list[dict]:

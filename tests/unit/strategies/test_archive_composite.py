@@ -5,7 +5,6 @@ import pytest
 from turnstream.compaction.strategies import Archiver, CompositeStrategy, Digest, build_strategy
 from turnstream.settings import Settings
 
-pytestmark = pytest.mark.unit
 
 
 def test_archive_keeps_raw_turns_with_seq_and_keywords() -> None:

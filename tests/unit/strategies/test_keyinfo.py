@@ -4,7 +4,6 @@ from hypothesis import strategies as st
 
 from turnstream.compaction.strategies import Digest, Fact, KeyInfoExtractor, merge_facts
 
-pytestmark = pytest.mark.unit
 
 
 def user(text: str) -> dict:

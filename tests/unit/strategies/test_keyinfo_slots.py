@@ -4,7 +4,6 @@ import pytest
 
 from turnstream.compaction.strategies import KeyInfoExtractor
 
-pytestmark = pytest.mark.unit
 
 
 def budget_after(*messages: tuple[str, str]) -> list[str]:

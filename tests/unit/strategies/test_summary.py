@@ -6,7 +6,6 @@ from turnstream.compaction.strategies import Digest, RollingSummarizer
 from turnstream.compaction.tokens import count_text
 from turnstream.samples import generate
 
-pytestmark = pytest.mark.unit
 
 
 def step(call_id: str, name: str, args: str, result: str) -> list[dict]:

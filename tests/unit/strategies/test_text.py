@@ -2,7 +2,6 @@ import pytest
 
 from turnstream.compaction.strategies.text import clauses, detect_language, keywords, message_text, sentences
 
-pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@ import pytest
 
 from turnstream.text.dates import ground_dates
 
-pytestmark = pytest.mark.unit
 
 MONDAY_8_MAY_2023 = 1683554160.0
 

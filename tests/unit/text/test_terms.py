@@ -4,7 +4,6 @@ from hypothesis import strategies as st
 
 from turnstream.text.terms import cjk_bigrams, query_terms, recall_terms
 
-pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(

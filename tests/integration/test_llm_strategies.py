@@ -17,7 +17,6 @@ from turnstream.compaction.strategies import (
 )
 from turnstream.compaction.tokens import count_text
 
-pytestmark = pytest.mark.integration
 
 OLD = Digest(summary="user: We are planning a trip to Japan.", facts=(Fact("constraint", "My budget is 2000 euros.", "budget", 1),))
 DROPPED = [

@@ -64,10 +64,24 @@ def _check_tool_calls(calls: Any) -> str | None:
     return None
 
 
+MAX_DEPTH = 32
+"""Deepest nesting a message may have: deeper would fail to serialise once inside a context document."""
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of `value`, counted no further than `limit` + 1."""
+    if limit < 0 or not isinstance(value, (dict, list)):
+        return 0
+    children = value.values() if isinstance(value, dict) else value
+    return 1 + max((_depth(child, limit - 1) for child in children), default=0)
+
+
 def shape_error(message: Any) -> str | None:
     """Why `message` alone is not a valid chat message, or None when it is."""
     if not isinstance(message, dict):
         return f"expected an object, got {type(message).__name__}"
+    if _depth(message, MAX_DEPTH) > MAX_DEPTH:
+        return f"nested more than {MAX_DEPTH} levels deep"
     role = message.get("role")
     if role is None:
         return "missing role"
@@ -113,12 +127,15 @@ class CallTracker:
         self.call_index = call_index
         self.pending: list[str] = list(pending)
 
-    def accept(self, message: Any, index: int) -> None:
-        """Validate `message` at conversation position `index`, then record it; raises MessageError."""
+    def check(self, message: Any, index: int, closing: bool = False) -> None:
+        """Raise MessageError when `message` cannot come next at position `index`; record nothing.
+
+        With `closing`, a non-tool message may come while calls wait: the caller answers them first.
+        """
         if problem := shape_error(message):
             raise MessageError(index, problem)
         role = message["role"]
-        if self.pending:
+        if self.pending and not (closing and role != "tool"):
             if role != "tool":
                 raise MessageError(
                     index,
@@ -131,11 +148,16 @@ class CallTracker:
                     f"tool_call_id {message['tool_call_id']!r} is not among the calls waiting at index "
                     f"{self.call_index} ({', '.join(map(repr, self.pending))})",
                 )
-            self.pending.remove(message["tool_call_id"])
-        elif role == "tool":
+        elif not self.pending and role == "tool":
             raise MessageError(
                 index, f"tool result {message['tool_call_id']!r} answers no earlier assistant tool call still open"
             )
+
+    def accept(self, message: Any, index: int) -> None:
+        """Validate `message` at conversation position `index`, then record it; raises MessageError."""
+        self.check(message, index)
+        if message["role"] == "tool":
+            self.pending.remove(message["tool_call_id"])
         elif ids := call_ids(message):
             self.call_index, self.pending = index, list(ids)
 

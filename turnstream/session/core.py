@@ -30,6 +30,12 @@ MIN_OFFLINE_TAIL_TOKENS = 32
 
 Outcome = Literal["applied", "duplicate", "dead_letter", "summary", "stale_summary"]
 
+RESULT_UNAVAILABLE = {
+    "en": "[No result arrived for this tool call (it was refused or lost); treat the call as failed.]",
+    "zh": "[此工具调用的结果未送达（被拒绝或丢失）；请按调用失败处理。]",
+}
+"""The result a session gives a tool call whose result never came, so the provider's pairing rule holds."""
+
 
 @dataclass(frozen=True)
 class Step:
@@ -72,14 +78,18 @@ class SessionCore:
     def on_turn(self, state: SessionState, turn: Turn, now: float) -> Step:
         """Apply one decoded turn to its session's `state` (changed in place)."""
         state.owner = self.owner_of(turn)  # a session may learn its user later
-        if state.seen(turn.turn_id):
+        if state.seen(turn.turn_id, turn.seq):
             # a crash may have come between the Redis write and the Table update: re-sync (a CAS no-op otherwise)
             return Step(state.key, state.owner, "duplicate", context_changed=True)
         greeting = is_greeting(turn.message)
         try:
-            dropped = state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting)
+            state.compactor.tracker.check(turn.message, state.compactor.seq, closing=True)
         except MessageError as error:
             return Step(state.key, state.owner, "dead_letter", dead_letter=("message", str(error)))
+        # a call whose result was refused or lost must not wedge the session: it is answered as failed
+        dropped = state.close_pending_calls(RESULT_UNAVAILABLE[state.compactor.tally.language()], self.strategy) \
+            if turn.message["role"] != "tool" else []
+        dropped += state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting, seq=turn.seq)
         memories = self._memories(state, turn, greeting, now)
         entry = archive_entry(state.key, turn.turn_id, state.compactor.seq - 1, turn.message,
                               turn.ts if turn.ts is not None else now, state.compactor.step_call())

@@ -51,6 +51,8 @@ class SessionState:
     """The asynchronous LLM summary's bookkeeping (idle when no LLM is configured)."""
     user_facts: tuple[Fact, ...] = ()
     """Key facts the user stated in this session, as extracted turn by turn (capped): restatements dedup against them."""
+    last_seq: int | None = None
+    """The highest gateway `seq` applied: a turn at or below it is a replay, however old."""
 
     @classmethod
     def new(cls, session_id: str, tenant: str | None, owner: str, settings: Settings) -> SessionState:
@@ -62,10 +64,22 @@ class SessionState:
         """The session key: Kafka key, Table key and Redis identity."""
         return session_key(self.session_id, self.tenant)
 
-    def seen(self, turn_id: str) -> bool:
-        return turn_id in self.recent_turn_ids
+    def seen(self, turn_id: str, seq: int | None = None) -> bool:
+        """Already applied: its id is among the recent ones, or the gateway numbered it at or below the last seq."""
+        replayed = seq is not None and self.last_seq is not None and seq <= self.last_seq
+        return replayed or turn_id in self.recent_turn_ids
 
-    def apply(self, turn_id: str, message: dict[str, Any], strategy: Strategy | None, greeting: bool) -> list[dict[str, Any]]:
+    def close_pending_calls(self, content: str, strategy: Strategy | None) -> list[dict[str, Any]]:
+        """Answer every tool call still waiting for its result with `content`, so the session can go on;
+        returns the span that pushed out of the window."""
+        dropped: list[dict[str, Any]] = []
+        for call_id in list(self.compactor.tracker.pending):
+            dropped += self.compactor.append({"role": "tool", "tool_call_id": call_id, "content": content}, strategy)
+        return dropped
+
+    def apply(
+        self, turn_id: str, message: dict[str, Any], strategy: Strategy | None, greeting: bool, seq: int | None = None
+    ) -> list[dict[str, Any]]:
         """Append one turn's message and return the span it pushed out of the window.
 
         Raises the compactor's MessageError for a message that cannot follow the session; the state
@@ -73,6 +87,8 @@ class SessionState:
         """
         dropped = self.compactor.append(message, strategy)
         self.recent_turn_ids.append(turn_id)
+        if seq is not None:
+            self.last_seq = seq if self.last_seq is None else max(self.last_seq, seq)
         self.version += 1
         self.last_turn_id = turn_id
         self.greetings += int(greeting)
@@ -108,6 +124,7 @@ class SessionState:
             "greetings": self.greetings,
             "summaries": self.summaries.to_json(),
             "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
+            "last_seq": self.last_seq,
         })
 
     @classmethod
@@ -135,6 +152,7 @@ def _fields_v2(raw: dict[str, Any]) -> dict[str, Any]:
         "greetings": raw["greetings"],
         "summaries": SummaryRequests.from_json(raw["summaries"]),
         "user_facts": tuple(Fact(*fact) for fact in raw["user_facts"]),
+        "last_seq": raw.get("last_seq"),
     }
 
 

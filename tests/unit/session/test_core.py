@@ -159,8 +159,54 @@ def test_a_first_format_row_still_restores_and_an_unknown_one_is_refused() -> No
         "version": current["version"], "last": current["last_turn_id"], "greetings": current["greetings"],
         "summaries": current["summaries"], "user_facts": current["user_facts"],
     }
-    assert SessionState.restore(orjson.dumps(v1)).snapshot() == state.snapshot()
+    # the first format knew no gateway seq: everything else comes back as it was
+    assert orjson.loads(SessionState.restore(orjson.dumps(v1)).snapshot()) == {**current, "last_seq": None}
     with pytest.raises(SnapshotError, match="format 9"):
         SessionState.restore(orjson.dumps({**current, "v": 9}))
     with pytest.raises(SnapshotError, match="not JSON"):
         SessionState.restore(b"{oops")
+
+
+def test_a_replayed_history_is_a_no_op_however_long_when_the_gateway_numbers_its_turns() -> None:
+    c = core(dedup_window=4)
+    messages = react_messages(9, 40)
+    state = fresh(c, turn(0, messages[0]))
+    for n, message in enumerate(messages):
+        c.on_turn(state, turn(n, message), NOW)
+    version = state.version
+    replay = [c.on_turn(state, turn(n, message), NOW) for n, message in enumerate(messages)]
+    assert {step.outcome for step in replay} == {"duplicate"} and state.version == version
+    # without seq, only the turn-id window protects: the newest ids are still recognised
+    unnumbered = Turn(turn_id="s1-39", session_id="s1", user_id="maya", message=messages[39])
+    assert c.on_turn(state, unnumbered, NOW).outcome == "duplicate"
+
+
+def test_a_call_whose_result_never_comes_is_answered_as_failed_and_the_session_goes_on() -> None:
+    c = core()
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}},
+        {"id": "c2", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}
+    script = [{"role": "system", "content": "Agent."}, {"role": "user", "content": "Find a hotel."}, call,
+              {"role": "tool", "tool_call_id": "c1", "content": "Hotel A"}]
+    state = fresh(c, turn(0, script[0]))
+    for n, message in enumerate(script):
+        assert c.on_turn(state, turn(n, message), NOW).outcome == "applied"
+    # c2's result was refused upstream (oversize, malformed) or lost: the next user turn still applies
+    step = c.on_turn(state, turn(4, {"role": "user", "content": "And the weather?"}), NOW)
+    assert step.outcome == "applied" and step.archive[0].position == 5
+    messages = c.context_doc(state, 0.0, {}).messages
+    closed = messages[-2]
+    assert closed["role"] == "tool" and closed["tool_call_id"] == "c2" and "treat the call as failed" in closed["content"]
+    assert messages[-1]["content"] == "And the weather?"
+    # a result for a call nobody made is still refused, and leaves the session as it was
+    before = state.snapshot()
+    orphan = c.on_turn(state, turn(5, {"role": "tool", "tool_call_id": "zz", "content": "?"}), NOW)
+    assert orphan.outcome == "dead_letter" and state.snapshot() == before
+
+
+def test_a_message_nested_too_deep_is_refused_before_anything_is_written() -> None:
+    deep: dict[str, Any] = {"type": "x"}
+    for _ in range(40):
+        deep = {"type": "x", "inner": deep}
+    with pytest.raises(ValueError, match="nested more than"):
+        turn(0, {"role": "user", "content": [deep]})

@@ -10,6 +10,7 @@ import asyncio
 import os
 import signal
 import time
+import uuid
 from contextlib import ExitStack
 from typing import Any
 
@@ -38,9 +39,15 @@ STOP_GAP = 1.3
 
 @pytest.fixture
 def rebalance_settings(settings: Settings) -> Settings:
-    """Six partitions (two per worker at three), a short session timeout, every turn id kept for the checks."""
+    """Six partitions (two per worker at three), a short session timeout, every turn id kept for the checks.
+
+    A prefix of its own per run: the test's name, cut to fit, is the same for every parametrization.
+    """
     return settings.model_copy(
-        update={"budget_tokens": 1200, "turn_partitions": 6, "broker_session_timeout": 6.0, "dedup_window": TURNS_PER_SESSION}
+        update={
+            "topic_prefix": f"t-rebalance-{uuid.uuid4().hex[:8]}", "budget_tokens": 1200, "turn_partitions": 6,
+            "broker_session_timeout": 6.0, "dedup_window": TURNS_PER_SESSION,
+        }
     )
 
 

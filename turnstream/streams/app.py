@@ -7,6 +7,7 @@ import faust
 from turnstream.agents.session import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.settings import Settings
+from turnstream.streams.delivery import App
 from turnstream.streams.embedded import free_port
 from turnstream.streams.tables import sessions_table
 from turnstream.streams.topics import declare_topics
@@ -16,7 +17,7 @@ DEFAULT_BROKER = "kafka://localhost:9092"
 
 def faust_app(settings: Settings, name: str) -> faust.App:
     """A Faust app configured for turnstream's topics and brokers (the embedded one included), with no agents."""
-    return faust.App(
+    return App(  # faust.App with a consumer that delivers every input partition in offset order
         f"{settings.topic_prefix}-{name}",
         broker=settings.kafka_url or DEFAULT_BROKER,
         store="memory://",  # Tables are rebuilt from their changelogs; Redis serves the reads

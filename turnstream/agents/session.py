@@ -186,8 +186,29 @@ class SessionWriter:
         return state
 
 
+class Tombstones:
+    """Records with a null value (Kafka tombstones) on the session agent's topics: nothing to apply.
+
+    Each is counted (turns_total{outcome="tombstone"}) and acknowledged; the first is logged at info, the rest at debug.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def skip(self, event: EventT) -> None:
+        self.count += 1
+        turns_total.labels("tombstone").inc()
+        message = event.message
+        log.log(
+            logging.INFO if self.count == 1 else logging.DEBUG,
+            "ignoring a record with a null value (tombstone) at %s/%s/%s; further ones are logged at debug level",
+            message.topic, message.partition, message.offset,
+        )
+
+
 def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:
     """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact."""
+    tombstones = Tombstones()  # one per worker: an agent restarted by a rebalance does not log the first again
 
     @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1)
     async def session_agent(stream: faust.StreamT) -> None:
@@ -198,6 +219,9 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
         )
         try:
             async for event in stream.events():
+                if event.value is None:
+                    tombstones.skip(event)
+                    continue
                 try:
                     await writer.handle(event)
                 except Exception as error:  # noqa: BLE001 - an escaping error would skip the record (faust #315)

@@ -7,11 +7,14 @@ already begun and the next recovery seeks the partitions back to their committed
 the two fetch positions reach that loop interleaved. The jump is then not a gap but turns that have not
 arrived yet: they were skipped for good and their offsets committed, though no worker applied them.
 
-`OrderedConsumer` keeps, per input partition, the next offset to deliver (set by every seek, advanced by
-every delivered record). A record behind it was delivered already and is dropped; a record ahead of it
-is held back and the partition is sought back to the missing offset, so the loop above only ever sees
-consecutive offsets. When the broker keeps answering with the same jump (a real gap: a compacted
-topic, a transaction marker), the jump is accepted after a few tries.
+`OrderedConsumer` keeps, per input partition, the next offset to deliver: set by every seek (the
+recovery after each rebalance seeks every partition it keeps to its committed offset), advanced by every
+delivered record. Until a partition has been sought in its current assignment, none of its records is
+delivered (a stale fetch from before the seek could start anywhere). A record behind the next offset
+was delivered already and is dropped; a record ahead of it is held back and the partition sought back to
+the missing offset, so the loop above only ever sees consecutive offsets. When the broker keeps
+answering with the same jump (a real gap: a compacted topic, a transaction marker), the jump is
+accepted after a few tries.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ log = logging.getLogger(__name__)
 GAP_RETRIES = 3
 """Seeks back to the same missing offset before a jump is taken for a real gap in the partition."""
 DELIVER, DROP, HOLD = "deliver", "drop", "hold"
+ANY = -1
+"""Next offset of a partition sought to a committed offset it does not have yet: its first record, wherever it starts."""
 
 
 class OrderedConsumer(aiokafka_driver.Consumer):
@@ -36,7 +41,7 @@ class OrderedConsumer(aiokafka_driver.Consumer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._next_offset: dict[TP, int] = {}
-        """Per guarded partition, the offset of the next record to deliver (absent: not known yet)."""
+        """Per guarded partition, the offset of the next record to deliver; absent until sought in this assignment."""
         self._retries: dict[TP, tuple[int, int]] = {}
         """Per partition, (missing offset, seeks back to it so far)."""
 
@@ -45,10 +50,7 @@ class OrderedConsumer(aiokafka_driver.Consumer):
 
     def _expect(self, tp: TP, offset: int | None) -> None:
         self._retries.pop(tp, None)
-        if offset is None or offset < 0:
-            self._next_offset.pop(tp, None)
-        else:
-            self._next_offset[tp] = offset
+        self._next_offset[tp] = ANY if offset is None or offset < 0 else offset
 
     async def seek_to_committed(self) -> Mapping[TP, int]:
         committed = await super().seek_to_committed()
@@ -62,11 +64,13 @@ class OrderedConsumer(aiokafka_driver.Consumer):
 
     async def on_partitions_revoked(self, revoked: set[TP]) -> None:
         for tp in revoked:
-            self._expect(tp, None)
+            self._next_offset.pop(tp, None)
+            self._retries.pop(tp, None)
         await super().on_partitions_revoked(revoked)
 
     async def on_partitions_assigned(self, assigned: set[TP], generation_id: int = 0) -> None:
-        # nothing carries over from the previous assignment: the recovery seeks every partition it keeps
+        # nothing carries over from the previous assignment: the recovery seeks every partition it keeps,
+        # and until then a partition's records are not delivered
         self._next_offset.clear()
         self._retries.clear()
         await super().on_partitions_assigned(assigned, generation_id)
@@ -87,7 +91,10 @@ class OrderedConsumer(aiokafka_driver.Consumer):
 
     async def _admit(self, tp: TP, offset: int) -> str:
         expected = self._next_offset.get(tp)
-        if expected is None or offset == expected:
+        if expected is None:
+            log.debug("%s: dropped record %d, fetched before the partition was sought", tp, offset)
+            return DROP
+        if expected == ANY or offset == expected:
             self._next_offset[tp] = offset + 1
             self._retries.pop(tp, None)
             return DELIVER

@@ -19,21 +19,18 @@ accepted after a few tries.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from typing import Any, AsyncIterator, Mapping, cast
+from typing import Any, AsyncIterator, Mapping
 
 import faust
 from faust.transport.drivers import aiokafka as aiokafka_driver
-from faust.types import TP, FutureMessage, Message
+from faust.types import TP, Message
 
 log = logging.getLogger(__name__)
 
 GAP_RETRIES = 3
 """Seeks back to the same missing offset before a jump is taken for a real gap in the partition."""
 DELIVER, DROP, HOLD = "deliver", "drop", "hold"
-CHANGELOG_WAIT_SECONDS = 10.0
-"""How long a commit waits for the Table's changelog records before it is skipped (the next one tries again)."""
 ANY = -1
 """Next offset of a partition sought to a committed offset it does not have yet: its first record, wherever it starts."""
 
@@ -78,26 +75,6 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         self._retries.clear()
         await super().on_partitions_assigned(assigned, generation_id)
 
-    async def _commit(self, offsets: Mapping[TP, int]) -> bool:
-        # The Table's changelog records are sent in the background (send_soon), and Faust's flush before a
-        # commit gives up once a send takes over 0.1 s: a commit could cover a turn whose new state never
-        # reached the changelog, and the partition's next owner would recover the state before it.
-        # Wait for every changelog record sent so far (those of the turns this commit covers included).
-        in_flight = self.app.changelog_in_flight
-        pending = [future for future in in_flight if not future.done()]
-        in_flight.difference_update([future for future in in_flight if future.done()])
-        if pending:
-            done, not_done = await asyncio.wait(pending, timeout=CHANGELOG_WAIT_SECONDS)
-            in_flight.difference_update(done)
-            failed = [future for future in done if not future.cancelled() and future.exception() is not None]
-            if not_done or failed:
-                log.warning(
-                    "not committing %s: %d changelog records unacknowledged after %.0fs, %d failed",
-                    offsets, len(not_done), CHANGELOG_WAIT_SECONDS, len(failed),
-                )
-                return False
-        return await super()._commit(offsets)
-
     async def getmany(self, timeout: float) -> AsyncIterator[tuple[TP, Message]]:
         held: set[TP] = set()
         async for tp, message in super().getmany(timeout):
@@ -140,21 +117,8 @@ class OrderedTransport(aiokafka_driver.Transport):
     Consumer = OrderedConsumer
 
 
-class TrackedTable(faust.Table):
-    """A Table whose changelog sends are remembered until the broker has them: commits wait for them."""
-
-    def send_changelog(self, *args: Any, **kwargs: Any) -> FutureMessage:
-        future = super().send_changelog(*args, **kwargs)
-        cast(App, self.app).changelog_in_flight.add(future)
-        return future
-
-
 class App(faust.App):
-    """faust.App whose consumer delivers input records in offset order and commits only what the changelog holds."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, Table=TrackedTable, **kwargs)
-        self.changelog_in_flight: set[asyncio.Future[Any]] = set()
+    """faust.App whose consumer delivers input records in offset order (see OrderedConsumer)."""
 
     def _new_transport(self) -> OrderedTransport:
         return OrderedTransport(self.conf.broker_consumer, self)

@@ -1,14 +1,18 @@
+import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 import uuid
 
+import redis
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from tests.support.services import assert_sigterm_stops, killed_on_failure, port_of
 from turnstream.settings import parse_kafka_url
+from turnstream.streams.embedded import kafka_answers, redis_answers
 
 
 
@@ -77,3 +81,20 @@ def test_stack_refuses_a_port_in_use_in_one_line() -> None:
         _, err = process.communicate(timeout=30)
     assert process.returncode == 1
     assert err.strip().splitlines() == [f"turnstream: port {port} is already in use (Address already in use)"]
+
+
+def test_stack_restarts_a_killed_redis_server_on_the_same_port_and_keeps_the_broker() -> None:
+    with killed_on_failure(_start_stack()) as process:
+        kafka_line, redis_line, ready = (process.stdout.readline().strip() for _ in range(3))
+        assert ready == "READY"
+        kafka_port, redis_port = port_of(kafka_line), port_of(redis_line)
+        first = redis.Redis(port=redis_port).info("server")["process_id"]
+        os.kill(first, signal.SIGKILL)  # the stack's own child, by its pid
+        deadline = time.monotonic() + 20
+        while not redis_answers(redis_port):
+            assert process.poll() is None, f"the stack exited: {process.stderr.read()}"
+            assert time.monotonic() < deadline, "redis-server did not come back"
+            time.sleep(0.1)
+        assert redis.Redis(port=redis_port).info("server")["process_id"] != first
+        assert kafka_answers(kafka_port) and process.poll() is None
+        assert_sigterm_stops(process, kafka_port, redis_port, within=10)

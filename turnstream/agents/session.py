@@ -68,6 +68,26 @@ class Batch:
     core_ms: float = 0.0
 
 
+class Tombstones:
+    """Records with a null value (Kafka tombstones) on the session agent's topics: nothing to apply.
+
+    Each is counted (turns_total{outcome="tombstone"}) and acknowledged; the first is logged at info, the rest at debug.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def skip(self, event: EventT) -> None:
+        self.count += 1
+        turns_total.labels("tombstone").inc()
+        message = event.message
+        log.log(
+            logging.INFO if self.count == 1 else logging.DEBUG,
+            "ignoring a record with a null value (tombstone) at %s/%s/%s; further ones are logged at debug level",
+            message.topic, message.partition, message.offset,
+        )
+
+
 @dataclass
 class SessionExecutor:
     """Runs the core over a batch of events and carries out its effects; the only I/O of the session agent."""
@@ -79,6 +99,7 @@ class SessionExecutor:
     memory: MemoryStore
     archive: ArchiveStore
     core: SessionCore
+    tombstones: Tombstones
     last_redis_write_ms: float = 0.0
     """The latest write's latency: a document cannot carry the time of its own write."""
 
@@ -105,6 +126,9 @@ class SessionExecutor:
 
     def _step(self, batch: Batch, event: EventT) -> None:
         """The core's step for one event, on the batch's state of its session; a refused event is noted as dead."""
+        if event.value is None:
+            self.tombstones.skip(event)
+            return
         key: str | None = None
         try:
             decoding = time.perf_counter()
@@ -230,12 +254,13 @@ class SessionExecutor:
 
 def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:
     """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact."""
+    tombstones = Tombstones()  # one per worker: an agent restarted by a rebalance does not log the first again
 
     @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1)
     async def session_agent(stream: faust.StreamT) -> None:
         store = ContextStore.from_settings(settings)
         executor = SessionExecutor(settings, topics, sessions, store, MemoryStore(store.redis, settings),
-                                   ArchiveStore(store.redis, settings), SessionCore(settings))
+                                   ArchiveStore(store.redis, settings), SessionCore(settings), tombstones)
         try:
             async for events in stream.take_events(settings.batch_max_events, settings.batch_max_ms / 1000):
                 await executor.run(events)

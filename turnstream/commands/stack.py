@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
+import time
 
 from turnstream.cli import CliError
 from turnstream.streams.embedded import EmbeddedStack, StackError
 
 _POLL_SECONDS = 0.5
+RESTARTABLE = ("redis",)
+"""Services brought back when they exit. Not the broker: Tansu keeps topics in memory, a new one has none."""
+MAX_RESTARTS = 5
+RESTART_WINDOW_SECONDS = 60.0
+"""More than MAX_RESTARTS of one service within this window is a crash loop: the stack gives up and exits."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run the embedded Kafka broker (Tansu) and redis-server until Ctrl-C or SIGTERM",
         description=(
             "Start the embedded Tansu broker and redis-server on loopback, print "
-            "KAFKA_URL=… and REDIS_URL=… and READY, and run until Ctrl-C or SIGTERM."
+            "KAFKA_URL=… and REDIS_URL=… and READY, and run until Ctrl-C or SIGTERM. A redis-server "
+            "that exits is started again on the same port (empty: it keeps nothing on disk); "
+            "if the broker exits, the stack stops."
         ),
     )
     parser.add_argument("--kafka-port", type=_port, default=0, help="broker port (default: a free one)")
@@ -45,10 +54,19 @@ def run(args: argparse.Namespace) -> int:
             print(f"KAFKA_URL={stack.kafka_url}", flush=True)
             print(f"REDIS_URL={stack.redis_url}", flush=True)
             print("READY", flush=True)
+            restarts: dict[str, list[float]] = {}
             while not stop.wait(_POLL_SECONDS):
                 dead = stack.dead_service()
-                if dead is not None:
-                    raise CliError(f"{dead.name} exited with status {dead.process.returncode}: {dead.log_tail()}")
+                if dead is None:
+                    continue
+                why = f"{dead.name} exited with status {dead.process.returncode}: {dead.log_tail()}"
+                now = time.monotonic()
+                recent = [t for t in restarts.get(dead.name, []) if now - t < RESTART_WINDOW_SECONDS]
+                if dead.name not in RESTARTABLE or len(recent) >= MAX_RESTARTS:
+                    raise CliError(why)
+                restarts[dead.name] = [*recent, now]
+                print(f"turnstream: {why}; restarting it on port {dead.port}", file=sys.stderr, flush=True)
+                stack.restart(dead)
     except StackError as error:
         raise CliError(str(error)) from None
     return 0

@@ -11,6 +11,7 @@ from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.connections import faust_credentials
 from turnstream.settings import Settings
 from turnstream.streams.admin import SESSIONS_TABLE, WORKER_APP, faust_app_id
+from turnstream.streams.delivery import App
 from turnstream.streams.embedded import free_port
 from turnstream.streams.tables import sessions_table
 from turnstream.streams.topics import declare_topics
@@ -25,7 +26,7 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
     cannot ask for the broker's default (-1), so topics it creates itself get this count, else the
     configured one, else 1.
     """
-    return faust.App(
+    return App(  # faust.App with a consumer that delivers every input partition in offset order
         faust_app_id(settings, name),
         broker=settings.kafka_url or DEFAULT_BROKER,
         broker_credentials=faust_credentials(settings),  # TLS / SASL, mapped with the producer's in one place

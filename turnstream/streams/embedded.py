@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 from turnstream.settings import Settings
 
@@ -119,6 +119,9 @@ class ChildService:
     port: int
     process: subprocess.Popen[bytes]
     log: IO[bytes]
+    command: list[str]
+    answers: Callable[[int], bool]
+    """Whether the service answers on a port: the readiness check, at start and after a restart."""
 
     def log_tail(self, lines: int = 5) -> str:
         self.log.flush()
@@ -194,14 +197,14 @@ class EmbeddedStack:
             return port
         return free_port()
 
-    def _spawn(self, name: str, url: str, port: int, command: list[str], answers) -> None:
+    def _spawn(self, name: str, url: str, port: int, command: list[str], answers: Callable[[int], bool]) -> ChildService:
         log = tempfile.NamedTemporaryFile(prefix=f"turnstream-{name}-", suffix=".log", delete=False)
         env = {k: v for k, v in os.environ.items() if k not in ("LISTENER_URL", "ADVERTISED_LISTENER_URL")}
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             env=env, preexec_fn=die_with_parent,
         )
-        service = ChildService(name, url, port, process, log)
+        service = ChildService(name, url, port, process, log, command, answers)
         self.services.append(service)
         deadline = time.monotonic() + self.start_timeout
         while not answers(port):
@@ -210,6 +213,13 @@ class EmbeddedStack:
             if time.monotonic() > deadline:
                 raise StackError(f"{name} did not answer on port {port} within {self.start_timeout:.0f}s")
             time.sleep(0.05)
+        return service
+
+    def restart(self, service: ChildService) -> ChildService:
+        """Start an exited service again: same command, same port, so its URL stays valid."""
+        self.services.remove(service)
+        service.stop(self.stop_grace)  # reaps the process, removes its log
+        return self._spawn(service.name, service.url, service.port, service.command, service.answers)
 
     def dead_service(self) -> ChildService | None:
         """The first service whose process has exited, if any."""

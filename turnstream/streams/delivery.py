@@ -1,0 +1,124 @@
+"""In-order delivery: a Faust consumer that hands each input partition's records over one offset after another.
+
+Faust's fetch loop reads a jump in a partition's offsets as a gap the broker left (compaction, transaction
+markers): it counts the offsets in between as acknowledged and drops them if they arrive later. After
+back-to-back rebalances, when the recovery of one assignment resumes fetching while the next rebalance has
+already begun and the next recovery seeks the partitions back to their committed offsets, records from
+the two fetch positions reach that loop interleaved. The jump is then not a gap but turns that have not
+arrived yet: they were skipped for good and their offsets committed, though no worker applied them.
+
+`OrderedConsumer` keeps, per input partition, the next offset to deliver: set by every seek (the
+recovery after each rebalance seeks every partition it keeps to its committed offset), advanced by every
+delivered record. Until a partition has been sought in its current assignment, none of its records is
+delivered (a stale fetch from before the seek could start anywhere). A record behind the next offset
+was delivered already and is dropped; a record ahead of it is held back and the partition sought back to
+the missing offset, so the loop above only ever sees consecutive offsets. When the broker keeps
+answering with the same jump (a real gap: a compacted topic, a transaction marker), the jump is
+accepted after a few tries.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, AsyncIterator, Mapping
+
+import faust
+from faust.transport.drivers import aiokafka as aiokafka_driver
+from faust.types import TP, Message
+
+log = logging.getLogger(__name__)
+
+GAP_RETRIES = 3
+"""Seeks back to the same missing offset before a jump is taken for a real gap in the partition."""
+DELIVER, DROP, HOLD = "deliver", "drop", "hold"
+ANY = -1
+"""Next offset of a partition sought to a committed offset it does not have yet: its first record, wherever it starts."""
+
+
+class OrderedConsumer(aiokafka_driver.Consumer):
+    """Faust's aiokafka consumer, delivering the records of each acking topic in offset order, none skipped."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._next_offset: dict[TP, int] = {}
+        """Per guarded partition, the offset of the next record to deliver; absent until sought in this assignment."""
+        self._retries: dict[TP, tuple[int, int]] = {}
+        """Per partition, (missing offset, seeks back to it so far)."""
+
+    def _guarded(self, tp: TP) -> bool:
+        return self.app.topics.acks_enabled_for(tp.topic) and not self._is_changelog_tp(tp)
+
+    def _expect(self, tp: TP, offset: int | None) -> None:
+        self._retries.pop(tp, None)
+        self._next_offset[tp] = ANY if offset is None or offset < 0 else offset
+
+    async def seek_to_committed(self) -> Mapping[TP, int]:
+        committed = await super().seek_to_committed()
+        for tp, offset in committed.items():
+            self._expect(tp, offset)
+        return committed
+
+    async def seek(self, partition: TP, offset: int) -> None:
+        await super().seek(partition, offset)
+        self._expect(partition, offset)
+
+    async def on_partitions_revoked(self, revoked: set[TP]) -> None:
+        for tp in revoked:
+            self._next_offset.pop(tp, None)
+            self._retries.pop(tp, None)
+        await super().on_partitions_revoked(revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TP], generation_id: int = 0) -> None:
+        # nothing carries over from the previous assignment: the recovery seeks every partition it keeps,
+        # and until then a partition's records are not delivered
+        self._next_offset.clear()
+        self._retries.clear()
+        await super().on_partitions_assigned(assigned, generation_id)
+
+    async def getmany(self, timeout: float) -> AsyncIterator[tuple[TP, Message]]:
+        held: set[TP] = set()
+        async for tp, message in super().getmany(timeout):
+            if tp in held:
+                continue
+            if not self._guarded(tp):
+                yield tp, message
+                continue
+            verdict = await self._admit(tp, message.offset)
+            if verdict == DELIVER:
+                yield tp, message
+            elif verdict == HOLD:
+                held.add(tp)  # the partition was sought back: the rest of this batch comes again
+
+    async def _admit(self, tp: TP, offset: int) -> str:
+        expected = self._next_offset.get(tp)
+        if expected is None:
+            log.debug("%s: dropped record %d, fetched before the partition was sought", tp, offset)
+            return DROP
+        if expected == ANY or offset == expected:
+            self._next_offset[tp] = offset + 1
+            self._retries.pop(tp, None)
+            return DELIVER
+        if offset < expected:
+            log.debug("%s: dropped record %d, delivered already (next is %d)", tp, offset, expected)
+            return DROP
+        missing, tries = self._retries.get(tp, (expected, 0))
+        if missing == expected and tries >= GAP_RETRIES:
+            log.info("%s: offsets %d..%d are not in the partition; going on from %d", tp, expected, offset - 1, offset)
+            self._next_offset[tp] = offset + 1
+            self._retries.pop(tp, None)
+            return DELIVER
+        log.warning("%s: record %d arrived before %d; seeking back to %d", tp, offset, expected, expected)
+        await self.seek(tp, expected)
+        self._retries[tp] = (expected, tries + 1 if missing == expected else 1)
+        return HOLD
+
+
+class OrderedTransport(aiokafka_driver.Transport):
+    Consumer = OrderedConsumer
+
+
+class App(faust.App):
+    """faust.App whose consumer delivers input records in offset order (see OrderedConsumer)."""
+
+    def _new_transport(self) -> OrderedTransport:
+        return OrderedTransport(self.conf.broker_consumer, self)

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test test-unit test-integration bench clean
+.PHONY: install demo test test-unit test-integration test-rebalance bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ test-unit: $(INSTALLED)
 
 test-integration: $(INSTALLED)
 	$(BIN)/pytest -m integration
+
+test-rebalance: $(INSTALLED)
+	TURNSTREAM_TEST_REBALANCE=1 $(BIN)/pytest -m rebalance
 
 bench: $(INSTALLED)
 	$(BIN)/turnstream bench

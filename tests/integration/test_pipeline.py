@@ -56,7 +56,7 @@ async def wait_for_versions(
     deadline = time.monotonic() + timeout
     docs: dict[str, ContextDoc | None] = {}
     while time.monotonic() < deadline:
-        assert worker.poll() is None, f"worker exited with status {worker.returncode}"
+        assert worker.poll() is None, f"worker exited with status {worker.poll()}"
         docs = {sid: await client.get(sid) for sid in expected}
         if all(doc is not None and doc.version >= expected[sid] for sid, doc in docs.items()):
             return docs  # type: ignore[return-value]

@@ -24,7 +24,6 @@ from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
-pytestmark = pytest.mark.integration
 
 SESSIONS = 30
 TURNS_PER_SESSION = 400
@@ -44,7 +43,7 @@ def rebalance_settings(settings: Settings) -> Settings:
     A prefix of its own per run: the test's name, cut to fit, is the same for every parametrization.
     """
     return settings.model_copy(
-        update={
+        update={"batch_max_events": int(__import__("os").environ.get("RB_BATCH", "1")), 
             "topic_prefix": f"t-rebalance-{uuid.uuid4().hex[:8]}", "budget_tokens": 1200, "turn_partitions": 6,
             "broker_session_timeout": 6.0, "dedup_window": TURNS_PER_SESSION,
         }
@@ -165,6 +164,7 @@ async def assert_each_turn_id_applied(client: ContextClient, produced: dict[str,
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.rebalance
 @pytest.mark.parametrize("run", [1, 2])
 async def test_turns_survive_partitions_moving_while_workers_scale_and_stop(rebalance_settings: Settings, run: int) -> None:
     settings = rebalance_settings

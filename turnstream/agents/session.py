@@ -9,6 +9,7 @@ batch's offsets only after this body returns, so nothing is committed before its
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import weakref
@@ -117,6 +118,7 @@ class SessionExecutor:
         self.last_redis_write_ms = _ms_since(writing)
         tabling = time.perf_counter()
         self._write_rows(batch)
+        await self._changelog_sent()
         table_ms = _ms_since(tabling)
         for step in batch.steps:
             if step.summary_request is not None:
@@ -240,6 +242,14 @@ class SessionExecutor:
             finally:
                 _current_event.reset(token)
 
+    async def _changelog_sent(self) -> None:
+        """Wait until the broker has every Table row of the batch: the offsets that cover them are acknowledged
+        next, and Faust's own flush before a commit gives up on a record after 0.1 s."""
+        producer = self.sessions.app.producer
+        while producer.buffer.size:
+            await producer.buffer.flush_atmost(producer.buffer.size)
+        await producer.flush()
+
     def _count(self, batch: Batch, per_turn: int, table_ms: float) -> None:
         for step in batch.steps:
             if step.outcome in ("applied", "duplicate"):
@@ -250,6 +260,22 @@ class SessionExecutor:
         observe_ms("compaction", batch.core_ms / per_turn)
         observe_ms("redis_write", self.last_redis_write_ms)
         observe_ms("table_write", table_ms)
+
+
+async def _to_the_end(work: Awaitable[None]) -> None:
+    """Run `work` to its end even when the agent is cancelled meanwhile (a stop, a rebalance), then let the
+    cancellation through: take_events acknowledges a batch when its loop body ends, however it ends, and a
+    batch whose effects were cut short must not be acknowledged."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    task.result()
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:
@@ -263,6 +289,6 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
                                    ArchiveStore(store.redis, settings), SessionCore(settings), tombstones)
         try:
             async for events in stream.take_events(settings.batch_max_events, settings.batch_max_ms / 1000):
-                await executor.run(events)
+                await _to_the_end(executor.run(events))
         finally:
             await store.aclose()

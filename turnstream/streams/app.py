@@ -26,7 +26,8 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
     cannot ask for the broker's default (-1), so topics it creates itself get this count, else the
     configured one, else 1.
     """
-    return App(  # faust.App with a consumer that delivers every input partition in offset order
+    Path(settings.data_dir).mkdir(parents=True, exist_ok=True)  # Faust makes the app's folder, not its parents
+    app = App(  # faust.App with a consumer that delivers every input partition in offset order
         faust_app_id(settings, name),
         broker=settings.kafka_url or DEFAULT_BROKER,
         broker_credentials=faust_credentials(settings),  # TLS / SASL, mapped with the producer's in one place
@@ -43,7 +44,10 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
         web_bind=settings.web_bind,
         web_port=settings.web_port or free_port(),  # Faust refuses 0: pick a free port ourselves
         datadir=str(Path(settings.data_dir) / "{conf.name}-data"),
+        producer_linger=settings.producer_linger_ms / 1000,
     )
+    app.fetch_wait_ms = settings.consumer_fetch_wait_ms
+    return app
 
 
 def create_app(settings: Settings, replication_factor: int | None = None) -> faust.App:

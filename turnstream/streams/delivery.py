@@ -75,6 +75,9 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         self._retries.clear()
         await super().on_partitions_assigned(assigned, generation_id)
 
+    def _new_consumer_thread(self) -> FetchWaitThread:
+        return FetchWaitThread(self, loop=self.loop, beacon=self.beacon)
+
     async def getmany(self, timeout: float) -> AsyncIterator[tuple[TP, Message]]:
         held: set[TP] = set()
         async for tp, message in super().getmany(timeout):
@@ -113,12 +116,28 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         return HOLD
 
 
+class FetchWaitThread(aiokafka_driver.AIOKafkaConsumerThread):
+    """Faust's consumer thread with the fetch wait of the app (Faust hard-codes 1,500 ms).
+
+    A broker that does not answer a waiting fetch when records arrive (the embedded one) holds every
+    record that long; Apache Kafka answers as soon as records are there, whatever the wait.
+    """
+
+    def _create_worker_consumer(self, transport: aiokafka_driver.Transport) -> Any:
+        consumer = super()._create_worker_consumer(transport)
+        consumer._fetch_max_wait_ms = self.app.fetch_wait_ms  # read when the consumer starts its fetcher
+        return consumer
+
+
 class OrderedTransport(aiokafka_driver.Transport):
     Consumer = OrderedConsumer
 
 
 class App(faust.App):
-    """faust.App whose consumer delivers input records in offset order (see OrderedConsumer)."""
+    """faust.App whose consumer delivers input records in offset order (see OrderedConsumer) and waits at
+    the broker for `fetch_wait_ms` (FetchWaitThread)."""
+
+    fetch_wait_ms: int = 1500
 
     def _new_transport(self) -> OrderedTransport:
         return OrderedTransport(self.conf.broker_consumer, self)

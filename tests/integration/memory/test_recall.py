@@ -44,7 +44,9 @@ def long_chat(language: str) -> tuple[str, str, list[dict[str, Any]]]:
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 async def test_a_detail_from_the_first_session_comes_back_after_500_turns(settings: Settings, language: str) -> None:
-    settings = settings.model_copy(update={"budget_tokens": 1500, "prompt_budget_tokens": 2500, "recall_budget_tokens": 800})
+    # a prefix of its own per language: the test's name, cut to fit, is the same for both
+    settings = settings.model_copy(update={"topic_prefix": f"{settings.topic_prefix[:50]}-{language}", "budget_tokens": 1500,
+                                           "prompt_budget_tokens": 2500, "recall_budget_tokens": 800})
     session_id, user_id, turns = long_chat(language)
     _, question, line = DETAILS[language]
     await ensure_topics(settings)

@@ -28,6 +28,7 @@ from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
 from turnstream.streams.topics import Topics
+from turnstream.text.language import Language
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -137,12 +138,12 @@ class SessionWriter:
             self.sessions[result.session_key] = state.to_bytes()
         await self._request_summary(follow_up)
 
-    def _lay_on(self, summary: str, waiting: list[dict[str, Any]]) -> str:
+    def _lay_on(self, summary: str, waiting: list[dict[str, Any]], language: Language) -> str:
         """The LLM summary kept whole, with the offline digest of the spans that waited in the room left."""
         room = self.settings.summary_max_tokens - count_text(summary)
         if not waiting or room < MIN_OFFLINE_TAIL_TOKENS:
             return summary
-        return f"{summary}\n{RollingSummarizer(room).fold('', waiting)}"
+        return f"{summary}\n{RollingSummarizer(room).fold('', waiting, language)}"
 
     async def _commit(self, state: SessionState, timings: dict[str, float], archived: Sequence[ArchiveEntry] = ()) -> None:
         writing = time.perf_counter()

@@ -14,9 +14,10 @@ from turnstream.compaction.strategies import Fact, KeyInfoExtractor, Strategy
 from turnstream.memory import changed_facts
 from turnstream.schemas import session_key
 from turnstream.settings import Settings
+from turnstream.text.language import Language
 
-Fold = Callable[[str, list[dict[str, Any]]], str]
-"""(summary, dropped span) -> summary: how spans that waited are laid onto an LLM summary."""
+Fold = Callable[[str, list[dict[str, Any]], Language], str]
+"""(summary, dropped span, the conversation's language) -> summary: how spans that waited are laid onto an LLM summary."""
 
 @dataclass
 class SessionState:
@@ -75,7 +76,7 @@ class SessionState:
         if not self.summaries.answer(result):
             return False
         # spans dropped since the request are only in the offline summary: lay them onto the new one
-        self.compactor.replace_summary(fold(result.summary, self.summaries.pending), strategy)
+        self.compactor.replace_summary(fold(result.summary, self.summaries.pending, self.compactor.tally.language()), strategy)
         self.version += 1
         return True
 

@@ -6,9 +6,10 @@ from collections import deque
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, NamedTuple, Sequence
+from typing import Annotated, Any, NamedTuple, Sequence
 
 import orjson
+from annotated_types import Ge
 
 from turnstream.compaction.marker import block_message, block_text, marker_message, marker_tokens, trim_note
 from turnstream.compaction.messages import CallTracker, validate_messages
@@ -45,11 +46,15 @@ KEEP_DIGEST: Strategy = _KeepDigest()
 
 @dataclass(frozen=True, slots=True)
 class TokenCounts:
-    before: int
+    """Token counts of one compaction."""
+
+    # `Ge` is plain metadata here; the context document's schema (schemas/context.py) checks and publishes it.
+    before: Annotated[int, Ge(0)]
     """Tokens of the whole conversation as given (reply priming included, as everywhere here)."""
-    after: int
+    after: Annotated[int, Ge(0)]
     """Tokens of `messages`: at most `budget` unless the anchors and the newest step alone exceed it."""
-    budget: int
+    budget: Annotated[int, Ge(0)]
+    """The budget the compaction aimed at."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ def rebalance_settings(settings: Settings) -> Settings:
     A prefix of its own per run: the test's name, cut to fit, is the same for every parametrization.
     """
     return settings.model_copy(
-        update={"batch_max_events": int(__import__("os").environ.get("RB_BATCH", "1")), 
+        update={
             "topic_prefix": f"t-rebalance-{uuid.uuid4().hex[:8]}", "budget_tokens": 1200, "turn_partitions": 6,
             "broker_session_timeout": 6.0, "dedup_window": TURNS_PER_SESSION,
         }

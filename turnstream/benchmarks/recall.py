@@ -20,12 +20,12 @@ import orjson
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.live import Live, encode, last_versions
 from turnstream.client import ContextClient
-from turnstream.compaction.marker import detect_language
-from turnstream.compaction.messages import text_of
 from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import archive_entry
 from turnstream.memory.recall import recall_line
 from turnstream.samples.recall_set import RecallCase, recall_case
+from turnstream.text.chat import content_text
+from turnstream.text.language import detect_language
 from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS
 
 PROMPT_BUDGET = 4000
@@ -47,7 +47,7 @@ def coverage(answers: list[str], prompts: list[list[dict[str, Any]]]) -> float:
     """Percent of `answers` covered by the prompt asked for each."""
     covered = 0
     for answer, messages in zip(answers, prompts):
-        text = "\n".join(text_of(m.get("content")) for m in messages)
+        text = "\n".join(content_text(m.get("content")) for m in messages)
         covered += answer_covered(answer, text, set(_WORD.findall(CJK_RUN.sub(" ", text.lower()))))
     return 100.0 * covered / max(len(answers), 1)
 

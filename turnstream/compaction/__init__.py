@@ -1,9 +1,10 @@
 """Pure rules and strategies over message lists: no Kafka, no Redis."""
 
 from turnstream.compaction.compactor import KEEP_DIGEST, CompactionResult, TokenCounts, compact
-from turnstream.compaction.marker import MARKERS, detect_language
+from turnstream.compaction.marker import MARKERS
 from turnstream.compaction.messages import MessageError, validate_messages
 from turnstream.compaction.session import SessionCompactor
+from turnstream.text.language import detect_language
 
 __all__ = [
     "KEEP_DIGEST",

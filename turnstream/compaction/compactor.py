@@ -6,23 +6,18 @@ from collections import deque
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, NamedTuple, Sequence
+from typing import Annotated, Any, NamedTuple, Sequence
 
 import orjson
+from annotated_types import Ge
 
-from turnstream.compaction.marker import (
-    Language,
-    LanguageTally,
-    block_message,
-    block_text,
-    marker_message,
-    marker_tokens,
-    trim_note,
-)
-from turnstream.compaction.messages import CallTracker, call_ids, text_of, validate_messages
-from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
+from turnstream.compaction.marker import block_message, block_text, marker_message, marker_tokens, trim_note
+from turnstream.compaction.messages import CallTracker, validate_messages
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Strategy
 from turnstream.compaction.strategies.keyinfo import eviction_order
 from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text, keep_newest_text, truncate_text
+from turnstream.text.chat import Message, call_ids, content_text
+from turnstream.text.language import Language, LanguageTally
 
 _MIN_BLOCK_TEXT_TOKENS = 16
 SUMMARY_FLOOR_TOKENS = 64
@@ -51,11 +46,15 @@ KEEP_DIGEST: Strategy = _KeepDigest()
 
 @dataclass(frozen=True, slots=True)
 class TokenCounts:
-    before: int
+    """Token counts of one compaction."""
+
+    # `Ge` is plain metadata here; the context document's schema (schemas/context.py) checks and publishes it.
+    before: Annotated[int, Ge(0)]
     """Tokens of the whole conversation as given (reply priming included, as everywhere here)."""
-    after: int
+    after: Annotated[int, Ge(0)]
     """Tokens of `messages`: at most `budget` unless the anchors and the newest step alone exceed it."""
-    budget: int
+    budget: Annotated[int, Ge(0)]
+    """The budget the compaction aimed at."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +134,7 @@ def trim_message(
     content = message.get("content")
     if content is None:
         return None
-    text = text_of(content)
+    text = content_text(content)
     counted = count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
     overhead = count_message({**message, "content": ""})
     keep = limit - overhead - count_text(trim_note(counted, language))
@@ -301,10 +300,12 @@ class Window:
             folded = len(dropped)
 
     def _fold(self, span: list[Entry], strategy: Strategy) -> None:
-        digest = strategy.apply(self.digest, [entry.message for entry in span], span[0].seq)
+        # The strategies write in the conversation's language, the one the marker speaks.
+        folding = replace(self.digest, language=self.tally.language())
+        digest = strategy.apply(folding, [entry.message for entry in span], span[0].seq)
         # `archived` holds only the latest application's turns: collect them before the next fold.
         self.archived.extend(digest.archived)
-        self.digest = replace(digest, archived=()) if digest.archived else digest
+        self.digest = replace(digest, archived=(), language=None)
 
     def _fits(self) -> bool:
         tokens = REPLY_PRIMING_TOKENS + self.anchor_tokens + self.tail_tokens

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from turnstream.text.chat import call_ids
+
 ROLES = ("system", "user", "assistant", "tool")
 
 
@@ -14,20 +16,6 @@ class MessageError(ValueError):
         super().__init__(f"message {index}: {reason}")
         self.index = index
         self.reason = reason
-
-
-def call_ids(message: dict[str, Any]) -> tuple[str, ...]:
-    """Ids of the tool calls an (already validated) message makes; empty for any other message."""
-    return tuple(call["id"] for call in message.get("tool_calls") or ())
-
-
-def text_of(content: Any) -> str:
-    """The text a content value carries: the string itself, or the text parts of a list, joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(part["text"] for part in content if part.get("type") == "text")
-    return ""
 
 
 def _check_parts(parts: list[Any]) -> str | None:

@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 
-from turnstream.compaction.strategies.text import content_text, shorten, tool_calls
+from turnstream.compaction.strategies.text import shorten
+from turnstream.text.chat import content_text, tool_calls
 from turnstream.text.terms import recall_terms
 
 TEXT_CHARS = 1000

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, get_args
 
 from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, cut_block
-from turnstream.compaction.marker import Language, detect_language, marker_message, marker_tokens
+from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.strategies.base import Digest, Fact
 from turnstream.compaction.strategies.text import keywords
-from turnstream.compaction.messages import text_of
 from turnstream.compaction.tokens import count_message, count_messages, count_text
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.profile import cut_profile
@@ -27,31 +26,17 @@ from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, RecalledTurn, choose
 from turnstream.memory.store import ArchiveQuery, MemoryStore, Recalled
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
+from turnstream.text.chat import Message, content_text
+from turnstream.text.language import Language, detect_language
+from turnstream.text.locale import LOCALES
 from turnstream.text.terms import query_terms
-
-Message = dict[str, Any]
 
 MAX_QUERY_KEYWORDS = 16
 """Each query keyword costs one set read in the recall script."""
 MAX_QUERY_TERMS = 32
 """Each archive query term costs one ZCARD; the rarest of them are scored."""
 
-_BLOCK_TEXT: dict[Language, tuple[str, str, str, str, dict[str, str]]] = {
-    "en": (
-        "[Memory about the user: use it where it helps, do not recite it]",
-        "Profile:",
-        "Relevant memories:",
-        "From earlier conversations:",
-        {"fact": "fact", "preference": "preference", "event": "event", "summary": "earlier conversation"},
-    ),
-    "zh": (
-        "[关于用户的记忆：相关时参考，不要复述]",
-        "用户画像：",
-        "相关记忆：",
-        "以往对话摘录：",
-        {"fact": "事实", "preference": "偏好", "event": "事件", "summary": "往期对话"},
-    ),
-}
+_LANGUAGES: tuple[Language, ...] = get_args(Language)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +91,7 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
     # documents written before these fields carry none: count and detect here instead
     positions = list(doc.positions) if len(doc.positions) == len(messages) else [None] * len(messages)
     costs = list(doc.message_tokens) if len(doc.message_tokens) == len(messages) else [count_message(m) for m in messages]
-    language: Language = doc.language if doc.language in ("en", "zh") else detect_language([*messages, user])  # type: ignore[assignment]
+    language: Language = doc.language if doc.language in _LANGUAGES else detect_language([*messages, user])  # type: ignore[assignment]
     if messages and messages[-1].get("role") == "user" and messages[-1].get("content") == user_text:
         messages.pop()
         positions.pop()
@@ -169,16 +154,15 @@ def memory_block(profile: str, recalled: list[Recalled], turns: list[RecalledTur
     """The one system message holding the profile, the recalled memories and turns; None when all are empty."""
     if not profile and not recalled and not turns:
         return None
-    title, profile_heading, memories_heading, turns_heading, labels = _BLOCK_TEXT[language]
-    parts = [title]
+    locale = LOCALES[language]
+    parts = [locale.memory_title]
     if profile:
-        parts.append(f"{profile_heading}\n{profile}")
+        parts.append(f"{locale.profile_heading}\n{profile}")
     if recalled:
-        open_, close = ("（", "）") if language == "zh" else ("(", ") ")
-        lines = "\n".join(f"- {open_}{labels[m.type]}{close}{m.text}" for m in recalled)
-        parts.append(f"{memories_heading}\n{lines}")
+        lines = "\n".join(f"- {locale.memory_label.format(label=locale.memory_labels[m.type])}{m.text}" for m in recalled)
+        parts.append(f"{locale.memories_heading}\n{lines}")
     if turns:
-        parts.append(turns_heading + "\n" + "\n".join(turn.line for turn in turns))
+        parts.append(locale.turns_heading + "\n" + "\n".join(turn.line for turn in turns))
     return {"role": "system", "content": "\n".join(parts)}
 
 
@@ -199,8 +183,8 @@ def _fill_block(
             recalled = recalled[:-1]
         else:
             profile = cut_profile(profile, len(profile) * 3 // 4)
-    title, _, _, turns_heading, _ = _BLOCK_TEXT[language]
-    overhead = count_text(turns_heading) + LINE_SEPARATOR_TOKENS + (0 if block else count_message(memory_block(title, [], [], language) or {}))
+    locale = LOCALES[language]
+    overhead = count_text(locale.turns_heading) + LINE_SEPARATOR_TOKENS + (0 if block else count_message(memory_block(locale.memory_title, [], [], language) or {}))
     turns = choose_turns(archived, shown, room - base - overhead, language, shown_texts)
     while turns:  # the line counts are estimates: check the real block, dropping the weakest line if needed
         block = memory_block(profile, recalled, turns, language)
@@ -238,14 +222,14 @@ def assemble(
     shown = context.shown | {(session, p) for p in context.positions[start:] if p is not None}
     rest_tokens = sum(costs[start:]) + (marker_cost if start else 0)
     profile = cut_profile(profile, settings.profile_read_chars)
-    texts = frozenset(text_of(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system")
+    texts = frozenset(content_text(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system")
     block, kept, turns = _fill_block(profile, recalled, archived, shown, texts,
                                      min(settings.recall_budget_tokens, room - rest_tokens), language)
     # taking back stops short of a recalled turn, which the block already shows
     recalled_turns = {(t.entry.session, t.entry.position) for t in turns}
     recalled_texts = {t.entry.text for t in turns}
     floor = max((i + 1 for i, (p, m) in enumerate(zip(context.positions[:start], context.rest))
-                 if (session, p) in recalled_turns or text_of(m.get("content")) in recalled_texts), default=0)
+                 if (session, p) in recalled_turns or content_text(m.get("content")) in recalled_texts), default=0)
     free = room - (count_message(block) if block else 0)
     start = tail_start(costs, starts, free, marker_cost, start, floor)
     cut = [marker] if start and marker else []

@@ -12,15 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable
 
-from turnstream.compaction.marker import Language
 from turnstream.compaction.tokens import count_text
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.text.dates import day_text, ground_dates
+from turnstream.text.language import Language
+from turnstream.text.locale import LOCALES
 
-_SPEAKERS: dict[Language, dict[str, str]] = {
-    "en": {"user": "User", "assistant": "Assistant", "tool": "Tool"},
-    "zh": {"user": "用户", "assistant": "助手", "tool": "工具"},
-}
 LINE_SEPARATOR_TOKENS = 1
 """What a line break between two lines may add to their separate counts."""
 MIN_SCORE_SHARE = 0.0
@@ -46,7 +43,7 @@ class RecalledTurn:
 
 def recall_line(entry: ArchiveEntry, language: Language) -> str:
     """`[8 May 2023] Caroline: I went there yesterday (7 May 2023).`: dated, attributed, relative dates pinned."""
-    speaker = entry.speaker or _SPEAKERS[language].get(entry.role, entry.role)
+    speaker = entry.speaker or LOCALES[language].speakers.get(entry.role, entry.role)
     said = day_text(datetime.fromtimestamp(entry.ts, timezone.utc).date(), language)
     return f"[{said}] {speaker}: {ground_dates(entry.text, entry.ts, language)}"
 

@@ -16,8 +16,9 @@ from typing import Any, Sequence
 import orjson
 
 from turnstream.compaction import validate_messages
-from turnstream.compaction.messages import call_ids, text_of
-from turnstream.samples.planted import Lang, Message, PlantedFact
+from turnstream.samples.planted import PlantedFact
+from turnstream.text.chat import Message, call_ids, content_text
+from turnstream.text.language import Language
 
 Variants = tuple[tuple[tuple[str, ...], ...], ...]
 _TS0 = 1_700_000_000.0
@@ -30,7 +31,7 @@ class Sample:
 
     id: str
     title: str
-    language: Lang
+    language: Language
     user_id: str
     planted_facts: tuple[PlantedFact, ...]
     messages: list[Message]
@@ -54,7 +55,7 @@ def load_samples() -> list[Sample]:
 def stating_index(fact: PlantedFact, messages: Sequence[Message]) -> int | None:
     """Index of the first message whose text holds every probe of `fact`, or None."""
     for index, message in enumerate(messages):
-        text = text_of(message.get("content"))
+        text = content_text(message.get("content"))
         if all(probe in text for probe in fact.probes):
             return index
     return None

@@ -10,15 +10,14 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Iterable, Sequence
 
 import orjson
 
 from turnstream.compaction.strategies.base import Digest, Strategy
 from turnstream.compaction.tokens import count_messages
-
-Lang = Literal["en", "zh"]
-Message = dict[str, Any]
+from turnstream.text.chat import Message
+from turnstream.text.language import Language
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +35,7 @@ class PlantedFact:
 class PlantedConversation:
     messages: list[Message]
     facts: tuple[PlantedFact, ...]
-    lang: Lang
+    lang: Language
 
 
 # slot -> (phrasings, values); "{v}" is the value, "{o}" another value of the slot. Probes are the value and,
@@ -99,7 +98,7 @@ def _phrase(template: str, value: str, other: str) -> str:
     return template.replace("{V}", value[:1].upper() + value[1:]).replace("{v}", value).replace("{o}", other)
 
 
-def _tool_step(rng: random.Random, lang: Lang, index: int) -> list[Message]:
+def _tool_step(rng: random.Random, lang: Language, index: int) -> list[Message]:
     """One ReAct step: thought, tool call, result (sometimes a failure)."""
     place = rng.choice(_PLACES[lang])
     tool, args = rng.choice(
@@ -122,7 +121,7 @@ def _tool_step(rng: random.Random, lang: Lang, index: int) -> list[Message]:
     ]
 
 
-def generate(seed: int, turns: int = 300, lang: Lang = "en", facts_count: int = 8) -> PlantedConversation:
+def generate(seed: int, turns: int = 300, lang: Language = "en", facts_count: int = 8) -> PlantedConversation:
     """A conversation of about `turns` messages whose facts are all stated in its first fifth."""
     rng = random.Random(seed)
     table = _EN if lang == "en" else _ZH

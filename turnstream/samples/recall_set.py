@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-Language = Literal["en", "zh"]
+from turnstream.text.language import Language
 START_TS = 1_682_935_200.0  # 1 May 2023, 10:00 UTC
 DAY = 86_400.0
 

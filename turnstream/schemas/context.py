@@ -6,7 +6,8 @@ from __future__ import annotations
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from turnstream.schemas.turn import SAFE_ID, SAFE_TENANT, Message, session_key
+from turnstream.compaction.compactor import TokenCounts
+from turnstream.schemas.turn import SAFE_ID, SAFE_TENANT, MessageField, session_key
 
 _RECORD = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
@@ -20,19 +21,6 @@ class ContextFact(BaseModel):
     """fact, preference, event, constraint or failure."""
     text: str
     """The information itself, as a short standalone sentence."""
-
-
-class TokenCounts(BaseModel):
-    """Token counts of one compaction."""
-
-    model_config = _RECORD
-
-    before: int = Field(ge=0)
-    """Tokens of the whole conversation."""
-    after: int = Field(ge=0)
-    """Tokens of `messages`."""
-    budget: int = Field(ge=0)
-    """The budget the compaction aimed at."""
 
 
 class ContextDoc(BaseModel):
@@ -50,7 +38,7 @@ class ContextDoc(BaseModel):
     """The newest turn this context includes."""
     updated_at: float
     """When this version was computed, epoch seconds."""
-    messages: list[Message]
+    messages: list[MessageField]
     """Ready to send to a chat model: anchors, marker, summary/facts block, kept tail."""
     positions: list[int | None] = Field(default_factory=list)
     """Each message's position in the session's conversation (0-based), null for the marker and the summary

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSche
 
 from turnstream.compaction.messages import shape_error
 from turnstream.schemas.message import MESSAGE_SCHEMA
+from turnstream.text.chat import Message
 
 SAFE_ID = r"^[A-Za-z0-9._:-]+$"
 """Characters allowed in a session id: they go into Kafka keys and Redis hash tags unescaped."""
@@ -16,8 +17,8 @@ SAFE_TENANT = r"^[A-Za-z0-9._-]+$"
 # No ':' in a tenant: the session key joins tenant and session with ':', so a tenant holding one
 # would let ("a:b", "c") and ("a", "b:c") share a key, and with it a context.
 
-Message = Annotated[dict[str, Any], WithJsonSchema(MESSAGE_SCHEMA)]
-"""One OpenAI chat message, kept as the caller's own dict so it stays byte-identical downstream."""
+MessageField = Annotated[Message, WithJsonSchema(MESSAGE_SCHEMA)]
+"""A `Message` in a record: checked by the decoder, published with MESSAGE_SCHEMA."""
 
 
 class Turn(BaseModel):
@@ -43,7 +44,7 @@ class Turn(BaseModel):
     """Position of the turn in its session, when the gateway knows it."""
     ts: float | None = None
     """When the turn happened, epoch seconds."""
-    message: Message
+    message: MessageField
     """One OpenAI chat message: role, content, tool_calls, tool_call_id."""
     meta: dict[str, Any] = Field(default_factory=dict)
     """Free-form gateway metadata, carried along untouched."""

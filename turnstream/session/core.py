@@ -20,6 +20,8 @@ from turnstream.schemas import ContextDoc, Turn
 from turnstream.session.state import SessionState
 from turnstream.session.summaries import SummaryRequest, SummaryResult
 from turnstream.settings import Settings
+from turnstream.text.language import Language
+from turnstream.text.locale import LOCALES
 
 SUMMARY_MEMORY_EVERY = 16
 """Applied turns between refreshes of a session's summary memory: a write per turn would buy little."""
@@ -30,11 +32,7 @@ MIN_OFFLINE_TAIL_TOKENS = 32
 
 Outcome = Literal["applied", "duplicate", "dead_letter", "summary", "stale_summary"]
 
-RESULT_UNAVAILABLE = {
-    "en": "[No result arrived for this tool call (it was refused or lost); treat the call as failed.]",
-    "zh": "[此工具调用的结果未送达（被拒绝或丢失）；请按调用失败处理。]",
-}
-"""The result a session gives a tool call whose result never came, so the provider's pairing rule holds."""
+
 
 
 @dataclass(frozen=True)
@@ -87,8 +85,8 @@ class SessionCore:
         except MessageError as error:
             return Step(state.key, state.owner, "dead_letter", dead_letter=("message", str(error)))
         # a call whose result was refused or lost must not wedge the session: it is answered as failed
-        dropped = state.close_pending_calls(RESULT_UNAVAILABLE[state.compactor.tally.language()], self.strategy) \
-            if turn.message["role"] != "tool" else []
+        unavailable = LOCALES[state.compactor.tally.language()].result_unavailable
+        dropped = state.close_pending_calls(unavailable, self.strategy) if turn.message["role"] != "tool" else []
         dropped += state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting, seq=turn.seq)
         memories = self._memories(state, turn, greeting, now)
         entry = archive_entry(state.key, turn.turn_id, state.compactor.seq - 1, turn.message,
@@ -130,12 +128,12 @@ class SessionCore:
             memories += filter(None, [summary_memory(state.owner, state.key, state.compactor.digest.summary, now)])
         return memories
 
-    def _lay_on(self, summary: str, waiting: list[dict[str, Any]]) -> str:
+    def _lay_on(self, summary: str, waiting: list[dict[str, Any]], language: Language) -> str:
         """The LLM summary kept whole, with the offline digest of the spans that waited in the room left."""
         room = self.settings.summary_max_tokens - count_text(summary)
         if not waiting or room < MIN_OFFLINE_TAIL_TOKENS:
             return summary
-        return f"{summary}\n{RollingSummarizer(room).fold('', waiting)}"
+        return f"{summary}\n{RollingSummarizer(room).fold('', waiting, language)}"
 
     def _stale_after(self) -> float:
         settings = self.settings

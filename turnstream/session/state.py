@@ -19,12 +19,13 @@ from turnstream.memory import changed_facts
 from turnstream.schemas import session_key
 from turnstream.session.summaries import SummaryRequests, SummaryResult
 from turnstream.settings import Settings
+from turnstream.text.language import Language
 
 SNAPSHOT_VERSION = 2
 """1: the first layout (short keys, no `v`, the compactor as a nested object); 2: named fields and `v`."""
 
-Fold = Callable[[str, list[dict[str, Any]]], str]
-"""(summary, dropped span) -> summary: how spans that waited are laid onto an LLM summary."""
+Fold = Callable[[str, list[dict[str, Any]], Language], str]
+"""(summary, dropped span, the conversation's language) -> summary: how spans that waited are laid onto an LLM summary."""
 
 
 class SnapshotError(ValueError):
@@ -105,7 +106,7 @@ class SessionState:
         if not self.summaries.answer(result):
             return False
         # spans dropped since the request are only in the offline summary: lay them onto the new one
-        self.compactor.replace_summary(fold(result.summary or "", self.summaries.pending), strategy)
+        self.compactor.replace_summary(fold(result.summary or "", self.summaries.pending, self.compactor.tally.language()), strategy)
         self.version += 1
         return True
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-Message = dict[str, Any]
+from turnstream.text.chat import Message
 
 MAX_PENDING_MESSAGES = 64
 """Spans waiting beyond this lose their oldest messages: the offline summary already holds them."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta, timezone
-from typing import Callable, Literal
+from typing import Callable
 
-Language = Literal["zh", "en"]
+from turnstream.text.language import Language
+from turnstream.text.locale import LOCALES
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -19,12 +20,11 @@ _COUNT = r"(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|ni
 
 
 def day_text(day: date, language: Language) -> str:
-    return f"{day.year}年{day.month}月{day.day}日" if language == "zh" else f"{day.day} {day:%B} {day.year}"
+    return LOCALES[language].day_text(day)
 
 
 def _month_text(year: int, month: int, language: Language) -> str:
-    year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
-    return f"{year}年{month}月" if language == "zh" else f"{date(year, month, 1):%B} {year}"
+    return LOCALES[language].month_text(year, month)
 
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], str]]
@@ -105,7 +105,7 @@ def ground_dates(text: str, ts: float, language: Language) -> str:
     if not _CUES[language].search(text):
         return text
     today = datetime.fromtimestamp(ts, timezone.utc).date()
-    open_, close = ("（", "）") if language == "zh" else (" (", ")")
+    note = LOCALES[language].date_note
     for pattern, meaning in _RULES[language]:
-        text = pattern.sub(lambda m: f"{m.group(0)}{open_}{meaning(m, today)}{close}", text)
+        text = pattern.sub(lambda m: m.group(0) + note.format(date=meaning(m, today)), text)
     return text

@@ -1,15 +1,16 @@
 import pytest
 
-from turnstream.compaction.strategies.text import clauses, detect_language, keywords, message_text, sentences
+from turnstream.compaction.strategies.text import clauses, keywords, sentences, span_language
 
 
 
-@pytest.mark.parametrize(
-    ("text", "lang"),
-    [("I live in Porto and love it", "en"), ("我住在杭州，喜欢川菜", "zh"), ("我用 Python 写代码", "zh"), ("hello 你", "en"), ("", "en")],
-)
-def test_detect_language(text: str, lang: str) -> None:
-    assert detect_language(text) == lang
+def test_a_span_speaks_its_user_s_language_else_its_prose_and_the_summary_so_far() -> None:
+    user = {"role": "user", "content": "我想订京都酒店"}
+    assistant = {"role": "assistant", "content": "Sure, I can look for hotels in Kyoto for you."}
+    assert span_language([assistant, user], "user: plan a trip") == "zh"
+    assert span_language([assistant], "用户：我想去京都") == "en"
+    assert span_language([{"role": "tool", "tool_call_id": "1", "content": "hotels"}], "用户：我想去京都") == "zh"
+    assert span_language([], "") == "en"
 
 
 def test_keywords_drop_stopwords_and_lowercase() -> None:
@@ -29,8 +30,3 @@ def test_sentences_keep_decimals_and_split_cjk() -> None:
 def test_clauses_split_on_commas_but_not_inside_numbers() -> None:
     assert clauses("My budget is $3,000, not 2000; and I hate layovers") == ["My budget is $3,000", "not 2000", "I hate layovers"]
     assert clauses("My name is Ana and I live in Porto") == ["My name is Ana", "I live in Porto"]
-
-
-def test_message_text_includes_tool_calls_and_content_parts() -> None:
-    message = {"role": "assistant", "content": [{"type": "text", "text": "checking"}], "tool_calls": [{"id": "1", "function": {"name": "search", "arguments": '{"q": "x"}'}}]}
-    assert message_text(message) == 'checking\nsearch({"q": "x"})'

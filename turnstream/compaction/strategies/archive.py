@@ -6,7 +6,8 @@ from dataclasses import replace
 from typing import Sequence
 
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Message
-from turnstream.compaction.strategies.text import keywords, message_text
+from turnstream.compaction.strategies.text import keywords
+from turnstream.text.chat import message_text
 
 MAX_KEYWORDS = 32
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Sequence
+from typing import Literal, Protocol, Sequence
 
-Message = dict[str, Any]
-"""One OpenAI chat message, kept as the caller's own dict so unchanged messages stay byte-identical."""
+from turnstream.text.chat import Message
+from turnstream.text.language import Language
 
 FactType = Literal["fact", "preference", "event", "constraint", "failure"]
 
@@ -47,6 +47,9 @@ class Digest:
     """Deduplicated key facts, capped in count."""
     archived: tuple[ArchivedTurn, ...] = field(default=())
     """Turns archived by the latest application only; the owner ships them out and clears them."""
+    language: Language | None = None
+    """The conversation's language (as the compactor's marker speaks it) while a span is folded, for the
+    strategies that write words of their own; None when the caller does not know it (they judge the span)."""
 
 
 class Strategy(Protocol):

@@ -10,7 +10,8 @@ from typing import Any, Iterable, Sequence
 import orjson
 
 from turnstream.compaction.strategies.base import Digest, Fact, FactType, Message
-from turnstream.compaction.strategies.text import clauses, content_text, keywords, sentences, shorten, tool_calls
+from turnstream.compaction.strategies.text import clauses, keywords, sentences, shorten
+from turnstream.text.chat import content_text, tool_calls
 
 log = logging.getLogger(__name__)
 

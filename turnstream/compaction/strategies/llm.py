@@ -18,8 +18,9 @@ from tenacity import Retrying, stop_after_attempt, wait_exponential
 from turnstream.compaction.strategies.base import Digest, Fact, FactType, Message
 from turnstream.compaction.strategies.keyinfo import MAX_FACT_CHARS, KeyInfoExtractor, merge_facts, slug
 from turnstream.compaction.strategies.summary import RollingSummarizer
-from turnstream.compaction.strategies.text import content_text, shorten, tool_calls
+from turnstream.compaction.strategies.text import shorten
 from turnstream.compaction.tokens import truncate_text
+from turnstream.text.chat import content_text, tool_calls
 
 log = logging.getLogger(__name__)
 

@@ -6,23 +6,25 @@ import logging
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import orjson
 
 from turnstream.compaction.strategies.base import Digest, Message
 from turnstream.compaction.strategies.keyinfo import classify, tool_result_summary
-from turnstream.compaction.strategies.text import Language, content_text, keywords, sentences, shorten, span_language, tool_calls
+from turnstream.compaction.strategies.text import keywords, sentences, shorten, span_language
 from turnstream.compaction.tokens import count_text, truncate_text
+from turnstream.text.chat import content_text, tool_calls
+from turnstream.text.language import Language
+from turnstream.text.locale import LOCALES
 
 log = logging.getLogger(__name__)
 
 MAX_LINE_CHARS = 220
 
-_LABELS: dict[Language, dict[str, str]] = {
-    "en": {"user": "user: ", "assistant": "assistant: ", "step": "step: ", "tool": "tool: ", "called": "called", "failed": "failed", "results": "results"},
-    "zh": {"user": "用户：", "assistant": "助手：", "step": "步骤：", "tool": "工具：", "called": "调用", "failed": "失败", "results": "条结果"},
-}
+_USER_LINE = tuple(locale.summary_labels["user"].rstrip() for locale in LOCALES.values())
+_STEP_LINE = tuple(locale.summary_labels["step"].rstrip() for locale in LOCALES.values())
+"""How an earlier summary's user and step lines start, in any language."""
 _ROLE_WEIGHT = {"user": 3.0, "step": 2.0, "assistant": 1.0, "tool": 1.0, "system": 2.0}
 _SALIENT = re.compile(r"\d|\b[A-Z][a-z]+\b|[\u4e00-\u9fff]")
 _SIGNAL_CACHE_LINES = 8192
@@ -68,7 +70,7 @@ def _args(arguments: str) -> str:
     return shorten(arguments, 60)
 
 
-def _step_lines(message: Message, results: dict[str, str], labels: dict[str, str]) -> list[str]:
+def _step_lines(message: Message, results: dict[str, str], labels: Mapping[str, str]) -> list[str]:
     """One line per ReAct step: "called search_flights(from=RTM) -> 3 results"."""
     lines = []
     for call_id, name, arguments in tool_calls(message):
@@ -82,7 +84,7 @@ def _step_lines(message: Message, results: dict[str, str], labels: dict[str, str
 
 def _span_lines(dropped: Sequence[Message], lang: Language) -> list[_Line]:
     """Scored candidate lines of a dropped span, in conversation order."""
-    labels = _LABELS[lang]
+    labels = LOCALES[lang].summary_labels
     results = {str(m.get("tool_call_id")): content_text(m.get("content")) for m in dropped if isinstance(m, dict) and m.get("role") == "tool"}
     called = {call_id for m in dropped if isinstance(m, dict) for call_id, _, _ in tool_calls(m)}
     lines: list[_Line] = []
@@ -110,7 +112,7 @@ def _old_lines(summary: str) -> list[_Line]:
     raw = [line for line in summary.splitlines() if line.strip()]
     lines = []
     for index, line in enumerate(raw):
-        role = "user" if line.startswith(("user:", "用户：")) else "step" if line.startswith(("step:", "步骤：")) else "assistant"
+        role = "user" if line.startswith(_USER_LINE) else "step" if line.startswith(_STEP_LINE) else "assistant"
         lines.append(_Line(line, _score(line, role, index / max(len(raw), 1))))
     return lines
 
@@ -141,15 +143,16 @@ class RollingSummarizer:
 
     def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
         try:
-            summary = self.fold(digest.summary, dropped)
+            summary = self.fold(digest.summary, dropped, digest.language)
         except Exception:  # a strategy must never stop compaction; keep the old summary, capped
             log.exception("rolling summary failed; summary unchanged")
             summary = truncate_text(digest.summary, self.max_tokens)
         return replace(digest, summary=summary)
 
-    def fold(self, old_summary: str, dropped: Sequence[Message]) -> str:
-        """The new summary of `old_summary` followed by `dropped`, at most `max_tokens` tokens."""
-        lang = span_language(dropped, old_summary)
+    def fold(self, old_summary: str, dropped: Sequence[Message], language: Language | None = None) -> str:
+        """The new summary of `old_summary` followed by `dropped`, at most `max_tokens` tokens, labelled in
+        `language` (the conversation's), else in the language of the span."""
+        lang = language or span_language(dropped, old_summary)
         old = _old_lines(old_summary)
         old_texts = {line.text for line in old}
         fresh = [line for line in _span_lines(dropped, lang) if line.text not in old_texts]

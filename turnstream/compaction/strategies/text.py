@@ -1,17 +1,13 @@
-"""Text helpers shared by the strategies: language, sentences, clauses, keywords, message text."""
+"""Text helpers shared by the strategies: a span's language, sentences, clauses, keywords."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Iterable
 
-import orjson
-
+from turnstream.text.language import HAN, Language, LanguageTally
 from turnstream.text.terms import FUNCTION_WORDS, cjk_bigrams
 
-Language = Literal["zh", "en"]
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_'\-]*[a-z0-9]|[a-z0-9]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # A full stop ends a sentence only when followed by space or the end, so "3.5" and "e.g" survive.
@@ -27,13 +23,6 @@ STOPWORDS = FUNCTION_WORDS | frozenset(
     """.split()
 )
 """Function words and chat fillers; lower-cased keywords never include them."""
-
-
-def detect_language(text: str) -> Language:
-    """"zh" when CJK carries the text (a CJK character stands for about a word), else "en"."""
-    cjk = len(_CJK.findall(text))
-    words = len(re.findall(r"[A-Za-z]+", text))
-    return "zh" if cjk > words else "en"
 
 
 def sentences(text: str) -> list[str]:
@@ -57,54 +46,20 @@ def keywords(text: str, limit: int | None = None) -> tuple[str, ...]:
     """Distinct search keys of `text`: lower-cased words minus stopwords, then CJK bigrams, first-seen order."""
     seen: dict[str, None] = {}
     for key in words(text) + cjk_bigrams(text):
-        if len(key) > 1 or _CJK.match(key) or key.isdigit():
+        if len(key) > 1 or HAN.match(key) or key.isdigit():
             seen.setdefault(key, None)
     keys = tuple(seen)
     return keys if limit is None else keys[:limit]
 
 
-def content_text(content: Any) -> str:
-    """The text of a message `content`: a string, a list of parts, or anything JSON-able."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content]
-        return "\n".join(p for p in parts if p)
-    try:
-        return orjson.dumps(content).decode()
-    except TypeError:
-        return str(content)
-
-
-def tool_calls(message: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(id, function name, arguments) of every tool call in an assistant message, tolerating bad shapes."""
-    calls: list[tuple[str, str, str]] = []
-    raw = message.get("tool_calls")
-    if not isinstance(raw, list):
-        return calls
-    for call in raw:
-        if not isinstance(call, dict):
-            continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
-        calls.append((str(call.get("id", "")), str(function.get("name", "tool")), content_text(function.get("arguments", ""))))
-    return calls
-
-
-def message_text(message: Any) -> str:
-    """Everything searchable in one message: its content and its tool calls."""
-    if not isinstance(message, dict):
-        return content_text(message)
-    parts = [content_text(message.get("content"))]
-    parts += [f"{name}({args})" for _, name, args in tool_calls(message)]
-    return "\n".join(p for p in parts if p)
-
-
-def span_language(messages: Any, fallback: str = "") -> Language:
-    """Language of a span, judged on its user and assistant prose (tool JSON would skew it)."""
-    prose = [content_text(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
-    return detect_language(" ".join(prose) + " " + fallback)
+def span_language(messages: Iterable[Any], earlier: str = "") -> Language:
+    """Language of a dropped span by the conversation's rule (text/language.py): its user text when it has
+    any, else the rest of its prose together with `earlier` text (the summary so far)."""
+    tally = LanguageTally()
+    for message in messages:
+        tally.add(message)
+    tally.add_text(earlier, user=False)
+    return tally.language()
 
 
 def shorten(text: str, max_chars: int) -> str:

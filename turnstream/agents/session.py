@@ -35,6 +35,7 @@ from turnstream.streams.topics import Topics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+CHANGELOG_WAIT_SECONDS = 5.0
 
 
 def _ms_since(start: float) -> float:
@@ -243,12 +244,21 @@ class SessionExecutor:
                 _current_event.reset(token)
 
     async def _changelog_sent(self) -> None:
-        """Wait until the broker has every Table row of the batch: the offsets that cover them are acknowledged
-        next, and Faust's own flush before a commit gives up on a record after 0.1 s."""
+        """Wait, for at most CHANGELOG_WAIT_SECONDS, until the broker has every Table row of the batch: the
+        offsets that cover them are acknowledged next, and Faust's own flush before a commit gives up on a
+        record after 0.1 s. Bounded, because a rebalance can hold the producer's buffer while it waits for
+        this agent."""
         producer = self.sessions.app.producer
-        while producer.buffer.size:
+        deadline = time.monotonic() + CHANGELOG_WAIT_SECONDS
+        while producer.buffer.size and time.monotonic() < deadline:
             await producer.buffer.flush_atmost(producer.buffer.size)
-        await producer.flush()
+        try:
+            if producer.buffer.size:
+                raise asyncio.TimeoutError
+            await asyncio.wait_for(producer.flush(), max(deadline - time.monotonic(), 0.1))
+        except asyncio.TimeoutError:
+            log.warning("Table rows not confirmed by the broker within %.0f s; acknowledging the batch anyway",
+                        CHANGELOG_WAIT_SECONDS)
 
     def _count(self, batch: Batch, per_turn: int, table_ms: float) -> None:
         for step in batch.steps:

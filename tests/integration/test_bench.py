@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 
-FIGURES = {"drain", "freshness", "reads", "prompt_size", "retention", "append_cost"}
-SPEED_FIGURES = {"drain", "freshness", "reads", "append_cost"}
+FIGURES = {"drain", "freshness", "reads", "recall", "archive", "prompt_size", "retention", "append_cost"}
+SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "append_cost"}
 
 
 def _alive(pid: int) -> bool:
@@ -30,7 +30,7 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
     env = {k: v for k, v in os.environ.items() if k not in ("TURNSTREAM_KAFKA_URL", "TURNSTREAM_REDIS_URL")}
     result = subprocess.run(
         [sys.executable, "-m", "turnstream", "bench", "--quick", "--json", str(path)],
-        capture_output=True, text=True, env=env, timeout=240,
+        capture_output=True, text=True, env=env, timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     document = orjson.loads(path.read_bytes())
@@ -60,6 +60,10 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
         assert tokens["a"] <= sizes["data"]["budget_tokens"]
     for row in figures["retention"]["rows"]:
         assert 0 <= row["a"] <= 100 and 0 <= row["b"] <= 100
+    # the shipped chats: every planted detail is in build_prompt's prompt, none in the newest tail
+    recall = {row["measure"]: row for row in figures["recall"]["rows"]}
+    assert recall["generated en vs newest tail"]["a"] == 100 and recall["generated zh vs newest tail"]["a"] == 100
+    assert recall["generated en vs newest tail"]["b"] < 50
 
     pids = document["meta"]["pids"]
     assert {"kafka", "redis", "worker", "passthrough-count", "passthrough-set"} <= set(pids)

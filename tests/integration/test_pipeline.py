@@ -144,7 +144,9 @@ async def read_dead_letters(settings: Settings, count: int, timeout: float = 60)
 async def test_bad_input_goes_to_the_dead_letter_topic_and_good_turns_still_apply(pipeline_settings: Settings) -> None:
     settings = pipeline_settings.model_copy(update={"max_content_bytes": 4096})
     good = turns_for("good", seed=7, count=30)
-    orphan_result = {**good[5], "turn_id": "orphan", "message": {"role": "tool", "tool_call_id": "nope", "content": "x"}}
+    # no seq: a turn numbered at or below the session's last one would be a replay, skipped, not refused
+    orphan_result = {**{k: v for k, v in good[5].items() if k != "seq"}, "turn_id": "orphan",
+                     "message": {"role": "tool", "tool_call_id": "nope", "content": "x"}}
     bad: list[tuple[str, bytes]] = [
         ("not json", b"{this is not json"),
         ("wrong types", orjson.dumps({**good[0], "turn_id": "types", "seq": "seven"})),

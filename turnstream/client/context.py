@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from types import TracebackType
@@ -12,6 +13,11 @@ from turnstream.memory import MemoryStore, Prompt, build_prompt, owner_key
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.turn import session_key
 from turnstream.settings import Settings
+
+
+WAIT_READS = 8
+"""Reads that wait_for calls of one client run at once: with the one shared subscription, the connections
+all its waits use stay this many plus one, however many waits there are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +37,7 @@ class ContextClient:
         self.store = store
         self.memory = memory
         """Needed by build_prompt only; from_settings builds one on the same connection pool."""
+        self._wait_reads = asyncio.Semaphore(WAIT_READS)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ContextClient:
@@ -67,7 +74,9 @@ class ContextClient:
         return WaitResult(doc, included)
 
     async def _read_including(self, key: str, owner: str | None, turn_id: str) -> tuple[ContextDoc | None, bool]:
-        return await self.store.read_including(key, owner or await self.store.owner_of(key), turn_id)
+        # waits wake together (a thousand at once for a busy gateway): their reads take turns on a few connections
+        async with self._wait_reads:
+            return await self.store.read_including(key, owner or await self.store.owner_of(key), turn_id)
 
     async def build_prompt(
         self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None,

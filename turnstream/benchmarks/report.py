@@ -21,7 +21,7 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-TABLE_WIDTH = 160
+TABLE_WIDTH = 200
 """Wide enough for one line per row; a piped table is not cut to 80 columns."""
 
 

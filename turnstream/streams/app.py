@@ -13,6 +13,7 @@ from turnstream.settings import Settings
 from turnstream.streams.admin import SESSIONS_TABLE, WORKER_APP, faust_app_id
 from turnstream.streams.delivery import App
 from turnstream.streams.embedded import free_port
+from turnstream.streams.probes import register_probes
 from turnstream.streams.tables import sessions_table
 from turnstream.streams.topics import declare_topics
 
@@ -43,6 +44,11 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
         web_enabled=True,
         web_bind=settings.web_bind,
         web_port=settings.web_port or free_port(),  # Faust refuses 0: pick a free port ourselves
+        # no table, router, graph or stats views: `/table/sessions/<key>` would serve conversations to anyone
+        web_tables_enabled=False,
+        web_router_enabled=False,
+        web_graph_enabled=False,
+        web_stats_enabled=False,
         datadir=str(Path(settings.data_dir) / "{conf.name}-data"),
         producer_linger=settings.producer_linger_ms / 1000,
     )
@@ -57,6 +63,7 @@ def create_app(settings: Settings, replication_factor: int | None = None) -> fau
     register_session_agent(app, settings, topics, sessions_table(app, settings))
     if settings.llm_enabled:
         register_summarizer_agent(app, settings, topics)
+    register_probes(app, settings)
     return app
 
 

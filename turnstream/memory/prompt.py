@@ -184,7 +184,9 @@ def _fill_block(
         else:
             profile = cut_profile(profile, len(profile) * 3 // 4)
     locale = LOCALES[language]
-    overhead = count_text(locale.turns_heading) + LINE_SEPARATOR_TOKENS + (0 if block else count_message(memory_block(locale.memory_title, [], [], language) or {}))
+    # the turns' heading, and the block's own title message when profile and memories left none
+    title = 0 if block else count_message({"role": "system", "content": locale.memory_title}) + LINE_SEPARATOR_TOKENS
+    overhead = count_text(locale.turns_heading) + LINE_SEPARATOR_TOKENS + title
     turns = choose_turns(archived, shown, room - base - overhead, language, shown_texts)
     while turns:  # the line counts are estimates: check the real block, dropping the weakest line if needed
         block = memory_block(profile, recalled, turns, language)

@@ -20,8 +20,6 @@ from turnstream.text.locale import LOCALES
 
 LINE_SEPARATOR_TOKENS = 1
 """What a line break between two lines may add to their separate counts."""
-MIN_SCORE_SHARE = 0.0
-"""A hit scoring below this share of the best hit is noise (it matched only common words): left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +65,8 @@ def choose_turns(
     `shown` (session, position) pairs, and any turn whose text equals a message in `shown_texts`.
     A snippet that does not fit whole may still give its hit alone."""
     chosen: dict[str, RecalledTurn] = {}
-    groups = snippets(archived)
-    floor = MIN_SCORE_SHARE * max((group[0][1] for group in groups), default=0.0)
-    for group in groups:
+    for group in snippets(archived):
         best = group[0][1]
-        if best < floor:
-            continue
         fresh = [(e, s) for e, s in group
                  if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts]
         lines = [(e, s, recall_line(e, language)) for e, s in fresh]

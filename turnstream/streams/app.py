@@ -8,7 +8,7 @@ import faust
 
 from turnstream.agents.session import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
-from turnstream.connections import faust_credentials
+from turnstream.connections import faust_credentials, kafka_options
 from turnstream.settings import Settings
 from turnstream.streams.admin import SESSIONS_TABLE, WORKER_APP, faust_app_id
 from turnstream.streams.delivery import App
@@ -53,6 +53,7 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
         producer_linger=settings.producer_linger_ms / 1000,
     )
     app.fetch_wait_ms = settings.consumer_fetch_wait_ms
+    app.kafka_options = kafka_options(settings.model_copy(update={"kafka_url": settings.kafka_url or DEFAULT_BROKER}))
     return app
 
 

@@ -26,6 +26,8 @@ import faust
 from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, Message
 
+from turnstream.streams.end_offsets import fetched_end_offsets
+
 log = logging.getLogger(__name__)
 
 GAP_RETRIES = 3
@@ -74,6 +76,10 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         self._next_offset.clear()
         self._retries.clear()
         await super().on_partitions_assigned(assigned, generation_id)
+
+    async def highwaters(self, *partitions: TP) -> Mapping[TP, int]:
+        """End offsets confirmed by a fetch (see end_offsets): table recovery reads up to these."""
+        return await fetched_end_offsets(self.app.kafka_options, await super().highwaters(*partitions))  # type: ignore[return-value]
 
     def _new_consumer_thread(self) -> FetchWaitThread:
         return FetchWaitThread(self, loop=self.loop, beacon=self.beacon)
@@ -134,10 +140,12 @@ class OrderedTransport(aiokafka_driver.Transport):
 
 
 class App(faust.App):
-    """faust.App whose consumer delivers input records in offset order (see OrderedConsumer) and waits at
-    the broker for `fetch_wait_ms` (FetchWaitThread)."""
+    """faust.App whose consumer delivers input records in offset order (see OrderedConsumer), waits at
+    the broker for `fetch_wait_ms` (FetchWaitThread) and recovers tables up to fetched end offsets."""
 
     fetch_wait_ms: int = 1500
+    kafka_options: dict[str, Any] = {}
+    """aiokafka connection options (bootstrap servers, security) for the clients the consumer opens itself."""
 
     def _new_transport(self) -> OrderedTransport:
         return OrderedTransport(self.conf.broker_consumer, self)

@@ -7,7 +7,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from turnstream.cli import CliError
+from turnstream.cli import CliError, require_extra
 from turnstream.settings import Settings
 from turnstream.streams.embedded import StackError, provisioned
 from turnstream.streams.startup import startup_logging
@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_extra("worker")
     configured = Settings()
     startup_logging()
     try:

@@ -33,4 +33,4 @@ bench: $(INSTALLED)
 	$(BIN)/turnstream bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache build *.egg-info

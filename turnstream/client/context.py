@@ -4,30 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 from types import TracebackType
 
 
+from turnstream.client.reads import WaitResult, session_and_owner
 from turnstream.client.store import ContextStore
-from turnstream.memory import MemoryStore, Prompt, build_prompt, owner_key
+from turnstream.memory import MemoryStore, Prompt, build_prompt
 from turnstream.schemas.context import ContextDoc
-from turnstream.schemas.turn import session_key
 from turnstream.settings import Settings
 
 
 WAIT_READS = 8
 """Reads that wait_for calls of one client run at once: with the one shared subscription, the connections
 all its waits use stay this many plus one, however many waits there are."""
-
-
-@dataclass(frozen=True, slots=True)
-class WaitResult:
-    """What wait_for found."""
-
-    doc: ContextDoc | None
-    """The latest context of the session (None when it has none yet)."""
-    fresh: bool
-    """True when `doc` includes the awaited turn; False when the wait timed out first."""
 
 
 class ContextClient:
@@ -51,15 +40,13 @@ class ContextClient:
 
     async def get(self, session_id: str, tenant: str | None = None, user_id: str | None = None) -> ContextDoc | None:
         """The session's current context, in one round trip with `user_id` (two without); None when it has none."""
-        key = session_key(session_id, tenant)
-        return await self.store.read(key, owner_key(user_id, tenant, session_id) if user_id else None)
+        return await self.store.read(*session_and_owner(session_id, tenant, user_id))
 
     async def wait_for(
         self, session_id: str, turn_id: str, timeout: float, tenant: str | None = None, user_id: str | None = None
     ) -> WaitResult:
         """The context once it includes `turn_id`, or after `timeout` seconds the latest one with fresh=False."""
-        key = session_key(session_id, tenant)
-        owner = owner_key(user_id, tenant, session_id) if user_id else None
+        key, owner = session_and_owner(session_id, tenant, user_id)
         deadline = time.monotonic() + timeout
         # subscribed before the first read: an update landing between the two is still seen
         async with self.store.updates(key) as updates:
@@ -90,9 +77,8 @@ class ContextClient:
         """
         if self.memory is None:
             raise RuntimeError("build_prompt needs a MemoryStore: ContextClient(store, memory) or from_settings()")
-        key = session_key(session_id, tenant)
-        owner = owner_key(user_id, tenant, session_id) if user_id else await self.store.owner_of(key)
-        return await build_prompt(self.memory, key, owner, user_text, k, record)
+        key, owner = session_and_owner(session_id, tenant, user_id)
+        return await build_prompt(self.memory, key, owner or await self.store.owner_of(key), user_text, k, record)
 
     async def aclose(self) -> None:
         await self.store.aclose()

@@ -84,7 +84,8 @@ class TurnProducer:
 
     async def send_raw(self, key: bytes | None, value: bytes) -> asyncio.Future[RecordMetadata]:
         """Queue a value as it is, valid or not (for tools and tests that need malformed input)."""
-        return await self.producer.send(self.topic, value=value, key=key)
+        sent: asyncio.Future[RecordMetadata] = await self.producer.send(self.topic, value=value, key=key)
+        return sent
 
     async def flush(self) -> None:
         """Wait until every queued turn is acknowledged."""

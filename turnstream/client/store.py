@@ -9,6 +9,7 @@ from typing import AsyncIterator, Iterable
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from turnstream.client.reads import doc_from, owner_from
 from turnstream.client.updates import UpdateHub, Watch
 from turnstream.connections import redis_client
 from turnstream.schemas.context import ContextDoc
@@ -45,7 +46,7 @@ class ContextStore:
         """
         owner = owner or doc.session_key
         keys = self.keys(owner, doc.session_key)
-        args = [doc.version, doc.to_json(), doc.last_turn_id, self._ttl, self._window, keys.updates, *applied_turn_ids]
+        args: list[str | bytes | int] = [doc.version, doc.to_json(), doc.last_turn_id, self._ttl, self._window, keys.updates, *applied_turn_ids]
         await self._write(keys=[keys.context, keys.applied], args=args, client=pipe)  # queued, not sent
         pipe.set(self.layout.owner_pointer(doc.session_key), owner, ex=self._ttl)
 
@@ -58,21 +59,21 @@ class ContextStore:
 
     async def owner_of(self, session_key: str) -> str:
         """The session's owner as the worker last wrote it; the session itself when it has none yet."""
-        owner = await self.redis.get(self.layout.owner_pointer(session_key))
-        return session_key if owner is None else owner.decode()
+        return owner_from(await self.redis.get(self.layout.owner_pointer(session_key)), session_key)
 
     async def read(self, session_key: str, owner: str | None = None) -> ContextDoc | None:
         """The stored context of a session, or None; without `owner` it is looked up first (a second round trip)."""
         owner = owner or await self.owner_of(session_key)
-        raw = await self.redis.hget(self.keys(owner, session_key).context, "doc")
-        return None if raw is None else ContextDoc.from_json(raw)
+        return doc_from(await self.redis.hget(self.keys(owner, session_key).context, "doc"))
 
     async def read_including(self, session_key: str, owner: str, turn_id: str) -> tuple[ContextDoc | None, bool]:
         """The stored context and whether it includes `turn_id`, in one round trip."""
         keys = self.keys(owner, session_key)
         async with self.redis.pipeline(transaction=False) as pipe:
-            raw, score = await pipe.hget(keys.context, "doc").zscore(keys.applied, turn_id).execute()
-        return (None if raw is None else ContextDoc.from_json(raw)), score is not None
+            pipe.hget(keys.context, "doc")
+            pipe.zscore(keys.applied, turn_id)
+            raw, score = await pipe.execute()
+        return doc_from(raw), score is not None
 
     @asynccontextmanager
     async def updates(self, session_key: str) -> AsyncIterator[Watch]:

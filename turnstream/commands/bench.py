@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from turnstream.cli import CliError
+from turnstream.cli import CliError, require_extra
 from turnstream.settings import Settings
 from turnstream.streams.embedded import EmbeddedStack, StackError
 
@@ -50,6 +50,7 @@ def _stop_on_sigterm() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_extra("worker")
     from turnstream.benchmarks.children import ChildDied, Children
     from turnstream.benchmarks.live import BenchTimeout
     from turnstream.benchmarks.report import PlotUnavailable, print_table, write_json, write_plot

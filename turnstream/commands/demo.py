@@ -11,7 +11,7 @@ import orjson
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from turnstream.cli import CliError
+from turnstream.cli import CliError, require_extra
 from turnstream.commands._services import client_logging
 from turnstream.demo.plan import DemoSession, plan_sessions
 from turnstream.demo.render import render
@@ -52,6 +52,7 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_extra("worker")
     plan = plan_sessions(args.sessions, args.turns, args.seed)
     console = Console(stderr=True)
     client_logging()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 
 from turnstream import __version__
 
@@ -18,5 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     print(f"turnstream {__version__}")
     for name in _DEPENDENCIES:
-        print(f"  {name} {version(name)}")
+        try:
+            print(f"  {name} {version(name)}")
+        except PackageNotFoundError:  # an extra's package: the SDK alone has no Faust and no OpenAI client
+            print(f"  {name} not installed")
     return 0

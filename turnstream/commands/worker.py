@@ -7,7 +7,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from turnstream.cli import CliError
+from turnstream.cli import CliError, require_extra
 from turnstream.settings import Settings
 from turnstream.streams.embedded import StackError, provisioned
 from turnstream.streams.startup import startup_logging
@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Consume turns, keep each session's compacted context, and write it to Redis. "
             "Waits up to TURNSTREAM_STARTUP_TIMEOUT_SECONDS for the broker and Redis. With TURNSTREAM_KAFKA_URL / "
             "TURNSTREAM_REDIS_URL unset, embedded services are started (unless TURNSTREAM_EMBEDDED=never) and their "
-            "URLs printed. Add workers with the same TURNSTREAM_TOPIC_PREFIX to scale out."
+            "URLs printed. Add workers with the same TURNSTREAM_TOPIC_PREFIX to scale out. Needs the worker extra "
+            "(pip install 'turnstream[worker]'), and the embedded one for embedded services."
         ),
     )
     parser.add_argument("--loglevel", default="warning", choices=("debug", "info", "warning", "error"))
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_extra("worker")
     configured = Settings()
     startup_logging()
     try:

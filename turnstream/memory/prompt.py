@@ -23,7 +23,8 @@ from turnstream.compaction.tokens import count_message, count_messages, count_te
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.profile import cut_profile
 from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, RecalledTurn, choose_turns
-from turnstream.memory.store import ArchiveQuery, MemoryStore, Recalled
+from turnstream.memory.reads import ArchiveQuery, RecallResult, Recalled
+from turnstream.memory.store import MemoryStore
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.text.chat import Message, content_text
@@ -239,6 +240,46 @@ def assemble(
     return Assembled(messages, kept, turns)
 
 
+@dataclass(frozen=True, slots=True)
+class PromptQuery:
+    """What one read asks the recall script for, prepared from the user's text before the round trip."""
+
+    user_text: str
+    skipped: bool
+    """Small talk: nothing is recalled."""
+    keywords: tuple[str, ...]
+    k: int
+    archive: ArchiveQuery
+    started: float
+    """perf_counter() when preparing began, and when it ended: the prompt's timings start here."""
+    asked: float
+
+
+def prompt_query(user_text: str, k: int | None, settings: Settings) -> PromptQuery:
+    """The keywords and archive terms of `user_text` (none for small talk); `k` defaults to settings.recall_k."""
+    started = time.perf_counter()
+    skipped = is_small_talk(user_text)
+    words = () if skipped else keywords(user_text, MAX_QUERY_KEYWORDS)
+    terms = [] if skipped else query_terms(user_text, MAX_QUERY_TERMS)
+    return PromptQuery(user_text, skipped, words, settings.recall_k if k is None else k, ArchiveQuery(terms),
+                       started, time.perf_counter())
+
+
+def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings) -> Prompt:
+    """The prompt from what the recall script returned for `query`; call it right after the round trip."""
+    fetched = time.perf_counter()
+    doc = ContextDoc.from_json(result.doc) if result.doc else None
+    assembled = assemble(doc, result.profile, result.recalled, result.archived, query.user_text, settings)
+    done = time.perf_counter()
+    timings = {
+        "redis": round((fetched - query.asked) * 1000, 3),
+        "assemble": round((done - fetched) * 1000, 3),
+        "total": round((done - query.started) * 1000, 3),
+    }
+    recalled = [{"id": m.id, "type": m.type, "text": m.text} for m in assembled.recalled]
+    return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings)
+
+
 async def build_prompt(
     memory: MemoryStore, session_key: str, owner: str, user_text: str, k: int | None = None, record: bool = True
 ) -> Prompt:
@@ -249,22 +290,6 @@ async def build_prompt(
     budget, and undoing it would cost a second round trip. Archived turns have no dedup window:
     the context itself says what the model has seen, and a question asked twice needs its answer twice.
     """
-    settings = memory.settings
-    started = time.perf_counter()
-    skipped = is_small_talk(user_text)
-    words = () if skipped else keywords(user_text, MAX_QUERY_KEYWORDS)
-    terms = [] if skipped else query_terms(user_text, MAX_QUERY_TERMS)
-    asked = time.perf_counter()
-    result = await memory.recall(owner, session_key, words, settings.recall_k if k is None else k,
-                                 ArchiveQuery(terms), record=record)
-    fetched = time.perf_counter()
-    doc = ContextDoc.from_json(result.doc) if result.doc else None
-    assembled = assemble(doc, result.profile, result.recalled, result.archived, user_text, settings)
-    done = time.perf_counter()
-    timings = {
-        "redis": round((fetched - asked) * 1000, 3),
-        "assemble": round((done - fetched) * 1000, 3),
-        "total": round((done - started) * 1000, 3),
-    }
-    recalled = [{"id": m.id, "type": m.type, "text": m.text} for m in assembled.recalled]
-    return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], skipped, timings)
+    query = prompt_query(user_text, k, memory.settings)
+    result = await memory.recall(owner, session_key, query.keywords, query.k, query.archive, record=record)
+    return finish_prompt(query, result, memory.settings)

@@ -8,61 +8,21 @@ script `remember.lua` still derives keyword-set names from a prefix (same tag, s
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import orjson
 from redis.asyncio import Redis
 
 from turnstream.connections import redis_client
-from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.model import Memory, MemoryType
+from turnstream.memory.model import Memory
 from turnstream.memory.profile import append_profile, keep_tail
+from turnstream.memory.reads import ArchiveQuery, RecallResult, decode_recall, recall_request
 from turnstream.memory.scripts import load_script
 from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8
 """Writers of one owner race only on the profile; each retry re-reads it, so a few always suffice."""
-
-
-@dataclass(frozen=True, slots=True)
-class Recalled:
-    """A memory the recall script picked, with the score it was picked by."""
-
-    id: str
-    type: MemoryType
-    text: str
-    score: float
-    access_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """Everything the read path needs, as read in one round trip."""
-
-    doc: bytes | None
-    profile: str
-    recalled: list[Recalled]
-    """Best first."""
-    archived: list[tuple[ArchiveEntry, float]]
-    """Archived turns matching the query: hits best first, each followed by its neighbours (score 0)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveQuery:
-    """Bounds of the archive part of one read: Redis runs the script alone, so its work is capped."""
-
-    terms: Sequence[str]
-    """Distinct query terms (text.terms.query_terms); each costs one ZCARD."""
-    hits: int = 32
-    """Best-scoring entries returned, each with its neighbours."""
-    postings_per_term: int = 64
-    """Highest-weighted postings read per scored term."""
-    scored_terms: int = 8
-    """Rarest query terms scored; the others are too common to tell turns apart."""
-    neighbours: int = 1
-    """Turns of the same session returned on each side of a hit, so a question keeps its answer."""
 
 
 class MemoryStore:
@@ -156,20 +116,8 @@ class MemoryStore:
         With `record`, the memories are counted as injected into the session and their access counts
         raised (with no keywords or k = 0 nothing is recorded); without it, this only looks.
         """
-        keys = self.keys(owner)
-        session = self.layout.session(owner, session_key)
-        settings = self.settings
-        args = [k, settings.recall_dedup_window, settings.session_ttl_seconds, time.time(), int(record), len(keywords),
-                archive.hits, archive.postings_per_term, archive.scored_terms, archive.neighbours]
-        fixed = [session.context, keys.profile, keys.memories, keys.access, session.injected, keys.archive, keys.positions, keys.ages]
-        indexes = [keys.keyword_prefix + word for word in keywords] + [keys.term_prefix + term for term in archive.terms]
-        doc, profile, _version, memories, archived = await self._recall(keys=fixed + indexes, args=args)
-        recalled = []
-        for raw, access, score in zip(memories[0::3], memories[1::3], memories[2::3]):
-            memory = orjson.loads(raw)
-            recalled.append(Recalled(memory["id"], memory["type"], memory["text"], float(score), int(access)))
-        entries = [(ArchiveEntry(**entry), float(score)) for score, entry in orjson.loads(archived)]
-        return RecallResult(doc, (profile or b"").decode(), recalled, entries)
+        keys, args = recall_request(self.layout, self.settings, owner, session_key, keywords, k, archive, record, time.time())
+        return decode_recall(await self._recall(keys=keys, args=args))
 
     async def aclose(self) -> None:
         await self.redis.aclose()

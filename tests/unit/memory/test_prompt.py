@@ -7,7 +7,7 @@ from turnstream.compaction.marker import MARKERS, marker_message
 from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.prompt import assemble, split_context
-from turnstream.memory.store import Recalled
+from turnstream.memory.reads import Recalled
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 

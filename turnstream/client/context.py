@@ -13,6 +13,7 @@ from turnstream.memory import MemoryStore, Prompt, build_prompt, owner_key
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.turn import session_key
 from turnstream.settings import Settings
+from turnstream.tracing import span
 
 
 WAIT_READS = 8
@@ -91,8 +92,9 @@ class ContextClient:
         if self.memory is None:
             raise RuntimeError("build_prompt needs a MemoryStore: ContextClient(store, memory) or from_settings()")
         key = session_key(session_id, tenant)
-        owner = owner_key(user_id, tenant, session_id) if user_id else await self.store.owner_of(key)
-        return await build_prompt(self.memory, key, owner, user_text, k, record)
+        with span("turnstream.build_prompt", {"db.system": "redis", "turnstream.session": key}):
+            owner = owner_key(user_id, tenant, session_id) if user_id else await self.store.owner_of(key)
+            return await build_prompt(self.memory, key, owner, user_text, k, record)
 
     async def aclose(self) -> None:
         await self.store.aclose()

@@ -22,8 +22,6 @@ try:
 except ImportError:  # the otel extra is not installed: spans are no-ops
     otel_trace = None
 
-tracing_enabled = otel_trace is not None
-"""Whether spans are recorded at all (the otel extra is installed); callers skip building span attributes otherwise."""
 TRACEPARENT = "traceparent"
 TRACE_HEADERS = (TRACEPARENT, "tracestate")
 """The W3C trace-context headers the worker carries from a turn to what it produces for it."""
@@ -66,6 +64,14 @@ def carried(headers: Headers) -> list[tuple[str, bytes]]:
     return [(name, value) for name, value in header_items(headers) if name.lower() in TRACE_HEADERS]
 
 
+def recording() -> bool:
+    """Whether spans go anywhere: the otel extra is installed and an SDK tracer provider is set. Without one
+    the API's spans are no-ops that still cost tens of microseconds per record, so callers skip them."""
+    if otel_trace is None:
+        return False
+    return not isinstance(otel_trace.get_tracer_provider(), (otel_trace.ProxyTracerProvider, otel_trace.NoOpTracerProvider))
+
+
 def kafka_attributes(topic: str, partition: int, offset: int, key: bytes | None) -> dict[str, Any]:
     """OpenTelemetry messaging attributes of a consumed Kafka record."""
     attributes: dict[str, Any] = {
@@ -96,7 +102,7 @@ def record_span(
     """Record a finished span that ran from `start` to `end` (time.perf_counter() readings), as a child of
     the `parent` traceparent (else a new trace), linked to the `links` traceparents. Returns the span's own
     traceparent, to parent further spans on; None without OpenTelemetry or with no SDK recording spans."""
-    if otel_trace is None:
+    if not recording():
         return None
     tracer = otel_trace.get_tracer(TRACER_NAME)
     span_links = [otel_trace.Link(otel_trace.get_current_span(_context(link)).get_span_context()) for link in links]
@@ -114,7 +120,7 @@ def record_span(
 @contextmanager
 def span(name: str, attributes: Mapping[str, Any] | None = None) -> Iterator[None]:
     """A span around a block, a child of the caller's current span (a gateway's request, say)."""
-    if otel_trace is None:
+    if not recording():
         yield
         return
     with otel_trace.get_tracer(TRACER_NAME).start_as_current_span(name, attributes=dict(attributes or {})):
@@ -123,7 +129,7 @@ def span(name: str, attributes: Mapping[str, Any] | None = None) -> Iterator[Non
 
 def inject(headers: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     """`headers` plus the caller's current trace context, unless they carry a traceparent already."""
-    if otel_trace is None or traceparent(headers):
+    if not recording() or traceparent(headers):
         return headers
     carrier: dict[str, str] = {}
     TraceContextTextMapPropagator().inject(carrier, otel_context.get_current())

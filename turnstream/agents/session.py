@@ -33,7 +33,7 @@ from turnstream.session import SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
 from turnstream.streams.topics import Topics
-from turnstream.tracing import carried, kafka_attributes, record_span, traceparent, tracing_enabled
+from turnstream.tracing import carried, kafka_attributes, record_span, recording, traceparent
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -159,7 +159,6 @@ class SessionExecutor:
             batch.decode_ms += (computing - decoding) * 1000
             step = self._apply(batch, key, item)
             batch.core_ms += _ms_since(computing)
-            _trace(event, decoding, computing)
         except Exception as error:  # noqa: BLE001 - one bad event must not take the batch (or the worker) down
             log.exception("event at %s/%s failed; dead-lettered, its session's state rebuilt without it",
                           event.message.partition, event.message.offset,
@@ -168,6 +167,7 @@ class SessionExecutor:
             if key is not None:
                 self._rebuild(batch, key)
             return
+        _trace(event, decoding, computing)
         if step is None:
             return  # a summary for a session this worker has no state of
         batch.inputs[key].append(item)
@@ -293,7 +293,7 @@ class SessionExecutor:
 
 def _trace(event: EventT, decoding: float, computing: float | None, error: str | None = None) -> None:
     """Spans of one event: processing it, with decode and (unless it was refused) compaction inside."""
-    if not tracing_enabled:
+    if not recording():
         return
     message, done = event.message, time.perf_counter()
     parent = record_span(f"process {message.topic}", decoding, done, traceparent(message.headers),

@@ -139,7 +139,7 @@ def test_without_opentelemetry_nothing_imports_it_and_spans_are_no_ops() -> None
     script = (
         "import sys; sys.modules['opentelemetry'] = None\n"  # as if the otel extra were not installed
         "import turnstream.tracing as t, turnstream.agents.session, turnstream.client, turnstream.commands.worker\n"
-        "assert not t.tracing_enabled\n"
+        "assert not t.recording()\n"
         "assert t.record_span('x', 1.0, 2.0) is None\n"
         "with t.span('y'): pass\n"
         "assert t.inject([]) == []\n"
@@ -155,3 +155,14 @@ def test_tracing_is_the_only_module_that_imports_opentelemetry() -> None:
     importing = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
                        if "import opentelemetry" in (text := path.read_text()) or "from opentelemetry" in text)
     assert importing == ["tracing.py"]
+
+
+def test_with_the_api_but_no_sdk_provider_set_spans_are_skipped() -> None:
+    script = (
+        "import turnstream.tracing as t\n"
+        "assert t.otel_trace is not None and not t.recording()\n"  # tens of microseconds a record saved
+        "assert t.record_span('x', 1.0, 2.0, '" + PARENT + "') is None\n"
+        "assert t.inject([]) == []\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

@@ -1,8 +1,8 @@
 """W3C trace context on Kafka headers, and OpenTelemetry spans when the `otel` extra is installed.
 
-The only module that imports opentelemetry: without the extra every span helper is a no-op, while the
-`traceparent` header is still carried to what the worker produces for a turn and its trace id still
-appears in the worker's log lines (both need no OpenTelemetry).
+The only module that imports opentelemetry: without the extra, or with no SDK tracer provider set, every
+span helper is a no-op, while the `traceparent` header is still carried to what the worker produces for a
+turn and its trace id still appears in the worker's log lines (both need no OpenTelemetry).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ try:
     from opentelemetry import trace as otel_trace
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 except ImportError:  # the otel extra is not installed: spans are no-ops
-    otel_trace = None
+    otel_trace = None  # type: ignore[assignment]
 
 TRACEPARENT = "traceparent"
 TRACE_HEADERS = (TRACEPARENT, "tracestate")
@@ -97,17 +97,18 @@ def _epoch_ns(perf: float) -> int:
 
 def record_span(
     name: str, start: float, end: float, parent: str | None = None, attributes: Mapping[str, Any] | None = None,
-    links: Sequence[str] = (), error: str | None = None,
+    links: Sequence[str] = (), error: str | None = None, kind: str = "INTERNAL",
 ) -> str | None:
     """Record a finished span that ran from `start` to `end` (time.perf_counter() readings), as a child of
-    the `parent` traceparent (else a new trace), linked to the `links` traceparents. Returns the span's own
+    the `parent` traceparent (else a new trace), linked to the `links` traceparents; `kind` names a SpanKind
+    (CONSUMER for processing a record, CLIENT for a call out). Returns the span's own
     traceparent, to parent further spans on; None without OpenTelemetry or with no SDK recording spans."""
     if not recording():
         return None
     tracer = otel_trace.get_tracer(TRACER_NAME)
     span_links = [otel_trace.Link(otel_trace.get_current_span(_context(link)).get_span_context()) for link in links]
     span = tracer.start_span(
-        name, context=_context(parent), kind=otel_trace.SpanKind.CONSUMER, attributes=dict(attributes or {}),
+        name, context=_context(parent), kind=otel_trace.SpanKind[kind], attributes=dict(attributes or {}),
         links=span_links, start_time=_epoch_ns(start),
     )
     if error is not None:

@@ -124,7 +124,7 @@ class SessionExecutor:
                                         "batch_events": len(events)})
         self.last_redis_write_ms = _ms_since(writing)
         record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
-                    {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:])
+                    {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
         tabling = time.perf_counter()
         self._write_rows(batch)
         await self._changelog_sent()
@@ -297,7 +297,8 @@ def _trace(event: EventT, decoding: float, computing: float | None, error: str |
         return
     message, done = event.message, time.perf_counter()
     parent = record_span(f"process {message.topic}", decoding, done, traceparent(message.headers),
-                         kafka_attributes(message.topic, message.partition, message.offset, message.key), error=error)
+                         kafka_attributes(message.topic, message.partition, message.offset, message.key), error=error,
+                         kind="CONSUMER")
     record_span("turnstream.decode", decoding, computing or done, parent, error=error)
     if computing is not None:
         record_span("turnstream.compaction", computing, done, parent)

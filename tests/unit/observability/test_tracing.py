@@ -94,13 +94,15 @@ def test_a_recorded_span_joins_the_turn_trace_with_kafka_attributes(spans: InMem
     start = time.perf_counter()
     time.sleep(0.01)
     end = time.perf_counter()
-    own = record_span("process p.turns", start, end, PARENT, kafka_attributes("p.turns", 3, 41, b"acme:s-7"))
+    own = record_span("process p.turns", start, end, PARENT, kafka_attributes("p.turns", 3, 41, b"acme:s-7"),
+                      kind="CONSUMER")
     child = record_span("turnstream.decode", start, end, own, error="invalid_turn")
     process, decode = spans.get_finished_spans()
     assert process.name == "process p.turns" and decode.name == "turnstream.decode"
     assert f"{process.context.trace_id:032x}" == TRACE
     assert f"{process.parent.span_id:016x}" == "00f067aa0ba902b7"
     assert decode.parent.span_id == process.context.span_id
+    assert (process.kind, decode.kind) == (otel_trace.SpanKind.CONSUMER, otel_trace.SpanKind.INTERNAL)
     assert own == f"00-{TRACE}-{process.context.span_id:016x}-01" and child is not None
     assert dict(process.attributes) == {
         "messaging.system": "kafka", "messaging.operation.type": "process", "messaging.destination.name": "p.turns",

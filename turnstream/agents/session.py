@@ -160,8 +160,8 @@ class SessionExecutor:
             step = self._apply(batch, key, item)
             batch.core_ms += _ms_since(computing)
         except Exception as error:  # noqa: BLE001 - one bad event must not take the batch (or the worker) down
-            log.exception("event at %s/%s failed; dead-lettered, its session's state rebuilt without it",
-                          event.message.partition, event.message.offset,
+            log.exception("event at %s/%s failed; dead-lettered%s", event.message.partition, event.message.offset,
+                          "" if key is None else ", its session's state rebuilt without it",
                           extra=record_fields(event.message, key))
             batch.dead.append((event, "internal", repr(error)))
             if key is not None:

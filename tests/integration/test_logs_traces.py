@@ -47,6 +47,7 @@ async def test_json_logs_and_a_traceparent_follow_a_turn_to_its_dead_letter_and_
         async with TurnProducer(settings) as producer:
             await producer.send_raw(b"broken", orjson.dumps(bad), {"traceparent": traceparent(BAD_TRACE),
                                                                    "x-gateway": b"gw-1"})
+            await producer.send_raw(b"broken", None, {"traceparent": traceparent(BAD_TRACE)})  # a tombstone
             await producer.send(good, headers=[("traceparent", traceparent(GOOD_TRACE))])
             await producer.flush()
         async with ContextClient.from_settings(settings) as client:
@@ -66,6 +67,10 @@ async def test_json_logs_and_a_traceparent_follow_a_turn_to_its_dead_letter_and_
     assert dead_line["level"] == "WARNING"
     assert {k: dead_line[k] for k in ("session", "turn_id", "partition", "offset", "trace_id")} == {
         "session": "broken", "turn_id": "bad-1", "partition": int(source_partition), "offset": int(source_offset),
+        "trace_id": BAD_TRACE}
+    (tombstone,) = [line for line in logs if "tombstone" in line["message"]]
+    assert {k: tombstone[k] for k in ("session", "turn_id", "partition", "offset", "trace_id")} == {
+        "session": "broken", "turn_id": None, "partition": int(source_partition), "offset": int(source_offset) + 1,
         "trace_id": BAD_TRACE}
 
     by_trace: dict[str, set[str]] = {}

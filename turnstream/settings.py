@@ -145,6 +145,10 @@ class Settings(BaseSettings):
     """How long the session agent waits to fill a batch before it runs a smaller one."""
     broker_session_timeout: float = Field(30.0, gt=0)
     """Consumer-group session timeout (seconds): failover waits about this long."""
+    log_level: str = "WARNING"
+    """Worker log level, any case (debug, info, warning, error, critical); `turnstream worker -l LEVEL` overrides it."""
+    log_format: Literal["text", "json"] = "text"
+    """Worker log lines: "text" (Faust's format) or "json" (one object per line on stderr, with session, turn_id, partition, offset, trace_id on lines about a turn)."""
 
     @field_validator("kafka_url")
     @classmethod
@@ -152,6 +156,18 @@ class Settings(BaseSettings):
         if value:
             parse_kafka_url(value)
         return value or None
+
+    @field_validator("log_level")
+    @classmethod
+    def _check_log_level(cls, value: str) -> str:
+        from turnstream.logs import parse_level
+
+        return parse_level(value)
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower_log_format(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("redis_url")
     @classmethod

@@ -23,6 +23,7 @@ from faust.streams import _current_event  # the event a Table write is attribute
 from faust.types import EventT
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
+from turnstream.agents.fields import record_fields
 from turnstream.agents.ingest import dead_letter
 from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore
@@ -32,6 +33,7 @@ from turnstream.session import SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
 from turnstream.streams.topics import Topics
+from turnstream.tracing import carried, kafka_attributes, record_span, recording, traceparent
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -64,6 +66,10 @@ class Batch:
     inputs: defaultdict[str, list[Turn | SummaryResult]] = field(default_factory=lambda: defaultdict(list))
     """Per session, what this batch fed its state: enough to rebuild it if one event breaks it."""
     steps: list[Step] = field(default_factory=list)
+    carried: list[list[tuple[str, bytes]]] = field(default_factory=list)
+    """Per step, its event's trace-context headers: what the step produces carries them on."""
+    traceparents: list[str] = field(default_factory=list)
+    """The batch's traced events, parents and links of its Redis write span."""
     dead: list[tuple[EventT, str, str]] = field(default_factory=list)
     broker_wait_ms: list[float] = field(default_factory=list)
     decode_ms: float = 0.0
@@ -86,7 +92,7 @@ class Tombstones:
         log.log(
             logging.INFO if self.count == 1 else logging.DEBUG,
             "ignoring a record with a null value (tombstone) at %s/%s/%s; further ones are logged at debug level",
-            message.topic, message.partition, message.offset,
+            message.topic, message.partition, message.offset, extra=record_fields(message),
         )
 
 
@@ -117,14 +123,16 @@ class SessionExecutor:
         await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn, "compaction": batch.core_ms / per_turn,
                                         "batch_events": len(events)})
         self.last_redis_write_ms = _ms_since(writing)
+        record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
+                    {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
         tabling = time.perf_counter()
         self._write_rows(batch)
         await self._changelog_sent()
         table_ms = _ms_since(tabling)
-        for step in batch.steps:
+        for step, headers in zip(batch.steps, batch.carried):
             if step.summary_request is not None:
                 request = step.summary_request
-                await self.topics.compaction.send(key=request.session_key.encode(), value=request.to_bytes())
+                await self.topics.compaction.send(key=request.session_key.encode(), value=request.to_bytes(), headers=headers)
         self._count(batch, per_turn, table_ms)
 
     def _step(self, batch: Batch, event: EventT) -> None:
@@ -143,6 +151,7 @@ class SessionExecutor:
                     item = decode_turn(event.value, self.settings.max_content_bytes)
                 except TurnError as error:
                     batch.dead.append((event, error.reason, error.detail))
+                    _trace(event, decoding, None, error.reason)
                     return
                 key = item.session_key
                 batch.broker_wait_ms.append(max(0.0, time.time() - event.message.timestamp) * 1000)
@@ -151,18 +160,28 @@ class SessionExecutor:
             step = self._apply(batch, key, item)
             batch.core_ms += _ms_since(computing)
         except Exception as error:  # noqa: BLE001 - one bad event must not take the batch (or the worker) down
-            log.exception("event at %s/%s failed", event.message.partition, event.message.offset)
+            log.exception("event at %s/%s failed; dead-lettered%s", event.message.partition, event.message.offset,
+                          "" if key is None else ", its session's state rebuilt without it",
+                          extra=record_fields(event.message, key))
             batch.dead.append((event, "internal", repr(error)))
             if key is not None:
                 self._rebuild(batch, key)
             return
+        _trace(event, decoding, computing)
         if step is None:
             return  # a summary for a session this worker has no state of
         batch.inputs[key].append(item)
         batch.last_event[key] = event
+        if step.outcome == "duplicate":
+            turn_id = item.turn_id if isinstance(item, Turn) else None
+            log.debug("turn %s at %s/%s seen already: replay skipped", turn_id, event.message.partition,
+                      event.message.offset, extra=record_fields(event.message, key, turn_id))
         if step.dead_letter is not None:
             batch.dead.append((event, *step.dead_letter))
         batch.steps.append(step)
+        batch.carried.append(carried(event.message.headers))
+        if parent := traceparent(event.message.headers):
+            batch.traceparents.append(parent)
 
     def _apply(self, batch: Batch, key: str, item: Turn | SummaryResult) -> Step | None:
         if isinstance(item, SummaryResult):
@@ -270,6 +289,19 @@ class SessionExecutor:
         observe_ms("compaction", batch.core_ms / per_turn)
         observe_ms("redis_write", self.last_redis_write_ms)
         observe_ms("table_write", table_ms)
+
+
+def _trace(event: EventT, decoding: float, computing: float | None, error: str | None = None) -> None:
+    """Spans of one event: processing it, with decode and (unless it was refused) compaction inside."""
+    if not recording():
+        return
+    message, done = event.message, time.perf_counter()
+    parent = record_span(f"process {message.topic}", decoding, done, traceparent(message.headers),
+                         kafka_attributes(message.topic, message.partition, message.offset, message.key), error=error,
+                         kind="CONSUMER")
+    record_span("turnstream.decode", decoding, computing or done, parent, error=error)
+    if computing is not None:
+        record_span("turnstream.compaction", computing, done, parent)
 
 
 async def _to_the_end(work: Awaitable[None]) -> None:

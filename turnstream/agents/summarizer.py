@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import faust
 import openai
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
+from turnstream.agents.fields import record_fields
 from turnstream.session.summaries import SummaryRequest, SummaryResult
 from turnstream.compaction.strategies import client_options, merge_profile, merge_summary
 from turnstream.memory import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.metrics import llm_requests_total, observe_ms
 from turnstream.streams.topics import Topics
+from turnstream.tracing import carried
 
 log = logging.getLogger(__name__)
 
@@ -27,20 +30,21 @@ class Summarizer:
         self.client = client
         self.memory = memory
 
-    async def answer(self, request: SummaryRequest) -> SummaryResult:
+    async def answer(self, request: SummaryRequest, fields: dict[str, Any] | None = None) -> SummaryResult:
+        """`fields` tie its log lines to the request's record (see record_fields)."""
         started = asyncio.get_running_loop().time()
         try:
             summary = await self._merge(request)
         except Exception as error:  # noqa: BLE001 - any failure leaves the offline summary standing
             llm_requests_total.labels("failed").inc()
-            log.warning("LLM summary for %s failed: %r", request.session_key, error)
+            log.warning("LLM summary for %s failed: %r", request.session_key, error, extra=fields)
             return SummaryResult(request.session_key, request.request_id, None, repr(error)[:500])
         llm_requests_total.labels("ok").inc()
         observe_ms("llm_summary", (asyncio.get_running_loop().time() - started) * 1000)
         try:
             await self.condense_profile(request.owner)
         except Exception as error:  # noqa: BLE001 - a profile is a nicety; the summary must still go back
-            log.warning("profile merge for %s failed: %r", request.owner, error)
+            log.warning("profile merge for %s failed: %r", request.owner, error, extra=fields)
         return SummaryResult(request.session_key, request.request_id, summary)
 
     async def condense_profile(self, owner: str) -> None:
@@ -86,13 +90,15 @@ def register_summarizer_agent(app: faust.App, settings: Settings, topics: Topics
         memory = MemoryStore.from_settings(settings)
         summarizer = Summarizer(settings, openai.AsyncOpenAI(**options), memory)
         try:
-            async for raw in stream:
+            async for event in stream.events():
                 try:
-                    request = SummaryRequest.from_bytes(raw)
+                    request = SummaryRequest.from_bytes(event.value)
                 except (ValueError, KeyError, TypeError) as error:
-                    log.error("unreadable summary request dropped: %r", error)
+                    log.error("unreadable summary request dropped: %r", error, extra=record_fields(event.message))
                     continue
-                result = await summarizer.answer(request)
-                await topics.summaries.send(key=request.session_key.encode(), value=result.to_bytes())
+                result = await summarizer.answer(request, record_fields(event.message, request.session_key))
+                # the answer goes back under the trace of the turn that asked for it
+                await topics.summaries.send(key=request.session_key.encode(), value=result.to_bytes(),
+                                            headers=carried(event.message.headers))
         finally:
             await memory.aclose()

@@ -12,6 +12,7 @@ from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore, Prompt, build_prompt
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
+from turnstream.tracing import span
 
 
 WAIT_READS = 8
@@ -78,7 +79,8 @@ class ContextClient:
         if self.memory is None:
             raise RuntimeError("build_prompt needs a MemoryStore: ContextClient(store, memory) or from_settings()")
         key, owner = session_and_owner(session_id, tenant, user_id)
-        return await build_prompt(self.memory, key, owner or await self.store.owner_of(key), user_text, k, record)
+        with span("turnstream.build_prompt", {"db.system": "redis", "turnstream.session": key}):
+            return await build_prompt(self.memory, key, owner or await self.store.owner_of(key), user_text, k, record)
 
     async def aclose(self) -> None:
         await self.store.aclose()

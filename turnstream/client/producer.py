@@ -16,6 +16,7 @@ from aiokafka.structs import RecordMetadata
 from turnstream.connections import kafka_options
 from turnstream.schemas.turn import Turn, encode_turn, validate_turn
 from turnstream.settings import Settings
+from turnstream.tracing import Headers, header_items, inject
 
 log = logging.getLogger(__name__)
 
@@ -73,18 +74,23 @@ class TurnProducer:
             raise RuntimeError("TurnProducer is not started: use `async with` or await start()")
         return self._producer
 
-    async def send(self, turn: Turn | dict[str, Any]) -> asyncio.Future[RecordMetadata]:
+    async def send(self, turn: Turn | dict[str, Any], headers: Headers = None) -> asyncio.Future[RecordMetadata]:
         """Queue `turn`; the returned future resolves once the broker has it (await it, or flush()).
 
-        A dict is validated (TurnError) and sent exactly as given, so its JSON stays the caller's.
+        A dict is validated (TurnError) and sent exactly as given, so its JSON stays the caller's. `headers`
+        (name -> bytes, or pairs) go on the record; a `traceparent` among them follows the turn through the
+        worker (its log lines, spans, summary requests, dead letters). Without one, the caller's current
+        OpenTelemetry span is put there when the otel extra is installed.
         """
         if isinstance(turn, Turn):
-            return await self.send_raw(turn.session_key.encode(), encode_turn(turn))
-        return await self.send_raw(validate_turn(turn).session_key.encode(), orjson.dumps(turn))
+            return await self.send_raw(turn.session_key.encode(), encode_turn(turn), headers)
+        return await self.send_raw(validate_turn(turn).session_key.encode(), orjson.dumps(turn), headers)
 
-    async def send_raw(self, key: bytes | None, value: bytes) -> asyncio.Future[RecordMetadata]:
+    async def send_raw(self, key: bytes | None, value: bytes | None, headers: Headers = None) -> asyncio.Future[RecordMetadata]:
         """Queue a value as it is, valid or not (for tools and tests that need malformed input)."""
-        sent: asyncio.Future[RecordMetadata] = await self.producer.send(self.topic, value=value, key=key)
+        sent: asyncio.Future[RecordMetadata] = await self.producer.send(
+            self.topic, value=value, key=key, headers=inject(header_items(headers)) or None
+        )
         return sent
 
     async def flush(self) -> None:

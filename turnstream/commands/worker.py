@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from turnstream.cli import CliError, require_extra
+from turnstream.logs import faust_logging_config, parse_level
 from turnstream.settings import Settings
 from turnstream.streams.embedded import StackError, provisioned
 from turnstream.streams.startup import startup_logging
@@ -30,17 +31,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(pip install 'turnstream[worker]'), and the embedded one for embedded services."
         ),
     )
-    parser.add_argument("--loglevel", default="warning", choices=("debug", "info", "warning", "error"))
+    parser.add_argument(
+        "-l", "--loglevel", type=_level, default=None, metavar="LEVEL",
+        help="debug, info, warning, error or critical, in any case (default: TURNSTREAM_LOG_LEVEL, else warning); "
+             "TURNSTREAM_LOG_FORMAT=json writes every line as a JSON object",
+    )
     parser.set_defaults(run=run)
+
+
+def _level(text: str) -> str:
+    try:
+        return parse_level(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:
     require_extra("worker")
     configured = Settings()
-    startup_logging()
+    startup_logging(configured.log_format)
     try:
         with provisioned(configured) as settings:
-            print(f"KAFKA_URL={settings.redact(settings.kafka_url or '')}\nREDIS_URL={settings.redact(settings.redis_url or '')}", file=sys.stderr, flush=True)
+            kafka_url, redis_url = settings.redact(settings.kafka_url or ""), settings.redact(settings.redis_url or "")
+            if settings.log_format == "json":  # every stderr line stays a JSON object
+                log.info("services", extra={"kafka_url": kafka_url, "redis_url": redis_url})
+            else:
+                print(f"KAFKA_URL={kafka_url}\nREDIS_URL={redis_url}", file=sys.stderr, flush=True)
             if configured.kafka_url is None:
                 log.warning(
                     "TURNSTREAM_KAFKA_URL is unset: started an EMBEDDED Tansu broker at %s; it keeps topics in memory "
@@ -51,13 +67,14 @@ def run(args: argparse.Namespace) -> int:
                     "TURNSTREAM_REDIS_URL is unset: started an EMBEDDED redis-server at %s, without persistence "
                     "(development only; TURNSTREAM_EMBEDDED=never forbids this)", settings.redis_url,
                 )
-            return run_worker(settings, args.loglevel)
+            return run_worker(settings, args.loglevel or settings.log_level)
     except StackError as error:
         raise CliError(configured.redact(str(error))) from None
 
 
 def run_worker(settings: Settings, loglevel: str) -> int:
-    """Run a Faust worker in this process until it is stopped; returns its exit status."""
+    """Run a Faust worker in this process until it is stopped, logging at `loglevel` in settings.log_format;
+    returns its exit status."""
     import asyncio
 
     import faust
@@ -66,6 +83,7 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     from turnstream.streams.admin import TopicLayoutError, ensure_topics
     from turnstream.streams.app import create_app
     from turnstream.streams.startup import ServicesUnavailable, wait_for_services
+    from turnstream.tracing import export_from_env
 
     async def prepare() -> TopicsReady:
         await wait_for_services(settings)
@@ -77,7 +95,11 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         raise CliError(settings.redact(str(error))) from None
     if settings.metrics_port is not None:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
-    worker = faust.Worker(create_app(settings, topics.replication_factor), loglevel=loglevel, quiet=True)
+    export_from_env()
+    worker = faust.Worker(
+        create_app(settings, topics.replication_factor), loglevel=loglevel, quiet=True,
+        logging_config=faust_logging_config(loglevel, settings.log_format),
+    )
     try:
         worker.execute_from_commandline()
     except SystemExit as exit_:

@@ -10,6 +10,7 @@ from typing import Awaitable, Callable
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from turnstream.connections import kafka_options, redis_client
+from turnstream.logs import LogFormat, formatter
 from turnstream.settings import Settings
 
 log = logging.getLogger("turnstream.startup")
@@ -24,11 +25,11 @@ class ServicesUnavailable(RuntimeError):
     """A service did not answer before the start-up deadline; the message is one line, secrets masked."""
 
 
-def startup_logging() -> None:
-    """Start-up lines on stderr as `turnstream: LEVEL message`, before Faust sets up its own logging."""
+def startup_logging(fmt: LogFormat = "text") -> None:
+    """Start-up lines on stderr, before Faust sets up its own logging: `turnstream: LEVEL message`, or JSON lines."""
     if not log.handlers:
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("turnstream: %(levelname)s %(message)s"))
+        handler.setFormatter(formatter(fmt))
         log.addHandler(handler)
         log.setLevel(logging.INFO)
         log.propagate = False

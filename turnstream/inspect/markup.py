@@ -50,6 +50,7 @@ th{font-weight:600;background:#eef0f4}.num{font-variant-numeric:tabular-nums;whi
 .meta{color:#5b6475;font-size:12px}.part{font-weight:600;text-transform:uppercase;font-size:11px;letter-spacing:.04em}
 pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font:13px/1.4 ui-monospace,Menlo,Consolas,monospace}
 form{margin:8px 0}input[type=text]{width:60%;padding:5px;font-size:14px}button{padding:5px 12px;font-size:14px}
+details>summary{cursor:pointer;color:#3b4a66;font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;margin:4px 0}
 .note{color:#5b6475;font-style:italic}.hit{font-weight:600}.error{color:#a12a2a}
 """)
 """Inline: the page must work offline, with no CDN and no build step."""

@@ -15,6 +15,11 @@ from turnstream.memory import Prompt
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message, content_text, tool_calls
+from turnstream.text.locale import LOCALES
+
+FOLD_CHARS = 600
+"""Longer texts start folded, so the page shows the context's shape before its bulk."""
+FOLD_HEAD_CHARS = 160
 
 
 def session_url(session_key: str, question: str = "") -> str:
@@ -51,10 +56,23 @@ def message_html(message: Message, tokens: int, scale: int, kind: str, position:
     where = "" if position is None else f"#{position}"
     calls = join(html("<pre>→ {name}({args})</pre>", name=n, args=a) for _, n, a in tool_calls(message))
     answers = html('<div class="meta">answers {id}</div>', id=message["tool_call_id"]) if message.get("tool_call_id") else Html("")
-    text = content_text(message.get("content"))
     return html('<div class="msg {kind}"><div class="meta">{who} {where} · {bar}</div>{answers}{text}{calls}</div>',
                 kind=kind, who=who, where=where, bar=bar(bar_percent(tokens, scale), f"{tokens} tokens"), answers=answers,
-                text=html("<pre>{text}</pre>", text=text) if text else Html(""), calls=calls)
+                text=text_html(content_text(message.get("content"))), calls=calls)
+
+
+def text_html(text: str) -> Html:
+    """A message's text; a long one folded under its first line (a <details>: no script needed to open it)."""
+    if len(text) <= FOLD_CHARS:
+        return html("<pre>{text}</pre>", text=text) if text else Html("")
+    return html("<details><summary>{head}… ({n} characters)</summary><pre>{text}</pre></details>",
+                head=text[:FOLD_HEAD_CHARS], n=f"{len(text):,}", text=text)
+
+
+def is_memory_block(message: Message) -> bool:
+    """Whether a prompt message is the block build_prompt lays in (profile, memories, recalled turns)."""
+    text = content_text(message.get("content"))
+    return message.get("role") == "system" and any(text.startswith(locale.memory_title) for locale in LOCALES.values())
 
 
 def _part_html(part: Part, scale: int) -> Html:
@@ -64,7 +82,7 @@ def _part_html(part: Part, scale: int) -> Html:
 
 
 def _facts_html(doc: ContextDoc) -> Html:
-    summary = html("<h3>Summary</h3><pre>{s}</pre>", s=doc.summary) if doc.summary else Html('<p class="note">No summary yet.</p>')
+    summary = html("<h3>Summary</h3>{s}", s=text_html(doc.summary)) if doc.summary else Html('<p class="note">No summary yet.</p>')
     if not doc.facts:
         return summary + Html('<p class="note">No key facts yet.</p>')
     rows = join(html("<tr><td>{type}</td><td>{text}</td><td>{extra}</td></tr>", type=f.type, text=f.text,
@@ -85,8 +103,8 @@ def _dropped_html(doc: ContextDoc, entries: list[ArchiveEntry]) -> Html:
                 dropped=doc.dropped, span=span)
     if not entries:
         return head + Html('<p class="note">None of them is in the archive.</p>')
-    rows = join(html('<tr><td class="num">#{pos}</td><td class="num">{ts}</td><td>{role}</td><td><pre>{text}</pre></td></tr>',
-                     pos=e.position, ts=when(e.ts), role=e.speaker or e.role, text=e.text) for e in entries)
+    rows = join(html('<tr><td class="num">#{pos}</td><td class="num">{ts}</td><td>{role}</td><td>{text}</td></tr>',
+                     pos=e.position, ts=when(e.ts), role=e.speaker or e.role, text=text_html(e.text)) for e in entries)
     return head + html("<table><thead><tr><th>position</th><th>said</th><th>who</th><th>text</th></tr></thead>"
                        "<tbody>{rows}</tbody></table>", rows=rows)
 
@@ -137,8 +155,7 @@ def _question_html(doc: ContextDoc, question: str, prompt: Prompt | None) -> Htm
                   else Html('<p class="note">No archived turn matched.</p>'))
     costs = [count_message(m) for m in prompt.messages]
     scale = max(costs, default=1)
-    messages = join(message_html(m, c, scale, "memory" if i and m.get("role") == "system" else "tail") for i, (m, c) in
-                    enumerate(zip(prompt.messages, costs)))
+    messages = join(message_html(m, c, scale, "memory" if is_memory_block(m) else "tail") for m, c in zip(prompt.messages, costs))
     timing = ", ".join(f"{k} {v:.2f} ms" for k, v in prompt.timings.items())
     return form + found + html('<h3>The prompt ({n} messages, {tokens} tokens; {timing})</h3>{messages}',
                                n=len(prompt.messages), tokens=sum(costs), timing=timing, messages=messages)

@@ -22,6 +22,7 @@ async def stored(settings: Settings) -> Settings:
     store = ContextStore.from_settings(settings)
     await store.write(make_doc(4, "s1", messages=[{"role": "user", "content": "<script>x</script> hello"}]), owner="acme:maya")
     await store.write(make_doc(2, "s2"))
+    await store.redis.hset(f"{settings.topic_prefix}:ctx:{{old}}:old", "doc", b'{"session_id": "old"}')  # not a ContextDoc
     await store.aclose()
     return settings
 
@@ -44,6 +45,10 @@ async def test_pages_read_what_the_worker_wrote_with_headers_that_forbid_scripts
         listing = await web.get("/", params={"q": "MAYA"})
         text = await listing.text()
         assert listing.status == 200 and "/sessions/acme%3As1" in text and "acme%3As2" not in text
+        everything = await (await web.get("/")).text()
+        assert "acme%3As2" in everything and "1 stored document(s) do not validate" in everything
+        broken = await web.get("/sessions/old")
+        assert broken.status == 500 and "does not validate as this version&#x27;s ContextDoc" in await broken.text()
         assert listing.headers["Content-Security-Policy"].startswith("default-src 'none'")  # no script may run
         page = await web.get("/sessions/acme:s1")
         body = await page.text()

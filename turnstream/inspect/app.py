@@ -15,6 +15,7 @@ import re
 from typing import Awaitable, Callable
 
 from aiohttp import web
+from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -88,6 +89,8 @@ def guard(token: str | None) -> Callable[[web.Request, Handler], Awaitable[web.S
             response = _page(error.status, error.reason)
         except (RedisConnectionError, RedisTimeoutError) as error:
             response = _page(503, f"cannot reach Redis: {error}")
+        except ValidationError as error:
+            response = _page(500, f"the stored context does not validate as this version's ContextDoc: {error.errors()[0]['msg']}")
         except Exception:  # the page says little; the log has the details
             log.exception("inspect: %s failed", request.path)
             response = _page(500, "internal error; the inspector's log has the details")
@@ -102,7 +105,8 @@ async def sessions(request: web.Request) -> web.Response:
     if len(query) > MAX_SEARCH_CHARS:
         return _page(400, f"search text longer than {MAX_SEARCH_CHARS} characters")
     found = await request.app[READER].sessions(query)
-    return web.Response(text=list_page(session_rows(found.docs, query), query, found.complete), content_type="text/html")
+    rows = session_rows(found.docs, query)
+    return web.Response(text=list_page(rows, query, found.complete, found.unreadable), content_type="text/html")
 
 
 async def session(request: web.Request) -> web.Response:

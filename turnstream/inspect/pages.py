@@ -27,13 +27,16 @@ def session_url(session_key: str, question: str = "") -> str:
     return f"{path}?{urlencode({'q': question})}" if question else path
 
 
-def list_page(rows: list[SessionRow], query: str, complete: bool) -> Html:
+def list_page(rows: list[SessionRow], query: str, complete: bool, unreadable: int = 0) -> Html:
     """Sessions with turns applied, naive against compacted tokens, last update; a search box."""
     form = html('<form method="get" action="/"><input type="text" name="q" value="{query}" '
                 'placeholder="session, user or tenant" aria-label="search"> <button>Search</button></form>', query=query)
+    notes = Html("" if complete else '<p class="note">More sessions than one page reads: search to narrow the list.</p>')
+    if unreadable:
+        notes += html('<p class="error">{n} stored document(s) do not validate as a context and are not listed.</p>', n=unreadable)
     if not rows:
         return page("sessions", form + html('<p class="note">No session{found}.</p>',
-                                            found=f" matches {query!r}" if query else " has a context in Redis"))
+                                            found=f" matches {query!r}" if query else " has a context in Redis") + notes)
     body = join(html('<tr><td><a href="{url}">{session}</a></td><td>{tenant}</td><td>{user}</td><td class="num">{turns}</td>'
                      '<td class="num">{version}</td><td>{naive}<br>{compacted}</td><td class="num">{updated}</td></tr>',
                      url=session_url(r.session_key), session=r.session_id, tenant=r.tenant or "—", user=r.user or "—",
@@ -41,11 +44,10 @@ def list_page(rows: list[SessionRow], query: str, complete: bool) -> Html:
                      naive=bar(100.0 if r.naive_tokens else 0.0, f"{r.naive_tokens:,} naive", "naive"),
                      compacted=bar(bar_percent(r.compacted_tokens, r.naive_tokens), f"{r.compacted_tokens:,} compacted"))
                 for r in rows)
-    more = Html("" if complete else '<p class="note">More sessions than one page reads: search to narrow the list.</p>')
     table = html('<table><thead><tr><th>session</th><th>tenant</th><th>user</th><th>turns applied</th><th>version</th>'
                  '<th>tokens: naive / compacted</th><th>last update</th></tr></thead><tbody>{body}</tbody></table>', body=body)
     return page("sessions", form + html('<p class="meta">{count} session(s), newest update first</p>', count=len(rows))
-                + table + more)
+                + table + notes)
 
 
 def message_html(message: Message, tokens: int, scale: int, kind: str, position: int | None = None) -> Html:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from turnstream.client.store import ContextStore
@@ -34,6 +35,8 @@ class Found:
     docs: list[tuple[str, ContextDoc]]
     complete: bool
     """False when the scan stopped at MAX_LISTED or MAX_SCAN_CALLS before the end of the keyspace."""
+    unreadable: int = 0
+    """Documents found that do not validate as a ContextDoc, left out of `docs`."""
 
 
 class InspectReader:
@@ -67,8 +70,15 @@ class InspectReader:
             for key, _ in keys:
                 pipe.hget(key, "doc")
             raws = await pipe.execute() if keys else []
-        docs = [(owner, ContextDoc.from_json(raw)) for (_, owner), raw in zip(keys, raws) if raw is not None]
-        return Found(docs, cursor == 0 and len(keys) < MAX_LISTED)
+        docs, unreadable = [], 0
+        for (_, owner), raw in zip(keys, raws):
+            if raw is None:
+                continue  # expired between the scan and the read
+            try:
+                docs.append((owner, ContextDoc.from_json(raw)))
+            except ValidationError:  # one bad document must not hide every other session
+                unreadable += 1
+        return Found(docs, cursor == 0 and len(keys) < MAX_LISTED, unreadable)
 
     async def session(self, session_key: str) -> tuple[str, ContextDoc] | None:
         """The session's current owner and context (through its owner pointer), or None."""

@@ -104,6 +104,8 @@ async def test_a_session_is_shown_as_the_model_gets_it_and_a_question_shows_its_
     rows = browser.find_elements(By.CSS_SELECTOR, "tbody tr")
     assert [r.find_element(By.TAG_NAME, "a").text for r in rows] == ["trip-maya"]
     assert "user-maya" in rows[0].text
+    _screenshot(browser, "list.png")
+    rows = browser.find_elements(By.CSS_SELECTOR, "tbody tr")
     rows[0].find_element(By.TAG_NAME, "a").click()
 
     context = browser.find_element(By.ID, "context").text

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test test-unit test-integration test-rebalance bench clean
+.PHONY: install browser demo test test-unit test-integration test-rebalance bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,16 +14,29 @@ $(INSTALLED): pyproject.toml
 
 install: $(INSTALLED)
 
+# The inspector's browser test drives Debian's Chromium; as root the packages are installed here, otherwise
+# the test fails saying how to install them.
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing chromium and chromium-driver for the browser test"; \
+	    apt-get update -qq >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; \
+	  else \
+	    echo "chromium/chromedriver missing and not root: the browser test will fail (sudo apt-get install chromium chromium-driver)"; \
+	  fi; \
+	fi
+
 demo: $(INSTALLED)
 	$(BIN)/turnstream demo
 
-test: $(INSTALLED)
+test: $(INSTALLED) browser
 	$(BIN)/pytest
 
 test-unit: $(INSTALLED)
 	$(BIN)/pytest -m unit
 
-test-integration: $(INSTALLED)
+test-integration: $(INSTALLED) browser
 	$(BIN)/pytest -m integration
 
 test-rebalance: $(INSTALLED)

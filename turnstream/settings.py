@@ -133,6 +133,10 @@ class Settings(BaseSettings):
     """Faust web port; 0 picks a free one so several workers share a host."""
     metrics_port: int | None = Field(None, ge=0, lt=65536)
     """Prometheus metrics port of the worker; unset disables the endpoint."""
+    inspect_port: int = Field(8765, ge=0, lt=65536)
+    """Port of `turnstream inspect`, the session inspector web page; 0 picks a free one."""
+    inspect_token: SecretStr | None = None
+    """Bearer token `turnstream inspect` asks of every request; required when it listens beyond loopback; never printed."""
     data_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "turnstream"))
     """Where Faust keeps a worker's local files (one folder per app id); never the current directory."""
     consumer_fetch_wait_ms: int = Field(20, ge=0, le=30_000)

@@ -1,0 +1,135 @@
+"""The inspector's aiohttp app: two pages, a token check on every request, no script allowed to run.
+
+aiohttp, not a new web framework: Faust already serves its web views with it, so it is installed
+wherever the worker is, and two server-rendered pages need no more.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import ipaddress
+import logging
+import re
+from typing import Awaitable, Callable
+
+from aiohttp import web
+from pydantic import ValidationError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from turnstream.inspect.pages import SessionView, error_page, list_page, session_page
+from turnstream.inspect.reader import MAX_DROPPED_SHOWN, InspectReader
+from turnstream.inspect.views import dropped_positions, session_rows, user_of
+from turnstream.schemas.turn import SAFE_ID
+
+log = logging.getLogger(__name__)
+
+MAX_SEARCH_CHARS = 200
+MAX_QUESTION_CHARS = 2000
+"""A question longer than this is refused: build_prompt's work grows with the text (up to its term caps)."""
+READER: web.AppKey[InspectReader] = web.AppKey("reader", InspectReader)
+HEADERS = {
+    # no script may run even if escaping ever failed; styles are inline; forms post only here
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+LOOPBACK_NAMES = ("localhost",)
+_SESSION_KEY = re.compile(SAFE_ID)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an address, IPv6 with or without brackets) only answers on this machine."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def token_matches(authorization: str, token: str) -> bool:
+    """`Authorization: Bearer <token>` (programs), or Basic with the token as password (a browser's own prompt)."""
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            value = base64.b64decode(value.strip(), validate=True).decode().partition(":")[2]
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+    elif scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(value.strip().encode(), token.encode())
+
+
+def _page(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(status=status, text=error_page(status, message), content_type="text/html", headers=headers)
+
+
+def guard(token: str | None) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    """The middleware: the token on every request when one is set; without one (loopback only) the Host header
+    must name this machine, so a web page elsewhere cannot read sessions through DNS rebinding."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if token is not None:
+            if not token_matches(request.headers.get("Authorization", ""), token):
+                return _page(401, "a token is required (TURNSTREAM_INSPECT_TOKEN): send it as a Bearer token, "
+                                  "or as the password when the browser asks",
+                             {"WWW-Authenticate": 'Basic realm="turnstream inspect", charset="UTF-8"', **HEADERS})
+        elif not is_loopback((request.url.host or "")):
+            return _page(403, "this inspector answers to loopback host names only", HEADERS)
+        try:
+            response = await handler(request)
+        except web.HTTPException as error:
+            response = _page(error.status, error.reason)
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            response = _page(503, f"cannot reach Redis: {error}")
+        except ValidationError as error:
+            response = _page(500, f"the stored context does not validate as this version's ContextDoc: {error.errors()[0]['msg']}")
+        except Exception:  # the page says little; the log has the details
+            log.exception("inspect: %s failed", request.path)
+            response = _page(500, "internal error; the inspector's log has the details")
+        response.headers.update(HEADERS)
+        return response
+
+    return middleware
+
+
+async def sessions(request: web.Request) -> web.Response:
+    query = request.query.get("q", "").strip()
+    if len(query) > MAX_SEARCH_CHARS:
+        return _page(400, f"search text longer than {MAX_SEARCH_CHARS} characters")
+    found = await request.app[READER].sessions(query)
+    rows = session_rows(found.docs, query)
+    return web.Response(text=list_page(rows, query, found.complete, found.unreadable), content_type="text/html")
+
+
+async def session(request: web.Request) -> web.Response:
+    key = request.match_info["key"]
+    question = request.query.get("q", "").strip()
+    if len(question) > MAX_QUESTION_CHARS:
+        return _page(400, f"question longer than {MAX_QUESTION_CHARS} characters")
+    reader = request.app[READER]
+    found = await reader.session(key) if _SESSION_KEY.match(key) and len(key) <= 200 else None
+    if found is None:
+        return _page(404, f"no context in Redis for session {key!r}")
+    owner, doc = found
+    dropped = await reader.archived(owner, doc.session_key, dropped_positions(doc)[-MAX_DROPPED_SHOWN:])
+    prompt = await reader.ask(doc.session_key, owner, question) if question else None
+    view = SessionView(owner, user_of(owner, doc.session_key, doc.tenant), doc, await reader.owner(owner), dropped,
+                       question, prompt)
+    return web.Response(text=session_page(view), content_type="text/html")
+
+
+def build_app(reader: InspectReader, token: str | None) -> web.Application:
+    """The inspector over `reader`; `token` (None: no token, loopback only) is asked of every request."""
+    app = web.Application(middlewares=[guard(token)])
+    app[READER] = reader
+    app.router.add_get("/", sessions)
+    app.router.add_get("/sessions/{key}", session)
+    return app

@@ -1,0 +1,110 @@
+"""The inspector's reads: Redis only (never Kafka, never the worker's Table), and nothing it reads is changed.
+
+Sessions are found with SCAN over the context keys (schemas/keys.py), a bounded number of calls,
+never KEYS, so a large keyspace costs the inspector time, not the Redis its gateways use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+from redis.asyncio import Redis
+
+from turnstream.client.store import ContextStore
+from turnstream.inspect.views import OwnerData, parse_context_key, scan_pattern
+from turnstream.memory import MemoryStore, Prompt, build_prompt
+from turnstream.memory.archive import ArchiveEntry
+from turnstream.schemas.context import ContextDoc
+from turnstream.settings import Settings
+
+MAX_LISTED = 200
+"""Sessions one list page reads; a search narrows it."""
+SCAN_COUNT = 500
+"""Keys Redis looks at per SCAN call."""
+MAX_SCAN_CALLS = 200
+"""SCAN calls per list page: at most about 100,000 keys looked at, however large the keyspace."""
+MAX_DROPPED_SHOWN = 30
+"""Newest dropped turns looked up in the archive for one session page."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """Context documents a list page read, with their owners."""
+
+    docs: list[tuple[str, ContextDoc]]
+    complete: bool
+    """False when the scan stopped at MAX_LISTED or MAX_SCAN_CALLS before the end of the keyspace."""
+    unreadable: int = 0
+    """Documents found that do not validate as a ContextDoc, left out of `docs`."""
+
+
+class InspectReader:
+    """Read-only views of what the worker wrote to Redis."""
+
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.contexts = ContextStore(redis, settings)
+        self.memory = MemoryStore(redis, settings)
+        self.layout = self.contexts.layout
+
+    async def ping(self) -> None:
+        await self.redis.ping()
+
+    async def sessions(self, query: str = "") -> Found:
+        """Context documents whose key holds `query` (any case), up to MAX_LISTED."""
+        keys: list[tuple[bytes, str]] = []
+        cursor, calls = 0, 0
+        pattern = scan_pattern(self.layout.prefix, query)
+        while calls < MAX_SCAN_CALLS and len(keys) < MAX_LISTED:
+            cursor, batch = await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash")
+            calls += 1
+            for key in batch:
+                if (parsed := parse_context_key(self.layout.prefix, key.decode())) is not None:
+                    keys.append((key, parsed[0]))
+            if cursor == 0:
+                break
+        keys = keys[:MAX_LISTED]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key, _ in keys:
+                pipe.hget(key, "doc")
+            raws = await pipe.execute() if keys else []
+        docs, unreadable = [], 0
+        for (_, owner), raw in zip(keys, raws):
+            if raw is None:
+                continue  # expired between the scan and the read
+            try:
+                docs.append((owner, ContextDoc.from_json(raw)))
+            except ValidationError:  # one bad document must not hide every other session
+                unreadable += 1
+        return Found(docs, cursor == 0 and len(keys) < MAX_LISTED, unreadable)
+
+    async def session(self, session_key: str) -> tuple[str, ContextDoc] | None:
+        """The session's current owner and context (through its owner pointer), or None."""
+        owner = await self.contexts.owner_of(session_key)
+        doc = await self.contexts.read(session_key, owner)
+        return None if doc is None else (owner, doc)
+
+    async def owner(self, owner: str) -> OwnerData:
+        """The owner's typed memories (oldest first) and profile."""
+        memories = await self.memory.list(owner)
+        profile, version = await self.memory.profile(owner)
+        return OwnerData(memories, profile, version)
+
+    async def archived(self, owner: str, session_key: str, positions: list[int]) -> list[ArchiveEntry]:
+        """The owner's archive entries of the session's turns at `positions` (those still archived)."""
+        if not positions:
+            return []
+        keys = self.layout.owner(owner)
+        ids = await self.redis.hmget(keys.positions, [f"{session_key}#{p}" for p in positions])
+        present = [i for i in ids if i is not None]
+        raws = await self.redis.hmget(keys.archive, present) if present else []
+        return [ArchiveEntry.from_json(raw) for raw in raws if raw is not None]
+
+    async def ask(self, session_key: str, owner: str, text: str) -> Prompt:
+        """What build_prompt returns for `text` in this session, recording nothing (no dedup window counted)."""
+        return await build_prompt(self.memory, session_key, owner, text, record=False)
+
+    async def aclose(self) -> None:
+        await self.contexts.aclose()

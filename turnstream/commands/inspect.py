@@ -6,11 +6,10 @@ import argparse
 import asyncio
 import signal
 
-from aiohttp import web
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from turnstream.cli import CliError
+from turnstream.cli import CliError, require_extra
 from turnstream.commands._services import client_logging, configured_settings
 from turnstream.connections import redis_client
 from turnstream.settings import Settings
@@ -46,6 +45,7 @@ def _port(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_extra("worker")  # aiohttp, the web server, comes with Faust
     from turnstream.inspect.app import is_loopback
 
     settings = configured_settings(redis=True)
@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(settings: Settings, host: str, port: int, token: str | None) -> int:
+    from aiohttp import web
+
     from turnstream.inspect.app import build_app
     from turnstream.inspect.reader import InspectReader
 

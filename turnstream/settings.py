@@ -97,7 +97,7 @@ class Settings(BaseSettings):
     dedup_window: int = Field(256, ge=1)
     """How many recent turn ids per session are remembered to drop redeliveries."""
     session_ttl_seconds: int = Field(7 * 24 * 3600, ge=1)
-    """Idle time after which a session's context expires from Redis."""
+    """Idle time after which a session's context expires from Redis and its state from the Table."""
 
     profile_write_chars: int = Field(2000, ge=100)
     """Sliding window of the cheap profile merge on the write path."""

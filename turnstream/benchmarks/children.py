@@ -65,12 +65,16 @@ class Children:
     def stop(self) -> None:
         """SIGTERM every child by pid (newest first), SIGKILL after a grace period; remove their logs."""
         while self.started:
-            child = self.started.pop()
-            try:
-                stop_process(child.process, STOP_GRACE_SECONDS)
-            finally:
-                child.log.close()
-                Path(child.log.name).unlink(missing_ok=True)
+            self.stop_one(self.started[-1])
+
+    def stop_one(self, child: Child) -> None:
+        """Stop `child` as stop() does, leaving the others running."""
+        self.started.remove(child)
+        try:
+            stop_process(child.process, STOP_GRACE_SECONDS)
+        finally:
+            child.log.close()
+            Path(child.log.name).unlink(missing_ok=True)
 
     @staticmethod
     def _log(name: str) -> IO[bytes]:

@@ -74,8 +74,8 @@ async def _applied(store: ContextStore, session_ids: list[str], version: int, ch
 async def _side(settings: Settings, children: Children, sessions: int, progress: Callable[[str], None]) -> list[float]:
     """RSS in MB at start (after one session), after a tenth of the sessions, after all of them."""
     await ensure_topics(settings)
-    child = children.worker(settings)
     name = settings.topic_prefix.rsplit("-", 1)[-1]
+    child = children.worker(settings, f"worker-churn-{name}")
     store = ContextStore.from_settings(settings)
     producer = TurnProducer(settings.model_copy(update={"idempotent_producer": "off"}))
     await producer.start()

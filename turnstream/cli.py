@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from turnstream import __version__
 
-SUBCOMMANDS = ("demo", "bench", "worker", "produce", "context", "memory", "compact", "schema", "stack", "config", "version")
+SUBCOMMANDS = ("demo", "bench", "worker", "produce", "context", "memory", "forget", "compact", "schema", "stack", "config", "version")
 """Modules of `turnstream.commands`, in the order `--help` lists them."""
 
 

@@ -74,3 +74,24 @@ async def test_idle_session_leaves_the_table_and_comes_back_fresh(settings: Sett
     assert [m["content"] for m in doc.messages if m["role"] == "user"] == ["I am back: any trains to Porto tomorrow?"]
     assert "expired 1 idle sessions from the Table" in log
     assert "Traceback" not in log
+
+
+async def test_a_restart_does_not_make_an_idle_session_young(settings: Settings) -> None:
+    """The replacement worker counts idle time from the row's changelog record, not from its own recovery."""
+    ttl = 30
+    settings = settings.model_copy(update={"session_ttl_seconds": ttl, "turn_partitions": 4})
+    turns = turns_for("old", seed=5, count=3)
+    await ensure_topics(settings)
+    async with TurnProducer(settings) as producer, ContextClient.from_settings(settings) as client:
+        with running_worker(settings, "first") as worker:
+            for turn in turns:
+                await producer.send(turn)
+            await producer.flush()
+            await wait_for_versions(client, {"old": len(turns)}, worker)
+        written = time.monotonic()
+        with running_worker(settings, "second"):
+            # recovery takes a good part of the TTL; counted from it, the row would stay until about written + 50 s
+            while ("old", None) not in [(key, value) for key, _, value in await changelog(settings)]:
+                assert time.monotonic() < written + ttl + 12, "the recovered row was not expired on time"
+                await asyncio.sleep(1)
+    assert time.monotonic() - written > ttl - 1  # and not before its TTL

@@ -15,6 +15,7 @@ from typing import Mapping
 import faust
 from aiokafka.partitioner import murmur2
 
+from turnstream.schemas.control import is_forget_marker
 from turnstream.settings import Settings
 from turnstream.streams.metrics import sessions_expired_total
 from turnstream.streams.tables import SessionsTable
@@ -46,13 +47,15 @@ def sweep(table: SessionsTable, held: set[int], now: float, settings: Settings) 
     """Expire the idle sessions of the partitions in `held`; the number expired.
 
     Rows of other partitions are left alone (another worker owns them now); rows no longer in the Table
-    are forgotten.
+    are forgotten. A forget marker stays for TURNSTREAM_FORGET_MARKER_SECONDS instead.
     """
     expired = 0
     for key in idle_sessions(table.touched, now, settings.session_ttl_seconds):
         if key not in table.data:
             table.touched.pop(key, None)
             continue
+        if is_forget_marker(table.data[key]) and now - table.touched[key] <= settings.forget_marker_seconds:
+            continue  # an erased session's marker keeps dropping its replayed turns for its own lifetime
         partition = partition_of(key, settings.turn_partitions)
         if partition in held:
             table.expire(key, partition)

@@ -3,11 +3,9 @@ markers, their Table rows become markers, and replaying their turns brings nothi
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
-import time
 from typing import Any
 
 import orjson

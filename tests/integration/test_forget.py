@@ -46,6 +46,16 @@ async def redis_keys(client: ContextClient, prefix: str) -> set[str]:
     return {key.decode() async for key in client.store.redis.scan_iter(match=f"{prefix}:*", count=1000)}
 
 
+async def assert_session_gone(client: ContextClient, owner: str, session: str) -> None:
+    """Nothing of `session` in its owner's data: no context, pointer, archived turn or memory taken from it."""
+    redis, layout = client.store.redis, client.store.layout
+    assert not await redis.exists(*layout.session(owner, session)[:3], layout.owner_pointer(session))
+    keys = layout.owner(owner)
+    assert not [f for f in await redis.hkeys(keys.positions) if f.decode().startswith(session + "#")]
+    assert await client.memory.list(owner) == []  # all of them came from that one session
+    assert [k async for k in redis.scan_iter(match=keys.keyword_prefix + "*")] == []
+
+
 def sentinels(settings: Settings) -> list[dict[str, Any]]:
     """One fresh session on every partition: once all are applied, every partition is past what was sent before."""
     found: dict[int, str] = {}
@@ -100,8 +110,15 @@ async def test_forget_a_user_and_a_session_then_replay(settings: Settings) -> No
             assert leftovers(after) == set()
             assert {key for key in before if "{acme:olga}" in key} <= after  # nobody else's data went
 
+            # one session of a user: its context, archived turns and memories go, the user's profile stays
+            one = forget(settings, "--session", "s-c", "--tenant", TENANT)
+            assert one.returncode == 0, one.stderr
+            assert "contexts: 1" in one.stdout and "archived turns: 6" in one.stdout, one.stdout
+            await assert_session_gone(client, "acme:olga", "acme:s-c")
+            assert (await client.memory.profile("acme:olga"))[0]
+
             # a replay of every erased turn, and a late turn of an erased session
-            for turn in maya + anon:
+            for turn in maya + anon + olga:
                 await producer.send(turn)
             await producer.send({**maya[0], "turn_id": "s-a-late", "seq": 99, "message": {"role": "user", "content": "My bike 9 number is 63"}})
             for turn in sentinels(settings):
@@ -109,11 +126,11 @@ async def test_forget_a_user_and_a_session_then_replay(settings: Settings) -> No
             await producer.flush()
             await wait_for_versions(client, {f"{TENANT}:{t['session_id']}": 1 for t in sentinels(settings)}, worker)
             assert leftovers(await redis_keys(client, prefix)) == set()
+            await assert_session_gone(client, "acme:olga", "acme:s-c")
         log = worker.log()
     rows = {}
     for key, _, value in await changelog(settings):
         rows[key] = value
-    for sid in ("s-a", "s-b", "s-x"):
+    for sid in ("s-a", "s-b", "s-x", "s-c"):
         assert orjson.loads(rows[f"{TENANT}:{sid}"]).keys() == {"forgotten_at"}  # the Table row is the marker
-    assert orjson.loads(rows[f"{TENANT}:s-c"])["owner"] == "acme:olga"
     assert "Traceback" not in log

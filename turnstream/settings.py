@@ -92,10 +92,14 @@ class Settings(BaseSettings):
     """Cap on the key facts carried in the context."""
     max_content_bytes: int = Field(256 * 1024, ge=1)
     """Largest accepted turn value; bigger ones go to the dead-letter topic."""
+    dlq_retention_ms: int = Field(7 * 24 * 3600 * 1000, ge=-1)
+    """retention.ms of the dead-letter topic when the worker creates it; -1 keeps dead letters forever."""
     dedup_window: int = Field(256, ge=1)
     """How many recent turn ids per session are remembered to drop redeliveries."""
     session_ttl_seconds: int = Field(7 * 24 * 3600, ge=1)
-    """Idle time after which a session's context expires from Redis."""
+    """Idle time after which a session's context expires from Redis and its state from the Table."""
+    forget_marker_seconds: int = Field(30 * 24 * 3600, ge=1)
+    """How long an erased session's forget marker drops its replayed or late turns; keep it above the turns topic's retention."""
 
     profile_write_chars: int = Field(2000, ge=100)
     """Sliding window of the cheap profile merge on the write path."""
@@ -112,7 +116,9 @@ class Settings(BaseSettings):
     archive_max_entries: int = Field(10_000, ge=1)
     """Archived turns kept per memory owner for recall; the oldest go first."""
     owner_ttl_seconds: int = Field(90 * 24 * 3600, ge=1)
-    """Idle time after which an owner's archive expires from Redis."""
+    """Idle time after which an owner's archive, memories and profile expire from Redis."""
+    memory_max_per_owner: int = Field(500, ge=1)
+    """Long-term memories kept per owner; past it the fewest accessed, then the oldest, go (with their keyword index)."""
 
     openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"))
     """OpenAI-compatible endpoint; unset turns every LLM path off."""

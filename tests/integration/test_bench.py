@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 
-FIGURES = {"drain", "freshness", "reads", "recall", "archive", "prompt_size", "retention", "append_cost"}
+FIGURES = {"drain", "freshness", "reads", "recall", "archive", "prompt_size", "retention", "append_cost", "churn"}
 SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "append_cost"}
 
 
@@ -66,5 +66,5 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
     assert recall["generated en vs newest tail"]["b"] < 50
 
     pids = document["meta"]["pids"]
-    assert {"kafka", "redis", "worker", "passthrough-count", "passthrough-set"} <= set(pids)
+    assert {"kafka", "redis", "worker", "passthrough-count", "passthrough-set", "worker-churn-expiry", "worker-churn-kept"} <= set(pids)
     assert not [name for name, pid in pids.items() if _alive(pid)]

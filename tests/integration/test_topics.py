@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from turnstream.connections import kafka_options
 from turnstream.settings import Settings
@@ -76,3 +77,17 @@ async def test_worker_refuses_to_start_on_a_partition_mismatch(settings: Setting
     assert "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"turnstream: topic {settings.turns_topic} has {settings.turn_partitions} partitions but ")
+
+
+async def test_dead_letter_topic_is_created_with_its_retention(settings: Settings) -> None:
+    settings = settings.model_copy(update={"dlq_retention_ms": 3_600_000})
+    await ensure_topics(settings)
+    admin = AIOKafkaAdminClient(**kafka_options(settings))
+    await admin.start()
+    try:
+        (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, settings.dlq_topic)])
+    finally:
+        await admin.close()
+    (resource,) = response.resources
+    configs = {entry[0]: entry[1] for entry in resource[4]}
+    assert configs.get("retention.ms") == "3600000"

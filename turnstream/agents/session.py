@@ -29,6 +29,7 @@ from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.schemas import Turn, TurnError, decode_turn
+from turnstream.schemas.control import ForgetRequest, forget_marker, is_forget_marker, parse_forget
 from turnstream.session import SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
@@ -71,6 +72,8 @@ class Batch:
     traceparents: list[str] = field(default_factory=list)
     """The batch's traced events, parents and links of its Redis write span."""
     dead: list[tuple[EventT, str, str]] = field(default_factory=list)
+    forgotten: dict[str, tuple[EventT, ForgetRequest]] = field(default_factory=dict)
+    """Sessions erased by a forget record in this batch: their row becomes a forget marker."""
     broker_wait_ms: list[float] = field(default_factory=list)
     decode_ms: float = 0.0
     core_ms: float = 0.0
@@ -129,6 +132,7 @@ class SessionExecutor:
         self._write_rows(batch)
         await self._changelog_sent()
         table_ms = _ms_since(tabling)
+        await self._confirm_forgotten(batch)
         for step, headers in zip(batch.steps, batch.carried):
             if step.summary_request is not None:
                 request = step.summary_request
@@ -146,6 +150,9 @@ class SessionExecutor:
             if event.message.topic == self.settings.summaries_topic:
                 item: Turn | SummaryResult = SummaryResult.from_bytes(event.value)
                 key = item.session_key
+            elif (request := parse_forget(event.value)) is not None:
+                self._forget(batch, event, request)
+                return
             else:
                 try:
                     item = decode_turn(event.value, self.settings.max_content_bytes)
@@ -184,6 +191,9 @@ class SessionExecutor:
             batch.traceparents.append(parent)
 
     def _apply(self, batch: Batch, key: str, item: Turn | SummaryResult) -> Step | None:
+        if key in batch.forgotten or is_forget_marker(self.sessions.get(key)):
+            turns_total.labels("forgotten").inc()
+            return None  # erased: a replay or a late turn must not bring it back
         if isinstance(item, SummaryResult):
             state = batch.states.get(key) or self._stored(key)
             if state is None:
@@ -197,6 +207,29 @@ class SessionExecutor:
     def _stored(self, key: str) -> SessionState | None:
         raw = self.sessions.get(key)
         return None if raw is None else SessionState.restore(raw)
+
+    @staticmethod
+    def _forget(batch: Batch, event: EventT, request: ForgetRequest) -> None:
+        """Drop everything this batch did for the session so far; its row becomes a forget marker."""
+        key = request.session_key
+        batch.forgotten[key] = (event, request)
+        for part in (batch.states, batch.inputs, batch.last_event):
+            part.pop(key, None)
+        batch.steps = [step for step in batch.steps if step.session_key != key]
+
+    async def _confirm_forgotten(self, batch: Batch) -> None:
+        """Once the markers are on the changelog, tell `turnstream forget` (which erases Redis only then)."""
+        if not batch.forgotten:
+            return
+        lifetime = self.settings.forget_marker_seconds
+
+        async def write() -> list[object]:
+            async with self.store.redis.pipeline(transaction=False) as pipe:
+                for key, (_, request) in batch.forgotten.items():
+                    pipe.set(self.store.layout.forgotten(key), repr(request.requested_at), ex=lifetime)
+                return await pipe.execute()
+
+        await _until_redis_answers(write)
 
     def _rebuild(self, batch: Batch, key: str) -> None:
         """The session's state as the Table has it plus this batch's earlier inputs, which are applied again
@@ -259,6 +292,12 @@ class SessionExecutor:
             token = _current_event.set(weakref.ref(batch.last_event[key]))
             try:
                 self.sessions[key] = state.snapshot()
+            finally:
+                _current_event.reset(token)
+        for key, (event, request) in batch.forgotten.items():
+            token = _current_event.set(weakref.ref(event))
+            try:
+                self.sessions[key] = forget_marker(request.requested_at)
             finally:
                 _current_event.reset(token)
 

@@ -41,10 +41,10 @@ class Children:
     spawned: dict[str, int] = field(default_factory=dict)
     """Every child ever started here, name -> pid, for the report to list."""
 
-    def worker(self, settings: Settings) -> Child:
+    def worker(self, settings: Settings, name: str = "worker") -> Child:
         """`turnstream worker` on `settings` (URLs set), its web server on a free loopback port."""
-        log = self._log("worker")
-        return self._keep("worker", start_worker(settings, log, loglevel="warning"), log)
+        log = self._log(name)
+        return self._keep(name, start_worker(settings, log, loglevel="warning"), log)
 
     def passthrough(self, settings: Settings, mode: str) -> Child:
         """The pass-through agent `mode` (count or set) on `settings`, its web server on a free loopback port."""
@@ -65,12 +65,16 @@ class Children:
     def stop(self) -> None:
         """SIGTERM every child by pid (newest first), SIGKILL after a grace period; remove their logs."""
         while self.started:
-            child = self.started.pop()
-            try:
-                stop_process(child.process, STOP_GRACE_SECONDS)
-            finally:
-                child.log.close()
-                Path(child.log.name).unlink(missing_ok=True)
+            self.stop_one(self.started[-1])
+
+    def stop_one(self, child: Child) -> None:
+        """Stop `child` as stop() does, leaving the others running."""
+        self.started.remove(child)
+        try:
+            stop_process(child.process, STOP_GRACE_SECONDS)
+        finally:
+            child.log.close()
+            Path(child.log.name).unlink(missing_ok=True)
 
     @staticmethod
     def _log(name: str) -> IO[bytes]:

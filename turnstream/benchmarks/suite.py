@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 from turnstream.benchmarks.children import Children
+from turnstream.benchmarks.churn import churn_memory
 from turnstream.benchmarks.cost import append_cost
 from turnstream.benchmarks.drain import drain_rate
 from turnstream.benchmarks.figures import Figure
@@ -38,15 +39,17 @@ class Plan:
     read_samples: int
     retention_conversations: int
     cost_rounds: int
+    churn_sessions: int
+    """Sessions the churn figure feeds each worker (`turnstream bench --sessions`)."""
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
 
 
 FULL = Plan(drain_rounds=5, drain_sessions=16, drain_turns=300, fresh_rounds=4, fresh_sessions=10, fresh_turns=60,
-            fresh_rate=100.0, read_samples=3000, retention_conversations=10, cost_rounds=1000)
+            fresh_rate=100.0, read_samples=3000, retention_conversations=10, cost_rounds=1000, churn_sessions=10_000)
 QUICK = Plan(drain_rounds=2, drain_sessions=8, drain_turns=100, fresh_rounds=2, fresh_sessions=4, fresh_turns=30,
-             fresh_rate=100.0, read_samples=300, retention_conversations=2, cost_rounds=200)
+             fresh_rate=100.0, read_samples=300, retention_conversations=2, cost_rounds=200, churn_sessions=2_000)
 
 
 def run_suite(
@@ -62,10 +65,11 @@ def run_suite(
     kept = retention(plan.retention_conversations)
     progress(f"retention: {kept.rows[-1].a:.0f}% vs {kept.rows[-1].b:.0f}%")
     live = asyncio.run(_live_figures(settings, plan, children, progress, recall))
-    children.stop()  # the cost figure is speed-dependent: measured on a quiet machine
+    children.stop()  # the churn workers and the cost figure each want the machine to themselves
+    churn = asyncio.run(churn_memory(settings, children, plan.churn_sessions, progress))
     progress("compaction cost per turn")
     cost = append_cost(plan.cost_rounds)
-    return [*live, sizes, kept, cost]
+    return [*live, sizes, kept, cost, churn]
 
 
 def run_recall(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import signal
@@ -36,8 +37,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a folder with LoCoMo's development conversations 26.json, 30.json and 41.json (from data/locomo10.zip of "
              "snap-research/locomo): adds them to the recall figure; without it the figure uses the generated chats only",
     )
+    parser.add_argument(
+        "--sessions", type=_positive, metavar="N",
+        help="sessions the churn figure (worker memory with and without session expiry) feeds each worker; RSS is read "
+             "after a tenth and after all (default 10,000; 2,000 with --quick; 100,000 takes about 10 minutes)",
+    )
     parser.add_argument("--recall-only", action="store_true", help="measure the recall figures alone: coverage, and the archive's read cost and memory (a worker, no yardstick agents)")
     parser.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    """A whole number ≥ 1, or argparse's one-line usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
 
 
 def _stop_on_sigterm() -> None:
@@ -61,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     recall = _recall_cases(args.locomo)
     _stop_on_sigterm()
     plan = QUICK if args.quick else FULL
+    if args.sessions is not None:
+        plan = dataclasses.replace(plan, churn_sessions=args.sessions)
     started = time.monotonic()
 
     def progress(message: str) -> None:

@@ -49,6 +49,10 @@ class MemoryStore:
         """Upsert `memories` (same id: new text, keywords, updated_at; created_at and access_count kept) and append
         `profile_additions` to the profile within `profile_write_chars`, atomically.
 
+        The same script holds the owner to `memory_max_per_owner` memories (eviction order in remember.lua:
+        fewest accesses, then oldest, never one this call wrote while another can go) and keeps every memory
+        key of the owner on one expiry, `owner_ttl_seconds` after the owner's latest write.
+
         The profile merge runs here, not in Lua (Lua counts bytes, the window is in characters): the
         script applies it only if the profile is still at the version it was computed from, else
         this re-reads and retries. A corrected memory's old text leaves the profile.
@@ -66,8 +70,9 @@ class MemoryStore:
             profile, version, replaced = await self._write_base(keys, memories)
             merged = append_profile(profile, additions, self.settings.profile_write_chars, replaced)
             expected = "" if merged == profile else str(version)
-            args = [keys.keyword_prefix, expected, merged, *packed]
-            if await self._remember(keys=[keys.memories, keys.created, keys.profile], args=args):
+            args = [keys.keyword_prefix, expected, merged, self.settings.owner_ttl_seconds,
+                    self.settings.memory_max_per_owner, *packed]
+            if await self._remember(keys=[keys.memories, keys.created, keys.profile, keys.access], args=args):
                 return
         raise RuntimeError(f"profile of {owner} kept changing; {len(memories)} memories not written")
 
@@ -104,8 +109,9 @@ class MemoryStore:
 
         The write window applies here too: a runaway merge output must not outgrow the cheap path's bound.
         """
+        keys = self.keys(owner)
         args = [expected_version, keep_tail(text.strip(), self.settings.profile_write_chars)]
-        return bool(await self._replace_profile(keys=[self.keys(owner).profile], args=args))
+        return bool(await self._replace_profile(keys=[keys.profile, keys.memories], args=args))
 
     async def recall(
         self, owner: str, session_key: str, keywords: Sequence[str], k: int, archive: ArchiveQuery, record: bool = True

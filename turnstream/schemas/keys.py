@@ -22,6 +22,7 @@ sits under the owner's hash tag `{O}`, so one script reads it in one slot, on a 
 Outside the owner's slot:
 
 - `P:owner:{S}`        STRING the session's current owner, for readers that do not know its user
+- `P:forgot:{S}`       STRING when session S was erased; set by the worker that dropped its Table row
 - `P:updates:S`        pub/sub channel: the new version, published on every context write
 """
 
@@ -79,6 +80,9 @@ class KeyLayout:
 
     def owner_pointer(self, session_key: str) -> str:
         return f"{self.prefix}:owner:{_tag(session_key)}"
+
+    def forgotten(self, session_key: str) -> str:
+        return f"{self.prefix}:forgot:{_tag(session_key)}"
 
 
 def _tag(name: str) -> str:

@@ -48,7 +48,7 @@ def worker_topics(settings: Settings) -> list[TopicSpec]:
     return [
         TopicSpec(settings.turns_topic, n, {}, copartitioned=True),
         TopicSpec(settings.summaries_topic, n, {}, copartitioned=True),
-        TopicSpec(settings.dlq_topic, n, {}, copartitioned=False),
+        TopicSpec(settings.dlq_topic, n, {"retention.ms": str(settings.dlq_retention_ms)}, copartitioned=False),
         TopicSpec(settings.compaction_topic, n, {}, copartitioned=False),
         TopicSpec(f"{app_id}-{SESSIONS_TABLE}-changelog", n, {"cleanup.policy": "compact"}, copartitioned=True),
         TopicSpec(f"{app_id}-__assignor-__leader", 1, {}, copartitioned=False),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import faust
 
+from turnstream.agents.expiry import register_session_expiry
 from turnstream.agents.session import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.connections import faust_credentials, kafka_options
@@ -61,7 +62,9 @@ def create_app(settings: Settings, replication_factor: int | None = None) -> fau
     """The worker app for `settings`; its group id is derived from the topic prefix."""
     app = faust_app(settings, WORKER_APP, replication_factor)
     topics = declare_topics(app, settings)
-    register_session_agent(app, settings, topics, sessions_table(app, settings))
+    sessions = sessions_table(app, settings)
+    register_session_agent(app, settings, topics, sessions)
+    register_session_expiry(app, settings, sessions)
     if settings.llm_enabled:
         register_summarizer_agent(app, settings, topics)
     register_probes(app, settings)

@@ -66,6 +66,13 @@ local function memories()
     found[#found + 1] = tostring(access)
     found[#found + 1] = tostring(scored[i][3])
   end
+  if record and #picked > 0 and redis.call('TTL', KEYS[4]) == -1 then
+    -- the first access creates the hash: it expires with the memories it counts
+    local left = redis.call('TTL', KEYS[3])
+    if left > 0 then
+      redis.call('EXPIRE', KEYS[4], left)
+    end
+  end
   if record and window > 0 then
     -- a prompt that recalled nothing still counts towards the window
     redis.call('LPUSH', KEYS[5], table.concat(picked, ','))

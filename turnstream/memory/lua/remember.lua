@@ -1,8 +1,12 @@
 -- Upsert memories of one owner and, optionally, compare-and-set the owner's profile; all or nothing.
--- KEYS[1] memories hash (id -> JSON), KEYS[2] created_at hash, KEYS[3] profile hash {text, version}
+-- Then hold the owner to `cap` memories and keep every memory key of the owner on one expiry.
+-- KEYS[1] memories hash (id -> JSON), KEYS[2] created_at hash, KEYS[3] profile hash {text, version},
+-- KEYS[4] access-count hash
 -- ARGV[1] keyword-set key prefix, ARGV[2] expected profile version ('' leaves the profile alone),
--- ARGV[3] new profile text, ARGV[4..] per memory: id, JSON, created_at, keywords joined by '\n'
+-- ARGV[3] new profile text, ARGV[4] ttl seconds, ARGV[5] cap,
+-- ARGV[6..] per memory: id, JSON, created_at, keywords joined by '\n'
 -- Returns 1 when applied, 0 when the profile moved past the expected version (nothing written).
+local prefix, ttl, cap = ARGV[1], tonumber(ARGV[4]), tonumber(ARGV[5])
 if ARGV[2] ~= '' then
   local stored = tonumber(redis.call('HGET', KEYS[3], 'version')) or 0
   if stored ~= tonumber(ARGV[2]) then
@@ -10,19 +14,81 @@ if ARGV[2] ~= '' then
   end
   redis.call('HSET', KEYS[3], 'text', ARGV[3], 'version', stored + 1)
 end
-for i = 4, #ARGV, 4 do
-  local id = ARGV[i]
+
+local function unindex(id)
   local old = redis.call('HGET', KEYS[1], id)
   if old then
-    -- re-index: the corrected text may have lost keywords ("2000") the old one had
     for _, keyword in ipairs(cjson.decode(old).keywords) do
-      redis.call('SREM', ARGV[1] .. keyword, id)
+      redis.call('SREM', prefix .. keyword, id)  -- the last member out deletes the set
     end
   end
+end
+
+local written, touched = {}, {}
+for i = 6, #ARGV, 4 do
+  local id = ARGV[i]
+  -- re-index: the corrected text may have lost keywords ("2000") the old one had
+  unindex(id)
   redis.call('HSET', KEYS[1], id, ARGV[i + 1])
   redis.call('HSETNX', KEYS[2], id, ARGV[i + 2])
   for keyword in string.gmatch(ARGV[i + 3], '[^\n]+') do
-    redis.call('SADD', ARGV[1] .. keyword, id)
+    redis.call('SADD', prefix .. keyword, id)
+    touched[#touched + 1] = prefix .. keyword
+  end
+  written[id] = true
+end
+
+-- Eviction order: memories written by this call last, then the fewest accesses, the oldest
+-- created_at, the smallest id; a memory leaves with its keyword-set memberships.
+local over = redis.call('HLEN', KEYS[1]) - cap
+if over > 0 then
+  local accesses = {}
+  local flat = redis.call('HGETALL', KEYS[4])
+  for j = 1, #flat, 2 do
+    accesses[flat[j]] = tonumber(flat[j + 1])
+  end
+  local candidates = {}
+  flat = redis.call('HGETALL', KEYS[2])
+  for j = 1, #flat, 2 do
+    local id = flat[j]
+    candidates[#candidates + 1] = {id, written[id] and 1 or 0, accesses[id] or 0, tonumber(flat[j + 1])}
+  end
+  table.sort(candidates, function(a, b)
+    if a[2] ~= b[2] then return a[2] < b[2] end
+    if a[3] ~= b[3] then return a[3] < b[3] end
+    if a[4] ~= b[4] then return a[4] < b[4] end
+    return a[1] < b[1]
+  end)
+  for n = 1, math.min(over, #candidates) do
+    local id = candidates[n][1]
+    unindex(id)
+    redis.call('HDEL', KEYS[1], id)
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[4], id)
+  end
+end
+
+-- One expiry for all the owner's memory keys, so none outlives the others: restarted in full when
+-- more than 1% of the ttl has passed since the last restart (at most ~100 full passes per ttl),
+-- and sets this call touched join the current one.
+local left = redis.call('TTL', KEYS[1])
+if left < 0 or ttl - left > math.max(ttl / 100, 1) then
+  for k = 1, 4 do
+    redis.call('EXPIRE', KEYS[k], ttl)
+  end
+  for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
+    for _, keyword in ipairs(cjson.decode(raw).keywords) do
+      redis.call('EXPIRE', prefix .. keyword, ttl)
+    end
+  end
+else
+  for k = 2, 4 do
+    if redis.call('TTL', KEYS[k]) == -1 then  -- created since the last restart
+      redis.call('EXPIRE', KEYS[k], left)
+    end
+  end
+  for _, key in ipairs(touched) do
+    redis.call('EXPIRE', key, left)
   end
 end
 return 1

@@ -7,6 +7,7 @@ from pathlib import Path
 import faust
 
 from turnstream.agents.expiry import register_session_expiry
+from turnstream.agents.resync import register_context_resync
 from turnstream.agents.session import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.connections import faust_credentials, kafka_options
@@ -65,6 +66,7 @@ def create_app(settings: Settings, replication_factor: int | None = None) -> fau
     sessions = sessions_table(app, settings)
     register_session_agent(app, settings, topics, sessions)
     register_session_expiry(app, settings, sessions)
+    register_context_resync(app, settings, sessions)
     if settings.llm_enabled:
         register_summarizer_agent(app, settings, topics)
     register_probes(app, settings)

@@ -22,3 +22,4 @@ dead_letters_total = Counter("turnstream_dead_letters_total", "Turns sent to the
 def observe_ms(stage: str, milliseconds: float) -> None:
     stage_seconds.labels(stage).observe(milliseconds / 1000)
 sessions_expired_total = Counter("turnstream_sessions_expired_total", "Sessions removed from the Table after their idle TTL")
+contexts_resynced_total = Counter("turnstream_contexts_resynced_total", "Contexts written back from the Table after Redis lost them")

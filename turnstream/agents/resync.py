@@ -1,0 +1,92 @@
+"""Re-sync: a timer writes back, from the Table, every context Redis has lost (FLUSHALL, a restart without data).
+
+Redis is a projection of the Table: the worker's state of each session is in its Table row. Each sweep
+asks Redis, in pipelined EXISTS of a few hundred at a time, whether the owner pointer of each live session
+of the worker's own partitions is still there (every context write sets it, with the context's TTL); for
+each one missing, the session's context document is rebuilt from its row and written with the session's
+recent turn ids. The write is the usual compare-and-set, so a sweep racing the session agent never
+replaces a newer document.
+
+What Redis held beyond the contexts is not rebuilt here: long-term memories, profiles and the recall
+archive are derived from turns that the Table does not keep (see the README's delivery guarantee).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from itertools import islice
+from typing import Iterable, Iterator
+
+import faust
+
+from turnstream.agents.expiry import partition_of
+from turnstream.client.store import ContextStore
+from turnstream.schemas.control import is_forget_marker
+from turnstream.session import SessionCore, SessionState
+from turnstream.settings import Settings
+from turnstream.streams.metrics import contexts_resynced_total
+from turnstream.streams.tables import SessionsTable
+
+log = logging.getLogger(__name__)
+
+CHUNK = 500
+"""Sessions per EXISTS round trip."""
+
+
+def live_sessions(table: SessionsTable, held: set[int], now: float, settings: Settings) -> list[str]:
+    """The sessions of partitions in `held` whose row was written within their TTL (older ones are expiring)."""
+    return [
+        key for key, at in table.touched.items()
+        if now - at < settings.session_ttl_seconds and partition_of(key, settings.turn_partitions) in held
+    ]
+
+
+def _chunks(keys: Iterable[str], size: int) -> Iterator[list[str]]:
+    it = iter(keys)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+async def resync(table: SessionsTable, keys: list[str], store: ContextStore, core: SessionCore) -> int:
+    """Write back the context of every session in `keys` whose owner pointer Redis has lost; how many were written."""
+    written = 0
+    for chunk in _chunks(keys, CHUNK):
+        async with store.redis.pipeline(transaction=False) as pipe:
+            for key in chunk:
+                pipe.exists(store.layout.owner_pointer(key))
+            present = await pipe.execute()
+        states = [
+            SessionState.restore(raw) for key, there in zip(chunk, present)
+            if not there and (raw := table.data.get(key)) is not None and not is_forget_marker(raw)
+        ]
+        if not states:
+            continue
+        now = time.time()
+        async with store.redis.pipeline(transaction=False) as pipe:
+            for state in states:
+                await store.queue_write(pipe, core.context_doc(state, now, {}), state.recent_turn_ids, state.owner)
+            replies = await pipe.execute()
+        written += sum(1 for reply in replies[::2] if reply)  # each write is the script's reply, then the pointer's SET
+    return written
+
+
+def register_context_resync(app: faust.App, settings: Settings, table: SessionsTable) -> None:
+    """Run the re-sync every TURNSTREAM_RESYNC_INTERVAL_SECONDS on every worker, for its own partitions."""
+    if not settings.resync_interval_seconds:
+        return
+    core = SessionCore(settings)
+
+    @app.timer(settings.resync_interval_seconds, name=f"{settings.topic_prefix}.context_resync")
+    async def resync_lost_contexts() -> None:
+        if app.rebalancing or not app.tables.recovery.completed.is_set():
+            return
+        held = {tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic}
+        store = ContextStore.from_settings(settings)
+        try:
+            written = await resync(table, live_sessions(table, held, time.time(), settings), store, core)
+        finally:
+            await store.aclose()
+        if written:
+            contexts_resynced_total.inc(written)
+            log.warning("re-synced %d contexts Redis had lost, from the Table", written)

@@ -28,7 +28,9 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
     for key, kind, pattern in (
         ("name", "fact", r"\bmy name\b|\bcall me\b|\bi'?m called\b|\bname'?s\b|我叫|叫我|我的名字|我姓"),
         ("allergy", "constraint", r"allerg|过敏"),
-        ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?=.*{_MONEY})(?=.*{_LIMIT})"),
+        # Money and a limit on one line: looked for from each line's start only, which finds the same pair as
+        # looking from every position would (`.` stops at a line's end), without rescanning the line from each.
+        ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?m:^(?=.*{_MONEY})(?=.*{_LIMIT}))"),
         ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
         ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)"),
         ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import orjson
@@ -93,6 +94,10 @@ _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
 # A capitalised word after a lower-case one: a name, not the start of a sentence.
 _ENTITY = re.compile(r"(?<=[a-z0-9,'’]\s)[A-Z][a-zA-Z]+")
 
+_CLASSIFIED_CLAUSES = 8192
+"""Clauses whose class is remembered: a user message is read when it arrives (the user's facts) and again
+when it leaves the window, and each reading runs up to twenty cue patterns over every clause."""
+
 _TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
 
 
@@ -145,6 +150,7 @@ def _after(pattern: re.Pattern[str], clause: str) -> str:
     return clause[match.end() :] if match and clause[match.end() :].strip() else clause
 
 
+@lru_cache(maxsize=_CLASSIFIED_CLAUSES)
 def classify(clause: str, role: str) -> tuple[FactType, str] | None:
     """(type, key) of the key information a clause carries, or None for small talk, questions and prose."""
     for key, kind, trigger in _SLOTS:

@@ -94,9 +94,10 @@ _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
 # A capitalised word after a lower-case one: a name, not the start of a sentence.
 _ENTITY = re.compile(r"(?<=[a-z0-9,'’]\s)[A-Z][a-zA-Z]+")
 
-_CLASSIFIED_CLAUSES = 8192
-"""Clauses whose class is remembered: a user message is read when it arrives (the user's facts) and again
-when it leaves the window, and each reading runs up to twenty cue patterns over every clause."""
+_REMEMBERED_TEXTS = 8192
+"""Clauses whose class, and fact texts whose keywords, are remembered: a user message is read when it
+arrives (the user's facts) and again when it leaves the window, each reading runs up to twenty cue
+patterns over every clause, and each new statement is compared with every fact kept."""
 
 _TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
 
@@ -150,7 +151,7 @@ def _after(pattern: re.Pattern[str], clause: str) -> str:
     return clause[match.end() :] if match and clause[match.end() :].strip() else clause
 
 
-@lru_cache(maxsize=_CLASSIFIED_CLAUSES)
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
 def classify(clause: str, role: str) -> tuple[FactType, str] | None:
     """(type, key) of the key information a clause carries, or None for small talk, questions and prose."""
     for key, kind, trigger in _SLOTS:
@@ -185,8 +186,10 @@ def _similar_key(text: str, kind: FactType, facts: Sequence[Fact], threshold: fl
     if not mine:
         return None
     for fact in reversed(facts):
-        theirs = set(keywords(fact.text))
-        if fact.type == kind and theirs and len(mine & theirs) / len(mine | theirs) >= threshold:
+        if fact.type != kind:
+            continue
+        theirs = _fact_keywords(fact.text)
+        if theirs and len(mine & theirs) / len(mine | theirs) >= threshold:
             return fact.key
     return None
 
@@ -197,9 +200,15 @@ def _split_old_values(sentence: str, facts: Sequence[Fact]) -> tuple[list[Fact],
     for match in _OLD_VALUE.finditer(sentence):
         old = set(keywords(match.group(1) or match.group(2) or ""))
         if old:
-            removed += [f for f in kept if old <= set(keywords(f.text))]
-            kept = [f for f in kept if not old <= set(keywords(f.text))]
+            removed += [f for f in kept if old <= _fact_keywords(f.text)]
+            kept = [f for f in kept if not old <= _fact_keywords(f.text)]
     return kept, removed
+
+
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
+def _fact_keywords(text: str) -> frozenset[str]:
+    """A fact's keywords, as a set."""
+    return frozenset(keywords(text))
 
 
 def tool_result_summary(content: str) -> tuple[str, bool]:

@@ -30,9 +30,9 @@ _COUNTED_CHARS = 2048
 on every fold and every turn. Longer ones are counted piece by piece (below), the pieces remembered."""
 _COUNTED_STRINGS = 16384
 
-_PIECE_START = re.compile(r"(?<=\n)(?=\S)")
-"""Where cl100k's pre-tokenizer always starts a new piece: after a newline, at a character that is not
-whitespace. Its pattern's pieces that can hold a newline (a punctuation run's trailing newlines, a
+_PIECE_BREAK = re.compile(r"\n(?=\S)")
+"""A newline after which cl100k's pre-tokenizer always starts a new piece: one followed by a character
+that is not whitespace. Its pattern's pieces that can hold a newline (a punctuation run's trailing newlines, a
 whitespace run) end at the last newline before such a character, none looks behind, and at a text's end
 `\s++$` takes the same whitespace piece `\s*[\r\n]` would; so a text's tokens are its lines' tokens,
 and its count their sum. (Python's whitespace is a superset of the encoder's: `\S` here is never
@@ -52,10 +52,11 @@ def _count_short(text: str) -> int:
 def _count_pieces(text: str) -> int:
     """The exact count, summed over the text's lines: a summary or block that changed by a line or a fact
     costs one line's encoding, not the whole text's."""
-    pieces = _PIECE_START.split(text)
+    pieces = _PIECE_BREAK.split(text)
     if len(pieces) == 1:
         return _count(text)
-    return sum(count_text(piece) for piece in pieces)
+    last = pieces.pop()
+    return sum(count_text(piece + "\n") for piece in pieces) + count_text(last)
 
 
 def _count(text: str) -> int:

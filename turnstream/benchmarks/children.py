@@ -41,10 +41,10 @@ class Children:
     spawned: dict[str, int] = field(default_factory=dict)
     """Every child ever started here, name -> pid, for the report to list."""
 
-    def worker(self, settings: Settings) -> Child:
+    def worker(self, settings: Settings, name: str = "worker") -> Child:
         """`turnstream worker` on `settings` (URLs set), its web server on a free loopback port."""
-        log = self._log("worker")
-        return self._keep("worker", start_worker(settings, log, loglevel="warning"), log)
+        log = self._log(name)
+        return self._keep(name, start_worker(settings, log, loglevel="warning"), log)
 
     def passthrough(self, settings: Settings, mode: str) -> Child:
         """The pass-through agent `mode` (count or set) on `settings`, its web server on a free loopback port."""

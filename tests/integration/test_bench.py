@@ -65,6 +65,19 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
     assert recall["generated en vs newest tail"]["a"] == 100 and recall["generated zh vs newest tail"]["a"] == 100
     assert recall["generated en vs newest tail"]["b"] < 50
 
+    # where a turn's time goes, at one event a batch and at 256: every stage measured, the whole is their sum and the rest
+    assert "Where a turn's time goes" in result.stdout
+    sizes = figures["drain"]["data"]["batch_sizes"]
+    assert set(sizes) == {"1", "256"}
+    for size, measured in sizes.items():
+        shares = measured["stages_us_per_turn"]
+        assert all(shares[stage] > 0 for stage in ("ingest", "compaction", "redis_write", "table_write", "wall")), (size, shares)
+        parts = sum(shares[stage] for stage in ("ingest", "compaction", "redis_write", "table_write", "rest"))
+        assert parts == pytest.approx(shares["wall"], rel=1e-3), (size, shares)
+    assert sizes["1"]["stages_us_per_turn"]["events_per_batch"] == pytest.approx(1.0)
+    assert sizes["256"]["stages_us_per_turn"]["events_per_batch"] > 1.0
+
     pids = document["meta"]["pids"]
-    assert {"kafka", "redis", "worker", "passthrough-count", "passthrough-set", "worker-churn-expiry", "worker-churn-kept"} <= set(pids)
+    assert {"kafka", "redis", "worker", "worker-batched", "passthrough-count", "passthrough-set", "worker-churn-expiry",
+            "worker-churn-kept"} <= set(pids)
     assert not [name for name, pid in pids.items() if _alive(pid)]

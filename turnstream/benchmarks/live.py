@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.request
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
@@ -13,17 +14,21 @@ from redis.asyncio import Redis
 
 from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.passthrough import MODES, count_key, value_key
+from turnstream.benchmarks.stages import Scrape
 from turnstream.client import TurnProducer
 from turnstream.client.store import ContextStore
 from turnstream.samples.conversations import generate_conversations, turns_of
 from turnstream.schemas.turn import session_key
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
+from turnstream.streams.embedded import free_port
 
 POLL_SECONDS = 0.005
 READY_TIMEOUT_SECONDS = 120.0
 DRAIN_TIMEOUT_SECONDS = 300.0
 WARM_UP_TURNS = 60
+BATCHED_EVENTS = 256
+"""The batch size of the second worker the drain figure measures (bench only: the default stays 1)."""
 
 Record = tuple[bytes, bytes]
 """(key, value) of one turn, encoded before any clock starts."""
@@ -52,32 +57,48 @@ def last_versions(turns: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def consumer_settings(settings: Settings) -> tuple[Settings, Settings, Settings]:
-    """The worker's settings and the two pass-through agents', each agent on a prefix of its own."""
-    prefix = settings.topic_prefix
-    count, set_ = (settings.model_copy(update={"topic_prefix": f"{prefix}-{mode}"}) for mode in MODES)
-    return settings, count, set_
+@dataclass(frozen=True)
+class Consumers:
+    """What the bench feeds: the worker, a second worker taking BATCHED_EVENTS events a batch, and the two
+    pass-through agents; each on a topic prefix of its own, each worker with a metrics port of its own."""
+
+    pipeline: Settings
+    batched: Settings
+    count: Settings
+    set: Settings
+
+    @classmethod
+    def of(cls, settings: Settings) -> Consumers:
+        prefix = settings.topic_prefix
+        batched = settings.model_copy(update={"topic_prefix": f"{prefix}-batched", "batch_max_events": BATCHED_EVENTS,
+                                              "metrics_port": free_port()})
+        count, set_ = (settings.model_copy(update={"topic_prefix": f"{prefix}-{mode}"}) for mode in MODES)
+        return cls(settings.model_copy(update={"metrics_port": free_port()}), batched, count, set_)
+
+    def all(self) -> tuple[Settings, ...]:
+        return self.pipeline, self.batched, self.count, self.set
 
 
-async def create_topics(settings: Settings) -> None:
+async def create_topics(consumers: Consumers) -> None:
     """Every consumer's topics, made as the worker makes its own, before anyone produces to them."""
-    for each in consumer_settings(settings):
+    for each in consumers.all():
         await ensure_topics(each)
 
 
-def spawn(settings: Settings, children: Children) -> None:
-    """Start the worker and the pass-through agents as child processes (they take seconds to join their groups)."""
-    pipeline, count, set_ = consumer_settings(settings)
-    children.worker(pipeline)
-    children.passthrough(count, "count")
-    children.passthrough(set_, "set")
+def spawn(consumers: Consumers, children: Children) -> None:
+    """Start both workers and the pass-through agents as child processes (they take seconds to join their groups)."""
+    children.worker(consumers.pipeline)
+    children.worker(consumers.batched, "worker-batched")
+    children.passthrough(consumers.count, "count")
+    children.passthrough(consumers.set, "set")
 
 
 @dataclass
 class Live:
-    """The three consumers the bench feeds identical bytes: the worker, a counting agent, a Redis-SET agent."""
+    """The consumers the bench feeds identical bytes: the worker (and one batching), a counting agent, a Redis-SET agent."""
 
     pipeline: Settings
+    batched: Settings
     count: Settings
     set: Settings
     children: Children
@@ -86,18 +107,27 @@ class Live:
     store: ContextStore
 
     @classmethod
-    async def connect(cls, settings: Settings, children: Children) -> Live:
-        """Producer and Redis client for the consumers `spawn(settings, children)` started."""
-        pipeline, count, set_ = consumer_settings(settings)
+    async def connect(cls, consumers: Consumers, children: Children) -> Live:
+        """Producer and Redis client for the consumers `spawn(consumers, children)` started."""
         # one plain acks=all producer for every side, whatever the broker offers
-        producer = TurnProducer(pipeline.model_copy(update={"idempotent_producer": "off"}))
+        producer = TurnProducer(consumers.pipeline.model_copy(update={"idempotent_producer": "off"}))
         await producer.start()
-        store = ContextStore.from_settings(pipeline)
-        return cls(pipeline, count, set_, children, producer, store.redis, store)
+        store = ContextStore.from_settings(consumers.pipeline)
+        return cls(consumers.pipeline, consumers.batched, consumers.count, consumers.set, children, producer, store.redis, store)
 
     async def aclose(self) -> None:
         await self.producer.stop()
         await self.store.aclose()
+
+    async def stages(self, worker: Settings) -> Scrape:
+        """The stage histograms `worker` serves on its metrics port, now."""
+        url = f"http://{worker.web_bind}:{worker.metrics_port}/metrics"
+
+        def fetch() -> str:
+            with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - a loopback URL the bench made
+                return response.read().decode()
+
+        return Scrape.parse(await asyncio.to_thread(fetch))
 
     async def send(self, settings: Settings, records: list[Record]) -> list[asyncio.Future[RecordMetadata]]:
         """Queue `records` on `settings`' turns topic; the futures resolve once the broker has them."""
@@ -113,18 +143,20 @@ class Live:
                 raise BenchTimeout(f"{what}: not done after {timeout:.0f}s")
             await asyncio.sleep(POLL_SECONDS)
 
-    def versions_reached(self, expected: dict[str, int]) -> Callable[[], Awaitable[bool]]:
-        """A check: has every session's context reached its expected version? Asks only about those still behind."""
+    def versions_reached(self, expected: dict[str, int], worker: Settings | None = None) -> Callable[[], Awaitable[bool]]:
+        """A check: has every session's context, as `worker` (the default one) writes them, reached its expected
+        version? Asks only about those still behind."""
         behind = dict(expected)
+        store = self.store if worker is None else ContextStore(self.redis, worker)
 
         async def done() -> bool:
             keys = list(behind)
             async with self.redis.pipeline(transaction=False) as pipe:
                 for key in keys:
-                    pipe.get(self.store.layout.owner_pointer(key))
+                    pipe.get(store.layout.owner_pointer(key))
                 owners = [key if owner is None else owner.decode() for key, owner in zip(keys, await pipe.execute())]
                 for key, owner in zip(keys, owners):
-                    pipe.hget(self.store.keys(owner, key).context, "version")
+                    pipe.hget(store.keys(owner, key).context, "version")
                 versions = await pipe.execute()
             for key, version in zip(keys, versions):
                 if version is not None and int(version) >= behind[key]:
@@ -148,10 +180,12 @@ class Live:
         """One conversation through each consumer: proves they joined their groups and warms every cache."""
         turns = round_turns("warm-up", 1, WARM_UP_TURNS, seed=99)
         records = encode(turns)
-        for settings in (self.pipeline, self.count, self.set):
+        for settings in (self.pipeline, self.batched, self.count, self.set):
             await self.send(settings, records)
         await self.producer.flush()
         await self.until(self.versions_reached(last_versions(turns)), "warm-up of the worker", READY_TIMEOUT_SECONDS)
+        await self.until(self.versions_reached(last_versions(turns), self.batched), "warm-up of the batching worker",
+                         READY_TIMEOUT_SECONDS)
         await self.until(self.counted(len(turns)), "warm-up of the counting agent", READY_TIMEOUT_SECONDS)
 
         async def set_landed() -> bool:

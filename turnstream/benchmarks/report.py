@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from turnstream.benchmarks.figures import Figure
+from turnstream.benchmarks.stages import STAGE_NAMES
 
 
 class PlotUnavailable(RuntimeError):
@@ -48,6 +49,36 @@ def table(figures: list[Figure], title: str) -> Table:
 
 def print_table(figures: list[Figure], title: str, console: Console | None = None) -> None:
     (console or Console(width=TABLE_WIDTH)).print(table(figures, title))
+
+
+STAGE_TITLE = "Where a turn's time goes in the worker while it drains (µs per turn)"
+
+
+def stage_table(figures: list[Figure]) -> Table | None:
+    """One row per batch size the drain figure measured: each stage's share of a turn, the rest of the wall
+    time (fetching, acknowledging, committing, waiting) and the whole; None without a drain figure."""
+    drain = next((figure for figure in figures if figure.key == "drain"), None)
+    if drain is None or "batch_sizes" not in drain.data:
+        return None
+    out = Table(title=STAGE_TITLE, title_justify="left")
+    columns = ["events a batch (set)", "mean events a batch", *STAGE_NAMES.values(), "rest: fetch, ack, commit", "wall"]
+    for index, column in enumerate(columns):
+        out.add_column(column, justify="left" if index == 0 else "right", no_wrap=True)
+    for size, measured in drain.data["batch_sizes"].items():
+        shares = measured["stages_us_per_turn"]
+        if not shares:
+            out.add_row(size, *["—"] * (len(columns) - 1))
+            continue
+        out.add_row(size, f"{shares['events_per_batch']:.1f}", *(_number(shares[stage]) for stage in STAGE_NAMES),
+                    _number(shares["rest"]), _number(shares["wall"]))
+    return out
+
+
+def print_stages(figures: list[Figure], console: Console | None = None) -> None:
+    """The stage table, when the run measured a drain."""
+    stages = stage_table(figures)
+    if stages is not None:
+        (console or Console(width=TABLE_WIDTH)).print(stages)
 
 
 def write_json(path: Path, figures: list[Figure], meta: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from turnstream.benchmarks.cost import append_cost
 from turnstream.benchmarks.drain import drain_rate
 from turnstream.benchmarks.figures import Figure
 from turnstream.benchmarks.freshness import freshness
-from turnstream.benchmarks.live import Live, create_topics, spawn
+from turnstream.benchmarks.live import Consumers, Live, create_topics, spawn
 from turnstream.benchmarks.prompt_size import prompt_size
 from turnstream.benchmarks.reads import read_latency
 from turnstream.benchmarks.archive_reads import archive_reads
@@ -56,15 +56,16 @@ def run_suite(
     settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
 ) -> list[Figure]:
     """Every figure group in table order; the live consumers run in `children` and are stopped before the cost figure."""
-    asyncio.run(create_topics(settings))
-    spawn(settings, children)
-    progress("worker and pass-through agents starting; pure figures meanwhile")
+    consumers = Consumers.of(settings)
+    asyncio.run(create_topics(consumers))
+    spawn(consumers, children)
+    progress("workers and pass-through agents starting; pure figures meanwhile")
     # pure and not speed-dependent: fine to run while the children boot
     sizes = prompt_size(settings)
     progress(f"prompt size: {sizes.rows[-1].a:,} vs {sizes.rows[-1].b:,} tokens after {sizes.rows[-1].measure[6:]}")
     kept = retention(plan.retention_conversations)
     progress(f"retention: {kept.rows[-1].a:.0f}% vs {kept.rows[-1].b:.0f}%")
-    live = asyncio.run(_live_figures(settings, plan, children, progress, recall))
+    live = asyncio.run(_live_figures(consumers, plan, children, progress, recall))
     children.stop()  # the churn workers and the cost figure each want the machine to themselves
     churn = asyncio.run(churn_memory(settings, children, plan.churn_sessions, progress))
     progress("compaction cost per turn")
@@ -76,25 +77,26 @@ def run_recall(
     settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
 ) -> list[Figure]:
     """The recall figures alone (coverage, then read cost and memory of the archive): the worker only."""
-    asyncio.run(create_topics(settings))
-    children.worker(settings)
-    return asyncio.run(_recall_only(settings, plan, children, progress, recall))
+    consumers = Consumers.of(settings)
+    asyncio.run(create_topics(consumers))
+    children.worker(consumers.pipeline)
+    return asyncio.run(_recall_only(consumers, plan, children, progress, recall))
 
 
 async def _recall_only(
-    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
+    consumers: Consumers, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
 ) -> list[Figure]:
-    live = await Live.connect(settings, children)
+    live = await Live.connect(consumers, children)
     try:
-        return [await recall_figure(live, recall, progress), await archive_reads(settings, plan.read_samples, progress)]
+        return [await recall_figure(live, recall, progress), await archive_reads(consumers.pipeline, plan.read_samples, progress)]
     finally:
         await live.aclose()
 
 
 async def _live_figures(
-    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
+    consumers: Consumers, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
 ) -> list[Figure]:
-    live = await Live.connect(settings, children)
+    live = await Live.connect(consumers, children)
     try:
         await live.warm_up()
         progress("consumers ready")

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     require_extra("worker")
     from turnstream.benchmarks.children import ChildDied, Children
     from turnstream.benchmarks.live import BenchTimeout
-    from turnstream.benchmarks.report import PlotUnavailable, print_table, write_json, write_plot
+    from turnstream.benchmarks.report import PlotUnavailable, print_stages, print_table, write_json, write_plot
     from turnstream.benchmarks.suite import FULL, QUICK, run_recall, run_suite
 
     if args.plot is not None:
@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     wall = time.monotonic() - started
     title = f"turnstream bench{' --quick' if args.quick else ''} · {_machine()['nproc']} cores · Python {platform.python_version()} · {wall:.0f}s"
     print_table(figures, title)
+    print_stages(figures)
     if args.json is not None:
         meta = _meta(configured, plan.to_dict(), args.quick, wall, pids)
         write_json(args.json, figures, meta)

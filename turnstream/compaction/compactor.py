@@ -188,6 +188,8 @@ class Window:
         self.seq = 0
         self.tokens_in = 0
         self.block_cap = int(budget_tokens * BLOCK_BUDGET_SHARE)
+        self._capped_block: tuple[Digest, Language, tuple[Message, int] | None] | None = None
+        """The latest `cut_block` at the cap, with the digest object and language it was cut for."""
 
     def append(self, message: Message, strategy: Strategy | None = None) -> list[Message]:
         """Add the next message; return the span this dropped (already folded into the digest)."""
@@ -312,16 +314,24 @@ class Window:
         count = len(self.anchors) + self.tail_count
         if self.dropped:
             language = self.tally.language()
-            block = cut_block(self.digest, language, self.block_cap)
+            block = self._block_at_cap(language)
             tokens += marker_tokens(language) + (block[1] if block else 0)
             count += 2 if block else 1
         return tokens <= self.budget_tokens and (self.budget_messages is None or count <= self.budget_messages)
+
+    def _block_at_cap(self, language: Language) -> tuple[Message, int] | None:
+        """`cut_block` of the digest at the cap. Asked after every drop and again for the result while the
+        digest object stays the same: kept here, which spares hashing the whole digest for the shared cache."""
+        kept = self._capped_block
+        if kept is None or kept[0] is not self.digest or kept[1] != language:
+            kept = self._capped_block = (self.digest, language, cut_block(self.digest, language, self.block_cap))
+        return kept[2]
 
     def _block_within(self, room: int, count_before: int, language: Language) -> tuple[Message, int] | None:
         """The block, cut further to `room` tokens when only the newest step is left; None when it cannot fit."""
         if self.budget_messages is not None and count_before + 1 + self.tail_count > self.budget_messages:
             return None
-        block = cut_block(self.digest, language, self.block_cap)  # the one _fits sized the tail with: cached
+        block = self._block_at_cap(language)  # the one _fits sized the tail with
         if block is None or block[1] <= room:
             return block
         return cut_block(self.digest, language, room)

@@ -61,7 +61,8 @@ def _depth(value: Any, limit: int) -> int:
     if limit < 0 or not isinstance(value, (dict, list)):
         return 0
     children = value.values() if isinstance(value, dict) else value
-    return 1 + max((_depth(child, limit - 1) for child in children), default=0)
+    # only containers nest: the strings and numbers of a message are not visited one call each
+    return 1 + max((_depth(child, limit - 1) for child in children if isinstance(child, (dict, list))), default=0)
 
 
 def shape_error(message: Any) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -26,19 +27,36 @@ def encoding() -> tiktoken.Encoding:
 
 _COUNTED_CHARS = 2048
 """Strings up to this long have their count remembered: roles, tool names, summary and fact lines recur
-on every fold and every turn. Longer ones (tool output, whole blocks) are counted about once each anyway,
-and remembering them would only pin memory."""
+on every fold and every turn. Longer ones are counted piece by piece (below), the pieces remembered."""
 _COUNTED_STRINGS = 16384
+
+_PIECE_BREAK = re.compile(r"\n(?=\S)")
+"""A newline after which cl100k's pre-tokenizer always starts a new piece: one followed by a character
+that is not whitespace. Its pattern's pieces that can hold a newline (a punctuation run's trailing newlines, a
+whitespace run) end at the last newline before such a character, none looks behind, and at a text's end
+`\s++$` takes the same whitespace piece `\s*[\r\n]` would; so a text's tokens are its lines' tokens,
+and its count their sum. (Python's whitespace is a superset of the encoder's: `\S` here is never
+whitespace to it.) tests/unit/compaction/test_tokens.py checks this against the encoder."""
 
 
 def count_text(text: str) -> int:
     """Tokens in a plain string."""
-    return _count_short(text) if len(text) <= _COUNTED_CHARS else _count(text)
+    return _count_short(text) if len(text) <= _COUNTED_CHARS else _count_pieces(text)
 
 
 @lru_cache(maxsize=_COUNTED_STRINGS)
 def _count_short(text: str) -> int:
-    return _count(text)
+    return _count_pieces(text)
+
+
+def _count_pieces(text: str) -> int:
+    """The exact count, summed over the text's lines: a summary or block that changed by a line or a fact
+    costs one line's encoding, not the whole text's."""
+    pieces = _PIECE_BREAK.split(text)
+    if len(pieces) == 1:
+        return _count(text)
+    last = pieces.pop()
+    return sum(count_text(piece + "\n") for piece in pieces) + count_text(last)
 
 
 def _count(text: str) -> int:
@@ -47,17 +65,17 @@ def _count(text: str) -> int:
 
 def truncate_text(text: str, max_tokens: int) -> str:
     """The longest prefix of `text` that is at most `max_tokens` tokens."""
-    tokens = encoding().encode(text, disallowed_special=())
-    if len(tokens) <= max_tokens:
+    if count_text(text) <= max_tokens:  # the usual case, and counted from remembered lines
         return text
+    tokens = encoding().encode(text, disallowed_special=())
     return encoding().decode(tokens[: max(max_tokens, 0)])
 
 
 def keep_newest_text(text: str, max_tokens: int) -> str:
     """The longest suffix of `text` that is at most `max_tokens` tokens, marked with a leading ellipsis."""
-    tokens = encoding().encode(text, disallowed_special=())
-    if len(tokens) <= max_tokens:
+    if count_text(text) <= max_tokens:
         return text
+    tokens = encoding().encode(text, disallowed_special=())
     # bytes, not text: a cut through a multi-byte character must not leave a broken one behind
     tail = encoding().decode_bytes(tokens[len(tokens) - max(max_tokens - 1, 0) :]).decode("utf-8", errors="ignore")
     return "…" + tail.lstrip()

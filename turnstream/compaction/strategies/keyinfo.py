@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import orjson
@@ -28,7 +29,9 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
     for key, kind, pattern in (
         ("name", "fact", r"\bmy name\b|\bcall me\b|\bi'?m called\b|\bname'?s\b|我叫|叫我|我的名字|我姓"),
         ("allergy", "constraint", r"allerg|过敏"),
-        ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?=.*{_MONEY})(?=.*{_LIMIT})"),
+        # Money and a limit on one line: looked for from each line's start only, which finds the same pair as
+        # looking from every position would (`.` stops at a line's end), without rescanning the line from each.
+        ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?m:^(?=.*{_MONEY})(?=.*{_LIMIT}))"),
         ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
         ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)"),
         ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
@@ -91,6 +94,11 @@ _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
 # A capitalised word after a lower-case one: a name, not the start of a sentence.
 _ENTITY = re.compile(r"(?<=[a-z0-9,'’]\s)[A-Z][a-zA-Z]+")
 
+_REMEMBERED_TEXTS = 8192
+"""Clauses whose class, and fact texts whose keywords, are remembered: a user message is read when it
+arrives (the user's facts) and again when it leaves the window, each reading runs up to twenty cue
+patterns over every clause, and each new statement is compared with every fact kept."""
+
 _TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
 
 
@@ -143,6 +151,7 @@ def _after(pattern: re.Pattern[str], clause: str) -> str:
     return clause[match.end() :] if match and clause[match.end() :].strip() else clause
 
 
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
 def classify(clause: str, role: str) -> tuple[FactType, str] | None:
     """(type, key) of the key information a clause carries, or None for small talk, questions and prose."""
     for key, kind, trigger in _SLOTS:
@@ -177,8 +186,10 @@ def _similar_key(text: str, kind: FactType, facts: Sequence[Fact], threshold: fl
     if not mine:
         return None
     for fact in reversed(facts):
-        theirs = set(keywords(fact.text))
-        if fact.type == kind and theirs and len(mine & theirs) / len(mine | theirs) >= threshold:
+        if fact.type != kind:
+            continue
+        theirs = _fact_keywords(fact.text)
+        if theirs and len(mine & theirs) / len(mine | theirs) >= threshold:
             return fact.key
     return None
 
@@ -189,9 +200,15 @@ def _split_old_values(sentence: str, facts: Sequence[Fact]) -> tuple[list[Fact],
     for match in _OLD_VALUE.finditer(sentence):
         old = set(keywords(match.group(1) or match.group(2) or ""))
         if old:
-            removed += [f for f in kept if old <= set(keywords(f.text))]
-            kept = [f for f in kept if not old <= set(keywords(f.text))]
+            removed += [f for f in kept if old <= _fact_keywords(f.text)]
+            kept = [f for f in kept if not old <= _fact_keywords(f.text)]
     return kept, removed
+
+
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
+def _fact_keywords(text: str) -> frozenset[str]:
+    """A fact's keywords, as a set."""
+    return frozenset(keywords(text))
 
 
 def tool_result_summary(content: str) -> tuple[str, bool]:

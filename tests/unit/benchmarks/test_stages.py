@@ -1,0 +1,58 @@
+"""Where a turn's time goes: the worker's stage histograms, scraped twice, as µs per turn, and their table."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from turnstream.benchmarks.figures import Figure, Row
+from turnstream.benchmarks.report import STAGE_TITLE, print_stages
+from turnstream.benchmarks.stages import Scrape, ScrapeError, per_turn_us
+
+
+def metrics(applied: float, **stages: tuple[float, float]) -> str:
+    """Prometheus text as a worker serves it: (sum in seconds, count) per stage, and the applied turns."""
+    lines = ["# TYPE turnstream_stage_seconds histogram"]
+    for stage, (total, count) in stages.items():
+        lines += [f'turnstream_stage_seconds_count{{stage="{stage}"}} {count}', f'turnstream_stage_seconds_sum{{stage="{stage}"}} {total}']
+    lines += ["# TYPE turnstream_turns_total counter", f'turnstream_turns_total{{outcome="applied"}} {applied}',
+              'turnstream_turns_total{outcome="duplicate"} 7.0']
+    return "\n".join(lines) + "\n"
+
+
+def test_a_rounds_shares_come_from_the_difference_of_two_scrapes() -> None:
+    before = Scrape.parse(metrics(10, ingest=(0.001, 10), compaction=(0.002, 10), redis_write=(0.01, 10), table_write=(0.02, 10)))
+    # 4 batches of 25 turns: 20 µs decode and 100 µs core per turn, 500 µs Redis and 1,000 µs Table per batch
+    after = Scrape.parse(metrics(110, ingest=(0.001 + 4 * 20e-6, 14), compaction=(0.002 + 4 * 100e-6, 14),
+                                 redis_write=(0.01 + 4 * 500e-6, 14), table_write=(0.02 + 4 * 1000e-6, 14)))
+    shares = per_turn_us(after - before, wall_seconds=100 * 200e-6)
+    assert shares["events_per_batch"] == pytest.approx(25)
+    assert shares["ingest"] == pytest.approx(20) and shares["compaction"] == pytest.approx(100)
+    assert shares["redis_write"] == pytest.approx(20) and shares["table_write"] == pytest.approx(40)
+    assert shares["wall"] == pytest.approx(200) and shares["rest"] == pytest.approx(20)
+
+
+def test_rounds_add_up_and_an_idle_worker_has_no_shares() -> None:
+    one = Scrape.parse(metrics(5, redis_write=(0.5, 5)))
+    assert (one + one).applied == 10 and (one + one).sums["redis_write"] == 1.0
+    assert per_turn_us(one - one, 1.0) == {}
+
+
+def test_text_without_the_workers_metrics_is_an_error() -> None:
+    with pytest.raises(ScrapeError):
+        Scrape.parse("# TYPE something_else counter\nsomething_else_total 3.0\n")
+
+
+def test_the_stage_table_has_a_row_per_batch_size() -> None:
+    shares = {"ingest": 21.0, "compaction": 180.5, "redis_write": 350.0, "table_write": 2200.0, "rest": 900.0,
+              "wall": 3651.5, "events_per_batch": 1.0}
+    drain = Figure("drain", "1 Drain rate", "pipeline", "count-only agent", [Row.of("drain rate", "turns/s", 270, 7000)], None,
+                   {"batch_sizes": {"1": {"stages_us_per_turn": shares}, "256": {"stages_us_per_turn": {}}}})
+    console = Console(width=200, record=True)
+    print_stages([drain], console)
+    text = console.export_text()
+    assert STAGE_TITLE in text and "180.5" in text and "2,200" in text and "3,652" in text
+    assert any(line.lstrip("│ ").startswith("256") and "—" in line for line in text.splitlines())
+    quiet = Console(width=200, record=True)
+    print_stages([], quiet)
+    assert quiet.export_text() == ""

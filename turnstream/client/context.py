@@ -11,7 +11,7 @@ from types import TracebackType
 from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore, Prompt, build_prompt, owner_key
 from turnstream.schemas.context import ContextDoc
-from turnstream.schemas.turn import session_key
+from turnstream.schemas.keys import session_key
 from turnstream.settings import Settings
 
 

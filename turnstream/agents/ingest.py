@@ -1,4 +1,5 @@
-"""Ingest: decode and validate a raw turn; anything unusable goes to the dead-letter topic."""
+"""Ingest: decode and validate a raw turn; anything unusable goes to the dead-letter topic, a turn keyed
+by anything but its session key back to the turns topic under that key."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import logging
 import faust
 from faust.types import EventT
 
-from turnstream.streams.metrics import dead_letters_total
+from turnstream.schemas.keys import Forward
+from turnstream.streams.metrics import dead_letters_total, rekeyed_total
 
 log = logging.getLogger(__name__)
 
@@ -15,6 +17,8 @@ REASON_HEADER = "x-turnstream-reason"
 DETAIL_HEADER = "x-turnstream-detail"
 SOURCE_HEADER = "x-turnstream-source"
 """`topic/partition/offset` of the original record."""
+ORIGINAL_KEY_HEADER = "x-turnstream-original-key"
+"""On a forwarded turn: the key it arrived with (absent when it had none)."""
 
 
 async def dead_letter(dlq: faust.TopicT, event: EventT, reason: str, detail: str) -> None:
@@ -30,3 +34,21 @@ async def dead_letter(dlq: faust.TopicT, event: EventT, reason: str, detail: str
     await sent  # the offset is committed only after this: the reject is never lost
     dead_letters_total.labels(reason).inc()
     log.warning("dead-lettered %s: %s (%s)", source, reason, detail)
+
+
+async def forward(turns: faust.TopicT, event: EventT, where: Forward) -> None:
+    """Re-produce a mis-keyed turn's original bytes under its session key, and wait until the broker has them.
+
+    Its offset is acknowledged only after this, so the turn is never lost; a crash before that forwards
+    it again, and the session's dedup applies it once.
+    """
+    message = event.message
+    source = f"{message.topic}/{message.partition}/{message.offset}"
+    headers = {REASON_HEADER: where.reason.encode(), SOURCE_HEADER: source.encode()}
+    if message.key is not None:
+        headers[ORIGINAL_KEY_HEADER] = message.key[:1024]
+    sent = await turns.send(key=where.key, value=message.value, headers=headers)
+    await sent
+    rekeyed_total.labels(where.reason).inc()
+    log.warning("forwarded %s under its session key %r: %s (key was %r)", source, where.key.decode(), where.reason,
+                message.key if message.key is None else message.key[:64])

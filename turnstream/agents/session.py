@@ -23,11 +23,12 @@ from faust.streams import _current_event  # the event a Table write is attribute
 from faust.types import EventT
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
-from turnstream.agents.ingest import dead_letter
+from turnstream.agents.ingest import dead_letter, forward
 from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.schemas import Turn, TurnError, decode_turn
+from turnstream.schemas.keys import Forward, route
 from turnstream.session import SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
@@ -65,6 +66,8 @@ class Batch:
     """Per session, what this batch fed its state: enough to rebuild it if one event breaks it."""
     steps: list[Step] = field(default_factory=list)
     dead: list[tuple[EventT, str, str]] = field(default_factory=list)
+    forwards: list[tuple[EventT, Forward]] = field(default_factory=list)
+    """Turns keyed by anything but their session key: re-produced under it, not applied here."""
     broker_wait_ms: list[float] = field(default_factory=list)
     decode_ms: float = 0.0
     core_ms: float = 0.0
@@ -111,6 +114,8 @@ class SessionExecutor:
             self._step(batch, event)
         for event, reason, detail in batch.dead:
             await dead_letter(self.topics.dlq, event, reason, detail)
+        for event, where in batch.forwards:
+            await forward(self.topics.turns, event, where)
         await self._remember(batch.steps)
         writing = time.perf_counter()
         per_turn = max(len(events), 1)
@@ -143,6 +148,9 @@ class SessionExecutor:
                     item = decode_turn(event.value, self.settings.max_content_bytes)
                 except TurnError as error:
                     batch.dead.append((event, error.reason, error.detail))
+                    return
+                if (where := route(event.message.key, item.session_key)) is not None:
+                    batch.forwards.append((event, where))
                     return
                 key = item.session_key
                 batch.broker_wait_ms.append(max(0.0, time.time() - event.message.timestamp) * 1000)

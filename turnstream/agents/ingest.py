@@ -4,10 +4,12 @@ by anything but its session key back to the turns topic under that key."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 import faust
 from faust.types import EventT
 
+from turnstream.schemas import Turn, encode_turn
 from turnstream.schemas.keys import Forward
 from turnstream.streams.metrics import dead_letters_total, rekeyed_total
 
@@ -52,3 +54,18 @@ async def forward(turns: faust.TopicT, event: EventT, where: Forward) -> None:
     rekeyed_total.labels(where.reason).inc()
     log.warning("forwarded %s under its session key %r: %s (key was %r)", source, where.key.decode(), where.reason,
                 message.key if message.key is None else message.key[:64])
+
+
+def was_forwarded(event: EventT) -> bool:
+    """A turns-topic record a worker forwarded (it carries the reason), rather than one a gateway produced."""
+    headers = event.message.headers or ()
+    names = headers.keys() if isinstance(headers, Mapping) else (name for name, _ in headers)
+    return REASON_HEADER in names
+
+
+async def send_round(turns: faust.TopicT, turn: Turn) -> None:
+    """Send a held turn round again through its session's partition, and wait until the broker has it."""
+    sent = await turns.send(key=turn.session_key.encode(), value=encode_turn(turn), headers={REASON_HEADER: b"reordered"})
+    await sent
+    rekeyed_total.labels("reordered").inc()
+    log.debug("sent turn %s of %s round again, in seq order", turn.turn_id, turn.session_key)

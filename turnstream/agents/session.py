@@ -23,13 +23,13 @@ from faust.streams import _current_event  # the event a Table write is attribute
 from faust.types import EventT
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
-from turnstream.agents.ingest import dead_letter, forward
+from turnstream.agents.ingest import dead_letter, forward, send_round, was_forwarded
 from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.schemas.keys import Forward, route
-from turnstream.session import SessionCore, SessionState, Step, SummaryResult
+from turnstream.session import Forwarded, SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
 from turnstream.streams.topics import Topics
@@ -62,7 +62,7 @@ class Batch:
     states: dict[str, SessionState] = field(default_factory=dict)
     last_event: dict[str, EventT] = field(default_factory=dict)
     """Per session, its latest event: the Table row goes to that event's changelog partition."""
-    inputs: defaultdict[str, list[Turn | SummaryResult]] = field(default_factory=lambda: defaultdict(list))
+    inputs: defaultdict[str, list[Turn | Forwarded | SummaryResult]] = field(default_factory=lambda: defaultdict(list))
     """Per session, what this batch fed its state: enough to rebuild it if one event breaks it."""
     steps: list[Step] = field(default_factory=list)
     dead: list[tuple[EventT, str, str]] = field(default_factory=list)
@@ -116,6 +116,8 @@ class SessionExecutor:
             await dead_letter(self.topics.dlq, event, reason, detail)
         for event, where in batch.forwards:
             await forward(self.topics.turns, event, where)
+        for turn in (turn for step in batch.steps for turn in step.release):
+            await send_round(self.topics.turns, turn)  # before the Table row that no longer holds it
         await self._remember(batch.steps)
         writing = time.perf_counter()
         per_turn = max(len(events), 1)
@@ -141,7 +143,7 @@ class SessionExecutor:
         try:
             decoding = time.perf_counter()
             if event.message.topic == self.settings.summaries_topic:
-                item: Turn | SummaryResult = SummaryResult.from_bytes(event.value)
+                item: Turn | Forwarded | SummaryResult = SummaryResult.from_bytes(event.value)
                 key = item.session_key
             else:
                 try:
@@ -152,6 +154,8 @@ class SessionExecutor:
                 if (where := route(event.message.key, item.session_key)) is not None:
                     batch.forwards.append((event, where))
                     return
+                if was_forwarded(event):
+                    item = Forwarded(item)
                 key = item.session_key
                 batch.broker_wait_ms.append(max(0.0, time.time() - event.message.timestamp) * 1000)
             computing = time.perf_counter()
@@ -172,7 +176,7 @@ class SessionExecutor:
             batch.dead.append((event, *step.dead_letter))
         batch.steps.append(step)
 
-    def _apply(self, batch: Batch, key: str, item: Turn | SummaryResult) -> Step | None:
+    def _apply(self, batch: Batch, key: str, item: Turn | Forwarded | SummaryResult) -> Step | None:
         if isinstance(item, SummaryResult):
             state = batch.states.get(key) or self._stored(key)
             if state is None:

@@ -40,8 +40,10 @@ Outside the owner's slot:
 - `P:owner:{S}`        STRING the session's current owner, for readers that do not know its user
 - `P:updates:S`        pub/sub channel: the new version, published on every context write
 
-**Kafka key contract.** A turn's record key must be its session key as UTF-8: `route()` says what the
-worker does with a turn whose key is missing or another one.
+**Kafka key contract.** A turn's record key must be its session key as UTF-8. `route()` decides, where
+the worker first decodes a turn, whether it applies there or is forwarded under its session key to its
+session's partition (agents/ingest.py sends it; session/reorder.py puts forwarded turns back in `seq`
+order).
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ class Turn(BaseModel):
     user_id: str | None = Field(None, min_length=1, max_length=128)
     """Owner of long-term memory."""
     seq: int | None = Field(None, ge=0)
-    """Position of the turn in its session, when the gateway knows it."""
+    """Position of the turn in its session, from 0, when the gateway knows it: what puts turns that reached
+    the worker under a wrong Kafka key back in order."""
     ts: float | None = None
     """When the turn happened, epoch seconds."""
     message: MessageField

@@ -44,3 +44,15 @@ def test_help_lists_every_subcommand() -> None:
     assert result.returncode == 0
     for name in SUBCOMMANDS:
         assert name in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["memory", "list"], "a user id is required (or --session SESSION)"),
+     (["memory", "list", "alice", "--session", "s1"], "give a user id or --session, not both"),
+     (["memory", "search", "alice", "budget?", "--session", "s1"], "give a user id or --session, not both"),
+     (["memory", "list", "--session", ""], "--session must not be empty")],
+)
+def test_memory_owner_arguments_are_checked_in_one_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 2
+    assert capsys.readouterr().err == f"turnstream: {message}\n"

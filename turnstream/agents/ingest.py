@@ -1,4 +1,5 @@
-"""Ingest: decode and validate a raw turn; anything unusable goes to the dead-letter topic."""
+"""Ingest: decode and validate a raw turn; anything unusable goes to the dead-letter topic, a turn keyed
+by anything but its session key back to the turns topic under that key."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import faust
 from faust.types import EventT
 
 from turnstream.agents.fields import record_fields
-from turnstream.streams.metrics import dead_letters_total
+from turnstream.schemas import Turn, encode_turn
+from turnstream.schemas.keys import Forward
+from turnstream.streams.metrics import dead_letters_total, rekeyed_total
 from turnstream.tracing import header_items
 
 log = logging.getLogger(__name__)
@@ -18,6 +21,8 @@ DETAIL_HEADER = "x-turnstream-detail"
 SOURCE_HEADER = "x-turnstream-source"
 """`topic/partition/offset` of the original record."""
 OWN_HEADERS = (REASON_HEADER, DETAIL_HEADER, SOURCE_HEADER)
+ORIGINAL_KEY_HEADER = "x-turnstream-original-key"
+"""On a forwarded turn: the key it arrived with (absent when it had none)."""
 
 
 def dead_letter_headers(original: list[tuple[str, bytes]], reason: str, detail: str, source: str) -> list[tuple[str, bytes]]:
@@ -38,3 +43,35 @@ async def dead_letter(dlq: faust.TopicT, event: EventT, reason: str, detail: str
     fields = record_fields(message)
     log.warning("dead-lettered %s (session %s, turn %s): %s (%s)", source, fields["session"], fields["turn_id"],
                 reason, detail, extra={**fields, "reason": reason})
+
+
+async def forward(turns: faust.TopicT, event: EventT, where: Forward) -> None:
+    """Re-produce a mis-keyed turn's original bytes under its session key, and wait until the broker has them.
+
+    Its offset is acknowledged only after this, so the turn is never lost; a crash before that forwards
+    it again, and the session's dedup applies it once. Its own headers (a traceparent) go with it.
+    """
+    message = event.message
+    source = f"{message.topic}/{message.partition}/{message.offset}"
+    headers = [(name, value) for name, value in header_items(message.headers) if name not in (*OWN_HEADERS, ORIGINAL_KEY_HEADER)]
+    headers += [(REASON_HEADER, where.reason.encode()), (SOURCE_HEADER, source.encode())]
+    if message.key is not None:
+        headers.append((ORIGINAL_KEY_HEADER, message.key[:1024]))
+    sent = await turns.send(key=where.key, value=message.value, headers=headers)
+    await sent
+    rekeyed_total.labels(where.reason).inc()
+    log.warning("forwarded %s under its session key %r: %s (key was %r)", source, where.key.decode(), where.reason,
+                message.key if message.key is None else message.key[:64], extra={**record_fields(message), "reason": where.reason})
+
+
+def was_forwarded(event: EventT) -> bool:
+    """A turns-topic record a worker forwarded (it carries the reason), rather than one a gateway produced."""
+    return any(name == REASON_HEADER for name, _ in header_items(event.message.headers))
+
+
+async def send_round(turns: faust.TopicT, turn: Turn) -> None:
+    """Send a held turn round again through its session's partition, and wait until the broker has it."""
+    sent = await turns.send(key=turn.session_key.encode(), value=encode_turn(turn), headers={REASON_HEADER: b"reordered"})
+    await sent
+    rekeyed_total.labels("reordered").inc()
+    log.debug("sent turn %s of %s round again, in seq order", turn.turn_id, turn.session_key)

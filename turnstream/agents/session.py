@@ -24,13 +24,14 @@ from faust.types import EventT
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.fields import record_fields
-from turnstream.agents.ingest import dead_letter
+from turnstream.agents.ingest import dead_letter, forward, send_round, was_forwarded
 from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.schemas.control import ForgetRequest, forget_marker, is_forget_marker, parse_forget
-from turnstream.session import SessionCore, SessionState, Step, SummaryResult
+from turnstream.schemas.keys import Forward, route
+from turnstream.session import Forwarded, SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, turns_total
 from turnstream.streams.topics import Topics
@@ -64,7 +65,7 @@ class Batch:
     states: dict[str, SessionState] = field(default_factory=dict)
     last_event: dict[str, EventT] = field(default_factory=dict)
     """Per session, its latest event: the Table row goes to that event's changelog partition."""
-    inputs: defaultdict[str, list[Turn | SummaryResult]] = field(default_factory=lambda: defaultdict(list))
+    inputs: defaultdict[str, list[Turn | Forwarded | SummaryResult]] = field(default_factory=lambda: defaultdict(list))
     """Per session, what this batch fed its state: enough to rebuild it if one event breaks it."""
     steps: list[Step] = field(default_factory=list)
     carried: list[list[tuple[str, bytes]]] = field(default_factory=list)
@@ -74,6 +75,8 @@ class Batch:
     dead: list[tuple[EventT, str, str]] = field(default_factory=list)
     forgotten: dict[str, tuple[EventT, ForgetRequest]] = field(default_factory=dict)
     """Sessions erased by a forget record in this batch: their row becomes a forget marker."""
+    forwards: list[tuple[EventT, Forward]] = field(default_factory=list)
+    """Turns keyed by anything but their session key: re-produced under it, not applied here."""
     broker_wait_ms: list[float] = field(default_factory=list)
     decode_ms: float = 0.0
     core_ms: float = 0.0
@@ -120,6 +123,10 @@ class SessionExecutor:
             self._step(batch, event)
         for event, reason, detail in batch.dead:
             await dead_letter(self.topics.dlq, event, reason, detail)
+        for event, where in batch.forwards:
+            await forward(self.topics.turns, event, where)
+        for turn in (turn for step in batch.steps for turn in step.release):
+            await send_round(self.topics.turns, turn)  # before the Table row that no longer holds it
         await self._remember(batch.steps)
         writing = time.perf_counter()
         per_turn = max(len(events), 1)
@@ -148,7 +155,7 @@ class SessionExecutor:
         try:
             decoding = time.perf_counter()
             if event.message.topic == self.settings.summaries_topic:
-                item: Turn | SummaryResult = SummaryResult.from_bytes(event.value)
+                item: Turn | Forwarded | SummaryResult = SummaryResult.from_bytes(event.value)
                 key = item.session_key
             elif (request := parse_forget(event.value)) is not None:
                 self._forget(batch, event, request)
@@ -160,6 +167,11 @@ class SessionExecutor:
                     batch.dead.append((event, error.reason, error.detail))
                     _trace(event, decoding, None, error.reason)
                     return
+                if (where := route(event.message.key, item.session_key)) is not None:
+                    batch.forwards.append((event, where))
+                    return
+                if was_forwarded(event):
+                    item = Forwarded(item)
                 key = item.session_key
                 batch.broker_wait_ms.append(max(0.0, time.time() - event.message.timestamp) * 1000)
             computing = time.perf_counter()
@@ -190,7 +202,7 @@ class SessionExecutor:
         if parent := traceparent(event.message.headers):
             batch.traceparents.append(parent)
 
-    def _apply(self, batch: Batch, key: str, item: Turn | SummaryResult) -> Step | None:
+    def _apply(self, batch: Batch, key: str, item: Turn | Forwarded | SummaryResult) -> Step | None:
         if key in batch.forgotten or is_forget_marker(self.sessions.get(key)):
             turns_total.labels("forgotten").inc()
             return None  # erased: a replay or a late turn must not bring it back

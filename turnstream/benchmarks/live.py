@@ -18,7 +18,7 @@ from turnstream.benchmarks.stages import Scrape
 from turnstream.client import TurnProducer
 from turnstream.client.store import ContextStore
 from turnstream.samples.conversations import generate_conversations, turns_of
-from turnstream.schemas.turn import session_key
+from turnstream.schemas.keys import session_key, session_owner
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 from turnstream.streams.embedded import free_port
@@ -154,7 +154,7 @@ class Live:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for key in keys:
                     pipe.get(store.layout.owner_pointer(key))
-                owners = [key if owner is None else owner.decode() for key, owner in zip(keys, await pipe.execute())]
+                owners = [session_owner(key) if owner is None else owner.decode() for key, owner in zip(keys, await pipe.execute())]
                 for key, owner in zip(keys, owners):
                     pipe.hget(store.keys(owner, key).context, "version")
                 versions = await pipe.execute()

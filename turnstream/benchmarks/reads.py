@@ -9,6 +9,7 @@ from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.benchmarks.live import Live
 from turnstream.client import ContextClient
 from turnstream.memory import MemoryStore, owner_key
+from turnstream.schemas import session_key
 
 TARGET = 1.5
 QUESTION = "Before you book anything, remind me of my budget and what I asked for."
@@ -17,7 +18,7 @@ QUESTION = "Before you book anything, remind me of my budget and what I asked fo
 async def read_latency(live: Live, session_id: str, user_id: str, samples: int) -> Figure:
     """Each iteration times the three reads, in ABBA order, on one connection pool."""
     client = ContextClient(live.store, MemoryStore(live.redis, live.pipeline))
-    context_key = live.store.keys(owner_key(user_id, None, session_id), session_id).context
+    context_key = live.store.keys(owner_key(user_id, None, session_id), session_key(session_id)).context
     raw_key = f"{live.pipeline.topic_prefix}:bench:raw:{session_id}"
     # the very bytes `get` reads, under a plain string key
     await live.redis.set(raw_key, await live.redis.hget(context_key, "doc"))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from turnstream.memory.model import owner_key
 from turnstream.schemas.context import ContextDoc
-from turnstream.schemas.turn import session_key
+from turnstream.schemas.keys import session_key, session_owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,7 @@ def session_and_owner(session_id: str, tenant: str | None, user_id: str | None) 
 def owner_from(stored: bytes | str | None, session_key: str) -> str:
     """The owner pointer's value; a session the worker has not written yet is its own owner."""
     if stored is None:
-        return session_key
+        return session_owner(session_key)
     return stored.decode() if isinstance(stored, bytes) else stored
 
 

@@ -13,7 +13,7 @@ from turnstream.client.reads import doc_from, owner_from
 from turnstream.client.updates import UpdateHub, Watch
 from turnstream.connections import redis_client
 from turnstream.schemas.context import ContextDoc
-from turnstream.schemas.keys import KeyLayout, SessionKeys
+from turnstream.schemas.keys import KeyLayout, SessionKeys, session_owner
 from turnstream.settings import Settings
 
 _WRITE_SCRIPT = files("turnstream.client").joinpath("lua", "write_context.lua").read_text()
@@ -42,9 +42,9 @@ class ContextStore:
     async def queue_write(self, pipe: Pipeline, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> None:
         """Add to `pipe` the compare-and-set of `doc` (a no-op unless newer) and the session's owner pointer.
 
-        `owner` defaults to the session itself, the owner of a session without a user.
+        `owner` defaults to the session itself (keys.session_owner), the owner of a session without a user.
         """
-        owner = owner or doc.session_key
+        owner = owner or session_owner(doc.session_key)
         keys = self.keys(owner, doc.session_key)
         args: list[str | bytes | int] = [doc.version, doc.to_json(), doc.last_turn_id, self._ttl, self._window, keys.updates, *applied_turn_ids]
         await self._write(keys=[keys.context, keys.applied], args=args, client=pipe)  # queued, not sent

@@ -1,4 +1,8 @@
-"""`turnstream memory list USER` / `memory search USER TEXT`: a user's long-term memories, and what recall finds."""
+"""`turnstream memory list USER` / `memory search USER TEXT`: a user's long-term memories, and what recall finds.
+
+`--session S` instead of USER reads the memories of a session without a user: they have an owner of
+their own (schemas/keys.py), so no user id, whatever it is, reaches them.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from turnstream.cli import CliError
 from turnstream.commands._services import configured_settings
 from turnstream.memory import Memory, MemoryStore, Prompt, build_prompt
-from turnstream.schemas import session_key
+from turnstream.schemas.keys import session_key, session_owner, user_owner
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,8 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print a user's memories as JSON",
         description="Print a user's memories as a JSON list, oldest first; exit 1 when there are none.",
     )
-    list_.add_argument("user", help="user id (or, for memories of turns without a user, the session id)")
-    list_.add_argument("--tenant", help="the user's tenant, if any")
+    _add_owner_arguments(list_)
     list_.set_defaults(run=run_list)
     search = actions.add_parser(
         "search",
@@ -36,11 +39,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "against any dedup window."
         ),
     )
-    search.add_argument("user", help="user id (or, for turns without a user, the session id)")
+    _add_owner_arguments(search)
     search.add_argument("text", help="the text to search for, as a user would ask it")
-    search.add_argument("--tenant", help="the user's tenant, if any")
     search.add_argument("--k", type=int, help="typed memories to return (default TURNSTREAM_RECALL_K)")
     search.set_defaults(run=run_search)
+
+
+def _add_owner_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("user", nargs="?", help="user id (omit it with --session)")
+    parser.add_argument("--session", help="read the memories of this session's turns without a user, instead of a user's")
+    parser.add_argument("--tenant", help="the user's (or the session's) tenant, if any")
+
+
+def _owner(args: argparse.Namespace) -> str:
+    """The memory owner the arguments name: a user, or with --session a session without a user."""
+    if args.session is not None:
+        if args.user is not None:
+            raise CliError("give a user id or --session, not both", code=2)
+        if not args.session:
+            raise CliError("--session must not be empty", code=2)
+        return session_owner(session_key(args.session, args.tenant))
+    if not args.user:
+        raise CliError("a user id is required (or --session SESSION)", code=2)
+    return user_owner(args.user, args.tenant)
+
+
+def _describe(args: argparse.Namespace) -> str:
+    named = f"session {args.session}" if args.session is not None else f"user {args.user}"
+    return f"{named} of tenant {args.tenant}" if args.tenant else named
 
 
 async def _list(owner: str) -> list[Memory]:
@@ -52,13 +78,13 @@ async def _list(owner: str) -> list[Memory]:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    owner = session_key(args.user, args.tenant)  # the same join as owner_key's user branch
+    owner = _owner(args)
     try:
         memories = asyncio.run(_list(owner))
     except (RedisConnectionError, RedisTimeoutError) as error:
         raise CliError(f"cannot reach Redis: {error}") from None
     if not memories:
-        raise CliError(f"no memories for {owner}")
+        raise CliError(f"no memories for {_describe(args)}")
     sys.stdout.write(orjson.dumps([m.model_dump() for m in memories], option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0
 
@@ -76,7 +102,7 @@ def run_search(args: argparse.Namespace) -> int:
     if args.k is not None and args.k < 0:
         raise CliError("--k must be 0 or more", code=2)
     try:
-        prompt = asyncio.run(_search(session_key(args.user, args.tenant), args.text, args.k))
+        prompt = asyncio.run(_search(_owner(args), args.text, args.k))
     except (RedisConnectionError, RedisTimeoutError) as error:
         raise CliError(f"cannot reach Redis: {error}") from None
     found = {"recalled": prompt.recalled, "archived": prompt.archived}

@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "produce",
         help="produce JSON Lines of turns to the turns topic",
         description=(
-            "Validate each line as a turn and produce it, keyed by tenant:session_id, to the turns topic. "
+            "Validate each line as a turn and produce it, keyed by its session key (tenant:session_id, parts escaped), to the turns topic. "
             "Invalid lines are skipped with one line on stderr each, and the exit status is then 1."
         ),
     )

@@ -8,17 +8,19 @@ from typing import Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from turnstream.schemas.turn import session_key
+from turnstream.schemas.keys import session_key, session_owner, user_owner
 
 MemoryType = Literal["fact", "preference", "event", "summary"]
 
 
 def owner_key(user_id: str | None, tenant: str | None, session_id: str) -> str:
-    """Who owns the memories of a turn: `tenant:user_id` (or `user_id`) when the turn names a user, else the session key.
+    """Who owns the memories of a turn: the user (`tenant:user_id`) when the turn names one, else its session
+    (`:` + session key), each in its own namespace (schemas/keys.py).
 
-    Memories of a turn without a user stay with its session, so two anonymous sessions never share them.
+    Memories of a turn without a user stay with its session, so two anonymous sessions never share them,
+    and a user whose id equals an anonymous session's never sees that session's memories.
     """
-    return session_key(user_id, tenant) if user_id else session_key(session_id, tenant)
+    return user_owner(user_id, tenant) if user_id else session_owner(session_key(session_id, tenant))
 
 
 def memory_id(owner: str, key: str) -> str:
@@ -34,7 +36,7 @@ class Memory(BaseModel):
     id: str
     """memory_id(owner, key)."""
     owner: str
-    """owner_key(): `tenant:user_id`, or the session key when the turn had no user."""
+    """owner_key(): `tenant:user_id`, or `:` + the session key when the turn had no user."""
     type: MemoryType
     """fact, preference, event or summary."""
     text: str

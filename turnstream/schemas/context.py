@@ -7,7 +7,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from turnstream.compaction.compactor import TokenCounts
-from turnstream.schemas.turn import SAFE_ID, SAFE_TENANT, MessageField, session_key
+from turnstream.schemas.keys import session_key
+from turnstream.schemas.turn import SAFE_ID, SAFE_TENANT, MessageField
 
 _RECORD = ConfigDict(frozen=True, use_attribute_docstrings=True)
 

@@ -8,14 +8,15 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
 from turnstream.compaction.messages import shape_error
+from turnstream.schemas.keys import session_key
 from turnstream.schemas.message import MESSAGE_SCHEMA
 from turnstream.text.chat import Message
 
 SAFE_ID = r"^[A-Za-z0-9._:-]+$"
 """Characters allowed in a session id: they go into Kafka keys and Redis hash tags unescaped."""
 SAFE_TENANT = r"^[A-Za-z0-9._-]+$"
-# No ':' in a tenant: the session key joins tenant and session with ':', so a tenant holding one
-# would let ("a:b", "c") and ("a", "b:c") share a key, and with it a context.
+# No ':' in a tenant, as before: the session key (schemas/keys.py) escapes one anyway, so this only
+# keeps tenants to the characters gateways were told to use.
 
 MessageField = Annotated[Message, WithJsonSchema(MESSAGE_SCHEMA)]
 """A `Message` in a record: checked by the decoder, published with MESSAGE_SCHEMA."""
@@ -41,7 +42,8 @@ class Turn(BaseModel):
     user_id: str | None = Field(None, min_length=1, max_length=128)
     """Owner of long-term memory."""
     seq: int | None = Field(None, ge=0)
-    """Position of the turn in its session, when the gateway knows it."""
+    """Position of the turn in its session, from 0, when the gateway knows it: what puts turns that reached
+    the worker under a wrong Kafka key back in order."""
     ts: float | None = None
     """When the turn happened, epoch seconds."""
     message: MessageField
@@ -58,13 +60,8 @@ class Turn(BaseModel):
 
     @property
     def session_key(self) -> str:
-        """"tenant:session_id" (or the session id alone): the Kafka key and the Redis identity."""
+        """`tenant:session_id` with each part escaped (schemas/keys.py): the Kafka key and the Redis identity."""
         return session_key(self.session_id, self.tenant)
-
-
-def session_key(session_id: str, tenant: str | None = None) -> str:
-    """The one identity of a session across Kafka and Redis."""
-    return f"{tenant}:{session_id}" if tenant else session_id
 
 
 class TurnError(ValueError):

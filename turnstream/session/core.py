@@ -7,7 +7,7 @@ memory and archive writes, a summary request, a dead letter with its reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from turnstream.compaction import MessageError
@@ -17,6 +17,7 @@ from turnstream.compaction.tokens import count_text
 from turnstream.memory import Memory, memories_from_facts, owner_key, profile_additions, summary_memory
 from turnstream.memory.archive import ArchiveEntry, archive_entry
 from turnstream.schemas import ContextDoc, Turn
+from turnstream.session.reorder import Forwarded, due, hold, is_held, must_wait
 from turnstream.session.state import SessionState
 from turnstream.session.summaries import SummaryRequest, SummaryResult
 from turnstream.settings import Settings
@@ -30,7 +31,7 @@ STALE_REQUEST_MARGIN_SECONDS = 30.0
 MIN_OFFLINE_TAIL_TOKENS = 32
 """Below this, a line of offline digest says too little to be worth its tokens."""
 
-Outcome = Literal["applied", "duplicate", "dead_letter", "summary", "stale_summary"]
+Outcome = Literal["applied", "duplicate", "held", "dead_letter", "summary", "stale_summary"]
 
 
 
@@ -51,6 +52,8 @@ class Step:
     summary_request: SummaryRequest | None = None
     dead_letter: tuple[str, str] | None = None
     """(reason, detail) of a refused turn."""
+    release: tuple[Turn, ...] = ()
+    """Held turns to send round again through the session's partition, in seq order (session/reorder.py)."""
 
 
 def is_greeting(message: dict[str, Any]) -> bool:
@@ -66,19 +69,29 @@ class SessionCore:
         self.strategy = build_strategy(settings, llm=False, archive=False)
         self.extractor = KeyInfoExtractor(settings.max_facts)
 
-    def new_state(self, turn: Turn) -> SessionState:
+    def new_state(self, item: Turn | Forwarded) -> SessionState:
+        turn = item.turn if isinstance(item, Forwarded) else item
         return SessionState.new(turn.session_id, turn.tenant, self.owner_of(turn), self.settings)
 
     @staticmethod
     def owner_of(turn: Turn) -> str:
         return owner_key(turn.user_id, turn.tenant, turn.session_id)
 
-    def on_turn(self, state: SessionState, turn: Turn, now: float) -> Step:
-        """Apply one decoded turn to its session's `state` (changed in place)."""
+    def on_turn(self, state: SessionState, item: Turn | Forwarded, now: float) -> Step:
+        """Apply one decoded turn to its session's `state` (changed in place), or hold it back when it came
+        forwarded ahead of the turns before it; the step names the held turns now due to go round again."""
+        turn, forwarded = (item.turn, True) if isinstance(item, Forwarded) else (item, False)
+        step = self._on_turn(state, turn, forwarded, now)
+        return replace(step, release=tuple(due(state, now)))
+
+    def _on_turn(self, state: SessionState, turn: Turn, forwarded: bool, now: float) -> Step:
         state.owner = self.owner_of(turn)  # a session may learn its user later
-        if state.seen(turn.turn_id, turn.seq):
+        if state.seen(turn.turn_id, turn.seq) or is_held(state, turn):
             # a crash may have come between the Redis write and the Table update: re-sync (a CAS no-op otherwise)
             return Step(state.key, state.owner, "duplicate", context_changed=True)
+        if must_wait(state, turn, forwarded):
+            hold(state, turn, now)
+            return Step(state.key, state.owner, "held")
         greeting = is_greeting(turn.message)
         try:
             state.compactor.tracker.check(turn.message, state.compactor.seq, closing=True)

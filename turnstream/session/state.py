@@ -54,6 +54,11 @@ class SessionState:
     """Key facts the user stated in this session, as extracted turn by turn (capped): restatements dedup against them."""
     last_seq: int | None = None
     """The highest gateway `seq` applied: a turn at or below it is a replay, however old."""
+    held: list[tuple[int, str, float]] = field(default_factory=list)
+    """Turns that arrived ahead of a gap in `seq` after a detour through another partition: (seq, turn
+    JSON, since when), waiting for the turns before them (session/reorder.py)."""
+    released_through: int | None = None
+    """Held turns given up waiting for their gap were released up to this seq: they apply when back."""
 
     @classmethod
     def new(cls, session_id: str, tenant: str | None, owner: str, settings: Settings) -> SessionState:
@@ -126,6 +131,8 @@ class SessionState:
             "summaries": self.summaries.to_json(),
             "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
             "last_seq": self.last_seq,
+            "held": [list(entry) for entry in self.held],
+            "released_through": self.released_through,
         })
 
     @classmethod
@@ -154,6 +161,8 @@ def _fields_v2(raw: dict[str, Any]) -> dict[str, Any]:
         "summaries": SummaryRequests.from_json(raw["summaries"]),
         "user_facts": tuple(Fact(*fact) for fact in raw["user_facts"]),
         "last_seq": raw.get("last_seq"),
+        "held": [tuple(entry) for entry in raw.get("held", [])],
+        "released_through": raw.get("released_through"),
     }
 
 

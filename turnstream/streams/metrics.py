@@ -17,6 +17,11 @@ stage_seconds = Histogram(
 turns_total = Counter("turnstream_turns_total", "Turns consumed, by outcome", ["outcome"])
 llm_requests_total = Counter("turnstream_llm_requests_total", "Asynchronous LLM requests, by outcome", ["outcome"])
 dead_letters_total = Counter("turnstream_dead_letters_total", "Turns sent to the dead-letter topic, by reason", ["reason"])
+rekeyed_total = Counter(
+    "turnstream_rekeyed_turns_total",
+    "Turns whose Kafka key was not their session key, forwarded under it to their session's partition, by reason",
+    ["reason"],
+)
 
 
 def observe_ms(stage: str, milliseconds: float) -> None:

@@ -69,7 +69,7 @@ async def test_memory_search_shows_what_recall_finds_and_records_nothing(setting
 
 def test_memory_list_of_an_unknown_user_exits_1(settings: Settings) -> None:
     result = turnstream(settings, "memory", "list", "nobody", "--tenant", "acme")
-    assert (result.returncode, result.stdout, result.stderr) == (1, "", "turnstream: no memories for acme:nobody\n")
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "turnstream: no memories for user nobody of tenant acme\n")
 
 
 @pytest.mark.parametrize("args", [("memory", "list", "u1"), ("context", "prompt", "s1", "hi")])

@@ -71,7 +71,7 @@ def test_summary_is_one_memory_per_session() -> None:
 def test_owner_is_the_user_else_the_session() -> None:
     assert owner_key("u1", "acme", "s1") == "acme:u1"
     assert owner_key("u1", None, "s1") == "u1"
-    assert owner_key(None, "acme", "s1") == "acme:s1"
+    assert owner_key(None, "acme", "s1") == ":acme:s1"  # a session's own namespace: no user's owner starts with ':'
 
 
 def test_changed_facts_are_new_or_rewritten_ones() -> None:

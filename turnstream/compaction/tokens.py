@@ -31,7 +31,7 @@ on every fold and every turn. Longer ones are counted piece by piece (below), th
 _COUNTED_STRINGS = 16384
 
 _PIECE_BREAK = re.compile(r"\n(?=\S)")
-"""A newline after which cl100k's pre-tokenizer always starts a new piece: one followed by a character
+r"""A newline after which cl100k's pre-tokenizer always starts a new piece: one followed by a character
 that is not whitespace. Its pattern's pieces that can hold a newline (a punctuation run's trailing newlines, a
 whitespace run) end at the last newline before such a character, none looks behind, and at a text's end
 `\s++$` takes the same whitespace piece `\s*[\r\n]` would; so a text's tokens are its lines' tokens,

@@ -98,6 +98,8 @@ class Settings(BaseSettings):
     """How many recent turn ids per session are remembered to drop redeliveries."""
     session_ttl_seconds: int = Field(7 * 24 * 3600, ge=1)
     """Idle time after which a session's context expires from Redis and its state from the Table."""
+    stop_timeout_seconds: float = Field(30.0, gt=0)
+    """How long a worker's graceful stop (SIGTERM) may take before it exits anyway; keep it below the supervisor's grace."""
     resync_interval_seconds: int = Field(30, ge=0)
     """How often a worker writes back, from its Table, the contexts Redis has lost (after FLUSHALL); 0 never."""
     forget_marker_seconds: int = Field(30 * 24 * 3600, ge=1)

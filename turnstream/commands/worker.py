@@ -77,11 +77,11 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     returns its exit status."""
     import asyncio
 
-    import faust
     from prometheus_client import start_http_server
 
     from turnstream.streams.admin import TopicLayoutError, ensure_topics
     from turnstream.streams.app import create_app
+    from turnstream.streams.shutdown import Worker
     from turnstream.streams.startup import ServicesUnavailable, wait_for_services
     from turnstream.tracing import export_from_env
 
@@ -96,9 +96,9 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     if settings.metrics_port is not None:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     export_from_env()
-    worker = faust.Worker(
+    worker = Worker(
         create_app(settings, topics.replication_factor), loglevel=loglevel, quiet=True,
-        logging_config=faust_logging_config(loglevel, settings.log_format),
+        logging_config=faust_logging_config(loglevel, settings.log_format), stop_timeout=settings.stop_timeout_seconds,
     )
     try:
         worker.execute_from_commandline()

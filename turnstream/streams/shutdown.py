@@ -1,0 +1,57 @@
+"""A graceful stop with a deadline: a worker told to stop is gone within TURNSTREAM_STOP_TIMEOUT_SECONDS.
+
+Faust's stop waits for the agents, commits and leaves the consumer group. Now and then it never ends:
+aiokafka's heartbeat loop keeps marking a vanished group coordinator dead, and the process outlives the
+grace period its supervisor gives it, then is killed without a word. Past the deadline the worker says
+why and exits itself. Nothing is lost: an offset is committed only after its effects are stored, so a
+turn whose commit the stop did not reach is applied again by the partition's next owner (and skipped
+there as a replay when it was applied already).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from typing import Callable
+
+import faust
+
+log = logging.getLogger(__name__)
+
+EXIT_STOP_TIMEOUT = 3
+"""The worker's exit status when its stop ran past the deadline."""
+
+
+class StopDeadline:
+    """Calls `exit(EXIT_STOP_TIMEOUT)` from a daemon thread `seconds` after the first `start()`."""
+
+    def __init__(self, seconds: float, exit: Callable[[int], object] = os._exit) -> None:
+        self.seconds = seconds
+        self._exit = exit
+        self._timer: threading.Timer | None = None
+
+    def start(self) -> None:
+        if self._timer is None:
+            self._timer = threading.Timer(self.seconds, self._expire)
+            self._timer.daemon = True  # a stop that finishes in time ends the process, timer and all
+            self._timer.start()
+
+    def _expire(self) -> None:
+        log.error("the graceful stop did not finish within %.0f s (TURNSTREAM_STOP_TIMEOUT_SECONDS); exiting now: "
+                  "turns whose offsets were not committed are applied again by the next owner", self.seconds)
+        logging.shutdown()
+        self._exit(EXIT_STOP_TIMEOUT)
+
+
+class Worker(faust.Worker):
+    """faust.Worker whose stop on SIGTERM or SIGINT is bounded by a StopDeadline."""
+
+    def __init__(self, *args: object, stop_timeout: float, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.stop_deadline = StopDeadline(stop_timeout)
+
+    def _schedule_shutdown(self, sig: signal.Signals) -> None:
+        self.stop_deadline.start()
+        super()._schedule_shutdown(sig)

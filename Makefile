@@ -40,7 +40,7 @@ test-integration: $(INSTALLED) browser
 	$(BIN)/pytest -m integration
 
 test-rebalance: $(INSTALLED)
-	TURNSTREAM_TEST_REBALANCE=1 $(BIN)/pytest -m rebalance
+	$(BIN)/pytest -m rebalance
 
 bench: $(INSTALLED)
 	$(BIN)/turnstream bench

@@ -22,18 +22,11 @@ FOLDER_MARKERS = {"unit": pytest.mark.unit, "integration": pytest.mark.integrati
 """A test's marker comes from the folder it lives in: tests/unit needs no services, tests/integration does."""
 
 
-REBALANCE_ENV = "TURNSTREAM_TEST_REBALANCE"
-"""Set to 1 to run the partitions-moving-under-load test (`make test-rebalance`): it still loses a turn in
-some runs (README, "Delivery guarantee, as tested"), so it is not part of `make test` until that is fixed."""
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         folder = item.path.relative_to(TESTS).parts[0]
         if folder in FOLDER_MARKERS:
             item.add_marker(FOLDER_MARKERS[folder])
-        if item.get_closest_marker("rebalance") and os.environ.get(REBALANCE_ENV) != "1":
-            item.add_marker(pytest.mark.skip(reason=f"known to lose a turn in some runs; {REBALANCE_ENV}=1 runs it"))
 
 REDIS_ENV = "TURNSTREAM_TEST_REDIS_URL"
 

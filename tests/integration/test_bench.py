@@ -78,6 +78,6 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
     assert sizes["256"]["stages_us_per_turn"]["events_per_batch"] > 1.0
 
     pids = document["meta"]["pids"]
-    assert {"kafka", "redis", "worker", "worker-batched", "passthrough-count", "passthrough-set", "worker-churn-expiry",
+    assert {"kafka", "redis", "worker", "worker-single", "passthrough-count", "passthrough-set", "worker-churn-expiry",
             "worker-churn-kept"} <= set(pids)
     assert not [name for name, pid in pids.items() if _alive(pid)]

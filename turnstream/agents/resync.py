@@ -19,6 +19,7 @@ from itertools import islice
 from typing import Iterable, Iterator
 
 import faust
+import redis.exceptions
 
 from turnstream.agents.expiry import partition_of
 from turnstream.client.store import ContextStore
@@ -85,6 +86,9 @@ def register_context_resync(app: faust.App, settings: Settings, table: SessionsT
         store = ContextStore.from_settings(settings)
         try:
             written = await resync(table, live_sessions(table, held, time.time(), settings), store, core)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+            log.info("context re-sync skipped, Redis does not answer: %s", error)  # the next sweep tries again
+            return
         finally:
             await store.aclose()
         if written:

@@ -27,7 +27,8 @@ POLL_SECONDS = 0.005
 READY_TIMEOUT_SECONDS = 120.0
 DRAIN_TIMEOUT_SECONDS = 300.0
 WARM_UP_TURNS = 60
-BATCHED_EVENTS = 256
+SINGLE_EVENT = 1
+"""The comparison worker's batch: one event at a time, where every turn pays its own round trips."""
 """The batch size of the second worker the drain figure measures (bench only: the default stays 1)."""
 
 Record = tuple[bytes, bytes]
@@ -59,24 +60,24 @@ def last_versions(turns: list[dict[str, Any]]) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class Consumers:
-    """What the bench feeds: the worker, a second worker taking BATCHED_EVENTS events a batch, and the two
+    """What the bench feeds: the worker, a second worker taking one event a batch (SINGLE_EVENT), and the two
     pass-through agents; each on a topic prefix of its own, each worker with a metrics port of its own."""
 
     pipeline: Settings
-    batched: Settings
+    single: Settings
     count: Settings
     set: Settings
 
     @classmethod
     def of(cls, settings: Settings) -> Consumers:
         prefix = settings.topic_prefix
-        batched = settings.model_copy(update={"topic_prefix": f"{prefix}-batched", "batch_max_events": BATCHED_EVENTS,
+        single = settings.model_copy(update={"topic_prefix": f"{prefix}-single", "batch_max_events": SINGLE_EVENT,
                                               "metrics_port": free_port()})
         count, set_ = (settings.model_copy(update={"topic_prefix": f"{prefix}-{mode}"}) for mode in MODES)
-        return cls(settings.model_copy(update={"metrics_port": free_port()}), batched, count, set_)
+        return cls(settings.model_copy(update={"metrics_port": free_port()}), single, count, set_)
 
     def all(self) -> tuple[Settings, ...]:
-        return self.pipeline, self.batched, self.count, self.set
+        return self.pipeline, self.single, self.count, self.set
 
 
 async def create_topics(consumers: Consumers) -> None:
@@ -88,7 +89,7 @@ async def create_topics(consumers: Consumers) -> None:
 def spawn(consumers: Consumers, children: Children) -> None:
     """Start both workers and the pass-through agents as child processes (they take seconds to join their groups)."""
     children.worker(consumers.pipeline)
-    children.worker(consumers.batched, "worker-batched")
+    children.worker(consumers.single, "worker-single")
     children.passthrough(consumers.count, "count")
     children.passthrough(consumers.set, "set")
 
@@ -98,7 +99,7 @@ class Live:
     """The consumers the bench feeds identical bytes: the worker (and one batching), a counting agent, a Redis-SET agent."""
 
     pipeline: Settings
-    batched: Settings
+    single: Settings
     count: Settings
     set: Settings
     children: Children
@@ -113,7 +114,7 @@ class Live:
         producer = TurnProducer(consumers.pipeline.model_copy(update={"idempotent_producer": "off"}))
         await producer.start()
         store = ContextStore.from_settings(consumers.pipeline)
-        return cls(consumers.pipeline, consumers.batched, consumers.count, consumers.set, children, producer, store.redis, store)
+        return cls(consumers.pipeline, consumers.single, consumers.count, consumers.set, children, producer, store.redis, store)
 
     async def aclose(self) -> None:
         await self.producer.stop()
@@ -180,11 +181,11 @@ class Live:
         """One conversation through each consumer: proves they joined their groups and warms every cache."""
         turns = round_turns("warm-up", 1, WARM_UP_TURNS, seed=99)
         records = encode(turns)
-        for settings in (self.pipeline, self.batched, self.count, self.set):
+        for settings in (self.pipeline, self.single, self.count, self.set):
             await self.send(settings, records)
         await self.producer.flush()
         await self.until(self.versions_reached(last_versions(turns)), "warm-up of the worker", READY_TIMEOUT_SECONDS)
-        await self.until(self.versions_reached(last_versions(turns), self.batched), "warm-up of the batching worker",
+        await self.until(self.versions_reached(last_versions(turns), self.single), "warm-up of the one-event-a-batch worker",
                          READY_TIMEOUT_SECONDS)
         await self.until(self.counted(len(turns)), "warm-up of the counting agent", READY_TIMEOUT_SECONDS)
 

@@ -1,7 +1,7 @@
 """Partitions move while turns stream in: scale 1 -> 3 -> 1 workers twice, and a SIGTERM mid-rebalance.
 
 Every produced turn must be applied exactly once and in order: each session's context in Redis equals
-the offline replay of the turns produced for it, and every turn id was applied by its own version.
+the offline replay of the turns produced for it, and every turn id is recorded as applied.
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ arrived yet: they were skipped for good and their offsets committed, though no w
 `OrderedConsumer` keeps, per input partition, the next offset to deliver: set by every seek (the
 recovery after each rebalance seeks every partition it keeps to its committed offset), advanced by every
 delivered record. Until a partition has been sought in its current assignment, none of its records is
-delivered (a stale fetch from before the seek could start anywhere). A record behind the next offset
+delivered (a stale fetch from before the seek could start anywhere); the seeks to the committed offsets
+after each rebalance are made once more, each partition's next offset set first, because records fetched
+while the first ones were under way were dropped that way, and with no later record to reveal the gap a
+partition would wait for them for good. A record behind the next offset
 was delivered already and is dropped; a record ahead of it is held back and the partition sought back to
 the missing offset, so the loop above only ever sees consecutive offsets. When the broker keeps
 answering with the same jump (a real gap: a compacted topic, a transaction marker), the jump is
@@ -55,14 +58,23 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         self._next_offset[tp] = ANY if offset is None or offset < 0 else offset
 
     async def seek_to_committed(self) -> Mapping[TP, int]:
+        """Seek every partition to its committed offset, then each input partition once more, its next offset
+        set first: the records fetched while the first seeks were under way were dropped (their partition was
+        not sought yet), and nothing else would fetch them again."""
         committed = await super().seek_to_committed()
+        guarded = [tp for tp in committed if self._guarded(tp)]
+        earliest = await self.earliest_offsets(*[tp for tp in guarded if not committed[tp]]) if guarded else {}
         for tp, offset in committed.items():
-            self._expect(tp, offset)
+            if tp in guarded:
+                await self.seek(tp, offset or earliest.get(tp) or 0)
+            else:
+                self._expect(tp, offset)
         return committed
 
     async def seek(self, partition: TP, offset: int) -> None:
-        await super().seek(partition, offset)
+        # the next offset first: a record fetched from the new position before the seek returns is delivered
         self._expect(partition, offset)
+        await super().seek(partition, offset)
 
     async def on_partitions_revoked(self, revoked: set[TP]) -> None:
         for tp in revoked:

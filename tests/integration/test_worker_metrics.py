@@ -59,7 +59,9 @@ async def scrape_until(port: int, worker: RunningWorker, done: Callable[[Samples
         if samples and done(samples):
             return samples
         await asyncio.sleep(0.5)
-    raise AssertionError(f"not reached within {timeout:.0f}s: {({k: v for k, v in samples.items() if 'turnstream' in k})}")
+    shown = {name: found for name, found in samples.items() if name.startswith("turnstream_")
+             and not name.startswith("turnstream_stage_") and not name.endswith("_created")}
+    raise AssertionError(f"not reached within {timeout:.0f}s: {shown}")
 
 
 async def test_metrics_follow_lag_sessions_and_redis_retries(settings: Settings) -> None:
@@ -82,8 +84,8 @@ async def test_metrics_follow_lag_sessions_and_redis_retries(settings: Settings)
                 timeout=SAMPLE_SECONDS * 6,
             )
             assert value(drained, "turnstream_rebalances_total") >= 1
-            # the turns and summaries topics' partitions, changelogs not counted
-            assert value(drained, "turnstream_assigned_partitions") == len(drained["turnstream_consumer_lag"]) == 8
+            # the turns topic's partitions (no LLM: no summaries topic), changelogs and the leader topic not counted
+            assert value(drained, "turnstream_assigned_partitions") == len(drained["turnstream_consumer_lag"]) == 4
             assert value(drained, "turnstream_redis_write_retries_total") == 0
             (labels, info), = drained["turnstream_build_info"]
             assert info == 1 and labels["version"] == __version__ and labels["faust"] == faust.__version__
@@ -104,3 +106,34 @@ async def test_metrics_follow_lag_sessions_and_redis_retries(settings: Settings)
             async with ContextClient.from_settings(settings) as client:
                 await wait_for_versions(client, {late: TURNS + len(extra)}, worker)
             await scrape_until(port, worker, lambda s: not any(lags(s, topic).values()), timeout=SAMPLE_SECONDS * 6)
+
+
+async def test_partitions_moved_to_a_joining_worker_leave_the_first_ones_series(settings: Settings) -> None:
+    settings = settings.model_copy(update={"turn_partitions": 4, "broker_session_timeout": 6.0})
+    topic, everything = settings.turns_topic, set(range(4))
+    sessions = {f"moved-{i}": turns_for(f"moved-{i}", seed=i, count=3) for i in range(8)}
+    await ensure_topics(settings)
+    first = settings.model_copy(update={"metrics_port": free_port()})
+    second = settings.model_copy(update={"metrics_port": free_port()})
+    with running_worker(first, "first") as one:
+        await produce(settings, [turn for turns in sessions.values() for turn in turns])
+        async with ContextClient.from_settings(settings) as client:
+            await wait_for_versions(client, {sid: 3 for sid in sessions}, one)
+        await scrape_until(first.metrics_port, one, lambda s: set(lags(s, topic)) == everything
+                           and value(s, "turnstream_sessions_held") == len(sessions), timeout=SAMPLE_SECONDS * 6)
+
+        with running_worker(second, "second") as two:
+            def split(s: Samples) -> bool:
+                return 0 < len(lags(s, topic)) < 4 and value(s, "turnstream_rebalances_total") >= 2
+
+            mine = await scrape_until(first.metrics_port, one, split, timeout=90)
+            theirs = await scrape_until(second.metrics_port, two, lambda s: 0 < len(lags(s, topic)) < 4, timeout=90)
+            # each partition's lag is reported by the one worker holding it: the first dropped the moved ones
+            assert set(lags(mine, topic)) | set(lags(theirs, topic)) == everything
+            assert not set(lags(mine, topic)) & set(lags(theirs, topic))
+            assert value(mine, "turnstream_assigned_partitions") == len(lags(mine, topic))
+            assert value(theirs, "turnstream_assigned_partitions") == len(lags(theirs, topic))
+            held_one = value(mine, "turnstream_sessions_held")
+            assert held_one is not None and 0 < held_one < len(sessions)
+            await scrape_until(second.metrics_port, two,
+                               lambda s: value(s, "turnstream_sessions_held") == len(sessions) - held_one, timeout=SAMPLE_SECONDS * 6)

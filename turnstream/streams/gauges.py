@@ -68,9 +68,10 @@ class WorkerGauges:
         """session key -> turns partition, see count_held."""
 
     def input_partitions(self) -> set[TP]:
-        """Assigned partitions of the topics the agents read (not the Tables' changelogs, active or standby)."""
-        changelogs = self.app.tables.changelog_topics
-        return {tp for tp in self.app.consumer.assignment() if tp.topic not in changelogs}
+        """Assigned partitions of the topics the agents read and acknowledge: not the Tables' changelogs (active
+        or standby), nor Faust's leader topic."""
+        changelogs, topics = self.app.tables.changelog_topics, self.app.topics
+        return {tp for tp in self.app.consumer.assignment() if topics.acks_enabled_for(tp.topic) and tp.topic not in changelogs}
 
     def sample(self) -> None:
         held = self.input_partitions()

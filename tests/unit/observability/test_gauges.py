@@ -51,3 +51,26 @@ def test_count_held_drops_cached_keys_gone_from_the_table() -> None:
     assert len(known) == 10
     assert count_held({"k0": b"s", "new": b"s"}, {0}, 1, known) == 2
     assert set(known) == {"k0", "new"}
+
+
+async def test_each_retried_redis_write_is_counted_once() -> None:
+    import redis.exceptions
+    from prometheus_client import REGISTRY
+
+    from turnstream.agents.session import _until_redis_answers
+
+    def retries() -> float:
+        return REGISTRY.get_sample_value("turnstream_redis_write_retries_total") or 0.0
+
+    failures = [redis.exceptions.ConnectionError("gone"), redis.exceptions.TimeoutError("slow")]
+
+    async def write() -> str:
+        if failures:
+            raise failures.pop(0)
+        return "stored"
+
+    before = retries()
+    assert await _until_redis_answers(write) == "stored"
+    assert retries() - before == 2
+    assert await _until_redis_answers(write) == "stored"  # a write taken at once is no retry
+    assert retries() - before == 2

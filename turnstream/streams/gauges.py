@@ -74,6 +74,7 @@ class WorkerGauges:
         return {tp for tp in self.app.consumer.assignment() if topics.acks_enabled_for(tp.topic) and tp.topic not in changelogs}
 
     def sample(self) -> None:
+        """Set every gauge from what the consumer and the Table hold now."""
         held = self.input_partitions()
         assigned_partitions.set(len(held))
         committed = self.app.consumer._committed_offset  # Faust keeps no public view of what it committed

@@ -33,7 +33,7 @@ from turnstream.schemas.control import ForgetRequest, forget_marker, is_forget_m
 from turnstream.schemas.keys import Forward, route
 from turnstream.session import Forwarded, SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
-from turnstream.streams.metrics import observe_ms, turns_total
+from turnstream.streams.metrics import observe_ms, redis_write_retries_total, turns_total
 from turnstream.streams.topics import Topics
 from turnstream.tracing import carried, kafka_attributes, record_span, recording, traceparent
 
@@ -51,6 +51,7 @@ async def _until_redis_answers(write: Callable[[], Awaitable[T]]) -> T:
     async for attempt in AsyncRetrying(
         retry=retry_if_exception_type((redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)),
         wait=wait_exponential(multiplier=0.1, max=5),
+        after=lambda retry: redis_write_retries_total.inc(),  # tenacity calls it only for an attempt it retries
         before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s", retry.outcome.exception()),
     ):
         with attempt:

@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Consume turns, keep each session's compacted context, and write it to Redis. "
             "Waits up to TURNSTREAM_STARTUP_TIMEOUT_SECONDS for the broker and Redis. With TURNSTREAM_KAFKA_URL / "
             "TURNSTREAM_REDIS_URL unset, embedded services are started (unless TURNSTREAM_EMBEDDED=never) and their "
-            "URLs printed. Add workers with the same TURNSTREAM_TOPIC_PREFIX to scale out. Needs the worker extra "
+            "URLs printed. Add workers with the same TURNSTREAM_TOPIC_PREFIX to scale out. With TURNSTREAM_METRICS_PORT set, "
+            "serves Prometheus /metrics there (stage latencies, consumer lag per partition, sessions held, rebalances, "
+            "Redis write retries). Needs the worker extra "
             "(pip install 'turnstream[worker]'), and the embedded one for embedded services."
         ),
     )

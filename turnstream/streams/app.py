@@ -15,6 +15,7 @@ from turnstream.settings import Settings
 from turnstream.streams.admin import SESSIONS_TABLE, WORKER_APP, faust_app_id
 from turnstream.streams.delivery import App
 from turnstream.streams.embedded import free_port
+from turnstream.streams.gauges import register_worker_gauges
 from turnstream.streams.probes import register_probes
 from turnstream.streams.tables import sessions_table
 from turnstream.streams.topics import declare_topics
@@ -70,6 +71,7 @@ def create_app(settings: Settings, replication_factor: int | None = None) -> fau
     if settings.llm_enabled:
         register_summarizer_agent(app, settings, topics)
     register_probes(app, settings)
+    register_worker_gauges(app, settings, sessions)
     return app
 
 

@@ -1,8 +1,8 @@
-"""Prometheus metrics of a worker: per-stage latency histograms and outcome counters."""
+"""Prometheus metrics of a worker: per-stage latency histograms, outcome counters and health gauges."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 STAGES = ("broker_wait", "ingest", "compaction", "redis_write", "table_write")
 """The hot path's stages, in order: broker wait, decode (ingest) and core (compaction) per turn, the Redis
@@ -28,3 +28,10 @@ def observe_ms(stage: str, milliseconds: float) -> None:
     stage_seconds.labels(stage).observe(milliseconds / 1000)
 sessions_expired_total = Counter("turnstream_sessions_expired_total", "Sessions removed from the Table after their idle TTL")
 contexts_resynced_total = Counter("turnstream_contexts_resynced_total", "Contexts written back from the Table after Redis lost them")
+redis_write_retries_total = Counter("turnstream_redis_write_retries_total", "Redis writes retried after a connection error or timeout")
+rebalances_total = Counter("turnstream_rebalances_total", "Rebalances this worker took part in (each ends with a new assignment)")
+assigned_partitions = Gauge("turnstream_assigned_partitions", "Input partitions (changelogs not counted) assigned to this worker")
+consumer_lag = Gauge("turnstream_consumer_lag", "Records of an assigned input partition not yet committed: the fetch "
+                     "high watermark minus the committed offset", ["topic", "partition"])
+sessions_held = Gauge("turnstream_sessions_held", "Sessions in the local Table for this worker's partitions")
+build_info = Gauge("turnstream_build_info", "Versions this worker runs; always 1", ["version", "python", "faust"])

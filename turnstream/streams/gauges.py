@@ -1,0 +1,120 @@
+"""The worker's health series: consumer lag per input partition, partitions and sessions held, rebalances, build info.
+
+A Faust timer samples them every SAMPLE_SECONDS on the event loop (never from the metrics server's thread,
+which would read the Table while the agent writes it). Lag is, per assigned input partition, the high
+watermark of the latest fetch response minus the offset committed for the group: records not yet
+processed and committed. Not ListOffsets: the embedded broker's answer to it counts a record batch as one
+record. Each rebalance ends in an assignment (Faust's `on_partitions_assigned` signal): it is counted there,
+and the lag of the partitions revoked from this worker is removed from the series at once.
+"""
+
+from __future__ import annotations
+
+import platform
+from typing import Any, Iterable, Mapping
+
+import faust
+from faust.types import TP
+
+from turnstream import __version__
+from turnstream.agents.expiry import partition_of
+from turnstream.schemas.control import is_forget_marker
+from turnstream.settings import Settings
+from turnstream.streams.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held
+from turnstream.streams.tables import SessionsTable
+
+SAMPLE_SECONDS = 5.0
+
+
+def partition_lag(highwater: int | None, committed: int | None) -> int | None:
+    """Records of a partition not committed yet; None while no fetch response has told its high watermark.
+
+    `committed` is the offset of the next record to process; None when the group has committed nothing
+    there, which counts from offset 0 (a topic whose retention deleted its head reads high until the first commit).
+    """
+    if highwater is None:
+        return None
+    return max(highwater - (committed or 0), 0)
+
+
+def count_held(rows: Mapping[str, bytes], held: set[int], partitions: int, known: dict[str, int]) -> int:
+    """Sessions in `rows` (forget markers not counted) whose turns partition is in `held`.
+
+    `known` caches each key's partition across calls (murmur2 costs a few µs a key); keys gone from `rows`
+    are dropped from it once they make up half of it.
+    """
+    if len(known) > 2 * len(rows):
+        for key in [key for key in known if key not in rows]:
+            del known[key]
+    count = 0
+    for key, row in rows.items():
+        partition = known.get(key)
+        if partition is None:
+            partition = known[key] = partition_of(key, partitions)
+        if partition in held and not is_forget_marker(row):
+            count += 1
+    return count
+
+
+class WorkerGauges:
+    """Samples one worker's gauges; remembers which lag series it has, to remove those of revoked partitions."""
+
+    def __init__(self, app: faust.App, settings: Settings, table: SessionsTable) -> None:
+        self.app = app
+        self.settings = settings
+        self.table = table
+        self.labelled: set[TP] = set()
+        self.partitions: dict[str, int] = {}
+        """session key -> turns partition, see count_held."""
+
+    def input_partitions(self) -> set[TP]:
+        """Assigned partitions of the topics the agents read and acknowledge: not the Tables' changelogs (active
+        or standby), nor Faust's leader topic."""
+        changelogs, topics = self.app.tables.changelog_topics, self.app.topics
+        return {tp for tp in self.app.consumer.assignment() if topics.acks_enabled_for(tp.topic) and tp.topic not in changelogs}
+
+    def sample(self) -> None:
+        """Set every gauge from what the consumer and the Table hold now."""
+        held = self.input_partitions()
+        assigned_partitions.set(len(held))
+        committed = self.app.consumer._committed_offset  # Faust keeps no public view of what it committed
+        for tp in held:
+            try:
+                highwater = self.app.consumer.highwater(tp)
+            except AssertionError:  # aiokafka asserts the partition is still assigned: a rebalance took it meanwhile
+                continue
+            lag = partition_lag(highwater, committed.get(tp))
+            if lag is not None:
+                consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
+                self.labelled.add(tp)
+        self.forget(self.labelled - held)
+        turns = {tp.partition for tp in held if tp.topic == self.settings.turns_topic}
+        sessions_held.set(count_held(self.table.data, turns, self.settings.turn_partitions, self.partitions))
+
+    def forget(self, revoked: Iterable[TP]) -> None:
+        """Remove the lag series of partitions this worker no longer holds."""
+        for tp in set(revoked) & self.labelled:
+            consumer_lag.remove(tp.topic, str(tp.partition))
+            self.labelled.discard(tp)
+
+
+def register_worker_gauges(app: faust.App, settings: Settings, table: SessionsTable) -> WorkerGauges:
+    """Set build info, count rebalances, and sample the gauges of `app` every SAMPLE_SECONDS."""
+    build_info.labels(__version__, platform.python_version(), faust.__version__).set(1)
+    gauges = WorkerGauges(app, settings, table)
+
+    async def on_assigned(sender: Any, assigned: set[TP], **kwargs: Any) -> None:
+        rebalances_total.inc()
+        gauges.sample()
+
+    async def on_revoked(sender: Any, revoked: set[TP], **kwargs: Any) -> None:
+        gauges.forget(revoked)
+
+    app.on_partitions_assigned.connect(on_assigned)
+    app.on_partitions_revoked.connect(on_revoked)
+
+    @app.timer(SAMPLE_SECONDS, name=f"{settings.topic_prefix}.worker_gauges")
+    async def sample_gauges() -> None:
+        gauges.sample()
+
+    return gauges

@@ -80,7 +80,7 @@ async def test_forget_a_user_and_a_session_then_replay(settings: Settings) -> No
             for turn in maya + anon + olga:
                 await producer.send(turn)
             await producer.flush()
-            await wait_for_versions(client, {f"{TENANT}:{sid}": 6 for sid in ("s-a", "s-b", "s-x", "s-c")}, worker)
+            await wait_for_versions(client, {sid: 6 for sid in ("s-a", "s-b", "s-x", "s-c")}, worker, tenant=TENANT)
             await client.build_prompt("s-a", "Which locker is mine?", tenant=TENANT, user_id="maya")  # a recall list
             before = await redis_keys(client, prefix)
             assert any("{acme:maya}" in key for key in before) and any("{acme:s-x}" in key for key in before)
@@ -124,7 +124,7 @@ async def test_forget_a_user_and_a_session_then_replay(settings: Settings) -> No
             for turn in sentinels(settings):
                 await producer.send(turn)
             await producer.flush()
-            await wait_for_versions(client, {f"{TENANT}:{t['session_id']}": 1 for t in sentinels(settings)}, worker)
+            await wait_for_versions(client, {t["session_id"]: 1 for t in sentinels(settings)}, worker, tenant=TENANT)
             assert leftovers(await redis_keys(client, prefix)) == set()
             await assert_session_gone(client, "acme:olga", "acme:s-c")
         log = worker.log()

@@ -22,7 +22,7 @@ async def stored(settings: Settings) -> Settings:
     store = ContextStore.from_settings(settings)
     await store.write(make_doc(4, "s1", messages=[{"role": "user", "content": "<script>x</script> hello"}]), owner="acme:maya")
     await store.write(make_doc(2, "s2"))
-    await store.redis.hset(f"{settings.topic_prefix}:ctx:{{old}}:old", "doc", b'{"session_id": "old"}')  # not a ContextDoc
+    await store.redis.hset(f"{settings.topic_prefix}:ctx:{{:old}}:old", "doc", b'{"session_id": "old"}')  # not a ContextDoc
     await store.aclose()
     return settings
 

@@ -50,14 +50,15 @@ async def produce(settings: Settings, turns: list[dict[str, Any]]) -> None:
 
 
 async def wait_for_versions(
-    client: ContextClient, expected: dict[str, int], worker: RunningWorker, timeout: float = DRAIN_TIMEOUT
+    client: ContextClient, expected: dict[str, int], worker: RunningWorker, timeout: float = DRAIN_TIMEOUT,
+    tenant: str | None = None,
 ) -> dict[str, ContextDoc]:
-    """Poll until every session's context reached its expected version; fail with what is missing."""
+    """Poll until every session's context (of `tenant`) reached its expected version; fail with what is missing."""
     deadline = time.monotonic() + timeout
     docs: dict[str, ContextDoc | None] = {}
     while time.monotonic() < deadline:
         assert worker.poll() is None, f"worker exited with status {worker.poll()}"
-        docs = {sid: await client.get(sid) for sid in expected}
+        docs = {sid: await client.get(sid, tenant) for sid in expected}
         if all(doc is not None and doc.version >= expected[sid] for sid, doc in docs.items()):
             return docs  # type: ignore[return-value]
         await asyncio.sleep(0.5)

@@ -20,6 +20,7 @@ from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.live import BenchTimeout, POLL_SECONDS, READY_TIMEOUT_SECONDS
 from turnstream.client import TurnProducer
 from turnstream.client.store import ContextStore
+from turnstream.schemas.keys import session_owner
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
@@ -62,7 +63,7 @@ async def _applied(store: ContextStore, session_ids: list[str], version: int, ch
     while waiting:
         async with store.redis.pipeline(transaction=False) as pipe:
             for sid in waiting:
-                pipe.hget(store.keys(sid, sid).context, "version")  # no user: the session owns its memory
+                pipe.hget(store.keys(session_owner(sid), sid).context, "version")  # no user: the session owns its memory
             versions = await pipe.execute()
         waiting = [sid for sid, got in zip(waiting, versions) if got is None or int(got) < version]
         children.check()

@@ -16,7 +16,7 @@ from turnstream.client import TurnProducer
 from turnstream.commands._services import client_logging, configured_settings
 from turnstream.connections import redis_client
 from turnstream.memory.erase import Eraser
-from turnstream.schemas import session_key
+from turnstream.schemas.keys import session_key, user_owner
 from turnstream.schemas.control import forget_record
 from turnstream.settings import Settings
 
@@ -48,7 +48,7 @@ async def _forget(settings: Settings, user: str | None, session: str | None, ten
     eraser = Eraser(redis, settings)
     try:
         if user is not None:
-            owner = session_key(user, tenant)  # owner_key's user branch
+            owner = user_owner(user, tenant)
             sessions = await eraser.sessions_of(owner)
             what = f"user {owner}"
         else:

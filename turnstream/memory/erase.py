@@ -15,7 +15,7 @@ import orjson
 from redis.asyncio import Redis
 
 from turnstream.memory.archive_store import ArchiveStore
-from turnstream.schemas.keys import KeyLayout
+from turnstream.schemas.keys import KeyLayout, session_owner
 from turnstream.settings import Settings
 
 KINDS = {
@@ -43,7 +43,7 @@ class Eraser:
     async def owner_of(self, session_key: str) -> str:
         """The session's owner as its pointer names it; the session itself when the pointer is gone."""
         owner = await self.redis.get(self.layout.owner_pointer(session_key))
-        return owner.decode() if owner else session_key
+        return owner.decode() if owner else session_owner(session_key)
 
     async def owner_keys(self, owner: str) -> list[str]:
         """Every key under the owner's hash tag but the forget marker (one SCAN of the keyspace; a cluster needs it
@@ -85,7 +85,7 @@ class Eraser:
     async def erase_session(self, owner: str, session: str, dry_run: bool) -> Counter[str]:
         """The session's context, applied turns, recall list and pointer; its archived turns and the memories last
         taken from it. The owner's profile is one merged text and stays (erase the user to remove it)."""
-        if owner == session:  # no user: the session owns everything under its tag
+        if owner == session_owner(session):  # no user: the session owns everything under its tag
             return await self.erase_owner(owner, {session}, dry_run)
         names = self.layout.session(owner, session)
         plain = [names.context, names.applied, names.injected, self.layout.owner_pointer(session)]

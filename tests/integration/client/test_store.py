@@ -4,7 +4,11 @@ import pytest
 
 from tests.integration.client.fixtures import make_doc
 from turnstream.client import ContextStore
+from turnstream.schemas.keys import session_owner
 from turnstream.settings import Settings
+
+ANONYMOUS = session_owner("acme:s1")
+"""The owner of session acme:s1, which names no user: the documents here are written without one."""
 
 
 
@@ -28,7 +32,7 @@ async def test_newer_version_is_written(store: ContextStore) -> None:
     assert await store.write(make_doc(2), ["t2"])
     doc = await store.read("acme:s1")
     assert doc == make_doc(2, updated_at=doc.updated_at)
-    stored = await store.redis.hgetall(store.keys("acme:s1", "acme:s1").context)
+    stored = await store.redis.hgetall(store.keys(ANONYMOUS, "acme:s1").context)
     assert (stored[b"version"], stored[b"last_turn_id"]) == (b"2", b"t2")
 
 
@@ -38,12 +42,12 @@ async def test_equal_or_older_version_is_a_no_op(store: ContextStore, replayed: 
     assert await store.write(current, ["t2"])
     assert not await store.write(make_doc(replayed, summary="replayed"), [f"replayed-{replayed}"])
     assert await store.read("acme:s1") == current
-    assert await store.read_including("acme:s1", "acme:s1", f"replayed-{replayed}") == (current, False)
+    assert await store.read_including("acme:s1", ANONYMOUS, f"replayed-{replayed}") == (current, False)
 
 
 async def test_every_key_gets_the_session_ttl(store: ContextStore) -> None:
     await store.write(make_doc(1), ["t1"])
-    keys = store.keys("acme:s1", "acme:s1")
+    keys = store.keys(ANONYMOUS, "acme:s1")
     for key in (keys.context, keys.applied):
         assert 590 <= await store.redis.ttl(key) <= 600
 
@@ -52,7 +56,7 @@ async def test_applied_ids_are_trimmed_to_the_newest_window(store: ContextStore)
     for version in range(1, 7):
         await store.write(make_doc(version), [f"t{version}"])
     await store.write(make_doc(7), ["t7a", "t7b"])
-    applied = await store.redis.zrange(store.keys("acme:s1", "acme:s1").applied, 0, -1, withscores=True)
+    applied = await store.redis.zrange(store.keys(ANONYMOUS, "acme:s1").applied, 0, -1, withscores=True)
     assert applied == [(b"t5", 5.0), (b"t6", 6.0), (b"t7a", 7.0), (b"t7b", 7.0)]
 
 

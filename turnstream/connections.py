@@ -2,7 +2,9 @@
 
 `kafka_options` feeds aiokafka (TurnProducer, the admin client, start-up checks); `faust_credentials`
 feeds Faust's `broker_credentials`, which Faust turns into the same aiokafka options for its consumer,
-producer and topic creation. `redis_client` and `sync_redis_client` apply TURNSTREAM_REDIS_PASSWORD.
+producer and topic creation. `redis_client` and `sync_redis_client` apply TURNSTREAM_REDIS_PASSWORD and
+TURNSTREAM_REDIS_CA_FILE, and return redis-py's cluster client when TURNSTREAM_REDIS_CLUSTER is set: it
+learns the other nodes from the one in the URL and sends each command (each script) to its key's slot.
 """
 
 from __future__ import annotations
@@ -77,18 +79,24 @@ def faust_credentials(settings: Settings) -> CredentialsT | None:
 
 
 def redis_client(settings: Settings, **options: Any) -> Redis:
-    """An asyncio Redis client on settings.redis_url, with TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
-    from redis.asyncio import Redis
+    """An asyncio client on settings.redis_url (a RedisCluster with TURNSTREAM_REDIS_CLUSTER), with
+    TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
+    from redis.asyncio import Redis, RedisCluster
 
     url, options = _redis_url_and_options(settings, options)
+    if settings.redis_cluster:
+        # the cluster client offers the commands, scripts and pipelines turnstream uses under the same names
+        return RedisCluster.from_url(url, **options)  # type: ignore[return-value]
     return Redis.from_url(url, **options)
 
 
 def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
-    """The same as redis_client, for threads: a redis.Redis (the synchronous ContextClient's)."""
-    from redis import Redis as SyncRedis
+    """The same as redis_client, for threads: a redis.Redis or redis.RedisCluster (the synchronous ContextClient's)."""
+    from redis import Redis as SyncRedis, RedisCluster
 
     url, options = _redis_url_and_options(settings, options)
+    if settings.redis_cluster:
+        return RedisCluster.from_url(url, **options)  # type: ignore[return-value]
     return SyncRedis.from_url(url, **options)
 
 
@@ -98,4 +106,7 @@ def _redis_url_and_options(settings: Settings, options: dict[str, Any]) -> tuple
     if settings.redis_password is not None:
         # redis-py lets a password inside the URL take precedence over this one
         options.setdefault("password", settings.redis_password.get_secret_value())
+    if settings.redis_ca_file is not None:
+        # rediss:// alone turns TLS on and verifies against the system CAs
+        options.setdefault("ssl_ca_certs", str(settings.redis_ca_file))
     return settings.redis_url, options

@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     """redis://host:port/db (rediss:// for TLS); unset starts an embedded redis-server (see embedded)."""
     redis_password: SecretStr | None = None
     """Redis password, used when redis_url carries none; never printed."""
+    redis_cluster: bool = False
+    """true: redis_url is one node of a Redis Cluster, reached through redis-py's cluster client."""
+    redis_ca_file: FilePath | None = None
+    """PEM file of the CA that signed the Redis server certificate (rediss:// only); unset uses the system CAs."""
     embedded: Literal["auto", "never"] = "auto"
     """"auto": an unset URL starts an embedded broker or Redis (development only); "never": an unset URL is an error."""
     startup_timeout_seconds: float = Field(60.0, gt=0)
@@ -194,6 +198,15 @@ class Settings(BaseSettings):
         if value == 0:
             raise ValueError("0 replicas: use -1 for the broker's default or a count of 1 or more")
         return value
+
+    @model_validator(mode="after")
+    def _check_redis_topology(self) -> Settings:
+        url = self.redis_url or ""
+        if self.redis_cluster and not url.startswith(("redis://", "rediss://")):
+            raise ValueError("TURNSTREAM_REDIS_CLUSTER=true needs TURNSTREAM_REDIS_URL=redis://node:port (or rediss://)")
+        if self.redis_ca_file and not url.startswith("rediss://"):
+            raise ValueError("TURNSTREAM_REDIS_CA_FILE is set but TURNSTREAM_REDIS_URL is not a rediss:// URL")
+        return self
 
     @model_validator(mode="after")
     def _check_kafka_security(self) -> Settings:

@@ -1,18 +1,61 @@
 -- Upsert memories of one owner and, optionally, compare-and-set the owner's profile; all or nothing.
 -- Then hold the owner to `cap` memories and keep every memory key of the owner on one expiry.
 -- KEYS[1] memories hash (id -> JSON), KEYS[2] created_at hash, KEYS[3] profile hash {text, version},
--- KEYS[4] access-count hash
+-- KEYS[4] access-count hash, KEYS[5..] every keyword set the call may touch: those of the memories it
+-- writes, old keywords and new, and those of all the owner's memories when it evicts or restarts the
+-- expiry (store.py names them the same way); so every key is declared, as a Redis Cluster requires
 -- ARGV[1] keyword-set key prefix, ARGV[2] expected profile version ('' leaves the profile alone),
 -- ARGV[3] new profile text, ARGV[4] ttl seconds, ARGV[5] cap,
 -- ARGV[6..] per memory: id, JSON, created_at, keywords joined by '\n'
--- Returns 1 when applied, 0 when the profile moved past the expected version (nothing written).
+-- Returns 1 when applied, 0 when the profile moved past the expected version, -1 when the call would
+-- touch a keyword set KEYS does not name (another writer got in between); nothing is written on 0 or -1.
 local prefix, ttl, cap = ARGV[1], tonumber(ARGV[4]), tonumber(ARGV[5])
+
+local declared = {}
+for k = 5, #KEYS do
+  declared[KEYS[k]] = true
+end
+local left = redis.call('TTL', KEYS[1])
+-- the expiry is restarted in full when more than 1% of the ttl has passed since the last restart
+-- (at most ~100 full passes per ttl)
+local restart = left < 0 or ttl - left > math.max(ttl / 100, 1)
+local ids, adding, seen = {}, 0, {}
+for i = 6, #ARGV, 4 do
+  local id = ARGV[i]
+  if not seen[id] then
+    seen[id] = true
+    ids[#ids + 1] = id
+    adding = adding + 1 - redis.call('HEXISTS', KEYS[1], id)
+  end
+  for keyword in string.gmatch(ARGV[i + 3], '[^\n]+') do
+    if not declared[prefix .. keyword] then
+      return -1
+    end
+  end
+end
+local over = redis.call('HLEN', KEYS[1]) + adding - cap
+local stored = {}
+if restart or over > 0 then
+  stored = redis.call('HVALS', KEYS[1])
+elseif #ids > 0 then
+  stored = redis.call('HMGET', KEYS[1], unpack(ids))
+end
+for _, raw in ipairs(stored) do
+  if raw then
+    for _, keyword in ipairs(cjson.decode(raw).keywords) do
+      if not declared[prefix .. keyword] then
+        return -1
+      end
+    end
+  end
+end
+
 if ARGV[2] ~= '' then
-  local stored = tonumber(redis.call('HGET', KEYS[3], 'version')) or 0
-  if stored ~= tonumber(ARGV[2]) then
+  local version = tonumber(redis.call('HGET', KEYS[3], 'version')) or 0
+  if version ~= tonumber(ARGV[2]) then
     return 0
   end
-  redis.call('HSET', KEYS[3], 'text', ARGV[3], 'version', stored + 1)
+  redis.call('HSET', KEYS[3], 'text', ARGV[3], 'version', version + 1)
 end
 
 local function unindex(id)
@@ -40,7 +83,6 @@ end
 
 -- Eviction order: memories written by this call last, then the fewest accesses, the oldest
 -- created_at, the smallest id; a memory leaves with its keyword-set memberships.
-local over = redis.call('HLEN', KEYS[1]) - cap
 if over > 0 then
   local accesses = {}
   local flat = redis.call('HGETALL', KEYS[4])
@@ -68,11 +110,9 @@ if over > 0 then
   end
 end
 
--- One expiry for all the owner's memory keys, so none outlives the others: restarted in full when
--- more than 1% of the ttl has passed since the last restart (at most ~100 full passes per ttl),
--- and sets this call touched join the current one.
-local left = redis.call('TTL', KEYS[1])
-if left < 0 or ttl - left > math.max(ttl / 100, 1) then
+-- One expiry for all the owner's memory keys, so none outlives the others: restarted in full (see
+-- `restart`), else the sets this call touched join the current one.
+if restart then
   for k = 1, 4 do
     redis.call('EXPIRE', KEYS[k], ttl)
   end

@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_SENTINEL_URL = re.compile(r"^rediss?://(?:[^@/]*@)?[^/?#@:,]+:\d{1,5}(?:,[^/?#@:,]+:\d{1,5})*(?:[/?].*)?$")
 _URL_PASSWORD = re.compile(r"(?P<head>://[^/@:\s]*):[^/@\s]*@")
 _QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)[^&\s]*", re.IGNORECASE)
 MASK = "***"
@@ -72,6 +73,8 @@ class Settings(BaseSettings):
     """Redis password, used when redis_url carries none; never printed."""
     redis_cluster: bool = False
     """true: redis_url is one node of a Redis Cluster, reached through redis-py's cluster client."""
+    redis_sentinel_master: str | None = None
+    """Name of the primary that Sentinel watches; redis_url then lists the sentinels (redis://s1:26379,s2:26379/0)."""
     redis_ca_file: FilePath | None = None
     """PEM file of the CA that signed the Redis server certificate (rediss:// only); unset uses the system CAs."""
     embedded: Literal["auto", "never"] = "auto"
@@ -204,6 +207,9 @@ class Settings(BaseSettings):
         url = self.redis_url or ""
         if self.redis_cluster and not url.startswith(("redis://", "rediss://")):
             raise ValueError("TURNSTREAM_REDIS_CLUSTER=true needs TURNSTREAM_REDIS_URL=redis://node:port (or rediss://)")
+        if self.redis_sentinel_master and (self.redis_cluster or not _SENTINEL_URL.match(url)):
+            raise ValueError("TURNSTREAM_REDIS_SENTINEL_MASTER needs TURNSTREAM_REDIS_URL=redis://s1:26379,s2:26379/0 "
+                             "(or rediss://), the sentinels' addresses, and no TURNSTREAM_REDIS_CLUSTER")
         if self.redis_ca_file and not url.startswith("rediss://"):
             raise ValueError("TURNSTREAM_REDIS_CA_FILE is set but TURNSTREAM_REDIS_URL is not a rediss:// URL")
         return self

@@ -224,3 +224,31 @@ def test_redis_topology_settings_that_cannot_work_are_refused(fields: dict[str, 
         fields = {**fields, "redis_ca_file": pem["cert"]}
     with pytest.raises(ValidationError, match=message):
         Settings(**fields)
+
+
+def test_sentinel_urls_list_the_sentinels_and_the_primarys_options() -> None:
+    from redis.asyncio.sentinel import SentinelConnectionPool
+
+    from turnstream.connections import sentinel_options
+
+    sentinels, options = sentinel_options("redis://:pw@s1:26379,s2:26380/2?socket_timeout=3", {"password": "x"})
+    assert sentinels == [("s1", 26379), ("s2", 26380)]
+    assert options == {"password": "pw", "db": 2, "socket_timeout": 3.0}  # the URL's password wins, as with from_url
+    assert sentinel_options("rediss://s1:26379/0", {})[1] == {"db": 0, "ssl": True}
+    client = redis_client(Settings(redis_url="redis://s1:26379/0", redis_sentinel_master="primary", redis_password="pw"))
+    assert isinstance(client.connection_pool, SentinelConnectionPool)
+    assert client.connection_pool.service_name == "primary"
+    assert client.connection_pool.connection_kwargs["password"] == "pw"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"redis_url": "redis://s1:26379/0", "redis_sentinel_master": "primary", "redis_cluster": True},
+        {"redis_url": "redis://s1/0", "redis_sentinel_master": "primary"},
+        {"redis_url": "unix:///tmp/r.sock", "redis_sentinel_master": "primary"},
+    ],
+)
+def test_sentinel_settings_that_cannot_work_are_refused(fields: dict[str, object]) -> None:
+    with pytest.raises(ValidationError, match="TURNSTREAM_REDIS_SENTINEL_MASTER needs"):
+        Settings(**fields)

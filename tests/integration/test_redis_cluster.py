@@ -15,6 +15,7 @@ from tests.support.redis_cluster import redis_cluster
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.client.sync import SyncContextClient
+from turnstream.inspect.reader import InspectReader
 from turnstream.memory import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
@@ -63,6 +64,9 @@ async def test_worker_and_clients_on_a_three_node_cluster(cluster_settings: tupl
             prefix = settings.topic_prefix
             for kind in ("ctx", "mem", "arc", "owner"):
                 assert all(await keys_per_node(ports, f"{prefix}:{kind}:*")), f"{kind} keys on every node"
+
+            found = await InspectReader(client.store.redis, settings).sessions()  # SCAN node by node
+            assert found.complete and {doc.session_id for _, doc in found.docs} == set(sessions)
 
             sid, user = "trip-3-1", "user3"
             assert (await client.get(sid, user_id=user)).version == len(produced[sid])  # one round trip, owner's slot

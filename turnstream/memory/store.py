@@ -2,8 +2,9 @@
 
 The key layout is in schemas/keys.py; everything of one owner shares the owner's hash tag, and every
 script declares every key it touches, so they run unchanged on a Redis Cluster. The keyword sets an
-upsert may touch depend on what is stored: `remember` reads them first and names them all, and the
-script refuses (nothing written, the caller retries) when another writer changed them in between.
+upsert touches depend on what is stored: `remember` names those it can know (the memories it writes,
+old and new), and the script, when it needs more (it evicts, restarts the expiry, or another writer
+got in between), writes nothing and names them; the call is repeated with them.
 """
 
 from __future__ import annotations
@@ -23,13 +24,8 @@ from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8
-"""Writers of one owner race only on the profile and the keyword sets; each retry re-reads both, so a few always suffice."""
-
-
-def touches_every_memory(ttl_left: int, ttl: int, count_after: int, cap: int) -> bool:
-    """Whether an upsert reaches every memory of the owner (remember.lua's rule): it evicts over the cap, or
-    restarts the owner's expiry (none yet, or more than 1% of the ttl gone since the last restart)."""
-    return count_after > cap or ttl_left < 0 or ttl - ttl_left > max(ttl / 100, 1)
+"""Writers of one owner race only on the profile and the keyword sets; each retry re-reads the profile and names
+the sets the script asked for, so a few always suffice."""
 
 
 class MemoryStore:
@@ -73,37 +69,34 @@ class MemoryStore:
             for m in memories
             for arg in (m.id, m.stored_json(), repr(m.created_at), "\n".join(m.keywords))
         ]
+        asked: set[str] = set()
         for _ in range(_CAS_ATTEMPTS):
             profile, version, replaced, keyword_sets = await self._write_base(keys, memories)
             merged = append_profile(profile, additions, self.settings.profile_write_chars, replaced)
             expected = "" if merged == profile else str(version)
             args = [keys.keyword_prefix, expected, merged, self.settings.owner_ttl_seconds,
                     self.settings.memory_max_per_owner, *packed]
-            names = [keys.memories, keys.created, keys.profile, keys.access, *keyword_sets]
-            if await self._remember(keys=names, args=args) == 1:
+            names = [keys.memories, keys.created, keys.profile, keys.access, *sorted(keyword_sets | asked)]
+            reply = await self._remember(keys=names, args=args)
+            if reply == 1:
                 return
+            if isinstance(reply, list):  # keyword sets it must be able to touch: named in the next call
+                asked.update(name.decode() for name in reply)
         raise RuntimeError(f"profile or memories of {owner} kept changing; {len(memories)} memories not written")
 
-    async def _write_base(self, keys: OwnerKeys, memories: list[Memory]) -> tuple[str, int, list[str], list[str]]:
-        """(profile, version, old texts of the memories about to change, the keyword sets the upsert may touch),
-        in one round trip, two when it reaches every memory."""
-        ids = list(dict.fromkeys(m.id for m in memories))
+    async def _write_base(self, keys: OwnerKeys, memories: list[Memory]) -> tuple[str, int, list[str], set[str]]:
+        """(profile, version, old texts of the memories about to change, their keyword sets old and new) in one
+        round trip."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hmget(keys.profile, "text", "version").ttl(keys.memories).hlen(keys.memories)
-            if ids:
-                pipe.hmget(keys.memories, ids)
-            (text, version), ttl_left, count, *olds = await pipe.execute()
-        olds = [raw for raw in (olds[0] if olds else []) if raw is not None]
-        count_after = count + len(ids) - len(olds)
-        if touches_every_memory(ttl_left, self.settings.owner_ttl_seconds, count_after, self.settings.memory_max_per_owner):
-            stored = await self.redis.hvals(keys.memories)
-        else:
-            stored = olds
-        keywords = {k for raw in stored for k in orjson.loads(raw)["keywords"]} | {k for m in memories for k in m.keywords}
+            pipe.hmget(keys.profile, "text", "version")
+            if memories:
+                pipe.hmget(keys.memories, [m.id for m in memories])
+            (text, version), *olds = await pipe.execute()
+        old = [orjson.loads(raw) for raw in (olds[0] if olds else []) if raw is not None]
         new_texts = {m.text for m in memories}
-        old_texts = [orjson.loads(raw)["text"] for raw in olds]
-        return ((text or b"").decode(), int(version or 0), [t for t in old_texts if t not in new_texts],
-                [keys.keyword_prefix + k for k in sorted(keywords)])
+        keywords = {k for memory in old for k in memory["keywords"]} | {k for m in memories for k in m.keywords}
+        return ((text or b"").decode(), int(version or 0), [m["text"] for m in old if m["text"] not in new_texts],
+                {keys.keyword_prefix + k for k in keywords})
 
     async def list(self, owner: str) -> list[Memory]:
         """All memories of `owner`, oldest first."""

@@ -2,11 +2,15 @@
 
 `kafka_options` feeds aiokafka (TurnProducer, the admin client, start-up checks); `faust_credentials`
 feeds Faust's `broker_credentials`, which Faust turns into the same aiokafka options for its consumer,
-producer and topic creation. `redis_client` and `sync_redis_client` apply TURNSTREAM_REDIS_PASSWORD.
+producer and topic creation. `redis_client` and `sync_redis_client` apply TURNSTREAM_REDIS_PASSWORD and
+TURNSTREAM_REDIS_CA_FILE, and return redis-py's cluster client when TURNSTREAM_REDIS_CLUSTER is set: it
+learns the other nodes from the one in the URL and sends each command (each script) to its key's slot;
+or a client of the primary that Sentinel names, with TURNSTREAM_REDIS_SENTINEL_MASTER.
 """
 
 from __future__ import annotations
 
+import re
 import ssl
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +20,9 @@ if TYPE_CHECKING:
     from faust.types.auth import CredentialsT
     from redis import Redis as SyncRedis
     from redis.asyncio import Redis
+
+
+_SENTINEL_URL = re.compile(r"^(?P<scheme>rediss?)://(?:(?P<user>[^@/]*)@)?(?P<hosts>[^/?#@]+)(?P<tail>.*)$")
 
 
 class ConnectionSettingsError(ValueError):
@@ -77,19 +84,57 @@ def faust_credentials(settings: Settings) -> CredentialsT | None:
 
 
 def redis_client(settings: Settings, **options: Any) -> Redis:
-    """An asyncio Redis client on settings.redis_url, with TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
-    from redis.asyncio import Redis
+    """An asyncio client on settings.redis_url (a RedisCluster with TURNSTREAM_REDIS_CLUSTER, Sentinel's primary
+    with TURNSTREAM_REDIS_SENTINEL_MASTER), with TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
+    from redis.asyncio import Redis, RedisCluster
+    from redis.asyncio.sentinel import Sentinel
 
     url, options = _redis_url_and_options(settings, options)
+    if settings.redis_sentinel_master:
+        sentinels, options = sentinel_options(url, options)
+        return Sentinel(sentinels).master_for(settings.redis_sentinel_master, **options)
+    if settings.redis_cluster:
+        # the cluster client offers the commands, scripts and pipelines turnstream uses under the same names
+        return RedisCluster.from_url(url, **options)  # type: ignore[return-value]
     return Redis.from_url(url, **options)
 
 
 def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
-    """The same as redis_client, for threads: a redis.Redis (the synchronous ContextClient's)."""
-    from redis import Redis as SyncRedis
+    """The same as redis_client, for threads: a redis.Redis or redis.RedisCluster (the synchronous ContextClient's)."""
+    from redis import Redis as SyncRedis, RedisCluster
+    from redis.sentinel import Sentinel
 
     url, options = _redis_url_and_options(settings, options)
+    if settings.redis_sentinel_master:
+        sentinels, options = sentinel_options(url, options)
+        return Sentinel(sentinels).master_for(settings.redis_sentinel_master, **options)
+    if settings.redis_cluster:
+        return RedisCluster.from_url(url, **options)  # type: ignore[return-value]
     return SyncRedis.from_url(url, **options)
+
+
+def sentinel_options(url: str, options: dict[str, Any]) -> tuple[list[tuple[str, int]], dict[str, Any]]:
+    """The sentinels a URL lists (`redis://[:password@]s1:26379,s2:26379/db`) and the options of the primary's
+    connections: the URL's password, db and query, TLS for rediss://. The sentinels themselves are asked
+    without password or TLS (redis-py's default)."""
+    from redis.connection import parse_url
+
+    found = _SENTINEL_URL.match(url)
+    if found is None:
+        raise ConnectionSettingsError("bad Sentinel URL: use redis://sentinel1:26379,sentinel2:26379/0")
+    sentinels = []
+    for host in found["hosts"].split(","):
+        name, _, port = host.strip().rpartition(":")
+        if not name or not port.isdigit():
+            raise ConnectionSettingsError(f"bad sentinel address {host!r}: use host:port")
+        sentinels.append((name, int(port)))
+    user = f"{found['user']}@" if found["user"] is not None else ""
+    parsed = parse_url(f"{found['scheme']}://{user}{sentinels[0][0]}:{sentinels[0][1]}{found['tail']}")
+    for routed in ("host", "port", "connection_class"):  # the pool asks Sentinel where the primary is
+        parsed.pop(routed, None)
+    if found["scheme"] == "rediss":
+        parsed["ssl"] = True
+    return sentinels, {**options, **parsed}  # as from_url: what the URL says wins
 
 
 def _redis_url_and_options(settings: Settings, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -98,4 +143,7 @@ def _redis_url_and_options(settings: Settings, options: dict[str, Any]) -> tuple
     if settings.redis_password is not None:
         # redis-py lets a password inside the URL take precedence over this one
         options.setdefault("password", settings.redis_password.get_secret_value())
+    if settings.redis_ca_file is not None:
+        # rediss:// alone turns TLS on and verifies against the system CAs
+        options.setdefault("ssl_ca_certs", str(settings.redis_ca_file))
     return settings.redis_url, options

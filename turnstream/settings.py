@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_SENTINEL_URL = re.compile(r"^rediss?://(?:[^@/]*@)?[^/?#@:,]+:\d{1,5}(?:,[^/?#@:,]+:\d{1,5})*(?:[/?].*)?$")
 _URL_PASSWORD = re.compile(r"(?P<head>://[^/@:\s]*):[^/@\s]*@")
 _QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)[^&\s]*", re.IGNORECASE)
 MASK = "***"
@@ -70,6 +71,12 @@ class Settings(BaseSettings):
     """redis://host:port/db (rediss:// for TLS); unset starts an embedded redis-server (see embedded)."""
     redis_password: SecretStr | None = None
     """Redis password, used when redis_url carries none; never printed."""
+    redis_cluster: bool = False
+    """true: redis_url is one node of a Redis Cluster, reached through redis-py's cluster client."""
+    redis_sentinel_master: str | None = None
+    """Name of the primary that Sentinel watches; redis_url then lists the sentinels (redis://s1:26379,s2:26379/0)."""
+    redis_ca_file: FilePath | None = None
+    """PEM file of the CA that signed the Redis server certificate (rediss:// only); unset uses the system CAs."""
     embedded: Literal["auto", "never"] = "auto"
     """"auto": an unset URL starts an embedded broker or Redis (development only); "never": an unset URL is an error."""
     startup_timeout_seconds: float = Field(60.0, gt=0)
@@ -196,6 +203,18 @@ class Settings(BaseSettings):
         if value == 0:
             raise ValueError("0 replicas: use -1 for the broker's default or a count of 1 or more")
         return value
+
+    @model_validator(mode="after")
+    def _check_redis_topology(self) -> Settings:
+        url = self.redis_url or ""
+        if self.redis_cluster and not url.startswith(("redis://", "rediss://")):
+            raise ValueError("TURNSTREAM_REDIS_CLUSTER=true needs TURNSTREAM_REDIS_URL=redis://node:port (or rediss://)")
+        if self.redis_sentinel_master and (self.redis_cluster or not _SENTINEL_URL.match(url)):
+            raise ValueError("TURNSTREAM_REDIS_SENTINEL_MASTER needs TURNSTREAM_REDIS_URL=redis://s1:26379,s2:26379/0 "
+                             "(or rediss://), the sentinels' addresses, and no TURNSTREAM_REDIS_CLUSTER")
+        if self.redis_ca_file and not url.startswith("rediss://"):
+            raise ValueError("TURNSTREAM_REDIS_CA_FILE is set but TURNSTREAM_REDIS_URL is not a rediss:// URL")
+        return self
 
     @model_validator(mode="after")
     def _check_kafka_security(self) -> Settings:

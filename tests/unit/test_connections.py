@@ -186,3 +186,69 @@ def test_child_processes_get_the_secrets_themselves() -> None:
                                 kafka_sasl_password="pw-1", redis_url="redis://r:6379/0", redis_password="pw-2"))
     assert env["TURNSTREAM_KAFKA_SASL_PASSWORD"] == "pw-1" and env["TURNSTREAM_REDIS_PASSWORD"] == "pw-2"
     assert env["TURNSTREAM_KAFKA_SECURITY_PROTOCOL"] == "SASL_SSL"
+
+
+def test_redis_cluster_setting_builds_the_cluster_client_on_the_url_node() -> None:
+    from redis.asyncio import Redis, RedisCluster
+
+    client = redis_client(Settings(redis_url="redis://:pw@n1:7000/0", redis_cluster=True))
+    assert isinstance(client, RedisCluster)
+    assert list(client.nodes_manager.startup_nodes) == ["n1:7000"]
+    assert client.nodes_manager.connection_kwargs["password"] == "pw"
+    assert type(redis_client(Settings(redis_url="redis://n1:7000/0"))) is Redis
+
+
+def test_rediss_turns_tls_on_and_the_ca_file_is_handed_over(pem: dict[str, Path]) -> None:
+    from redis.asyncio.connection import SSLConnection
+
+    plain = redis_client(Settings(redis_url="rediss://r:6380/0"))
+    assert plain.connection_pool.connection_class is SSLConnection
+    assert plain.connection_pool.connection_kwargs.get("ssl_ca_certs") is None  # the system CAs
+    own_ca = redis_client(Settings(redis_url="rediss://r:6380/0", redis_ca_file=pem["cert"]))
+    assert own_ca.connection_pool.connection_kwargs["ssl_ca_certs"] == str(pem["cert"])
+    cluster = redis_client(Settings(redis_url="rediss://n1:7000/0", redis_cluster=True, redis_ca_file=pem["cert"]))
+    assert cluster.nodes_manager.connection_kwargs["connection_class"] is SSLConnection
+    assert cluster.nodes_manager.connection_kwargs["ssl_ca_certs"] == str(pem["cert"])
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"redis_cluster": True}, "TURNSTREAM_REDIS_CLUSTER=true needs TURNSTREAM_REDIS_URL"),
+        ({"redis_cluster": True, "redis_url": "unix:///tmp/r.sock"}, "TURNSTREAM_REDIS_CLUSTER=true needs"),
+        ({"redis_url": "redis://r:6379/0", "redis_ca_file": "CA"}, "TURNSTREAM_REDIS_CA_FILE is set but"),
+    ],
+)
+def test_redis_topology_settings_that_cannot_work_are_refused(fields: dict[str, object], message: str, pem: dict[str, Path]) -> None:
+    if fields.get("redis_ca_file") == "CA":
+        fields = {**fields, "redis_ca_file": pem["cert"]}
+    with pytest.raises(ValidationError, match=message):
+        Settings(**fields)
+
+
+def test_sentinel_urls_list_the_sentinels_and_the_primarys_options() -> None:
+    from redis.asyncio.sentinel import SentinelConnectionPool
+
+    from turnstream.connections import sentinel_options
+
+    sentinels, options = sentinel_options("redis://:pw@s1:26379,s2:26380/2?socket_timeout=3", {"password": "x"})
+    assert sentinels == [("s1", 26379), ("s2", 26380)]
+    assert options == {"password": "pw", "db": 2, "socket_timeout": 3.0}  # the URL's password wins, as with from_url
+    assert sentinel_options("rediss://s1:26379/0", {})[1] == {"db": 0, "ssl": True}
+    client = redis_client(Settings(redis_url="redis://s1:26379/0", redis_sentinel_master="primary", redis_password="pw"))
+    assert isinstance(client.connection_pool, SentinelConnectionPool)
+    assert client.connection_pool.service_name == "primary"
+    assert client.connection_pool.connection_kwargs["password"] == "pw"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"redis_url": "redis://s1:26379/0", "redis_sentinel_master": "primary", "redis_cluster": True},
+        {"redis_url": "redis://s1/0", "redis_sentinel_master": "primary"},
+        {"redis_url": "unix:///tmp/r.sock", "redis_sentinel_master": "primary"},
+    ],
+)
+def test_sentinel_settings_that_cannot_work_are_refused(fields: dict[str, object]) -> None:
+    with pytest.raises(ValidationError, match="TURNSTREAM_REDIS_SENTINEL_MASTER needs"):
+        Settings(**fields)

@@ -12,6 +12,7 @@ from redis.asyncio.client import Pipeline
 from turnstream.client.reads import doc_from, owner_from
 from turnstream.client.updates import UpdateHub, Watch
 from turnstream.connections import redis_client
+from turnstream.memory.scripts import queue_script
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.keys import KeyLayout, SessionKeys, session_owner
 from turnstream.settings import Settings
@@ -47,7 +48,7 @@ class ContextStore:
         owner = owner or session_owner(doc.session_key)
         keys = self.keys(owner, doc.session_key)
         args: list[str | bytes | int] = [doc.version, doc.to_json(), doc.last_turn_id, self._ttl, self._window, keys.updates, *applied_turn_ids]
-        await self._write(keys=[keys.context, keys.applied], args=args, client=pipe)  # queued, not sent
+        await queue_script(self._write, pipe, [keys.context, keys.applied], args)
         pipe.set(self.layout.owner_pointer(doc.session_key), owner, ex=self._ttl)
 
     async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> bool:

@@ -2,7 +2,8 @@
 
 A gateway that waits for each of its turns would otherwise hold a connection per wait; here every
 wait of one client shares one pub/sub connection and one reader task, and reads the context with the
-pool's connections only when told something changed.
+pool's connections only when told something changed. A lost pub/sub connection (Redis restarted, a
+Sentinel failover) is replaced, and every waiter is woken to read again once its channel is back.
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ from typing import AsyncIterator
 
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import ConnectionError as RedisConnectionError, RedisError, TimeoutError as RedisTimeoutError
 
 SUBSCRIBE_TIMEOUT = 5.0
+RESUBSCRIBE_PAUSE_SECONDS = 0.5
+"""Between attempts to subscribe again while Redis does not answer."""
+LOOK_AGAIN = 0
+"""What a watch is told after a lost connection: no version, something may have been published meanwhile."""
 
 
 class Watch:
@@ -50,6 +55,7 @@ class UpdateHub:
         self._reader: asyncio.Task[None] | None = None
         self._watches: defaultdict[bytes, set[Watch]] = defaultdict(set)
         self._confirmed: dict[bytes, asyncio.Event] = {}
+        self._resubscribed: set[bytes] = set()
         self._lock = asyncio.Lock()
 
     @property
@@ -81,7 +87,8 @@ class UpdateHub:
                     del self._watches[name]
                     self._confirmed.pop(name, None)
                     if self._pubsub is not None:
-                        await self._pubsub.unsubscribe(name)
+                        with contextlib.suppress(RedisConnectionError):  # a new connection subscribes only to what is watched
+                            await self._pubsub.unsubscribe(name)
 
     async def _subscribe(self, name: bytes) -> None:
         if self._pubsub is None:
@@ -101,17 +108,45 @@ class UpdateHub:
 
     async def _read(self) -> None:
         """Dispatch every message to the watches of its channel, until no channel is left."""
-        assert self._pubsub is not None
         while self._watches:
-            message = await self._pubsub.get_message(timeout=1.0)
+            assert self._pubsub is not None
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except RedisConnectionError:
+                await self._resubscribe()
+                continue
             if message is None:
                 continue
             channel = message["channel"]
-            if message["type"] == "subscribe" and channel in self._confirmed:
-                self._confirmed[channel].set()
+            if message["type"] == "subscribe":
+                if channel in self._confirmed:
+                    self._confirmed[channel].set()
+                if channel in self._resubscribed:
+                    # live again: whatever was published while the connection was down is found by a read now
+                    self._resubscribed.discard(channel)
+                    for watch in self._watches.get(channel, ()):
+                        watch.notify(LOOK_AGAIN)
             elif message["type"] == "message":
                 for watch in self._watches.get(channel, ()):
                     watch.notify(int(message["data"]))
+
+    async def _resubscribe(self) -> None:
+        """A new pub/sub connection (the client finds the current server) subscribed to every watched channel."""
+        while self._watches:
+            async with self._lock:
+                old, self._pubsub = self._pubsub, self._redis.pubsub()
+                if old is not None:
+                    with contextlib.suppress(RedisError):
+                        await old.aclose()  # type: ignore[no-untyped-call]  # unannotated in redis-py
+                channels = list(self._watches)
+                try:
+                    await self._pubsub.subscribe(*channels)
+                except RedisConnectionError:
+                    pass
+                else:
+                    self._resubscribed.update(channels)
+                    return
+            await asyncio.sleep(RESUBSCRIBE_PAUSE_SECONDS)
 
     async def aclose(self) -> None:
         if self._reader is not None:

@@ -78,7 +78,10 @@ async def _drop_rows(settings: Settings, eraser: Eraser, sessions: list[str]) ->
     markers = [eraser.layout.forgotten(key) for key in sessions]
     deadline = time.monotonic() + CONFIRM_TIMEOUT_SECONDS
     while True:
-        values = await eraser.redis.mget(markers)
+        async with eraser.redis.pipeline(transaction=False) as pipe:
+            for marker in markers:  # GETs, not one MGET: on a Redis Cluster the markers sit in different slots
+                pipe.get(marker)
+            values = await pipe.execute()
         waiting = [key for key, value in zip(sessions, values) if value is None or float(value) < requested_at]
         if not waiting:
             return

@@ -1,7 +1,8 @@
 """The inspector's reads: Redis only (never Kafka, never the worker's Table), and nothing it reads is changed.
 
-Sessions are found with SCAN over the context keys (schemas/keys.py), a bounded number of calls,
-never KEYS, so a large keyspace costs the inspector time, not the Redis its gateways use.
+Sessions are found with SCAN over the context keys (schemas/keys.py), a bounded number of calls (on a
+Redis Cluster node by node, each with its own cursor), never KEYS, so a large keyspace costs the
+inspector time, not the Redis its gateways use.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pydantic import ValidationError
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.cluster import ClusterNode
 
 from turnstream.client.store import ContextStore
 from turnstream.inspect.views import OwnerData, parse_context_key, scan_pattern
@@ -55,16 +57,18 @@ class InspectReader:
     async def sessions(self, query: str = "") -> Found:
         """Context documents whose key holds `query` (any case), up to MAX_LISTED."""
         keys: list[tuple[bytes, str]] = []
-        cursor, calls = 0, 0
         pattern = scan_pattern(self.layout.prefix, query)
-        while calls < MAX_SCAN_CALLS and len(keys) < MAX_LISTED:
-            cursor, batch = await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash")
-            calls += 1
-            for key in batch:
-                if (parsed := parse_context_key(self.layout.prefix, key.decode())) is not None:
-                    keys.append((key, parsed[0]))
-            if cursor == 0:
-                break
+        calls, ended = 0, 0
+        nodes = await self._scan_nodes()
+        for node in nodes:
+            cursor = -1  # not started
+            while cursor != 0 and calls < MAX_SCAN_CALLS and len(keys) < MAX_LISTED:
+                cursor, batch = await self._scan(max(cursor, 0), pattern, node)
+                calls += 1
+                for key in batch:
+                    if (parsed := parse_context_key(self.layout.prefix, key.decode())) is not None:
+                        keys.append((key, parsed[0]))
+            ended += cursor == 0
         keys = keys[:MAX_LISTED]
         async with self.redis.pipeline(transaction=False) as pipe:
             for key, _ in keys:
@@ -78,7 +82,20 @@ class InspectReader:
                 docs.append((owner, ContextDoc.from_json(raw)))
             except ValidationError:  # one bad document must not hide every other session
                 unreadable += 1
-        return Found(docs, cursor == 0 and len(keys) < MAX_LISTED, unreadable)
+        return Found(docs, ended == len(nodes) and len(keys) < MAX_LISTED, unreadable)
+
+    async def _scan_nodes(self) -> list[ClusterNode | None]:
+        """Where SCAN runs: every primary of a Redis Cluster, each with a cursor of its own; else the one server."""
+        if isinstance(self.redis, RedisCluster):
+            await self.redis.initialize()  # learns the nodes once
+            return list(self.redis.get_primaries())
+        return [None]
+
+    async def _scan(self, cursor: int, pattern: str, node: ClusterNode | None) -> tuple[int, list[bytes]]:
+        if node is None:
+            return await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash")
+        cursors, batch = await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash", target_nodes=node)
+        return cursors[node.name], batch
 
     async def session(self, session_key: str) -> tuple[str, ContextDoc] | None:
         """The session's current owner and context (through its owner pointer), or None."""

@@ -14,7 +14,7 @@ from redis.asyncio.client import Pipeline
 
 from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.scripts import load_script
+from turnstream.memory.scripts import load_script, queue_script
 from turnstream.settings import Settings
 
 BM25_K1 = 1.2
@@ -46,7 +46,7 @@ class ArchiveStore:
             args += [entry.id, entry.to_json(), record, entry.position_field, length, len(counts)]
             for term, frequency in counts.items():
                 args += [postings.setdefault(keys.term_prefix + term, len(postings) + 1), frequency]
-        await self._append(keys=[*self._fixed(keys), *postings], args=args, client=pipe)  # queued, not sent
+        await queue_script(self._append, pipe, [*self._fixed(keys), *postings], args)
 
     async def append(self, owner: str, entries: Sequence[ArchiveEntry]) -> int:
         """Append `entries` (those already there are skipped) and evict over the cap; returns how many were new."""

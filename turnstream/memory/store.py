@@ -1,8 +1,10 @@
 """MemoryStore: long-term memories, profiles and the read path's one-round-trip recall.
 
-The key layout is in schemas/keys.py; everything of one owner shares the owner's hash tag, and the
-read script declares every key it touches, so it runs unchanged on a Redis Cluster. The write
-script `remember.lua` still derives keyword-set names from a prefix (same tag, same slot).
+The key layout is in schemas/keys.py; everything of one owner shares the owner's hash tag, and every
+script declares every key it touches, so they run unchanged on a Redis Cluster. The keyword sets an
+upsert touches depend on what is stored: `remember` names those it can know (the memories it writes,
+old and new), and the script, when it needs more (it evicts, restarts the expiry, or another writer
+got in between), writes nothing and names them; the call is repeated with them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8
-"""Writers of one owner race only on the profile; each retry re-reads it, so a few always suffice."""
+"""Writers of one owner race only on the profile and the keyword sets; each retry re-reads the profile and names
+the sets the script asked for, so a few always suffice."""
 
 
 class MemoryStore:
@@ -66,26 +69,34 @@ class MemoryStore:
             for m in memories
             for arg in (m.id, m.stored_json(), repr(m.created_at), "\n".join(m.keywords))
         ]
+        asked: set[str] = set()
         for _ in range(_CAS_ATTEMPTS):
-            profile, version, replaced = await self._write_base(keys, memories)
+            profile, version, replaced, keyword_sets = await self._write_base(keys, memories)
             merged = append_profile(profile, additions, self.settings.profile_write_chars, replaced)
             expected = "" if merged == profile else str(version)
             args = [keys.keyword_prefix, expected, merged, self.settings.owner_ttl_seconds,
                     self.settings.memory_max_per_owner, *packed]
-            if await self._remember(keys=[keys.memories, keys.created, keys.profile, keys.access], args=args):
+            names = [keys.memories, keys.created, keys.profile, keys.access, *sorted(keyword_sets | asked)]
+            reply = await self._remember(keys=names, args=args)
+            if reply == 1:
                 return
-        raise RuntimeError(f"profile of {owner} kept changing; {len(memories)} memories not written")
+            if isinstance(reply, list):  # keyword sets it must be able to touch: named in the next call
+                asked.update(name.decode() for name in reply)
+        raise RuntimeError(f"profile or memories of {owner} kept changing; {len(memories)} memories not written")
 
-    async def _write_base(self, keys: OwnerKeys, memories: list[Memory]) -> tuple[str, int, list[str]]:
-        """(profile, version, old texts of the memories about to change) in one round trip."""
+    async def _write_base(self, keys: OwnerKeys, memories: list[Memory]) -> tuple[str, int, list[str], set[str]]:
+        """(profile, version, old texts of the memories about to change, their keyword sets old and new) in one
+        round trip."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hmget(keys.profile, "text", "version")
             if memories:
                 pipe.hmget(keys.memories, [m.id for m in memories])
             (text, version), *olds = await pipe.execute()
+        old = [orjson.loads(raw) for raw in (olds[0] if olds else []) if raw is not None]
         new_texts = {m.text for m in memories}
-        old_texts = [orjson.loads(raw)["text"] for raw in (olds[0] if olds else []) if raw is not None]
-        return (text or b"").decode(), int(version or 0), [t for t in old_texts if t not in new_texts]
+        keywords = {k for memory in old for k in memory["keywords"]} | {k for m in memories for k in m.keywords}
+        return ((text or b"").decode(), int(version or 0), [m["text"] for m in old if m["text"] not in new_texts],
+                {keys.keyword_prefix + k for k in keywords})
 
     async def list(self, owner: str) -> list[Memory]:
         """All memories of `owner`, oldest first."""

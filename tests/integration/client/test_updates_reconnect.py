@@ -1,0 +1,30 @@
+"""A watch outlives its pub/sub connection: killed by the server (as Sentinel does to a demoted primary's clients),
+the hub subscribes again and tells the waiter to look again, and later updates still reach it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.integration.client.fixtures import make_doc
+from turnstream.client import ContextStore
+from turnstream.client.updates import LOOK_AGAIN
+from turnstream.settings import Settings
+
+
+@pytest.fixture
+async def store(settings: Settings) -> AsyncIterator[ContextStore]:
+    store = ContextStore.from_settings(settings)
+    yield store
+    await store.aclose()
+
+
+async def test_a_killed_subscription_is_replaced_and_the_waiter_woken(store: ContextStore) -> None:
+    async with store.updates("acme:s1") as updates:
+        await store.write(make_doc(1), ["t1"])
+        assert await updates.next(2.0) == 1
+        assert await store.redis.client_kill_filter(_type="pubsub") >= 1
+        assert await updates.next(5.0) == LOOK_AGAIN  # something may have been published while it was down
+        await store.write(make_doc(2), ["t2"])
+        assert await updates.next(5.0) == 2

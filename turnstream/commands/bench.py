@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from turnstream.cli import CliError, require_extra
+from turnstream.commands._args import positive_int
 from turnstream.settings import Settings
 from turnstream.streams.embedded import EmbeddedStack, StackError
 
@@ -38,23 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
              "snap-research/locomo): adds them to the recall figure; without it the figure uses the generated chats only",
     )
     parser.add_argument(
-        "--sessions", type=_positive, metavar="N",
+        "--sessions", type=positive_int, metavar="N",
         help="sessions the churn figure (worker memory with and without session expiry) feeds each worker; RSS is read "
              "after a tenth and after all (default 10,000; 2,000 with --quick; 100,000 takes about 10 minutes)",
     )
     parser.add_argument("--recall-only", action="store_true", help="measure the recall figures alone: coverage, and the archive's read cost and memory (a worker, no yardstick agents)")
     parser.set_defaults(run=run)
-
-
-def _positive(text: str) -> int:
-    """A whole number ≥ 1, or argparse's one-line usage error."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
 
 
 def _stop_on_sigterm() -> None:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from turnstream.cli import CliError, require_extra
+from turnstream.commands._args import positive_int
 from turnstream.commands._services import client_logging
 from turnstream.demo.plan import DemoSession, plan_sessions
 from turnstream.demo.render import render
@@ -32,23 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "context is current, print a report, and stop everything it started."
         ),
     )
-    parser.add_argument("--sessions", type=_positive, default=12, help="conversations to replay (default 12: 3 samples + 9 generated)")
-    parser.add_argument("--turns", type=_positive, default=None, help="messages per conversation (default: samples whole, generated 150)")
-    parser.add_argument("--budget-tokens", type=_positive, default=2000, help="context budget per session (default 2000)")
+    parser.add_argument("--sessions", type=positive_int, default=12, help="conversations to replay (default 12: 3 samples + 9 generated)")
+    parser.add_argument("--turns", type=positive_int, default=None, help="messages per conversation (default: samples whole, generated 150)")
+    parser.add_argument("--budget-tokens", type=positive_int, default=2000, help="context budget per session (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated conversations")
-    parser.add_argument("--timeout", type=_positive, default=300, help="seconds to wait for the worker to catch up")
+    parser.add_argument("--timeout", type=positive_int, default=300, help="seconds to wait for the worker to catch up")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
     parser.set_defaults(run=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.cli import CliError, require_extra
+from turnstream.commands._args import port
 from turnstream.commands._services import client_logging, configured_settings
 from turnstream.connections import redis_client
 from turnstream.settings import Settings
@@ -30,18 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=_port, help="port to listen on; 0 picks a free one (default TURNSTREAM_INSPECT_PORT, 8765)")
+    parser.add_argument("--port", type=port, help="port to listen on; 0 picks a free one (default TURNSTREAM_INSPECT_PORT, 8765)")
     parser.set_defaults(run=run)
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port < 65536:
-        raise argparse.ArgumentTypeError(f"port out of range: {port}")
-    return port
 
 
 def run(args: argparse.Namespace) -> int:

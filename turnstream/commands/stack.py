@@ -9,6 +9,7 @@ import threading
 import time
 
 from turnstream.cli import CliError
+from turnstream.commands._args import port
 from turnstream.streams.embedded import EmbeddedStack, StackError
 
 _POLL_SECONDS = 0.5
@@ -30,19 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "if the broker exits, the stack stops."
         ),
     )
-    parser.add_argument("--kafka-port", type=_port, default=0, help="broker port (default: a free one)")
-    parser.add_argument("--redis-port", type=_port, default=0, help="Redis port (default: a free one)")
+    parser.add_argument("--kafka-port", type=port, default=0, help="broker port (default: a free one)")
+    parser.add_argument("--redis-port", type=port, default=0, help="Redis port (default: a free one)")
     parser.set_defaults(run=run)
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 < port < 65536:
-        raise argparse.ArgumentTypeError(f"port out of range: {port}")
-    return port
 
 
 def run(args: argparse.Namespace) -> int:

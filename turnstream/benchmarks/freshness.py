@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from redis.asyncio.client import PubSub
 
-from turnstream.benchmarks.figures import Figure, Row, abba, p50_p99
+from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.benchmarks.live import BenchTimeout, Live, Record, encode, round_turns
 from turnstream.benchmarks.passthrough import updates_channel
 from turnstream.client import ContextClient
@@ -107,6 +107,15 @@ async def passthrough_latencies(live: Live, turns: list[dict[str, Any]], rate: f
     return await _listening(live, [updates_channel(live.set)], measure)
 
 
+P50_TARGET_MS, P99_TARGET_MS, RATIO_TARGET = 25.0, 100.0, 1.2
+
+
+def freshness_met(p50: Row, p99: Row) -> bool:
+    """p50 and p99 within their bounds, and each within RATIO_TARGET of the SET-only agent's."""
+    within = all(row.b > 0 and row.a / row.b <= RATIO_TARGET for row in (p50, p99))
+    return p50.a <= P50_TARGET_MS and p99.a <= P99_TARGET_MS and within
+
+
 async def freshness(live: Live, rounds: int, sessions: int, turns: int, rate: float, progress: Callable[[str], None]) -> Figure:
     """p50 and p99 over every turn of every round, ABBA-interleaved rounds of fresh conversations."""
     samples: dict[str, list[float]] = {"pipeline": [], "set": []}
@@ -119,5 +128,7 @@ async def freshness(live: Live, rounds: int, sessions: int, turns: int, rate: fl
             progress(f"freshness round {index + 1}/{rounds}: {side} p50 {p50_p99(latencies)[0]:.1f} ms")
     ours, theirs = p50_p99(samples["pipeline"]), p50_p99(samples["set"])
     rows = [Row.of("freshness p50", "ms", ours[0], theirs[0]), Row.of("freshness p99", "ms", ours[1], theirs[1])]
-    return Figure("freshness", "2 Freshness: produce → readable", "pipeline", "SET-only agent", rows, None,
+    target = Target(f"p50 ≤ {P50_TARGET_MS:.0f} ms, p99 ≤ {P99_TARGET_MS:.0f} ms, each ≤ {RATIO_TARGET}× SET-only",
+                    freshness_met(*rows))
+    return Figure("freshness", "2 Freshness: produce → readable", "pipeline", "SET-only agent", rows, target,
                   {"samples_ms": samples, "rate_turns_per_s": rate})

@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, interleaved, p50_p99, ratio, rounded
+from turnstream.benchmarks.freshness import freshness_met
 from turnstream.benchmarks.report import print_table, write_json
 
 
@@ -84,3 +85,10 @@ def test_the_json_holds_every_figure_with_its_target(tmp_path: Path) -> None:
     assert figure["rows"] == [{"measure": "speed", "unit": "x/s", "a": 12.0, "b": 24.0, "ratio": 0.5}]
     assert figure["target"] == {"text": "ratio ≥ 0.5", "met": False}
     assert figure["data"] == {"series": [1, 2]}
+
+
+def test_freshness_is_met_only_within_both_bounds_and_both_ratios() -> None:
+    assert freshness_met(Row.of("p50", "ms", 15.0, 13.0), Row.of("p99", "ms", 24.0, 21.0))
+    assert not freshness_met(Row.of("p50", "ms", 21.0, 13.5), Row.of("p99", "ms", 33.0, 20.7))  # 1.56× the yardstick
+    assert not freshness_met(Row.of("p50", "ms", 26.0, 25.0), Row.of("p99", "ms", 30.0, 29.0))  # p50 over 25 ms
+    assert not freshness_met(Row.of("p50", "ms", 20.0, 19.0), Row.of("p99", "ms", 101.0, 100.0))  # p99 over 100 ms

@@ -89,14 +89,8 @@ def redis_client(settings: Settings, **options: Any) -> Redis:
     from redis.asyncio import Redis, RedisCluster
     from redis.asyncio.sentinel import Sentinel
 
-    url, options = _redis_url_and_options(settings, options)
-    if settings.redis_sentinel_master:
-        sentinels, options = sentinel_options(url, options)
-        return Sentinel(sentinels).master_for(settings.redis_sentinel_master, **options)
-    if settings.redis_cluster:
-        # the cluster client offers the commands, scripts and pipelines turnstream uses under the same names
-        return RedisCluster.from_url(url, **options)  # type: ignore[return-value]
-    return Redis.from_url(url, **options)
+    client: Redis = _topology_client(settings, options, Redis, RedisCluster, Sentinel)
+    return client
 
 
 def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
@@ -104,13 +98,22 @@ def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
     from redis import Redis as SyncRedis, RedisCluster
     from redis.sentinel import Sentinel
 
+    client: SyncRedis = _topology_client(settings, options, SyncRedis, RedisCluster, Sentinel)
+    return client
+
+
+def _topology_client(settings: Settings, options: dict[str, Any], plain: Any, cluster: Any, sentinel: Any) -> Any:
+    """The client of the configured topology, from the classes of one redis-py flavour (asyncio or threads).
+
+    The cluster client offers the commands, scripts and pipelines turnstream uses under the same names.
+    """
     url, options = _redis_url_and_options(settings, options)
     if settings.redis_sentinel_master:
         sentinels, options = sentinel_options(url, options)
-        return Sentinel(sentinels).master_for(settings.redis_sentinel_master, **options)
+        return sentinel(sentinels).master_for(settings.redis_sentinel_master, **options)
     if settings.redis_cluster:
-        return RedisCluster.from_url(url, **options)  # type: ignore[return-value]
-    return SyncRedis.from_url(url, **options)
+        return cluster.from_url(url, **options)
+    return plain.from_url(url, **options)
 
 
 def sentinel_options(url: str, options: dict[str, Any]) -> tuple[list[tuple[str, int]], dict[str, Any]]:

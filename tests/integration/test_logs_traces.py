@@ -4,15 +4,13 @@ record, a turn's traceparent follows it into the dead letter, the log lines and 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import orjson
 import pytest
-from aiokafka import AIOKafkaConsumer
 
 from tests.integration.test_llm_pipeline import llm_settings
-from tests.integration.test_pipeline import read_dead_letters, wait_for_versions
+from tests.integration.test_pipeline import read_dead_letters, read_topic, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.agents.ingest import REASON_HEADER, SOURCE_HEADER
@@ -85,21 +83,6 @@ async def test_json_logs_and_a_traceparent_follow_a_turn_to_its_dead_letter_and_
     assert process["attributes"]["messaging.kafka.message.key"] == "broken"
     assert process["attributes"]["messaging.kafka.offset"] == int(source_offset)
     assert process["status"]["status_code"] == "ERROR"
-
-
-async def read_topic(settings: Settings, topic: str, count: int, timeout: float = 30) -> list[Any]:
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=settings.bootstrap_servers, auto_offset_reset="earliest",
-                                group_id=f"{settings.topic_prefix}-{topic}-reader")
-    await consumer.start()
-    records: list[Any] = []
-    try:
-        deadline = time.monotonic() + timeout
-        while len(records) < count and time.monotonic() < deadline:
-            batch = await consumer.getmany(timeout_ms=500)
-            records += [r for rs in batch.values() for r in rs]
-    finally:
-        await consumer.stop()
-    return records
 
 
 async def test_summary_requests_and_answers_carry_the_traceparent_of_their_turn(settings: Settings, llm_server) -> None:

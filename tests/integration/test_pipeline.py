@@ -125,11 +125,10 @@ async def test_redelivered_turns_are_applied_once(pipeline_settings: Settings) -
     await assert_archive_holds_each_turn_once(settings, sessions)
 
 
-async def read_dead_letters(settings: Settings, count: int, timeout: float = 60) -> list[Any]:
-    consumer = AIOKafkaConsumer(
-        settings.dlq_topic, bootstrap_servers=settings.bootstrap_servers, auto_offset_reset="earliest",
-        group_id=f"{settings.topic_prefix}-dlq-reader",
-    )
+async def read_topic(settings: Settings, topic: str, count: int, timeout: float = 30) -> list[Any]:
+    """The first `count` records of `topic` (fewer if `timeout` seconds pass first), read from its start."""
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=settings.bootstrap_servers, auto_offset_reset="earliest",
+                                group_id=f"{settings.topic_prefix}-{topic}-reader")
     await consumer.start()
     records: list[Any] = []
     try:
@@ -140,6 +139,10 @@ async def read_dead_letters(settings: Settings, count: int, timeout: float = 60)
     finally:
         await consumer.stop()
     return records
+
+
+async def read_dead_letters(settings: Settings, count: int, timeout: float = 60) -> list[Any]:
+    return await read_topic(settings, settings.dlq_topic, count, timeout)
 
 
 async def test_bad_input_goes_to_the_dead_letter_topic_and_good_turns_still_apply(pipeline_settings: Settings) -> None:

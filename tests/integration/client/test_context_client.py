@@ -18,13 +18,6 @@ async def client(settings: Settings) -> AsyncIterator[ContextClient]:
 
 
 @pytest.fixture
-async def store(settings: Settings) -> AsyncIterator[ContextStore]:
-    store = ContextStore.from_settings(settings)
-    yield store
-    await store.aclose()
-
-
-@pytest.fixture
 def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts writes to Redis sockets: a pipeline is one, as is a single command."""
     sent: list[int] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 from redis import Redis
@@ -25,13 +25,6 @@ OWNER = owner_key("maya", "acme", "s1")
 def sync_client(settings: Settings) -> Iterator[SyncContextClient]:
     with SyncContextClient.from_settings(settings) as client:
         yield client
-
-
-@pytest.fixture
-async def store(settings: Settings) -> AsyncIterator[ContextStore]:
-    store = ContextStore.from_settings(settings)
-    yield store
-    await store.aclose()
 
 
 def subscribers(redis_url: str, channel: str) -> tuple[int, int]:

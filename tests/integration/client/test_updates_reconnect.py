@@ -3,21 +3,12 @@ the hub subscribes again and tells the waiter to look again, and later updates s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from tests.integration.client.fixtures import make_doc
 from turnstream.client import ContextStore
 from turnstream.client.updates import LOOK_AGAIN
 from turnstream.settings import Settings
-
-
-@pytest.fixture
-async def store(settings: Settings) -> AsyncIterator[ContextStore]:
-    store = ContextStore.from_settings(settings)
-    yield store
-    await store.aclose()
 
 
 async def test_a_killed_subscription_is_replaced_and_the_waiter_woken(store: ContextStore) -> None:

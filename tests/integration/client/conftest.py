@@ -1,0 +1,18 @@
+"""Fixtures every client test shares."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from turnstream.client import ContextStore
+from turnstream.settings import Settings
+
+
+@pytest.fixture
+async def store(settings: Settings) -> AsyncIterator[ContextStore]:
+    """The worker's writer on the test's Redis, closed at the end."""
+    store = ContextStore.from_settings(settings)
+    yield store
+    await store.aclose()

@@ -3,8 +3,6 @@ the hub subscribes again and tells the waiter to look again, and later updates s
 
 from __future__ import annotations
 
-import pytest
-
 from tests.integration.client.fixtures import make_doc
 from turnstream.client import ContextStore
 from turnstream.client.updates import LOOK_AGAIN

@@ -277,6 +277,11 @@ class Settings(BaseSettings):
         return f"{self.topic_prefix}.turns"
 
     @property
+    def memory_topic(self) -> str:
+        """The memory journal (memory/journal.py): compacted, the durable source of memories, profiles and the archive."""
+        return f"{self.topic_prefix}.memory"
+
+    @property
     def dlq_topic(self) -> str:
         return f"{self.topic_prefix}.turns.dlq"
 

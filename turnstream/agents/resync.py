@@ -7,8 +7,8 @@ each one missing, the session's context document is rebuilt from its row and wri
 recent turn ids. The write is the usual compare-and-set, so a sweep racing the session agent never
 replaces a newer document.
 
-What Redis held beyond the contexts is not rebuilt here: long-term memories, profiles and the recall
-archive are derived from turns that the Table does not keep (see the README's delivery guarantee).
+Long-term memories, profiles and the recall archive are not in the Table: they come back from the memory
+journal (agents/memory_resync.py).
 """
 
 from __future__ import annotations

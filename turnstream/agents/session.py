@@ -28,6 +28,8 @@ from turnstream.agents.ingest import dead_letter, forward, send_round, was_forwa
 from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
+from turnstream.memory.journal import archive_record, journal_key, memory_record
+from turnstream.memory.journal import partition_of as journal_partition
 from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.schemas.control import ForgetRequest, forget_marker, is_forget_marker, parse_forget
 from turnstream.schemas.keys import Forward, route
@@ -128,12 +130,16 @@ class SessionExecutor:
             await forward(self.topics.turns, event, where)
         for turn in (turn for step in batch.steps for turn in step.release):
             await send_round(self.topics.turns, turn)  # before the Table row that no longer holds it
+        journaled = await self._journal(batch.steps)
         await self._remember(batch.steps)
         writing = time.perf_counter()
         per_turn = max(len(events), 1)
-        await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn, "compaction": batch.core_ms / per_turn,
-                                        "batch_events": len(events)})
+        evicted = await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn,
+                                                  "compaction": batch.core_ms / per_turn, "batch_events": len(events)})
         self.last_redis_write_ms = _ms_since(writing)
+        journaled += [await self._send_journal(owner, journal_key("a", owner, entry_id), None)
+                      for owner, ids in evicted.items() for entry_id in ids]
+        await asyncio.gather(*journaled)  # the journal has the batch's memory writes before its rows move on
         record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
                     {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
         tabling = time.perf_counter()
@@ -251,6 +257,20 @@ class SessionExecutor:
         for item in batch.inputs[key]:
             self._apply(batch, key, item)
 
+    async def _journal(self, steps: list[Step]) -> list[Awaitable[object]]:
+        """Send the batch's memory and archive writes to the memory journal; the acks to wait for."""
+        sent = []
+        for step in steps:
+            for memory in step.memories:
+                sent.append(await self._send_journal(step.owner, *memory_record(memory)))
+            for entry in step.archive:
+                sent.append(await self._send_journal(step.owner, *archive_record(step.owner, entry)))
+        return sent
+
+    async def _send_journal(self, owner: str, key: bytes, value: bytes | None) -> Awaitable[object]:
+        partition = journal_partition(owner, self.settings.turn_partitions)
+        return await self.sessions.app.producer.send(self.settings.memory_topic, key, value, partition, None, None)
+
     async def _remember(self, steps: list[Step]) -> None:
         """One upsert per owner. Before the context write: a crash in between replays the turns, and upserts are idempotent."""
         memories: dict[str, list] = defaultdict(list)
@@ -262,9 +282,9 @@ class SessionExecutor:
         for owner, remembered in memories.items():
             await _until_redis_answers(lambda: self.memory.remember(owner, remembered, additions[owner]))
 
-    async def _write_redis(self, batch: Batch, timings: dict[str, float]) -> None:
+    async def _write_redis(self, batch: Batch, timings: dict[str, float]) -> dict[str, list[str]]:
         """Every archive append and each changed session's latest context in ONE round trip (all idempotent),
-        then the evictions the appends asked for.
+        then the evictions the appends asked for; returns the evicted archive entries' ids per owner.
 
         Redis before the Table: a crash in between replays the events onto the old state, which recomputes
         the same versions, and the compare-and-set turns the second write into a no-op.
@@ -279,7 +299,7 @@ class SessionExecutor:
             if step.context_changed:
                 changed[step.session_key] = batch.states[step.session_key]
         if not changed and not any(archived.values()):
-            return
+            return {}
         now = time.time()
         timings = {**timings, "broker_wait": max(batch.broker_wait_ms, default=0.0), "redis_write_last": self.last_redis_write_ms}
         docs = [(self.core.context_doc(state, now, timings), state.owner, applied[key]) for key, state in changed.items()]
@@ -294,8 +314,8 @@ class SessionExecutor:
                 return await pipe.execute()
 
         replies = await _until_redis_answers(write)
-        for owner, reply in zip(owners, replies):
-            await _until_redis_answers(lambda: self.archive.evict_overflow(owner, reply))  # type: ignore[arg-type]
+        return {owner: await _until_redis_answers(lambda: self.archive.evict_overflow(owner, reply))  # type: ignore[arg-type]
+                for owner, reply in zip(owners, replies)}
 
     def _write_rows(self, batch: Batch) -> None:
         """One Table row per session, sent to the changelog partition of that session's own events."""

@@ -16,9 +16,11 @@ from turnstream.client import TurnProducer
 from turnstream.commands._services import client_logging, configured_settings
 from turnstream.connections import redis_client
 from turnstream.memory.erase import Eraser
+from turnstream.memory.journal import erasure_record, journal_key
 from turnstream.schemas.keys import session_key, user_owner
 from turnstream.schemas.control import forget_record
 from turnstream.settings import Settings
+from turnstream.streams.journal import append_records
 
 CONFIRM_TIMEOUT_SECONDS = 60.0
 
@@ -54,12 +56,16 @@ async def _forget(settings: Settings, user: str | None, session: str | None, ten
         else:
             key = session_key(session or "", tenant)
             owner, sessions, what = await eraser.owner_of(key), {key}, f"session {key}"
+        erased_session = None if user is not None else key
         if not dry_run:
             await _drop_rows(settings, eraser, sorted(sessions))
+            journaled = await eraser.journal_ids(owner, erased_session)
         if user is not None:
             counts = await eraser.erase_owner(owner, sessions, dry_run)
         else:
             counts = await eraser.erase_session(owner, key, dry_run)
+        if not dry_run:
+            await _erase_journal(settings, owner, erased_session, *journaled)
         counts["sessions (Table rows)"] = len(sessions)
         return what, counts
     finally:
@@ -89,6 +95,15 @@ async def _drop_rows(settings: Settings, eraser: Eraser, sessions: list[str]) ->
             raise CliError(f"no worker confirmed the erasure of {len(waiting)} session(s) (e.g. {waiting[0]}) within "
                            f"{CONFIRM_TIMEOUT_SECONDS:.0f}s: is a worker running? Nothing was deleted from Redis")
         await asyncio.sleep(0.2)
+
+
+async def _erase_journal(settings: Settings, owner: str, session: str | None, memories: list[str], entries: list[str]) -> None:
+    """Tombstones in the memory journal for what was erased, and the erasure itself: a replay of the journal
+    leaves out whatever of the owner (or session) was written before now, tombstoned or not."""
+    records = [(owner, journal_key("m", owner, id_), None) for id_ in memories]
+    records += [(owner, journal_key("a", owner, id_), None) for id_ in entries]
+    records.append((owner, *erasure_record(owner, session, time.time())))
+    await append_records(settings, records)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -58,11 +58,11 @@ class ArchiveStore:
         await self.evict_overflow(owner, reply)
         return int(reply[0])
 
-    async def evict_overflow(self, owner: str, append_reply: Sequence[bytes | int]) -> int:
-        """Evict the entries an append reported over the cap, with their postings; returns how many went."""
+    async def evict_overflow(self, owner: str, append_reply: Sequence[bytes | int]) -> list[str]:
+        """Evict the entries an append reported over the cap, with their postings; returns their ids."""
         over = list(zip(append_reply[1::2], append_reply[2::2]))
         if not over:
-            return 0
+            return []
         keys = self.layout.owner(owner)
         postings: set[str] = set()
         args: list[bytes | str] = []
@@ -71,7 +71,8 @@ class ArchiveStore:
             length, field, terms = record.decode().split("\t", 2) if record else ("0", "", "")
             postings.update(keys.term_prefix + term for term in terms.split())
             args += [entry_id, field, length]
-        return int(await self._evict(keys=[*self._fixed(keys), *sorted(postings)], args=args))
+        await self._evict(keys=[*self._fixed(keys), *sorted(postings)], args=args)
+        return [entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id) for entry_id, _ in over]
 
     async def entries(self, owner: str) -> list[ArchiveEntry]:
         """Every archived entry of `owner`, oldest first."""

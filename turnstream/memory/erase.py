@@ -92,9 +92,7 @@ class Eraser:
         present = [key for key in plain if await self.redis.exists(key)]
         counts: Counter[str] = Counter(KINDS.get(self._kind(key), "owner pointers") for key in present)
         keys = self.layout.owner(owner)
-        entries = [entry async for _, entry in self.redis.hscan_iter(keys.positions, match=glob_escape(session) + "#*")]
-        memories = {id_.decode(): orjson.loads(raw) for id_, raw in (await self.redis.hgetall(keys.memories)).items()}
-        mine = {id_: memory for id_, memory in memories.items() if memory.get("source_session") == session}
+        mine, entries = await self._session_data(owner, session)
         counts["archived turns"] = len(entries)
         counts["memories"] = len(mine)
         if dry_run:
@@ -111,6 +109,23 @@ class Eraser:
                 pipe.hdel(keys.memories, id_).hdel(keys.created, id_).hdel(keys.access, id_)
             await pipe.execute()
         return counts
+
+    async def journal_ids(self, owner: str, session: str | None) -> tuple[list[str], list[str]]:
+        """Ids of the memories and archived turns erasing the owner (or, with `session`, that session) removes:
+        what the memory journal gets tombstones for."""
+        if session is None or owner == session_owner(session):
+            keys = self.layout.owner(owner)
+            memories, entries = await self.redis.hkeys(keys.memories), await self.redis.hkeys(keys.archive)
+            return sorted(id_.decode() for id_ in memories), sorted(id_.decode() for id_ in entries)
+        mine, entries = await self._session_data(owner, session)
+        return sorted(mine), sorted(entry.decode() for entry in entries)
+
+    async def _session_data(self, owner: str, session: str) -> tuple[dict[str, dict], list[bytes]]:
+        """The memories last taken from `session` (id -> memory) and the ids of its archived turns."""
+        keys = self.layout.owner(owner)
+        entries = [entry async for _, entry in self.redis.hscan_iter(keys.positions, match=glob_escape(session) + "#*")]
+        memories = {id_.decode(): orjson.loads(raw) for id_, raw in (await self.redis.hgetall(keys.memories)).items()}
+        return {id_: memory for id_, memory in memories.items() if memory.get("source_session") == session}, entries
 
     async def _count(self, owner: str, keys: list[str]) -> Counter[str]:
         counts: Counter[str] = Counter(KINDS.get(self._kind(key), "other keys") for key in keys)

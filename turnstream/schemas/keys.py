@@ -13,9 +13,9 @@ characters (nearly all of them) keep the key they had before.
   user `s-7` and an anonymous session `s-7` never share memories.
 
 Why escaping rather than length prefixes or hashing: the Kafka key other-language producers compute
-stays `tenant:session_id` for ordinary ids, and users' memories keep their Redis keys (they live only in
-Redis, nothing replays them), so an upgrade moves only ids holding `:` `%` `{` `}` and the memories of
-sessions without a user (README, key layout).
+stays `tenant:session_id` for ordinary ids, and users' memories keep their Redis keys (the memory journal
+holds only what was written since it exists), so an upgrade moves only ids holding `:` `%` `{` `}` and the
+memories of sessions without a user (README, key layout).
 
 **Redis names.** P is settings.topic_prefix. Everything a prompt needs sits under the owner's hash tag
 `{O}`, so one script reads it in one slot, on a Redis Cluster too:
@@ -40,6 +40,8 @@ Outside the owner's slot:
 - `P:owner:{S}`        STRING the session's current owner, for readers that do not know its user
 - `P:forgot:{S}`       STRING when session S was erased; set by the worker that dropped its Table row
 - `P:updates:S`        pub/sub channel: the new version, published on every context write
+- `P:journal:replayed` STRING set when the memory journal has been replayed into this Redis
+- `P:journal:lock`     STRING the worker replaying the journal (expires)
 
 **Kafka key contract.** A turn's record key must be its session key as UTF-8. `route()` decides, where
 the worker first decodes a turn, whether it applies there or is forwarded under its session key to its
@@ -148,6 +150,14 @@ class KeyLayout:
 
     def forgotten(self, session_key: str) -> str:
         return f"{self.prefix}:forgot:{_tag(session_key)}"
+
+    def journal_replayed(self) -> str:
+        """Set once the memory journal has been replayed into this Redis: its absence means Redis lost its data."""
+        return f"{self.prefix}:journal:replayed"
+
+    def journal_lock(self) -> str:
+        """Held by the one worker replaying the journal."""
+        return f"{self.prefix}:journal:lock"
 
 
 def _tag(name: str) -> str:

@@ -26,7 +26,8 @@ class TopicSpec:
     partitions: int
     config: dict[str, str]
     copartitioned: bool
-    """Must have exactly turn_partitions partitions: read by the session agent or backing its Table."""
+    """Must have exactly turn_partitions partitions: read by the session agent, backing its Table, or written by owner
+    partition (the memory journal)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ def worker_topics(settings: Settings) -> list[TopicSpec]:
         TopicSpec(settings.summaries_topic, n, {}, copartitioned=True),
         TopicSpec(settings.dlq_topic, n, {"retention.ms": str(settings.dlq_retention_ms)}, copartitioned=False),
         TopicSpec(settings.compaction_topic, n, {}, copartitioned=False),
+        TopicSpec(settings.memory_topic, n, {"cleanup.policy": "compact"}, copartitioned=True),
         TopicSpec(f"{app_id}-{SESSIONS_TABLE}-changelog", n, {"cleanup.policy": "compact"}, copartitioned=True),
         TopicSpec(f"{app_id}-__assignor-__leader", 1, {}, copartitioned=False),
     ]

@@ -7,6 +7,7 @@ from pathlib import Path
 import faust
 
 from turnstream.agents.expiry import register_session_expiry
+from turnstream.agents.memory_resync import register_memory_resync
 from turnstream.agents.resync import register_context_resync
 from turnstream.agents.session import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
@@ -68,6 +69,7 @@ def create_app(settings: Settings, replication_factor: int | None = None) -> fau
     register_session_agent(app, settings, topics, sessions)
     register_session_expiry(app, settings, sessions)
     register_context_resync(app, settings, sessions)
+    register_memory_resync(app, settings)
     if settings.llm_enabled:
         register_summarizer_agent(app, settings, topics)
     register_probes(app, settings)

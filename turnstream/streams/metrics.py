@@ -28,6 +28,8 @@ def observe_ms(stage: str, milliseconds: float) -> None:
     stage_seconds.labels(stage).observe(milliseconds / 1000)
 sessions_expired_total = Counter("turnstream_sessions_expired_total", "Sessions removed from the Table after their idle TTL")
 contexts_resynced_total = Counter("turnstream_contexts_resynced_total", "Contexts written back from the Table after Redis lost them")
+journal_replayed_total = Counter("turnstream_journal_replayed_total",
+                                 "Memories and archived turns written back from the memory journal", ["kind"])
 redis_write_retries_total = Counter("turnstream_redis_write_retries_total", "Redis writes retried after a connection error or timeout")
 rebalances_total = Counter("turnstream_rebalances_total", "Rebalances this worker took part in (each ends with a new assignment)")
 assigned_partitions = Gauge("turnstream_assigned_partitions", "Input partitions (changelogs not counted) assigned to this worker")

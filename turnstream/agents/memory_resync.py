@@ -1,0 +1,144 @@
+"""Memory re-sync: after Redis lost its data, memories, profiles and the recall archive come back from the journal.
+
+Each worker checks, every TURNSTREAM_RESYNC_INTERVAL_SECONDS, one key that is set once the memory journal
+(memory/journal.py) has been replayed into this Redis; FLUSHALL or a Redis restarted empty removes it. The
+worker that takes the replay lock then reads every journal partition to its end, keeps what the records
+leave (latest per key, erasures and expired owners left out) and writes it back through the same upserts
+and appends the session agent uses, partition by partition; then it reads each partition again from
+where it stopped, for what the session agents wrote meanwhile, and sets the key.
+
+Profiles are rebuilt by appending the restored facts and preferences, as on the write path; an LLM-merged
+profile is merged again on its next summary. Access counts and recall lists start over.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import faust
+import redis.exceptions
+from aiokafka.errors import KafkaError
+
+from turnstream.connections import redis_client
+from turnstream.memory import MemoryStore, profile_additions
+from turnstream.memory.archive_store import ArchiveStore
+from turnstream.memory.journal import JournalRecord, OwnerReplay, replay
+from turnstream.schemas.keys import KeyLayout
+from turnstream.settings import Settings
+from turnstream.streams.journal import JournalReader, JournalReadError
+from turnstream.streams.metrics import journal_replayed_total
+
+log = logging.getLogger(__name__)
+
+LOCK_SECONDS = 600
+"""The replay lock's lifetime, renewed per partition: a worker that dies mid-replay frees it this late at most."""
+CHUNK = 200
+"""Memories or archive entries per Redis call."""
+
+
+@dataclass
+class Replayed:
+    owners: set[str] = field(default_factory=set)
+    memories: int = 0
+    entries: int = 0
+
+
+async def _write_back(owners: dict[str, OwnerReplay], memory: MemoryStore, archive: ArchiveStore, done: Replayed) -> None:
+    for owner, kept in owners.items():
+        for start in range(0, len(kept.memories), CHUNK):
+            chunk = kept.memories[start:start + CHUNK]
+            await memory.remember(owner, chunk, profile_additions(chunk))
+        for start in range(0, len(kept.entries), CHUNK):
+            await archive.append(owner, kept.entries[start:start + CHUNK])
+        done.owners.add(owner)
+        done.memories += len(kept.memories)
+        done.entries += len(kept.entries)
+
+
+class Renew:
+    """The replay lock of one worker: taken, renewed, and checked before the replay is declared complete."""
+
+    def __init__(self, redis: redis.asyncio.Redis, layout: KeyLayout) -> None:
+        self.redis, self.key, self.token = redis, layout.journal_lock(), uuid.uuid4().hex
+
+    async def take(self) -> bool:
+        return bool(await self.redis.set(self.key, self.token, nx=True, ex=LOCK_SECONDS))
+
+    async def __call__(self) -> None:
+        await self.redis.set(self.key, self.token, xx=True, ex=LOCK_SECONDS)
+
+    async def still_held(self) -> bool:
+        """False when Redis lost the lock meanwhile (lost its data again): the replay must not be called complete."""
+        return (await self.redis.get(self.key)) == self.token.encode()
+
+    async def release(self) -> None:
+        if await self.still_held():
+            await self.redis.delete(self.key)
+
+
+async def replay_journal(settings: Settings, kafka: dict[str, Any], memory: MemoryStore, archive: ArchiveStore,
+                         renew: Renew) -> Replayed:
+    """Write back what the journal holds, then what was appended to it meanwhile; counts of what was written."""
+    done = Replayed()
+    positions: dict[int, int] = {}
+    async with JournalReader(settings, kafka) as reader:
+        for partition in await reader.partitions():
+            records, positions[partition] = await reader.read(partition)
+            await _write_back(_kept(records, settings), memory, archive, done)
+            await renew()
+        for partition, start in positions.items():  # the session agents kept writing: Redis must end on their latest
+            records, _ = await reader.read(partition, start)
+            await _write_back(_kept(records, settings), memory, archive, done)
+    return done
+
+
+def _kept(records: list[JournalRecord], settings: Settings) -> dict[str, OwnerReplay]:
+    return replay(records, time.time(), settings.owner_ttl_seconds)
+
+
+async def resync_memories(settings: Settings, kafka: dict[str, Any]) -> Replayed | None:
+    """Replay the journal if this Redis has not had it and no other worker is at it; None when nothing was due."""
+    redis = redis_client(settings)
+    layout = KeyLayout(settings.topic_prefix)
+    lock = Renew(redis, layout)
+    try:
+        if await redis.exists(layout.journal_replayed()) or not await lock.take():
+            return None
+        try:
+            done = await replay_journal(settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock)
+            if await lock.still_held():
+                await redis.set(layout.journal_replayed(), repr(time.time()))
+        finally:
+            await lock.release()
+        return done
+    finally:
+        await redis.aclose()
+
+
+def register_memory_resync(app: faust.App, settings: Settings) -> None:
+    """Check every TURNSTREAM_RESYNC_INTERVAL_SECONDS, on every worker, whether Redis needs the journal replayed."""
+    if not settings.resync_interval_seconds:
+        return
+
+    @app.timer(settings.resync_interval_seconds, name=f"{settings.topic_prefix}.memory_resync")
+    async def resync_lost_memories() -> None:
+        started = time.monotonic()
+        try:
+            done = await resync_memories(settings, app.kafka_options)  # type: ignore[attr-defined]
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+            log.info("memory re-sync skipped, Redis does not answer: %s", error)  # the next check tries again
+            return
+        except (KafkaError, JournalReadError) as error:
+            log.warning("memory re-sync failed reading the journal, tried again in %ss: %s",
+                        settings.resync_interval_seconds, error)
+            return
+        if done is None:
+            return
+        journal_replayed_total.labels("memory").inc(done.memories)
+        journal_replayed_total.labels("archive").inc(done.entries)
+        log.warning("replayed the memory journal into Redis in %.1f s: %d memories and %d archived turns of %d owners",
+                    time.monotonic() - started, done.memories, done.entries, len(done.owners))

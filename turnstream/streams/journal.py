@@ -1,0 +1,81 @@
+"""The memory journal topic on the broker: appending records outside the worker, and reading partitions back.
+
+The records are in memory/journal.py; the worker appends through its own Faust producer
+(agents/session.py), everything else (`turnstream forget`) through `append_records`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable, Sequence
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from turnstream.connections import kafka_options
+from turnstream.memory.journal import JournalRecord, partition_of
+from turnstream.settings import Settings
+
+READ_TIMEOUT_SECONDS = 60.0
+"""A partition that gives no record for this long while behind its end is taken as unreadable."""
+
+
+class JournalReadError(RuntimeError):
+    """A journal partition could not be read to its end."""
+
+
+async def append_records(settings: Settings, records: Iterable[tuple[str, bytes, bytes | None]]) -> int:
+    """Produce (owner, key, value) records, each to its owner's partition, and wait for every ack; how many."""
+    producer = AIOKafkaProducer(**kafka_options(settings), acks="all")
+    await producer.start()
+    try:
+        sent = [
+            await producer.send(settings.memory_topic, value, key=key, partition=partition_of(owner, settings.turn_partitions))
+            for owner, key, value in records
+        ]
+        for future in sent:
+            await future
+        return len(sent)
+    finally:
+        await producer.stop()
+
+
+class JournalReader:
+    """Reads journal partitions from a position to the end as it stands when the read starts."""
+
+    def __init__(self, settings: Settings, kafka: dict[str, Any]) -> None:
+        """`kafka`: the aiokafka connection options (connections.kafka_options, or the worker app's)."""
+        self.topic = settings.memory_topic
+        self._consumer = AIOKafkaConsumer(**kafka, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=50,
+                                          auto_offset_reset="earliest")
+
+    async def __aenter__(self) -> JournalReader:
+        await self._consumer.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._consumer.stop()
+
+    async def partitions(self) -> list[int]:
+        """The topic's partitions as the broker lists them now."""
+        await self._consumer.topics()  # refreshes the metadata: a topic created since start is known after it
+        return sorted(self._consumer.partitions_for_topic(self.topic) or ())
+
+    async def read(self, partition: int, start: int = 0) -> tuple[list[JournalRecord], int]:
+        """Records of `partition` from offset `start` up to its end (a fetch's high watermark: right on every broker,
+        where ListOffsets is not); with the offset to read from next."""
+        tp = TopicPartition(self.topic, partition)
+        self._consumer.assign([tp])
+        self._consumer.seek(tp, start)
+        records: list[JournalRecord] = []
+        deadline = time.monotonic() + READ_TIMEOUT_SECONDS
+        while True:
+            batch = await self._consumer.getmany(tp, timeout_ms=200, max_records=5000)
+            for message in batch.get(tp, []):
+                records.append(JournalRecord(message.key or b"", message.value, message.timestamp / 1000))
+                deadline = time.monotonic() + READ_TIMEOUT_SECONDS
+            position, end = await self._consumer.position(tp), self._consumer.highwater(tp)
+            if end is not None and position >= end:
+                return records, position
+            if time.monotonic() > deadline:
+                raise JournalReadError(f"{self.topic}/{partition} gave nothing for {READ_TIMEOUT_SECONDS:.0f}s at "
+                                       f"offset {position} (end {end})")

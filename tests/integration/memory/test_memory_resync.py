@@ -1,0 +1,82 @@
+"""Redis loses everything: memories, profiles and archived turns come back from the memory journal without new
+input; what `turnstream forget` erased before stays erased."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from tests.integration.test_forget import TENANT, conversation, forget
+from tests.integration.test_pipeline import wait_for_versions
+from tests.integration.test_resync import drop_every_key
+from tests.support.conversations import turns_for
+from tests.support.worker import running_worker
+from turnstream.client import ContextClient, TurnProducer
+from turnstream.memory.archive_store import ArchiveStore
+from turnstream.settings import Settings
+from turnstream.streams.admin import ensure_topics
+
+pytestmark = pytest.mark.integration
+
+INTERVAL = 1
+REPLAY_TIMEOUT = 10 * INTERVAL + 30
+
+
+def long_chat(session_id: str, user_id: str) -> list[dict]:
+    """A generated chat of the user's: tool calls, long answers, enough turns to be compacted."""
+    return [{**turn, "tenant": TENANT, "user_id": user_id} for turn in turns_for(session_id, seed=7, count=60)]
+
+
+async def owner_data(client: ContextClient, archive: ArchiveStore, owner: str) -> dict[str, object]:
+    """What a prompt can draw on for `owner`: memories (access counts and first-written times aside), profile
+    lines, archived turns in age order."""
+    memories = [(m.id, m.type, m.text, m.key, m.keywords, m.source_session, m.updated_at) for m in await client.memory.list(owner)]
+    profile, _ = await client.memory.profile(owner)
+    return {"memories": memories, "profile": sorted(filter(None, profile.split("\n"))),
+            "archive": [entry.to_json() for entry in await archive.entries(owner)]}
+
+
+async def replayed(client: ContextClient, timeout: float) -> float:
+    """Seconds until the worker has declared the journal replayed; fails past `timeout`."""
+    start, marker = time.monotonic(), client.store.layout.journal_replayed()
+    while not await client.store.redis.exists(marker):
+        assert time.monotonic() - start < timeout, "the memory journal was not replayed"
+        await asyncio.sleep(0.2)
+    return time.monotonic() - start
+
+
+async def test_memories_profiles_and_archive_come_back_and_erased_data_does_not(settings: Settings) -> None:
+    settings = settings.model_copy(update={"turn_partitions": 3, "resync_interval_seconds": INTERVAL, "budget_tokens": 1500})
+    maya = conversation("m-a", "maya", 0) + conversation("m-b", "maya", 10) + long_chat("m-long", "maya")
+    anon = conversation("m-x", None, 20)
+    olga = conversation("m-c", "olga", 30)
+    owners = ("acme:maya", ":acme:m-x", "acme:olga")
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        async with TurnProducer(settings) as producer, ContextClient.from_settings(settings) as client:
+            archive = ArchiveStore(client.store.redis, settings)
+            for turn in maya + anon + olga:
+                await producer.send(turn)
+            await producer.flush()
+            await wait_for_versions(client, {"m-a": 6, "m-b": 6, "m-long": 60, "m-x": 6, "m-c": 6}, worker, tenant=TENANT)
+            await replayed(client, REPLAY_TIMEOUT)  # the first check after start: this Redis never had the journal
+            before = {owner: await owner_data(client, archive, owner) for owner in owners}
+            asked = await client.build_prompt("m-a", "Which locker is mine?", tenant=TENANT, user_id="maya", record=False)
+            assert all(before[owner]["memories"] and before[owner]["archive"] for owner in owners), before
+            assert len(before["acme:maya"]["archive"]) > 60
+
+            erased = forget(settings, "--user", "olga", "--tenant", TENANT)
+            assert erased.returncode == 0, erased.stderr
+
+            assert await drop_every_key(settings) > 0
+            took = await replayed(client, REPLAY_TIMEOUT)
+            after = {owner: await owner_data(client, archive, owner) for owner in owners}
+            prompt = await client.build_prompt("m-a", "Which locker is mine?", tenant=TENANT, user_id="maya", record=False)
+        log = worker.log()
+    for owner in ("acme:maya", ":acme:m-x"):
+        assert after[owner] == before[owner], f"{owner} not as it was, {took:.1f} s after the loss"
+    assert after["acme:olga"] == {"memories": [], "profile": [], "archive": []}
+    assert prompt.recalled and (prompt.recalled, prompt.archived) == (asked.recalled, asked.archived)
+    assert "replayed the memory journal" in log and "Traceback" not in log

@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Send a forget record for each session concerned to the turns topic and wait until the workers that own "
             "them have replaced their Table rows with forget markers (a replayed or late turn of such a session is "
-            "dropped for TURNSTREAM_FORGET_MARKER_SECONDS); then delete the Redis keys and print what went, per kind. "
+            "dropped for TURNSTREAM_FORGET_MARKER_SECONDS); then delete the Redis keys, tombstone what went in the "
+            "memory journal (so a re-sync after Redis loses its data does not bring it back), and print what went, per kind. "
             "--user removes everything of the user, profile included; --session removes the session's context, "
             "recall list, archived turns and the memories last taken from it (the user's profile stays)."
         ),

@@ -159,7 +159,7 @@ class Settings(BaseSettings):
     consumer_fetch_wait_ms: int = Field(20, ge=0, le=30_000)
     """How long a worker's fetch waits at the broker for records; the embedded broker waits it out, Apache Kafka answers early."""
     producer_linger_ms: int = Field(0, ge=0, le=5_000)
-    """How long the worker's producer (dead letters, summary requests, changelogs) waits to fill a batch."""
+    """How long the worker's producer (dead letters, summary requests, changelogs, the memory journal) waits to fill a batch."""
     batch_max_events: int = Field(256, ge=1, le=10_000)
     """Events the session agent takes at once: one Redis round trip and one Table row per session per batch."""
     batch_max_ms: float = Field(5.0, gt=0, le=10_000)

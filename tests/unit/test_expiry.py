@@ -1,6 +1,7 @@
 from aiokafka.partitioner import DefaultPartitioner
 
-from turnstream.agents.expiry import idle_sessions, partition_of, sweep_interval
+from turnstream.agents.expiry import idle_sessions, sweep_interval
+from turnstream.schemas.keys import partition_of
 
 
 def test_idle_means_strictly_older_than_the_ttl() -> None:

@@ -13,9 +13,9 @@ import time
 from typing import Mapping
 
 import faust
-from aiokafka.partitioner import murmur2
 
 from turnstream.schemas.control import is_forget_marker
+from turnstream.schemas.keys import partition_of
 from turnstream.settings import Settings
 from turnstream.streams.metrics import sessions_expired_total
 from turnstream.streams.tables import SessionsTable
@@ -36,11 +36,6 @@ def sweep_interval(ttl_seconds: float) -> float:
 def idle_sessions(touched: Mapping[str, float], now: float, ttl_seconds: float) -> list[str]:
     """The keys whose latest write is more than `ttl_seconds` before `now`."""
     return [key for key, at in touched.items() if now - at > ttl_seconds]
-
-
-def partition_of(session_key: str, partitions: int) -> int:
-    """The turns partition of a session: murmur2 of its key, as TurnProducer and the Java client place it."""
-    return (murmur2(session_key.encode()) & 0x7FFFFFFF) % partitions
 
 
 def sweep(table: SessionsTable, held: set[int], now: float, settings: Settings) -> int:

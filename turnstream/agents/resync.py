@@ -21,9 +21,9 @@ from typing import Iterable, Iterator
 import faust
 import redis.exceptions
 
-from turnstream.agents.expiry import partition_of
 from turnstream.client.store import ContextStore
 from turnstream.schemas.control import is_forget_marker
+from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState
 from turnstream.settings import Settings
 from turnstream.streams.metrics import contexts_resynced_total

@@ -29,10 +29,9 @@ from turnstream.client.store import ContextStore
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory.journal import archive_record, journal_key, memory_record
-from turnstream.memory.journal import partition_of as journal_partition
 from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.schemas.control import ForgetRequest, forget_marker, is_forget_marker, parse_forget
-from turnstream.schemas.keys import Forward, route
+from turnstream.schemas.keys import Forward, partition_of, route
 from turnstream.session import Forwarded, SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import observe_ms, redis_write_retries_total, turns_total
@@ -268,7 +267,7 @@ class SessionExecutor:
         return sent
 
     async def _send_journal(self, owner: str, key: bytes, value: bytes | None) -> Awaitable[object]:
-        partition = journal_partition(owner, self.settings.turn_partitions)
+        partition = partition_of(owner, self.settings.turn_partitions)
         return await self.sessions.app.producer.send(self.settings.memory_topic, key, value, partition, None, None)
 
     async def _remember(self, steps: list[Step]) -> None:

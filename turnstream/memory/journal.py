@@ -7,7 +7,7 @@ of each; an evicted archive entry leaves a tombstone. `turnstream forget` leaves
 erases plus an erasure record (`x`, owner, session or ""), and a rebuild drops whatever of the erased
 owner (or session) is older than that, so nothing erased comes back even before compaction has run.
 
-All records of one owner go to one partition (`partition_of`), in write order: a rebuild replays each
+All records of one owner go to the owner's partition (`schemas.keys.partition_of(owner)`), in write order: a rebuild replays each
 owner's records in the order they were written, as the archive's age order needs.
 """
 
@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
 import orjson
-from aiokafka.partitioner import murmur2
 
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.model import Memory
@@ -30,11 +29,6 @@ SEPARATOR = "\x1f"
 
 class JournalError(ValueError):
     """A journal record this version cannot read."""
-
-
-def partition_of(owner: str, partitions: int) -> int:
-    """The owner's partition: Kafka's default partitioner applied to the owner alone."""
-    return (murmur2(owner.encode()) & 0x7FFFFFFF) % partitions
 
 
 def journal_key(kind: Kind, owner: str, id_: str) -> bytes:

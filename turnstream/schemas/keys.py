@@ -53,6 +53,8 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+from aiokafka.partitioner import murmur2
+
 _ESCAPES = str.maketrans({"%": "%25", ":": "%3A", "{": "%7B", "}": "%7D"})
 SESSION_OWNER_MARK = ":"
 """What starts the owner of a session without a user (no escaped id starts with it)."""
@@ -61,6 +63,12 @@ SESSION_OWNER_MARK = ":"
 def escape(part: str) -> str:
     """One id as a key part: `%`, `:` and the hash-tag braces percent-escaped, everything else as it is."""
     return part.translate(_ESCAPES)
+
+
+def partition_of(key: str, partitions: int) -> int:
+    """The partition of a record keyed `key`: murmur2 of its UTF-8 bytes, as TurnProducer, the Java client and Faust
+    place it (a session's turns and Table row; an owner's memory journal records)."""
+    return int(murmur2(key.encode()) & 0x7FFFFFFF) % partitions
 
 
 def session_key(session_id: str, tenant: str | None = None) -> str:

@@ -17,7 +17,7 @@ import faust
 from faust.types import TP
 
 from turnstream import __version__
-from turnstream.agents.expiry import partition_of
+from turnstream.schemas.keys import partition_of
 from turnstream.schemas.control import is_forget_marker
 from turnstream.settings import Settings
 from turnstream.streams.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held

@@ -12,7 +12,8 @@ from typing import Any, Iterable, Sequence
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from turnstream.connections import kafka_options
-from turnstream.memory.journal import JournalRecord, partition_of
+from turnstream.memory.journal import JournalRecord
+from turnstream.schemas.keys import partition_of
 from turnstream.settings import Settings
 
 READ_TIMEOUT_SECONDS = 60.0

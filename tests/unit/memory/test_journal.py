@@ -16,9 +16,9 @@ from turnstream.memory.journal import (
     erasure_record,
     journal_key,
     parse_key,
-    partition_of,
     replay,
 )
+from turnstream.schemas.keys import partition_of
 
 DAY = 86_400.0
 ids = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=0, max_size=20)

@@ -15,7 +15,6 @@ from typing import Mapping
 import faust
 
 from turnstream.schemas.control import is_forget_marker
-from turnstream.schemas.keys import partition_of
 from turnstream.settings import Settings
 from turnstream.streams.metrics import sessions_expired_total
 from turnstream.streams.tables import SessionsTable
@@ -47,11 +46,11 @@ def sweep(table: SessionsTable, held: set[int], now: float, settings: Settings) 
     expired = 0
     for key in idle_sessions(table.touched, now, settings.session_ttl_seconds):
         if key not in table.data:
-            table.touched.pop(key, None)
+            table.untrack(key)
             continue
         if is_forget_marker(table.data[key]) and now - table.touched[key] <= settings.forget_marker_seconds:
             continue  # an erased session's marker keeps dropping its replayed turns for its own lifetime
-        partition = partition_of(key, settings.turn_partitions)
+        partition = table.partition.get(key)
         if partition in held:
             table.expire(key, partition)
             expired += 1

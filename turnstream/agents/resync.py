@@ -23,7 +23,6 @@ import redis.exceptions
 
 from turnstream.client.store import ContextStore
 from turnstream.schemas.control import is_forget_marker
-from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState
 from turnstream.settings import Settings
 from turnstream.streams.metrics import contexts_resynced_total
@@ -37,10 +36,7 @@ CHUNK = 500
 
 def live_sessions(table: SessionsTable, held: set[int], now: float, settings: Settings) -> list[str]:
     """The sessions of partitions in `held` whose row was written within their TTL (older ones are expiring)."""
-    return [
-        key for key, at in table.touched.items()
-        if now - at < settings.session_ttl_seconds and partition_of(key, settings.turn_partitions) in held
-    ]
+    return [key for key in table.held_keys(held) if now - table.touched.get(key, 0.0) < settings.session_ttl_seconds]
 
 
 def _chunks(keys: Iterable[str], size: int) -> Iterator[list[str]]:

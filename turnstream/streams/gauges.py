@@ -17,7 +17,6 @@ import faust
 from faust.types import TP
 
 from turnstream import __version__
-from turnstream.schemas.keys import partition_of
 from turnstream.schemas.control import is_forget_marker
 from turnstream.settings import Settings
 from turnstream.streams.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held
@@ -37,23 +36,9 @@ def partition_lag(highwater: int | None, committed: int | None) -> int | None:
     return max(highwater - (committed or 0), 0)
 
 
-def count_held(rows: Mapping[str, bytes], held: set[int], partitions: int, known: dict[str, int]) -> int:
-    """Sessions in `rows` (forget markers not counted) whose turns partition is in `held`.
-
-    `known` caches each key's partition across calls (murmur2 costs a few µs a key); keys gone from `rows`
-    are dropped from it once they make up half of it.
-    """
-    if len(known) > 2 * len(rows):
-        for key in [key for key in known if key not in rows]:
-            del known[key]
-    count = 0
-    for key, row in rows.items():
-        partition = known.get(key)
-        if partition is None:
-            partition = known[key] = partition_of(key, partitions)
-        if partition in held and not is_forget_marker(row):
-            count += 1
-    return count
+def count_held(rows: Mapping[str, bytes], keys: Iterable[str]) -> int:
+    """How many of `keys` have a row in `rows` that is a session's state (not a forget marker)."""
+    return sum(1 for key in keys if (row := rows.get(key)) is not None and not is_forget_marker(row))
 
 
 class WorkerGauges:
@@ -64,8 +49,6 @@ class WorkerGauges:
         self.settings = settings
         self.table = table
         self.labelled: set[TP] = set()
-        self.partitions: dict[str, int] = {}
-        """session key -> turns partition, see count_held."""
 
     def input_partitions(self) -> set[TP]:
         """Assigned partitions of the topics the agents read and acknowledge: not the Tables' changelogs (active
@@ -89,7 +72,7 @@ class WorkerGauges:
                 self.labelled.add(tp)
         self.forget(self.labelled - held)
         turns = {tp.partition for tp in held if tp.topic == self.settings.turns_topic}
-        sessions_held.set(count_held(self.table.data, turns, self.settings.turn_partitions, self.partitions))
+        sessions_held.set(count_held(self.table.data, self.table.held_keys(turns)))
 
     def forget(self, revoked: Iterable[TP]) -> None:
         """Remove the lag series of partitions this worker no longer holds."""

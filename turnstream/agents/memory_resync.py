@@ -26,7 +26,7 @@ from aiokafka.errors import KafkaError
 from turnstream.connections import redis_client
 from turnstream.memory import MemoryStore, profile_additions
 from turnstream.memory.archive_store import ArchiveStore
-from turnstream.memory.journal import JournalRecord, OwnerReplay, replay
+from turnstream.memory.journal import JournalRecord, Replay, replay
 from turnstream.schemas.keys import KeyLayout
 from turnstream.settings import Settings
 from turnstream.streams.journal import JournalReader, JournalReadError
@@ -45,10 +45,13 @@ class Replayed:
     owners: set[str] = field(default_factory=set)
     memories: int = 0
     entries: int = 0
+    unreadable: int = 0
+    """Journal records this version could not read (left out)."""
 
 
-async def _write_back(owners: dict[str, OwnerReplay], memory: MemoryStore, archive: ArchiveStore, done: Replayed) -> None:
-    for owner, kept in owners.items():
+async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, done: Replayed) -> None:
+    done.unreadable += left.unreadable
+    for owner, kept in left.owners.items():
         for start in range(0, len(kept.memories), CHUNK):
             chunk = kept.memories[start:start + CHUNK]
             await memory.remember(owner, chunk, profile_additions(chunk))
@@ -96,7 +99,7 @@ async def replay_journal(settings: Settings, kafka: dict[str, Any], memory: Memo
     return done
 
 
-def _kept(records: list[JournalRecord], settings: Settings) -> dict[str, OwnerReplay]:
+def _kept(records: list[JournalRecord], settings: Settings) -> Replay:
     return replay(records, time.time(), settings.owner_ttl_seconds)
 
 
@@ -140,5 +143,6 @@ def register_memory_resync(app: faust.App, settings: Settings) -> None:
             return
         journal_replayed_total.labels("memory").inc(done.memories)
         journal_replayed_total.labels("archive").inc(done.entries)
-        log.warning("replayed the memory journal into Redis in %.1f s: %d memories and %d archived turns of %d owners",
-                    time.monotonic() - started, done.memories, done.entries, len(done.owners))
+        log.warning("replayed the memory journal into Redis in %.1f s: %d memories and %d archived turns of %d owners%s",
+                    time.monotonic() - started, done.memories, done.entries, len(done.owners),
+                    f"; {done.unreadable} unreadable records left out" if done.unreadable else "")

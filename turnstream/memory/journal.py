@@ -72,42 +72,56 @@ class JournalRecord:
     """When it was written (the Kafka record's timestamp), epoch seconds."""
 
 
-def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: float) -> dict[str, OwnerReplay]:
+@dataclass
+class Replay:
+    """What the records of one partition leave, per owner, and how many records could not be read."""
+
+    owners: dict[str, OwnerReplay] = field(default_factory=dict)
+    unreadable: int = 0
+
+
+def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: float) -> Replay:
     """What the records of one partition, in log order, leave for each owner.
 
     The latest record of each key wins (a tombstone removes it); an erasure drops what its owner (or its
     session) wrote before it; an owner whose latest write is older than the owner TTL is left out, as Redis
-    would have expired it.
+    would have expired it. A record this version cannot read is counted and left out, not a failed replay.
     """
     latest: dict[bytes, JournalRecord] = {}
     for record in records:
         latest.pop(record.key, None)  # a rewritten key takes the place of its latest write
         latest[record.key] = record
+    result = Replay()
     erased: dict[tuple[str, str], float] = {}
     newest: defaultdict[str, float] = defaultdict(float)
-    parsed = []
+    kept: list[tuple[str, Memory | ArchiveEntry, float]] = []
     for record in latest.values():
-        kind, owner, id_ = parse_key(record.key)
-        newest[owner] = max(newest[owner], record.timestamp)
-        if kind == "x" and record.value is not None:
-            erased[owner, id_] = orjson.loads(record.value)["erased_at"]
-        elif record.value is not None:
-            parsed.append((kind, owner, record))
+        try:
+            kind, owner, id_ = parse_key(record.key)
+            newest[owner] = max(newest[owner], record.timestamp)
+            if record.value is None:
+                continue
+            if kind == "x":
+                erased[owner, id_] = float(orjson.loads(record.value)["erased_at"])
+            else:
+                kept.append((owner, _decode(kind, record.value), record.timestamp))
+        except (ValueError, KeyError, TypeError):  # pydantic's and orjson's errors are ValueErrors
+            result.unreadable += 1
     owners: defaultdict[str, OwnerReplay] = defaultdict(OwnerReplay)
-    for kind, owner, record in parsed:
-        if now - newest[owner] > owner_ttl_seconds:
+    for owner, item, written in kept:
+        session = item.source_session if isinstance(item, Memory) else item.session
+        if now - newest[owner] > owner_ttl_seconds or _erased(erased, owner, session, written):
             continue
-        if kind == "m":
-            memory = Memory.model_validate_json(record.value or b"")
-            if _erased(erased, owner, memory.source_session, record.timestamp):
-                continue
-            owners[owner].memories.append(memory)
+        if isinstance(item, Memory):
+            owners[owner].memories.append(item)
         else:
-            entry = ArchiveEntry.from_json(record.value or b"")
-            if _erased(erased, owner, entry.session, record.timestamp):
-                continue
-            owners[owner].entries.append(entry)
-    return dict(owners)
+            owners[owner].entries.append(item)
+    result.owners = dict(owners)
+    return result
+
+
+def _decode(kind: Kind, value: bytes) -> Memory | ArchiveEntry:
+    return Memory.model_validate_json(value) if kind == "m" else ArchiveEntry.from_json(value)
 
 
 def _erased(erased: dict[tuple[str, str], float], owner: str, session: str, written: float) -> bool:

@@ -61,14 +61,14 @@ def test_an_owner_lands_where_kafkas_default_partitioner_puts_its_name(owner: st
 def test_the_latest_write_of_a_memory_wins_and_keeps_the_order_of_its_latest_write() -> None:
     first, other = memory("alice", "city", "lives in Paris"), memory("alice", "pet", "has a cat")
     moved = memory("alice", "city", "lives in Lyon")
-    kept = replay([memory_rec(first, 1.0), memory_rec(other, 2.0), memory_rec(moved, 3.0)], now=10.0, owner_ttl_seconds=DAY)
+    kept = replay([memory_rec(first, 1.0), memory_rec(other, 2.0), memory_rec(moved, 3.0)], now=10.0, owner_ttl_seconds=DAY).owners
     assert [m.text for m in kept["alice"].memories] == ["has a cat", "lives in Lyon"]
 
 
 def test_a_tombstone_removes_an_archived_turn() -> None:
     records = [record(archive_record("alice", entry("e1")), 1.0), record(archive_record("alice", entry("e2")), 2.0),
                JournalRecord(journal_key("a", "alice", "e1"), None, 3.0)]
-    assert [e.id for e in replay(records, 10.0, DAY)["alice"].entries] == ["e2"]
+    assert [e.id for e in replay(records, 10.0, DAY).owners["alice"].entries] == ["e2"]
 
 
 def test_an_erased_owner_keeps_only_what_was_written_after_the_erasure() -> None:
@@ -76,7 +76,7 @@ def test_an_erased_owner_keeps_only_what_was_written_after_the_erasure() -> None
                record(archive_record("bob", entry("bobs")), 1.7),
                record(erasure_record("alice", None, 2.0), 2.0),
                record(archive_record("alice", entry("new")), 3.0)]
-    kept = replay(records, 10.0, DAY)
+    kept = replay(records, 10.0, DAY).owners
     assert [e.id for e in kept["alice"].entries] == ["new"]
     assert kept["alice"].memories == []
     assert [e.id for e in kept["bob"].entries] == ["bobs"]
@@ -88,7 +88,7 @@ def test_an_erased_session_takes_only_its_own_turns_and_memories() -> None:
                memory_rec(memory("alice", "city", "Paris", session="s1"), 1.0),
                memory_rec(memory("alice", "pet", "cat", session="s2"), 1.0),
                record(erasure_record("alice", "s1", 2.0), 2.0)]
-    kept = replay(records, 10.0, DAY)["alice"]
+    kept = replay(records, 10.0, DAY).owners["alice"]
     assert [e.id for e in kept.entries] == ["b1"]
     assert [m.key for m in kept.memories] == ["pet"]
 
@@ -96,7 +96,7 @@ def test_an_erased_session_takes_only_its_own_turns_and_memories() -> None:
 def test_an_owner_idle_past_the_ttl_is_left_out_as_redis_would_have_expired_it() -> None:
     records = [record(archive_record("idle", entry("e1")), 1.0), record(archive_record("busy", entry("e2")), 1.0),
                record(archive_record("busy", entry("e3")), 5 * DAY)]
-    kept = replay(records, now=5 * DAY + 1, owner_ttl_seconds=2 * DAY)
+    kept = replay(records, now=5 * DAY + 1, owner_ttl_seconds=2 * DAY).owners
     assert set(kept) == {"busy"}
     assert [e.id for e in kept["busy"].entries] == ["e2", "e3"]
 
@@ -108,5 +108,15 @@ def test_replay_keeps_exactly_the_entries_whose_latest_record_is_not_a_tombstone
         for n, (id_, alive) in enumerate(writes)
     ]
     latest = {id_: alive for id_, alive in writes}
-    kept = replay(records, float(len(writes)), DAY).get("o")
+    kept = replay(records, float(len(writes)), DAY).owners.get("o")
     assert sorted(e.id for e in (kept.entries if kept else [])) == sorted(id_ for id_, alive in latest.items() if alive)
+
+
+def test_unreadable_records_are_counted_and_left_out_and_the_rest_replays() -> None:
+    records = [JournalRecord(b"not a journal key", b"{}", 1.0),
+               JournalRecord(journal_key("m", "alice", "broken"), b"{not json", 1.0),
+               JournalRecord(journal_key("x", "alice", ""), b"{}", 1.0),
+               record(archive_record("alice", entry("ok")), 2.0)]
+    result = replay(records, 10.0, DAY)
+    assert result.unreadable == 3
+    assert [e.id for e in result.owners["alice"].entries] == ["ok"]

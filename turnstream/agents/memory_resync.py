@@ -17,7 +17,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import faust
 import redis.exceptions
@@ -62,7 +62,7 @@ async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, 
         done.entries += len(kept.entries)
 
 
-class Renew:
+class ReplayLock:
     """The replay lock of one worker: taken, renewed, and checked before the replay is declared complete."""
 
     def __init__(self, redis: redis.asyncio.Redis, layout: KeyLayout) -> None:
@@ -71,7 +71,7 @@ class Renew:
     async def take(self) -> bool:
         return bool(await self.redis.set(self.key, self.token, nx=True, ex=LOCK_SECONDS))
 
-    async def __call__(self) -> None:
+    async def renew(self) -> None:
         await self.redis.set(self.key, self.token, xx=True, ex=LOCK_SECONDS)
 
     async def still_held(self) -> bool:
@@ -84,7 +84,7 @@ class Renew:
 
 
 async def replay_journal(settings: Settings, kafka: dict[str, Any], memory: MemoryStore, archive: ArchiveStore,
-                         renew: Renew) -> Replayed:
+                         renew: Callable[[], Awaitable[None]]) -> Replayed:
     """Write back what the journal holds, then what was appended to it meanwhile; counts of what was written."""
     done = Replayed()
     positions: dict[int, int] = {}
@@ -107,12 +107,12 @@ async def resync_memories(settings: Settings, kafka: dict[str, Any]) -> Replayed
     """Replay the journal if this Redis has not had it and no other worker is at it; None when nothing was due."""
     redis = redis_client(settings)
     layout = KeyLayout(settings.topic_prefix)
-    lock = Renew(redis, layout)
+    lock = ReplayLock(redis, layout)
     try:
         if await redis.exists(layout.journal_replayed()) or not await lock.take():
             return None
         try:
-            done = await replay_journal(settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock)
+            done = await replay_journal(settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock.renew)
             if await lock.still_held():
                 await redis.set(layout.journal_replayed(), repr(time.time()))
         finally:

@@ -75,10 +75,32 @@ def keep_newest_text(text: str, max_tokens: int) -> str:
     """The longest suffix of `text` that is at most `max_tokens` tokens, marked with a leading ellipsis."""
     if count_text(text) <= max_tokens:
         return text
-    tokens = encoding().encode(text, disallowed_special=())
     # bytes, not text: a cut through a multi-byte character must not leave a broken one behind
-    tail = encoding().decode_bytes(tokens[len(tokens) - max(max_tokens - 1, 0) :]).decode("utf-8", errors="ignore")
-    return "…" + tail.lstrip()
+    return "…" + _newest_bytes(text, max(max_tokens - 1, 0)).decode("utf-8", errors="ignore").lstrip()
+
+
+def _newest_bytes(text: str, keep: int) -> bytes:
+    """The bytes of the last `keep` tokens of `text`. Its tokens are its lines' tokens (`_PIECE_BREAK`), so the
+    whole lines among them are taken as they are, by their remembered counts, and only the line the cut
+    falls in is encoded: a summary cut to fit its block costs one line's encoding, not the whole summary's."""
+    lines = [f"{line}\n" for line in _PIECE_BREAK.split(text)]
+    lines[-1] = lines[-1][:-1]
+    kept = ""
+    while lines and keep >= (cost := count_text(lines[-1])):
+        keep -= cost
+        kept = lines.pop() + kept
+    if not lines or not keep:
+        return _utf8(kept)
+    tokens = encoding().encode(lines[-1], disallowed_special=())
+    return encoding().decode_bytes(tokens[len(tokens) - keep :]) + _utf8(kept)
+
+
+def _utf8(text: str) -> bytes:
+    """The bytes the encoder's tokens of `text` decode to: its UTF-8, surrogates mended as the encoder mends them."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
 
 
 def count_message(message: dict[str, Any]) -> int:

@@ -43,9 +43,11 @@ class ArchiveStore:
             counts = entry.term_counts()
             length = sum(counts.values())
             record = f"{length}\t{entry.position_field}\t{' '.join(counts)}"
-            args += [entry.id, entry.to_json(), record, entry.position_field, length, len(counts)]
-            for term, frequency in counts.items():
-                args += [postings.setdefault(keys.term_prefix + term, len(postings) + 1), frequency]
+            # one argument for all of an entry's postings: a pipeline of a few hundred turns would otherwise
+            # carry thousands of arguments, each encoded on its own by the client
+            pairs = " ".join(f"{postings.setdefault(keys.term_prefix + term, len(postings) + 1)}:{frequency}"
+                             for term, frequency in counts.items())
+            args += [entry.id, entry.to_json(), record, entry.position_field, length, pairs]
         await queue_script(self._append, pipe, [*self._fixed(keys), *postings], args)
 
     async def append(self, owner: str, entries: Sequence[ArchiveEntry]) -> int:

@@ -82,7 +82,8 @@ class SessionCore:
         forwarded ahead of the turns before it; the step names the held turns now due to go round again."""
         turn, forwarded = (item.turn, True) if isinstance(item, Forwarded) else (item, False)
         step = self._on_turn(state, turn, forwarded, now)
-        return replace(step, release=tuple(due(state, now)))
+        release = tuple(due(state, now))
+        return replace(step, release=release) if release else step  # a copy per turn only when turns are due
 
     def _on_turn(self, state: SessionState, turn: Turn, forwarded: bool, now: float) -> Step:
         state.owner = self.owner_of(turn)  # a session may learn its user later

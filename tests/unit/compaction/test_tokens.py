@@ -39,3 +39,19 @@ def test_truncation_keeps_a_text_that_fits_and_cuts_one_that_does_not() -> None:
     assert truncate_text(text, tokens) == text and keep_newest_text(text, tokens) == text
     assert encoded(truncate_text(text, tokens - 5)) <= tokens - 5
     assert keep_newest_text(text, 10).startswith("…") and len(keep_newest_text(text, 10)) < len(text)
+
+
+def newest_by_full_encoding(text: str, max_tokens: int) -> str:
+    """keep_newest_text as it was first written: the whole text encoded, the newest tokens decoded."""
+    if encoded(text) <= max_tokens:
+        return text
+    tokens = encoding().encode(text, disallowed_special=())
+    tail = encoding().decode_bytes(tokens[len(tokens) - max(max_tokens - 1, 0) :]).decode("utf-8", errors="ignore")
+    return "…" + tail.lstrip()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*PIECES, "\ud83d\ude00", "\udc00"]), max_size=60), st.integers(0, 40))
+def test_the_newest_text_taken_line_by_line_is_the_newest_text_of_the_whole_encoding(parts: list[str], max_tokens: int) -> None:
+    text = "".join(parts)
+    assert keep_newest_text(text, max_tokens) == newest_by_full_encoding(text, max_tokens)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterable
 
 from turnstream.text.language import HAN, Language, LanguageTally
@@ -24,15 +25,22 @@ STOPWORDS = FUNCTION_WORDS | frozenset(
 )
 """Function words and chat fillers; lower-cased keywords never include them."""
 
+_REMEMBERED_TEXTS = 8192
+"""Texts whose sentences, clauses and keywords are remembered: a user message is read when it arrives
+(the user's facts) and again, by both offline strategies, when it leaves the window; each reading splits
+it and looks for keywords anew. Tuples, since every caller shares the remembered value."""
 
-def sentences(text: str) -> list[str]:
+
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
+def sentences(text: str) -> tuple[str, ...]:
     """Sentences of `text`, stripped, empty ones dropped."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    return tuple(s.strip() for s in _SENTENCE_END.split(text) if s and s.strip())
 
 
-def clauses(sentence: str) -> list[str]:
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
+def clauses(sentence: str) -> tuple[str, ...]:
     """Comma- and contrast-separated parts of one sentence."""
-    return [c.strip(" \t-–—:：") for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip(" \t-–—:：")]
+    return tuple(c.strip(" \t-–—:：") for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip(" \t-–—:："))
 
 
 def words(text: str) -> list[str]:
@@ -42,6 +50,7 @@ def words(text: str) -> list[str]:
     return [w for w in _WORD.findall(plain) if w not in STOPWORDS]
 
 
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
 def keywords(text: str, limit: int | None = None) -> tuple[str, ...]:
     """Distinct search keys of `text`: lower-cased words minus stopwords, then CJK bigrams, first-seen order."""
     seen: dict[str, None] = {}

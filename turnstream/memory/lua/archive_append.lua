@@ -3,17 +3,17 @@
 -- KEYS[3] entry-terms hash, KEYS[4] ages zset,
 -- KEYS[5] stats hash, KEYS[6..] the term postings this call writes to
 -- ARGV[1] ttl seconds, ARGV[2] cap, ARGV[3] eviction chunk, ARGV[4] k1, ARGV[5] b, then per entry:
--- id, JSON, terms record, position field, length, n, and n pairs (posting index into KEYS[6..], term frequency)
+-- id, JSON, terms record, position field, length, and its postings as one string of
+-- "index:frequency" pairs separated by spaces (index into KEYS[6..]): one argument per entry, not two
+-- per term, keeps the call cheap to send and to read
 -- Returns {entries added, then id and terms record of every entry over the cap, oldest first}: the
 -- caller evicts those with their postings (it alone can name their posting keys).
 local ttl, cap, chunk = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local k1, b = tonumber(ARGV[4]), tonumber(ARGV[5])
-local added, i = 0, 6
-while i <= #ARGV do
+local added = 0
+for i = 6, #ARGV, 6 do
   local id, json, record, field = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local length, n = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
-  local first, last = i + 6, i + 5 + 2 * n
-  i = last + 1
+  local length = tonumber(ARGV[i + 4])
   if redis.call('HSETNX', KEYS[1], id, json) == 1 then
     redis.call('HSET', KEYS[2], field, id, id, field)
     redis.call('HSET', KEYS[3], id, record)
@@ -22,9 +22,9 @@ while i <= #ARGV do
     -- the length norm against the average at write time: postings are stored by weight, so a
     -- read takes each term's best entries with one ZREVRANGE instead of scoring them all
     local norm = k1 * (1 - b + b * length * redis.call('ZCARD', KEYS[4]) / total)
-    for j = first, last, 2 do
-      local tf = tonumber(ARGV[j + 1])
-      redis.call('ZADD', KEYS[5 + tonumber(ARGV[j])], tf * (k1 + 1) / (tf + norm), id)
+    for index, frequency in string.gmatch(ARGV[i + 5], '(%d+):(%d+)') do
+      local tf = tonumber(frequency)
+      redis.call('ZADD', KEYS[5 + tonumber(index)], tf * (k1 + 1) / (tf + norm), id)
     end
     added = added + 1
   end

@@ -27,7 +27,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 from turnstream.agents.batch import Batch, Stepper, Tombstones, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
 from turnstream.client.store import ContextStore
-from turnstream.memory import MemoryStore
+from turnstream.memory import Memory, MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory.journal import archive_record, journal_key, memory_record
 from turnstream.schemas.control import forget_marker
@@ -132,15 +132,15 @@ class SessionExecutor:
         return await self.sessions.app.producer.send(self.settings.memory_topic, key, value, partition, None, None)
 
     async def _remember(self, steps: list[Step]) -> None:
-        """One upsert per owner. Before the context write: a crash in between replays the turns, and upserts are idempotent."""
-        memories: dict[str, list] = defaultdict(list)
-        additions: dict[str, list[str]] = defaultdict(list)
+        """Every owner's memory upsert, all in two round trips. Before the context write, so a prompt built once the
+        context shows a turn finds its memories; a crash in between replays the turns, and upserts are idempotent."""
+        writes: defaultdict[str, tuple[list[Memory], list[str]]] = defaultdict(lambda: ([], []))
         for step in steps:
             if step.memories:
-                memories[step.owner] += step.memories
-                additions[step.owner] += step.profile_additions
-        for owner, remembered in memories.items():
-            await _until_redis_answers(lambda: self.memory.remember(owner, remembered, additions[owner]))
+                writes[step.owner][0].extend(step.memories)
+                writes[step.owner][1].extend(step.profile_additions)
+        if writes:
+            await _until_redis_answers(lambda: self.memory.remember_many(writes))
 
     async def _write_redis(self, batch: Batch, timings: dict[str, float]) -> dict[str, list[str]]:
         """Every archive append and each changed session's latest context in ONE round trip (all idempotent),

@@ -10,22 +10,51 @@ got in between), writes nothing and names them; the call is repeated with them.
 from __future__ import annotations
 
 import time
-from typing import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
 
 import orjson
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import ClusterPipeline
 
 from turnstream.connections import redis_client
 from turnstream.memory.model import Memory
 from turnstream.memory.profile import append_profile, keep_tail
 from turnstream.memory.reads import ArchiveQuery, RecallResult, decode_recall, recall_request
-from turnstream.memory.scripts import load_script
+from turnstream.memory.scripts import load_script, queue_script
 from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8
 """Writers of one owner race only on the profile and the keyword sets; each retry re-reads the profile and names
 the sets the script asked for, so a few always suffice."""
+
+
+@dataclass
+class _Upsert:
+    """One owner's memory write in the making: what it writes, and the base it is computed from."""
+
+    owner: str
+    memories: list[Memory]
+    additions: list[str]
+    asked: set[str] = field(default_factory=set)
+    """Keyword sets an earlier attempt was told it touches."""
+    profile: str = ""
+    version: int = 0
+    replaced: list[str] = field(default_factory=list)
+    """Old texts of the memories about to change: they leave the profile."""
+    keywords: set[str] = field(default_factory=set)
+    """Keywords of those memories, old and new: the keyword sets the call touches."""
+
+    def read_base(self, replies: list[Any]) -> None:
+        """Take this upsert's replies off the front of `replies` (the base reads, in the order they were queued)."""
+        text, version = replies.pop(0)
+        old = [orjson.loads(raw) for raw in (replies.pop(0) if self.memories else []) if raw is not None]
+        new_texts = {m.text for m in self.memories}
+        self.profile, self.version = (text or b"").decode(), int(version or 0)
+        self.replaced = [m["text"] for m in old if m["text"] not in new_texts]
+        self.keywords = {k for memory in old for k in memory["keywords"]} | {k for m in self.memories for k in m.keywords}
 
 
 class MemoryStore:
@@ -60,43 +89,60 @@ class MemoryStore:
         script applies it only if the profile is still at the version it was computed from, else
         this re-reads and retries. A corrected memory's old text leaves the profile.
         """
-        memories, additions = list(memories), list(profile_additions)
-        if not memories and not additions:
-            return
-        keys = self.keys(owner)
-        packed = [
-            arg
-            for m in memories
-            for arg in (m.id, m.stored_json(), repr(m.created_at), "\n".join(m.keywords))
-        ]
-        asked: set[str] = set()
-        for _ in range(_CAS_ATTEMPTS):
-            profile, version, replaced, keyword_sets = await self._write_base(keys, memories)
-            merged = append_profile(profile, additions, self.settings.profile_write_chars, replaced)
-            expected = "" if merged == profile else str(version)
-            args = [keys.keyword_prefix, expected, merged, self.settings.owner_ttl_seconds,
-                    self.settings.memory_max_per_owner, *packed]
-            names = [keys.memories, keys.created, keys.profile, keys.access, *sorted(keyword_sets | asked)]
-            reply = await self._remember(keys=names, args=args)
-            if reply == 1:
-                return
-            if isinstance(reply, list):  # keyword sets it must be able to touch: named in the next call
-                asked.update(name.decode() for name in reply)
-        raise RuntimeError(f"profile or memories of {owner} kept changing; {len(memories)} memories not written")
+        await self.remember_many({owner: (list(memories), list(profile_additions))})
 
-    async def _write_base(self, keys: OwnerKeys, memories: list[Memory]) -> tuple[str, int, list[str], set[str]]:
-        """(profile, version, old texts of the memories about to change, their keyword sets old and new) in one
-        round trip."""
+    async def remember_many(self, writes: Mapping[str, tuple[Sequence[Memory], Sequence[str]]]) -> None:
+        """`remember` for several owners ({owner: (memories, profile additions)}): per attempt one round trip reads
+        what every upsert is computed from and one pipeline writes them all; only the owners whose write must be
+        tried again (another writer got in between, keyword sets to name) take part in the next attempt."""
+        pending = {owner: _Upsert(owner, list(memories), list(additions))
+                   for owner, (memories, additions) in writes.items() if memories or additions}
+        for _ in range(_CAS_ATTEMPTS):
+            if not pending:
+                return
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for upsert in pending.values():
+                    self._queue_base(pipe, upsert)
+                bases = await pipe.execute()
+            for upsert in pending.values():
+                upsert.read_base(bases)
+            replies = await self._run_remember([self._call(upsert) for upsert in pending.values()])
+            for owner, reply in zip(list(pending), replies):
+                if reply == 1:
+                    del pending[owner]
+                elif isinstance(reply, list):  # keyword sets it must be able to touch: named in the next call
+                    pending[owner].asked.update(name.decode() for name in reply)
+        upsert = next(iter(pending.values()))
+        raise RuntimeError(f"profile or memories of {upsert.owner} kept changing; {len(upsert.memories)} memories not written")
+
+    async def _run_remember(self, calls: list[tuple[list[str], list[object]]]) -> list[Any]:
+        """The script's replies to `calls`: one call as a plain EVALSHA, several in one pipeline (redis-py first asks
+        SCRIPT EXISTS for a pipeline's scripts, a round trip worth paying only for several)."""
+        if len(calls) == 1:
+            keys, args = calls[0]
+            return [await self._remember(keys=keys, args=args)]
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hmget(keys.profile, "text", "version")
-            if memories:
-                pipe.hmget(keys.memories, [m.id for m in memories])
-            (text, version), *olds = await pipe.execute()
-        old = [orjson.loads(raw) for raw in (olds[0] if olds else []) if raw is not None]
-        new_texts = {m.text for m in memories}
-        keywords = {k for memory in old for k in memory["keywords"]} | {k for m in memories for k in m.keywords}
-        return ((text or b"").decode(), int(version or 0), [m["text"] for m in old if m["text"] not in new_texts],
-                {keys.keyword_prefix + k for k in keywords})
+            for keys, args in calls:
+                await queue_script(self._remember, pipe, keys, args)
+            return list(await pipe.execute())
+
+    def _queue_base(self, pipe: Pipeline | ClusterPipeline, upsert: _Upsert) -> None:
+        """Queue the reads an upsert is computed from: the profile and its version, the memories about to change."""
+        keys = self.keys(upsert.owner)
+        pipe.hmget(keys.profile, "text", "version")
+        if upsert.memories:
+            pipe.hmget(keys.memories, [m.id for m in upsert.memories])
+
+    def _call(self, upsert: _Upsert) -> tuple[list[str], list[object]]:
+        """The script's keys and arguments for `upsert`, on the base it read."""
+        keys = self.keys(upsert.owner)
+        merged = append_profile(upsert.profile, upsert.additions, self.settings.profile_write_chars, upsert.replaced)
+        expected = "" if merged == upsert.profile else str(upsert.version)
+        packed = [arg for m in upsert.memories for arg in (m.id, m.stored_json(), repr(m.created_at), "\n".join(m.keywords))]
+        args = [keys.keyword_prefix, expected, merged, self.settings.owner_ttl_seconds,
+                self.settings.memory_max_per_owner, *packed]
+        keyword_sets = {keys.keyword_prefix + k for k in upsert.keywords} | upsert.asked
+        return [keys.memories, keys.created, keys.profile, keys.access, *sorted(keyword_sets)], args
 
     async def list(self, owner: str) -> list[Memory]:
         """All memories of `owner`, oldest first."""

@@ -3,6 +3,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
 
@@ -175,3 +176,52 @@ async def test_profile_replace_is_compare_and_set(client: ContextClient) -> None
     assert await memory.profile(OWNER) == ("Ana; window seats", 2)
     await memory.remember(OWNER, [], ["I live in Porto"])  # the cheap path appends to the merged text
     assert await memory.profile(OWNER) == ("Ana; window seats\nI live in Porto", 3)
+
+
+async def test_remember_many_writes_every_owner_in_three_round_trips(client: ContextClient, wire: Wire) -> None:
+    memory = client.memory
+    assert memory is not None
+    owners = [owner_key(f"u{n}", "acme", "s1") for n in range(5)]
+    writes = {}
+    for n, owner in enumerate(owners):
+        facts = KeyInfoExtractor().extract((), [{"role": "user", "content": f"My budget is {1000 + n} EUR"}], 0)
+        memories = memories_from_facts(owner, facts, f"acme:s{n}", time.time())
+        writes[owner] = (memories, profile_additions(memories))
+    await state_budget(memory, owner_key("warm", "acme", "s1"))  # the connection is up and the script loaded
+    wire.requests.clear()
+    await memory.remember_many(writes)
+    # the reads, then the writes: SCRIPT EXISTS (redis-py asks it before a pipeline with scripts) and the pipeline
+    assert [request.split(b"\r\n")[2] for request in wire.requests] == [b"HMGET", b"SCRIPT", b"EVALSHA"]
+    for n, owner in enumerate(owners):
+        assert [m.text for m in await memory.list(owner)] == [m.text for m in writes[owner][0]]
+        assert f"{1000 + n}" in (await memory.profile(owner))[0]
+
+
+async def test_remember_many_retries_only_the_owner_whose_profile_moved(client: ContextClient, settings: Settings) -> None:
+    memory = client.memory
+    assert memory is not None
+    moved, steady = owner_key("mover", "acme", "s1"), owner_key("steady", "acme", "s1")
+    await state_budget(memory, moved)
+    facts = KeyInfoExtractor().extract((), [{"role": "user", "content": "I am allergic to peanuts"}], 0)
+    writes = {owner: (mems, profile_additions(mems))
+              for owner in (moved, steady) for mems in [memories_from_facts(owner, facts, "acme:s1", time.time())]}
+    calls: list[str] = []
+    original, other_writer = memory._call, SyncRedis.from_url(settings.redis_url)
+
+    def racing(upsert: Any) -> Any:
+        """Another writer appends to one profile after this upsert read it and before it writes."""
+        if upsert.owner == moved and moved not in calls:
+            other_writer.hset(memory.keys(moved).profile, mapping={"text": "A line another writer added",
+                                                                  "version": upsert.version + 1})
+        calls.append(upsert.owner)
+        return original(upsert)
+
+    memory._call = racing  # type: ignore[method-assign]
+    try:
+        await memory.remember_many(writes)
+    finally:
+        other_writer.close()
+    assert sorted(calls) == sorted([moved, moved, steady])  # the steady owner was written on the first attempt
+    for owner in (moved, steady):
+        assert "peanuts" in (await memory.profile(owner))[0]
+    assert "A line another writer added" in (await memory.profile(moved))[0]

@@ -140,22 +140,22 @@ class Stepper:
             batch.traceparents.append(parent)
 
     def _apply(self, batch: Batch, key: str, item: Turn | Forwarded | SummaryResult) -> Step | None:
-        if key in batch.forgotten or is_forget_marker(self.sessions.get(key)):
-            turns_total.labels("forgotten").inc()
-            return None  # erased: a replay or a late turn must not bring it back
-        if isinstance(item, SummaryResult):
-            state = batch.states.get(key) or self._stored(key)
-            if state is None:
-                return None
+        state = batch.states.get(key)  # a session this batch holds is neither erased nor to be read again
+        if state is None:
+            raw = None if key in batch.forgotten else self.sessions.get(key)
+            if key in batch.forgotten or is_forget_marker(raw):
+                turns_total.labels("forgotten").inc()
+                return None  # erased: a replay or a late turn must not bring it back
+            if raw is not None:
+                state = SessionState.restore(raw)
+            elif isinstance(item, SummaryResult):
+                return None  # a summary for a session this worker has no state of
+            else:
+                state = self.core.new_state(item)
             batch.states[key] = state
+        if isinstance(item, SummaryResult):
             return self.core.on_summary(state, item, time.time())
-        state = batch.states.get(key) or self._stored(key) or self.core.new_state(item)
-        batch.states[key] = state
         return self.core.on_turn(state, item, time.time())
-
-    def _stored(self, key: str) -> SessionState | None:
-        raw = self.sessions.get(key)
-        return None if raw is None else SessionState.restore(raw)
 
     @staticmethod
     def _forget(batch: Batch, event: EventT, request: ForgetRequest) -> None:

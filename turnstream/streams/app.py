@@ -13,7 +13,7 @@ from turnstream.agents.session import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.connections import faust_credentials, kafka_options
 from turnstream.settings import Settings
-from turnstream.streams.admin import SESSIONS_TABLE, WORKER_APP, faust_app_id
+from turnstream.streams.admin import WORKER_APP, faust_app_id
 from turnstream.streams.delivery import App
 from turnstream.streams.embedded import free_port
 from turnstream.streams.gauges import register_worker_gauges

@@ -7,7 +7,7 @@ The records are in memory/journal.py; the worker appends through its own Faust p
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
@@ -41,7 +41,8 @@ async def append_records(settings: Settings, records: Iterable[tuple[str, bytes,
 
 
 class JournalReader:
-    """Reads journal partitions from a position to the end as it stands when the read starts."""
+    """Reads journal partitions from a position up to their end (records appended meanwhile included, until it
+    catches up)."""
 
     def __init__(self, settings: Settings, kafka: dict[str, Any]) -> None:
         """`kafka`: the aiokafka connection options (connections.kafka_options, or the worker app's)."""

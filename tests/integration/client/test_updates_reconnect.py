@@ -6,7 +6,6 @@ from __future__ import annotations
 from tests.integration.client.fixtures import make_doc
 from turnstream.client import ContextStore
 from turnstream.client.updates import LOOK_AGAIN
-from turnstream.settings import Settings
 
 
 async def test_a_killed_subscription_is_replaced_and_the_waiter_woken(store: ContextStore) -> None:

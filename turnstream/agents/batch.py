@@ -142,7 +142,7 @@ class Stepper:
     def _apply(self, batch: Batch, key: str, item: Turn | Forwarded | SummaryResult) -> Step | None:
         state = batch.states.get(key)  # a session this batch holds is neither erased nor to be read again
         if state is None:
-            raw = None if key in batch.forgotten else self.sessions.get(key)
+            raw = self.sessions.get(key)
             if key in batch.forgotten or is_forget_marker(raw):
                 turns_total.labels("forgotten").inc()
                 return None  # erased: a replay or a late turn must not bring it back

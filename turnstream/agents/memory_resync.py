@@ -50,11 +50,13 @@ class Replayed:
 
 
 async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, done: Replayed) -> None:
+    """Every owner's memories (the owners sharing each round trip, as on the write path), then archived turns."""
     done.unreadable += left.unreadable
+    longest = max((len(kept.memories) for kept in left.owners.values()), default=0)
+    for start in range(0, longest, CHUNK):
+        chunks = {owner: kept.memories[start:start + CHUNK] for owner, kept in left.owners.items()}
+        await memory.remember_many({owner: (chunk, profile_additions(chunk)) for owner, chunk in chunks.items()})
     for owner, kept in left.owners.items():
-        for start in range(0, len(kept.memories), CHUNK):
-            chunk = kept.memories[start:start + CHUNK]
-            await memory.remember(owner, chunk, profile_additions(chunk))
         for start in range(0, len(kept.entries), CHUNK):
             await archive.append(owner, kept.entries[start:start + CHUNK])
         done.owners.add(owner)

@@ -132,8 +132,9 @@ class SessionExecutor:
         return await self.sessions.app.producer.send(self.settings.memory_topic, key, value, partition, None, None)
 
     async def _remember(self, steps: list[Step]) -> None:
-        """Every owner's memory upsert, all in two round trips. Before the context write, so a prompt built once the
-        context shows a turn finds its memories; a crash in between replays the turns, and upserts are idempotent."""
+        """Every owner's memory upsert, sharing one read and one write. Before the context write, so a prompt built
+        once the context shows a turn finds its memories; a crash in between replays the turns, and upserts are
+        idempotent."""
         writes: defaultdict[str, tuple[list[Memory], list[str]]] = defaultdict(lambda: ([], []))
         for step in steps:
             if step.memories:

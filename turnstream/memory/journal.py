@@ -7,8 +7,9 @@ of each; an evicted archive entry leaves a tombstone. `turnstream forget` leaves
 erases plus an erasure record (`x`, owner, session or ""), and a rebuild drops whatever of the erased
 owner (or session) is older than that, so nothing erased comes back even before compaction has run.
 
-All records of one owner go to the owner's partition (`schemas.keys.partition_of(owner)`), in write order: a rebuild replays each
-owner's records in the order they were written, as the archive's age order needs.
+All records of one owner go to the owner's partition (`schemas.keys.partition_of(owner)`), in write
+order: a rebuild replays each owner's records in the order they were written, as the archive's age
+order needs.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from typing import Awaitable, Callable, Sequence, TypeVar
 
 import faust
 import redis.exceptions
+from redis.asyncio.client import Pipeline
 from faust.streams import _current_event  # the event a Table write is attributed to (its changelog partition)
 from faust.types import EventT
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
@@ -30,6 +31,7 @@ from turnstream.client.store import ContextStore
 from turnstream.memory import Memory, MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory.journal import archive_record, journal_key, memory_record
+from turnstream.memory.scripts import run_pipeline
 from turnstream.schemas.control import forget_marker
 from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState, Step
@@ -166,15 +168,13 @@ class SessionExecutor:
         docs = [(self.core.context_doc(state, now, timings), state.owner, applied[key]) for key, state in changed.items()]
         owners = [owner for owner, entries in archived.items() if entries]
 
-        async def write() -> list[object]:
-            async with self.store.redis.pipeline(transaction=False) as pipe:
-                for owner in owners:
-                    await self.archive.queue_append(pipe, owner, archived[owner])
-                for doc, owner, turn_ids in docs:
-                    await self.store.queue_write(pipe, doc, turn_ids, owner)
-                return await pipe.execute()
+        async def queue(pipe: Pipeline) -> None:
+            for owner in owners:
+                await self.archive.queue_append(pipe, owner, archived[owner])
+            for doc, owner, turn_ids in docs:
+                await self.store.queue_write(pipe, doc, turn_ids, owner)
 
-        replies = await _until_redis_answers(write)
+        replies = await _until_redis_answers(lambda: run_pipeline(self.store.redis, queue))
         return {owner: await _until_redis_answers(lambda: self.archive.evict_overflow(owner, reply))  # type: ignore[arg-type]
                 for owner, reply in zip(owners, replies)}
 

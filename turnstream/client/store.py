@@ -12,7 +12,7 @@ from redis.asyncio.client import Pipeline
 from turnstream.client.reads import doc_from, owner_from
 from turnstream.client.updates import UpdateHub, Watch
 from turnstream.connections import redis_client
-from turnstream.memory.scripts import queue_script
+from turnstream.memory.scripts import queue_script, run_pipeline
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.keys import KeyLayout, SessionKeys, session_owner
 from turnstream.settings import Settings
@@ -53,9 +53,7 @@ class ContextStore:
 
     async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> bool:
         """Store `doc` unless the stored version is as new or newer; True when written."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            await self.queue_write(pipe, doc, applied_turn_ids, owner)
-            written, _ = await pipe.execute()
+        written, _ = await run_pipeline(self.redis, lambda pipe: self.queue_write(pipe, doc, applied_turn_ids, owner))
         return bool(written)
 
     async def owner_of(self, session_key: str) -> str:

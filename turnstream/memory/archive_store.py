@@ -14,7 +14,7 @@ from redis.asyncio.client import Pipeline
 
 from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.scripts import load_script, queue_script
+from turnstream.memory.scripts import load_script, queue_script, run_pipeline
 from turnstream.settings import Settings
 
 BM25_K1 = 1.2
@@ -54,9 +54,7 @@ class ArchiveStore:
         """Append `entries` (those already there are skipped) and evict over the cap; returns how many were new."""
         if not entries:
             return 0
-        async with self.redis.pipeline(transaction=False) as pipe:
-            await self.queue_append(pipe, owner, entries)
-            (reply,) = await pipe.execute()
+        (reply,) = await run_pipeline(self.redis, lambda pipe: self.queue_append(pipe, owner, entries))
         await self.evict_overflow(owner, reply)
         return int(reply[0])
 

@@ -1,16 +1,17 @@
 """The Lua scripts: registered on a client (EVALSHA, loaded on first use), and queued in pipelines on a single
-Redis and a Redis Cluster alike."""
+Redis and a Redis Cluster alike; `run_pipeline` sends such a pipeline in one round trip."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 from importlib.resources import files
-from typing import Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from redis.asyncio.cluster import ClusterPipeline
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 _LUA = files("turnstream.memory").joinpath("lua")
 
@@ -35,3 +36,27 @@ async def queue_script(script: AsyncScript, pipe: Pipeline | ClusterPipeline, ke
         pipe.eval(script.script, len(keys), *keys, *args)  # type: ignore[arg-type]
     else:
         await script(keys=keys, args=args, client=pipe)
+
+
+async def run_pipeline(redis: Redis | RedisCluster, queue: Callable[[Any], Awaitable[None]]) -> list[Any]:
+    """Fill a pipeline with `queue` and send it in one round trip, script calls included; the replies.
+
+    redis-py asks SCRIPT EXISTS before every pipeline that calls a registered script, a round trip more
+    each time. Here the calls go as bare EVALSHA, and only when Redis answers NOSCRIPT (it restarted, or
+    its script cache was flushed) are the pipeline's scripts loaded and the pipeline sent once more: the
+    callers queue idempotent writes only, so what ran the first time may run again.
+    """
+    for attempt in range(2):
+        async with redis.pipeline(transaction=False) as pipe:
+            await queue(pipe)
+            scripts = set(getattr(pipe, "scripts", ()))
+            if scripts:
+                pipe.scripts.clear()
+            try:
+                return list(await pipe.execute())
+            except NoScriptError:
+                if attempt:
+                    raise
+        for script in scripts:
+            await redis.script_load(script.script)
+    raise AssertionError("unreachable: the second attempt returns or raises")

@@ -22,7 +22,7 @@ from turnstream.connections import redis_client
 from turnstream.memory.model import Memory
 from turnstream.memory.profile import append_profile, keep_tail
 from turnstream.memory.reads import ArchiveQuery, RecallResult, decode_recall, recall_request
-from turnstream.memory.scripts import load_script, queue_script
+from turnstream.memory.scripts import load_script, queue_script, run_pipeline
 from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.settings import Settings
 
@@ -116,15 +116,13 @@ class MemoryStore:
         raise RuntimeError(f"profile or memories of {upsert.owner} kept changing; {len(upsert.memories)} memories not written")
 
     async def _run_remember(self, calls: list[tuple[list[str], list[object]]]) -> list[Any]:
-        """The script's replies to `calls`: one call as a plain EVALSHA, several in one pipeline (redis-py first asks
-        SCRIPT EXISTS for a pipeline's scripts, a round trip worth paying only for several)."""
-        if len(calls) == 1:
-            keys, args = calls[0]
-            return [await self._remember(keys=keys, args=args)]
-        async with self.redis.pipeline(transaction=False) as pipe:
+        """The script's replies to `calls`, in one round trip."""
+
+        async def queue(pipe: Pipeline | ClusterPipeline) -> None:
             for keys, args in calls:
                 await queue_script(self._remember, pipe, keys, args)
-            return list(await pipe.execute())
+
+        return await run_pipeline(self.redis, queue)
 
     def _queue_base(self, pipe: Pipeline | ClusterPipeline, upsert: _Upsert) -> None:
         """Queue the reads an upsert is computed from: the profile and its version, the memories about to change."""

@@ -178,7 +178,7 @@ async def test_profile_replace_is_compare_and_set(client: ContextClient) -> None
     assert await memory.profile(OWNER) == ("Ana; window seats\nI live in Porto", 3)
 
 
-async def test_remember_many_writes_every_owner_in_three_round_trips(client: ContextClient, wire: Wire) -> None:
+async def test_remember_many_writes_every_owner_in_two_round_trips(client: ContextClient, wire: Wire) -> None:
     memory = client.memory
     assert memory is not None
     owners = [owner_key(f"u{n}", "acme", "s1") for n in range(5)]
@@ -190,8 +190,8 @@ async def test_remember_many_writes_every_owner_in_three_round_trips(client: Con
     await state_budget(memory, owner_key("warm", "acme", "s1"))  # the connection is up and the script loaded
     wire.requests.clear()
     await memory.remember_many(writes)
-    # the reads, then the writes: SCRIPT EXISTS (redis-py asks it before a pipeline with scripts) and the pipeline
-    assert [request.split(b"\r\n")[2] for request in wire.requests] == [b"HMGET", b"SCRIPT", b"EVALSHA"]
+    # the reads, then the writes (no SCRIPT EXISTS before them: scripts are loaded only when Redis lacks one)
+    assert [request.split(b"\r\n")[2] for request in wire.requests] == [b"HMGET", b"EVALSHA"]
     for n, owner in enumerate(owners):
         assert [m.text for m in await memory.list(owner)] == [m.text for m in writes[owner][0]]
         assert f"{1000 + n}" in (await memory.profile(owner))[0]

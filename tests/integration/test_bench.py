@@ -76,6 +76,12 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
         assert parts == pytest.approx(shares["wall"], rel=1e-3), (size, shares)
     assert sizes["1"]["stages_us_per_turn"]["events_per_batch"] == pytest.approx(1.0)
     assert sizes["256"]["stages_us_per_turn"]["events_per_batch"] > 1.0
+    # and in the freshness rounds: the worker stepped each turn before it was readable, in less time than that
+    spent = figures["freshness"]["data"]["worker_ms"]
+    p50 = next(row["a"] for row in figures["freshness"]["rows"] if row["measure"] == "freshness p50")
+    assert all(spent[stage] > 0 for stage in ("broker_wait", "compaction", "redis_write", "table_write")), spent
+    assert spent["broker_wait"] < 5 * p50 and spent["events_per_batch"] >= 1.0, spent
+    assert "in the freshness rounds" in result.stdout
 
     pids = document["meta"]["pids"]
     assert {"kafka", "redis", "worker", "worker-single", "passthrough-count", "passthrough-set", "worker-churn-expiry",

@@ -14,9 +14,10 @@ from typing import Any, Callable
 
 from redis.asyncio.client import PubSub
 
-from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
+from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99, rounded
 from turnstream.benchmarks.live import BenchTimeout, Live, Record, encode, round_turns
 from turnstream.benchmarks.passthrough import updates_channel
+from turnstream.benchmarks.stages import Scrape, fresh_turn_ms
 from turnstream.client import ContextClient
 from turnstream.settings import Settings
 
@@ -119,11 +120,16 @@ def freshness_met(p50: Row, p99: Row) -> bool:
 async def freshness(live: Live, rounds: int, sessions: int, turns: int, rate: float, progress: Callable[[str], None]) -> Figure:
     """p50 and p99 over every turn of every round, ABBA-interleaved rounds of fresh conversations."""
     samples: dict[str, list[float]] = {"pipeline": [], "set": []}
+    stages = Scrape()
     for index, pipeline_first in abba(rounds):
         batch = round_turns(f"fresh{index}", sessions, turns, seed=100 + index)
         for side in ("pipeline", "set") if pipeline_first else ("set", "pipeline"):
-            measure = pipeline_latencies if side == "pipeline" else passthrough_latencies
-            latencies = await measure(live, batch, rate)
+            if side == "pipeline":
+                before = await live.stages(live.pipeline)
+                latencies = await pipeline_latencies(live, batch, rate)
+                stages = stages + (await live.stages(live.pipeline) - before)
+            else:
+                latencies = await passthrough_latencies(live, batch, rate)
             samples[side] += latencies
             progress(f"freshness round {index + 1}/{rounds}: {side} p50 {p50_p99(latencies)[0]:.1f} ms")
     ours, theirs = p50_p99(samples["pipeline"]), p50_p99(samples["set"])
@@ -131,4 +137,5 @@ async def freshness(live: Live, rounds: int, sessions: int, turns: int, rate: fl
     target = Target(f"p50 ≤ {P50_TARGET_MS:.0f} ms, p99 ≤ {P99_TARGET_MS:.0f} ms, each ≤ {RATIO_TARGET}× SET-only",
                     freshness_met(*rows))
     return Figure("freshness", "2 Freshness: produce → readable", "pipeline", "SET-only agent", rows, target,
-                  {"samples_ms": samples, "rate_turns_per_s": rate})
+                  {"samples_ms": samples, "rate_turns_per_s": rate,
+                   "worker_ms": {name: rounded(value) for name, value in fresh_turn_ms(stages).items()}})

@@ -52,6 +52,10 @@ def print_table(figures: list[Figure], title: str, console: Console | None = Non
 
 
 STAGE_TITLE = "Where a turn's time goes in the worker while it drains (µs per turn)"
+FRESH_TITLE = "Where a turn's time goes in the worker in the freshness rounds (mean ms; the turn is readable after the Redis write)"
+FRESH_COLUMNS = {"broker_wait": "produce → stepped (fetch wait, batch window, previous batch)", "ingest": "decode a turn",
+                 "compaction": "core a turn", "redis_write": "Redis write a batch", "table_write": "Table write a batch",
+                 "events_per_batch": "events a batch"}
 
 
 def stage_table(figures: list[Figure]) -> Table | None:
@@ -74,11 +78,25 @@ def stage_table(figures: list[Figure]) -> Table | None:
     return out
 
 
+def fresh_table(figures: list[Figure]) -> Table | None:
+    """The worker's side of the freshness figure, stage by stage; None without one."""
+    fresh = next((figure for figure in figures if figure.key == "freshness"), None)
+    if fresh is None or not fresh.data.get("worker_ms"):
+        return None
+    out = Table(title=FRESH_TITLE, title_justify="left")
+    for index, (key, column) in enumerate(FRESH_COLUMNS.items()):
+        out.add_column(column, justify="left" if index == 0 else "right", no_wrap=index > 0)
+    measured = fresh.data["worker_ms"]
+    out.add_row(*(f"{measured[key]:.2f}" if key != "events_per_batch" else f"{measured[key]:.1f}" for key in FRESH_COLUMNS))
+    return out
+
+
 def print_stages(figures: list[Figure], console: Console | None = None) -> None:
-    """The stage table, when the run measured a drain."""
-    stages = stage_table(figures)
-    if stages is not None:
-        (console or Console(width=TABLE_WIDTH)).print(stages)
+    """The stage tables of the drain and freshness figures, those the run measured."""
+    console = console or Console(width=TABLE_WIDTH)
+    for table in (stage_table(figures), fresh_table(figures)):
+        if table is not None:
+            console.print(table)
 
 
 def write_json(path: Path, figures: list[Figure], meta: dict[str, Any]) -> None:

@@ -6,8 +6,8 @@ import pytest
 from rich.console import Console
 
 from turnstream.benchmarks.figures import Figure, Row
-from turnstream.benchmarks.report import STAGE_TITLE, print_stages
-from turnstream.benchmarks.stages import Scrape, ScrapeError, per_turn_us
+from turnstream.benchmarks.report import FRESH_TITLE, STAGE_TITLE, print_stages
+from turnstream.benchmarks.stages import Scrape, ScrapeError, fresh_turn_ms, per_turn_us
 
 
 def metrics(applied: float, **stages: tuple[float, float]) -> str:
@@ -56,3 +56,28 @@ def test_the_stage_table_has_a_row_per_batch_size() -> None:
     quiet = Console(width=200, record=True)
     print_stages([], quiet)
     assert quiet.export_text() == ""
+
+
+def test_a_fresh_turns_time_is_its_wait_and_its_batchs_writes() -> None:
+    before = Scrape.parse(metrics(10, broker_wait=(0.1, 10), ingest=(0.0, 5), compaction=(0.0, 5), redis_write=(0.0, 5),
+                                  table_write=(0.0, 5)))
+    # 30 turns in 20 batches: 15 ms from produce to the step, 0.4 ms core a turn, 2 ms Redis and 1 ms Table a batch
+    after = Scrape.parse(metrics(40, broker_wait=(0.1 + 30 * 0.015, 40), ingest=(20 * 50e-6, 25),
+                                 compaction=(20 * 0.0004, 25), redis_write=(20 * 0.002, 25), table_write=(20 * 0.001, 25)))
+    spent = fresh_turn_ms(after - before)
+    assert spent["broker_wait"] == pytest.approx(15) and spent["compaction"] == pytest.approx(0.4)
+    assert spent["ingest"] == pytest.approx(0.05) and spent["events_per_batch"] == pytest.approx(1.5)
+    assert spent["redis_write"] == pytest.approx(2) and spent["table_write"] == pytest.approx(1)
+    assert fresh_turn_ms(after - after) == {}
+
+
+def test_the_freshness_stages_are_printed_under_the_drains() -> None:
+    spent = {"broker_wait": 19.12, "ingest": 0.07, "compaction": 0.4, "redis_write": 1.87, "table_write": 1.74,
+             "events_per_batch": 1.3}
+    fresh = Figure("freshness", "2 Freshness", "pipeline", "SET-only agent", [Row.of("freshness p50", "ms", 21.5, 13.6)], None,
+                   {"worker_ms": spent})
+    console = Console(width=300, record=True)
+    print_stages([fresh], console)
+    text = console.export_text()
+    assert FRESH_TITLE in text and "19.12" in text and "1.87" in text and "1.3" in text
+    assert STAGE_TITLE not in text  # no drain measured, no drain table

@@ -163,7 +163,7 @@ class Settings(BaseSettings):
     batch_max_events: int = Field(256, ge=1, le=10_000)
     """Events the session agent takes at once: one Redis round trip and one Table row per session per batch."""
     batch_max_ms: float = Field(5.0, gt=0, le=10_000)
-    """How long the session agent waits to fill a batch before it runs a smaller one."""
+    """How long the session agent keeps filling a batch while more events are waiting; a batch goes at once when none are."""
     broker_session_timeout: float = Field(30.0, gt=0)
     """Consumer-group session timeout (seconds): failover waits about this long."""
     log_level: str = "WARNING"

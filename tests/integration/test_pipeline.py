@@ -108,6 +108,24 @@ async def test_fifty_sessions_of_two_hundred_turns_end_up_compacted_in_redis(pip
         assert set(docs[sid].timings) >= {"broker_wait", "ingest", "compaction"}
 
 
+async def test_a_lone_turn_does_not_wait_out_the_batch_window(pipeline_settings: Settings) -> None:
+    """A batch is handed over as soon as nothing more waits in the input, not when its window ends."""
+    settings = pipeline_settings.model_copy(update={"batch_max_ms": 10_000.0})
+    turns = turns_for("lone", seed=7, count=4)
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        async with ContextClient.from_settings(settings) as client, TurnProducer(settings) as producer:
+            await producer.send(turns[0])
+            await wait_for_versions(client, {"lone": 1}, worker)  # the worker is up and holds the partition
+            for turn in turns[1:]:
+                sent = time.monotonic()
+                await producer.send(turn)
+                result = await client.wait_for("lone", turn["turn_id"], timeout=30, user_id=turn["user_id"])
+                assert result.fresh, turn["turn_id"]
+                # a window of 10 s waited out would take 5 s on average; a turn seen alone takes milliseconds
+                assert time.monotonic() - sent < 2.0, turn["turn_id"]
+
+
 async def test_redelivered_turns_are_applied_once(pipeline_settings: Settings) -> None:
     settings = pipeline_settings
     sessions = {f"d{i}": turns_for(f"d{i}", seed=100 + i, count=60) for i in range(5)}

@@ -36,6 +36,7 @@ from turnstream.schemas.control import forget_marker
 from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState, Step
 from turnstream.settings import Settings
+from turnstream.streams.batches import take_batches
 from turnstream.streams.metrics import observe_ms, redis_write_retries_total, turns_total
 from turnstream.streams.topics import Topics
 from turnstream.tracing import record_span
@@ -226,7 +227,7 @@ class SessionExecutor:
 
 async def _to_the_end(work: Awaitable[None]) -> None:
     """Run `work` to its end even when the agent is cancelled meanwhile (a stop, a rebalance), then let the
-    cancellation through: take_events acknowledges a batch when its loop body ends, however it ends, and a
+    cancellation through: take_batches acknowledges a batch when its loop body ends, however it ends, and a
     batch whose effects were cut short must not be acknowledged."""
     task = asyncio.ensure_future(work)
     cancelled = False
@@ -251,7 +252,7 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
         executor = SessionExecutor(settings, topics, sessions, store, MemoryStore(store.redis, settings),
                                    ArchiveStore(store.redis, settings), core, Stepper(settings, sessions, core, tombstones))
         try:
-            async for events in stream.take_events(settings.batch_max_events, settings.batch_max_ms / 1000):
+            async for events in take_batches(stream, settings.batch_max_events, settings.batch_max_ms / 1000):
                 await _to_the_end(executor.run(events))
         finally:
             await store.aclose()

@@ -1,11 +1,12 @@
 """The session agent: executes the session core's effects for a batch of events, one partition's single writer.
 
 Per batch: every event goes through the pure core in order (agents/batch.py: states loaded once per session),
-then the effects are carried out coalesced — dead letters and forwards, the memory journal's records, one
-memory upsert per owner, ONE Redis round trip for every archive append and the latest context document of
-every session, one Table row per session (on the changelog partition of that session's own events), the
-summary requests. Faust acknowledges the
-batch's offsets only after this body returns, so nothing is committed before its effects are stored.
+then the effects are carried out coalesced — dead letters and forwards, one memory upsert per owner, ONE
+Redis round trip for every archive append and the latest context document of every session, the memory
+journal's records (sent once the contexts are readable: the produce would otherwise compete with the Redis
+write for the event loop; their acks come before the Table rows), one Table row per session (on the
+changelog partition of that session's own events), the summary requests. The batch's offsets are
+acknowledged only after this body returns, so nothing is committed before its effects are stored.
 """
 
 from __future__ import annotations
@@ -83,13 +84,13 @@ class SessionExecutor:
             await forward(self.topics.turns, event, where)
         for turn in (turn for step in batch.steps for turn in step.release):
             await send_round(self.topics.turns, turn)  # before the Table row that no longer holds it
-        journaled = await self._journal(batch.steps)
         await self._remember(batch.steps)
         writing = time.perf_counter()
         per_turn = max(len(events), 1)
         evicted = await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn,
                                                   "compaction": batch.core_ms / per_turn, "batch_events": len(events)})
         self.last_redis_write_ms = ms_since(writing)
+        journaled = await self._journal(batch.steps)
         journaled += [await self._send_journal(owner, journal_key("a", owner, entry_id), None)
                       for owner, ids in evicted.items() for entry_id in ids]
         await asyncio.gather(*journaled)  # the journal has the batch's memory writes before its rows move on

@@ -242,3 +242,33 @@ async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pip
         assert_context_matches_batch(docs[sid], turns, settings)
         assert seen_versions[sid] == sorted(seen_versions[sid]), f"{sid} went backwards"
     await assert_archive_holds_each_turn_once(settings, sessions)
+
+
+async def test_a_batch_that_fails_is_applied_again_by_the_next_worker(pipeline_settings: Settings) -> None:
+    """A batch whose effects could not be stored is never acknowledged, and no later turn of its partition is
+    applied on top of the gap: the worker stops, and the next one applies the batch's turns again."""
+    settings = pipeline_settings
+    turns = turns_for("poison", seed=11, count=4)
+    owner = owner_key(turns[0]["user_id"], turns[0]["tenant"], "poison")
+    await ensure_topics(settings)
+    async with ContextClient.from_settings(settings) as client, TurnProducer(settings) as producer:
+        context_key = client.store.keys(owner, session_key("poison")).context
+        with running_worker(settings) as worker:
+            for turn in turns[:2]:
+                await producer.send(turn)
+            await wait_for_versions(client, {"poison": 2}, worker)
+            # the context's hash replaced by a string: the write script fails with WRONGTYPE, which no retry mends
+            await client.store.redis.delete(context_key)
+            await client.store.redis.set(context_key, "not a hash")
+            await producer.send(turns[2])
+            await producer.flush()
+            deadline = time.monotonic() + 60
+            while worker.poll() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+            assert worker.poll() not in (None, 0), "the worker went on after a batch it could not store"
+        await client.store.redis.delete(context_key)
+        await producer.send(turns[3])
+        await producer.flush()
+        with running_worker(settings, "successor") as successor:
+            docs = await wait_for_versions(client, {"poison": 4}, successor)
+    assert_context_matches_batch(docs["poison"], turns, settings)

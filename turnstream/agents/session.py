@@ -24,6 +24,7 @@ import redis.exceptions
 from redis.asyncio.client import Pipeline
 from faust.streams import _current_event  # the event a Table write is attributed to (its changelog partition)
 from faust.types import EventT
+from mode import CrashingSupervisor
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.batch import Batch, Stepper, Tombstones, ms_since
@@ -37,7 +38,7 @@ from turnstream.schemas.control import forget_marker
 from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState, Step
 from turnstream.settings import Settings
-from turnstream.streams.batches import take_batches
+from turnstream.streams.batches import acknowledge, take_batches
 from turnstream.streams.metrics import observe_ms, redis_write_retries_total, turns_total
 from turnstream.streams.topics import Topics
 from turnstream.tracing import record_span
@@ -228,8 +229,7 @@ class SessionExecutor:
 
 async def _to_the_end(work: Awaitable[None]) -> None:
     """Run `work` to its end even when the agent is cancelled meanwhile (a stop, a rebalance), then let the
-    cancellation through: take_batches acknowledges a batch when its loop body ends, however it ends, and a
-    batch whose effects were cut short must not be acknowledged."""
+    cancellation through: a batch is stored and acknowledged whole, never cut short between the two."""
     task = asyncio.ensure_future(work)
     cancelled = False
     while not task.done():
@@ -246,14 +246,29 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
     """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact."""
     tombstones = Tombstones()  # one per worker: an agent restarted by a rebalance does not log the first again
 
-    @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1)
+    # A batch whose effects could not be stored (an error no retry mends) is not acknowledged, and no later
+    # turn of its partition may be applied on top of the gap: the agent's crash stops the worker, rather
+    # than Faust's default of restarting the agent on the next events; the partition's next owner (or this
+    # worker, restarted) applies the batch again from the last committed offset.
+    @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1,
+               supervisor_strategy=CrashingSupervisor)
     async def session_agent(stream: faust.StreamT) -> None:
         store = ContextStore.from_settings(settings)
         core = SessionCore(settings)
         executor = SessionExecutor(settings, topics, sessions, store, MemoryStore(store.redis, settings),
                                    ArchiveStore(store.redis, settings), core, Stepper(settings, sessions, core, tombstones))
+
+        async def store_and_acknowledge(events: list[EventT]) -> None:
+            await executor.run(events)
+            await acknowledge(stream, events)
+
         try:
             async for events in take_batches(stream, settings.batch_max_events, settings.batch_max_ms / 1000):
-                await _to_the_end(executor.run(events))
+                try:
+                    await _to_the_end(store_and_acknowledge(events))
+                except Exception:
+                    log.critical("a batch of %d events could not be stored; its offsets stay unacknowledged and the "
+                                 "worker stops, so the partition's next owner applies it again", len(events), exc_info=True)
+                    raise
         finally:
             await store.aclose()

@@ -6,8 +6,10 @@ being processed. `take_batches` hands a batch over as soon as the stream's input
 batch is full, or `within` seconds have passed), and fills the next one while the previous is processed,
 so the intake's per-event work overlaps the batch's waits on Redis and the broker.
 
-As with take_events, a batch's events are acknowledged when the loop body that received the batch ends
-(and their offsets may be committed from then on), however it ends.
+Unlike take_events, which acknowledges a batch when the loop body ends however it ends, nothing here
+acknowledges: the caller acknowledges a batch's events once their effects are stored
+(`acknowledge`). Events never acknowledged are never committed, so a batch that failed is applied
+again by the partition's next owner.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ async def take_batches(stream: StreamT, max_events: int, within: float) -> Async
         return value
 
     acks = stream.enable_acks
-    stream.enable_acks = False  # the events are acknowledged below, once their batch is done with
+    stream.enable_acks = False  # the caller acknowledges each batch once it is done with it
     stream.add_processor(collect)
     stream._enable_passive(aiter(stream.channel))  # type: ignore[attr-defined]  # Faust reads a stream this way for take_events
     try:
@@ -52,11 +54,13 @@ async def take_batches(stream: StreamT, max_events: int, within: float) -> Async
             first.clear()
             ready.clear()
             room.set()
-            try:
-                yield batch
-            finally:
-                for event in batch:
-                    await stream.ack(event)
+            yield batch
     finally:
         stream.enable_acks = acks
         stream._processors.remove(collect)  # type: ignore[attr-defined]
+
+
+async def acknowledge(stream: StreamT, events: list[EventT]) -> None:
+    """Mark a batch's events done: their offsets are committed once every earlier one is too."""
+    for event in events:
+        await stream.ack(event)

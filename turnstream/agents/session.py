@@ -21,10 +21,10 @@ from typing import Awaitable, Callable, Sequence, TypeVar
 
 import faust
 import redis.exceptions
-from redis.asyncio.client import Pipeline
 from faust.streams import _current_event  # the event a Table write is attributed to (its changelog partition)
 from faust.types import EventT
 from mode import CrashingSupervisor
+from redis.asyncio.client import Pipeline
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.batch import Batch, Stepper, Tombstones, ms_since

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 from redis.asyncio import Redis
@@ -47,10 +47,10 @@ class _Upsert:
     keywords: set[str] = field(default_factory=set)
     """Keywords of those memories, old and new: the keyword sets the call touches."""
 
-    def read_base(self, replies: list[Any]) -> None:
-        """Take this upsert's replies off the front of `replies` (the base reads, in the order they were queued)."""
-        text, version = replies.pop(0)
-        old = [orjson.loads(raw) for raw in (replies.pop(0) if self.memories else []) if raw is not None]
+    def read_base(self, replies: Iterator[Any]) -> None:
+        """Take this upsert's replies from `replies` (the base reads, in the order they were queued)."""
+        text, version = next(replies)
+        old = [orjson.loads(raw) for raw in (next(replies) if self.memories else []) if raw is not None]
         new_texts = {m.text for m in self.memories}
         self.profile, self.version = (text or b"").decode(), int(version or 0)
         self.replaced = [m["text"] for m in old if m["text"] not in new_texts]
@@ -103,7 +103,7 @@ class MemoryStore:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for upsert in pending.values():
                     self._queue_base(pipe, upsert)
-                bases = await pipe.execute()
+                bases = iter(await pipe.execute())
             for upsert in pending.values():
                 upsert.read_base(bases)
             replies = await self._run_remember([self._call(upsert) for upsert in pending.values()])

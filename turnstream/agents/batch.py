@@ -78,8 +78,6 @@ class Stepper:
     """Feeds a batch's events through the core, in order, on one state per session loaded once per batch."""
 
     def __init__(self, settings: Settings, sessions: faust.Table, core: SessionCore, tombstones: Tombstones) -> None:
-        self.unconfirmed: dict[str, bytes] = {}
-        """Rows of applied batches not yet in the Table: where a later batch's sessions start from."""
         self.settings = settings
         self.sessions = sessions
         self.core = core
@@ -144,7 +142,7 @@ class Stepper:
     def _apply(self, batch: Batch, key: str, item: Turn | Forwarded | SummaryResult) -> Step | None:
         state = batch.states.get(key)  # a session this batch holds is neither erased nor to be read again
         if state is None:
-            raw = self.unconfirmed.get(key) or self.sessions.get(key)
+            raw = self.sessions.get(key)
             if key in batch.forgotten or is_forget_marker(raw):
                 turns_total.labels("forgotten").inc()
                 return None  # erased: a replay or a late turn must not bring it back

@@ -1,16 +1,13 @@
 """The session agent: executes the session core's effects for a batch of events, one partition's single writer.
 
-Per batch, applied (`SessionExecutor.run`): every event goes through the pure core in order (agents/batch.py:
-states loaded once per session), then the effects are carried out coalesced — dead letters and forwards, one
-memory upsert per owner, ONE Redis round trip for every archive append and the latest context document of
-every session (the batch is readable now), the memory journal's records (sent after that write, which their
-produce would otherwise compete with for the event loop).
-
-Then confirmed (`SessionExecutor.confirm`), while the next batch is applied, batches in order
-(streams/confirmations.py): the journal's acks, one Table row per session (on the changelog partition of that
-session's own events) acknowledged by the broker, the summary requests, and last the batch's offsets, so
-nothing is committed before its effects are stored. The next batch starts its sessions from the rows not yet
-confirmed (`Stepper.unconfirmed`)."""
+Per batch: every event goes through the pure core in order (agents/batch.py: states loaded once per session),
+then the effects are carried out coalesced — dead letters and forwards, one memory upsert per owner, ONE
+Redis round trip for every archive append and the latest context document of every session, the memory
+journal's records (sent once the contexts are readable: the produce would otherwise compete with the Redis
+write for the event loop; their acks come before the Table rows), one Table row per session (on the
+changelog partition of that session's own events), the summary requests. The batch's offsets are
+acknowledged only after this body returns, so nothing is committed before its effects are stored.
+"""
 
 from __future__ import annotations
 
@@ -42,7 +39,6 @@ from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState, Step
 from turnstream.settings import Settings
 from turnstream.streams.batches import acknowledge, take_batches
-from turnstream.streams.confirmations import Confirmations, to_the_end
 from turnstream.streams.metrics import observe_ms, redis_write_retries_total, turns_total
 from turnstream.streams.topics import Topics
 from turnstream.tracing import record_span
@@ -65,18 +61,6 @@ async def _until_redis_answers(write: Callable[[], Awaitable[T]]) -> T:
     raise AssertionError("unreachable: AsyncRetrying retries until the write succeeds")
 
 @dataclass
-class Applied:
-    """A batch whose effects are readable, and what confirming it takes."""
-
-    batch: Batch
-    per_turn: int
-    journaled: list[Awaitable[object]]
-    """The broker's acks of the batch's memory journal records."""
-    rows: list[tuple[str, bytes, EventT]]
-    """Per session, its Table row and the event whose changelog partition it goes to."""
-
-
-@dataclass
 class SessionExecutor:
     """Runs the core over a batch of events and carries out its effects; the only I/O of the session agent."""
 
@@ -91,8 +75,7 @@ class SessionExecutor:
     last_redis_write_ms: float = 0.0
     """The latest write's latency: a document cannot carry the time of its own write."""
 
-    async def run(self, events: Sequence[EventT]) -> Applied:
-        """Step `events` and store what makes them readable; returns what is left to confirm."""
+    async def run(self, events: Sequence[EventT]) -> None:
         batch = Batch()
         for event in events:
             self.stepper.step(batch, event)
@@ -108,22 +91,14 @@ class SessionExecutor:
         evicted = await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn,
                                                   "compaction": batch.core_ms / per_turn, "batch_events": len(events)})
         self.last_redis_write_ms = ms_since(writing)
-        record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
-                    {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
         journaled = await self._journal(batch.steps)
         journaled += [await self._send_journal(owner, journal_key("a", owner, entry_id), None)
                       for owner, ids in evicted.items() for entry_id in ids]
-        rows = self._rows(batch)
-        self.stepper.unconfirmed.update((key, row) for key, row, _ in rows)
-        return Applied(batch, per_turn, journaled, rows)
-
-    async def confirm(self, applied: Applied) -> None:
-        """The rest of a batch once it is readable: its journal records acked, then its Table rows on the
-        changelog, then what waits for them (forget confirmations, summary requests)."""
-        batch = applied.batch
-        await asyncio.gather(*applied.journaled)  # the journal has the batch's memory writes before its rows move on
+        await asyncio.gather(*journaled)  # the journal has the batch's memory writes before its rows move on
+        record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
+                    {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
         tabling = time.perf_counter()
-        self._write_rows(applied.rows)
+        self._write_rows(batch)
         await self._changelog_sent()
         table_ms = ms_since(tabling)
         await self._confirm_forgotten(batch)
@@ -131,7 +106,7 @@ class SessionExecutor:
             if step.summary_request is not None:
                 request = step.summary_request
                 await self.topics.compaction.send(key=request.session_key.encode(), value=request.to_bytes(), headers=headers)
-        self._count(batch, applied.per_turn, table_ms)
+        self._count(batch, per_turn, table_ms)
 
     async def _confirm_forgotten(self, batch: Batch) -> None:
         """Once the markers are on the changelog, tell `turnstream forget` (which erases Redis only then)."""
@@ -206,25 +181,22 @@ class SessionExecutor:
         return {owner: await _until_redis_answers(lambda: self.archive.evict_overflow(owner, reply))  # type: ignore[arg-type]
                 for owner, reply in zip(owners, replies)}
 
-    @staticmethod
-    def _rows(batch: Batch) -> list[tuple[str, bytes, EventT]]:
-        """Per session the batch changed, its Table row and the event whose changelog partition it goes to."""
-        rows = [(key, state.snapshot(), batch.last_event[key]) for key, state in batch.states.items()
-                if key in batch.last_event]
-        rows += [(key, forget_marker(request.requested_at), event) for key, (event, request) in batch.forgotten.items()]
-        return rows
-
-    def _write_rows(self, rows: list[tuple[str, bytes, EventT]]) -> None:
-        """Write the rows to the Table, each on the changelog partition of its session's own events; a row is no
-        longer unconfirmed once the Table holds it, unless a later batch has put a newer one there."""
-        for key, row, event in rows:
-            token = _current_event.set(weakref.ref(event))
+    def _write_rows(self, batch: Batch) -> None:
+        """One Table row per session, sent to the changelog partition of that session's own events."""
+        for key, state in batch.states.items():
+            if key not in batch.last_event:
+                continue
+            token = _current_event.set(weakref.ref(batch.last_event[key]))
             try:
-                self.sessions[key] = row
+                self.sessions[key] = state.snapshot()
             finally:
                 _current_event.reset(token)
-            if self.stepper.unconfirmed.get(key) is row:
-                del self.stepper.unconfirmed[key]
+        for key, (event, request) in batch.forgotten.items():
+            token = _current_event.set(weakref.ref(event))
+            try:
+                self.sessions[key] = forget_marker(request.requested_at)
+            finally:
+                _current_event.reset(token)
 
     async def _changelog_sent(self) -> None:
         """Wait, for at most CHANGELOG_WAIT_SECONDS, until the broker has every Table row of the batch: the
@@ -255,6 +227,21 @@ class SessionExecutor:
         observe_ms("table_write", table_ms)
 
 
+async def _to_the_end(work: Awaitable[None]) -> None:
+    """Run `work` to its end even when the agent is cancelled meanwhile (a stop, a rebalance), then let the
+    cancellation through: a batch is stored and acknowledged whole, never cut short between the two."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    task.result()
+    if cancelled:
+        raise asyncio.CancelledError
+
+
 def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:
     """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact."""
     tombstones = Tombstones()  # one per worker: an agent restarted by a rebalance does not log the first again
@@ -271,36 +258,17 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
         executor = SessionExecutor(settings, topics, sessions, store, MemoryStore(store.redis, settings),
                                    ArchiveStore(store.redis, settings), core, Stepper(settings, sessions, core, tombstones))
 
-        agent = asyncio.current_task()
-
-        def stop_agent(error: BaseException) -> None:
-            log.critical("a batch could not be confirmed; its offsets stay unacknowledged and the worker stops, so "
-                         "the partition's next owner applies it again", exc_info=error)
-            if agent is not None:
-                agent.cancel()  # the confirmations' failure, raised by drain() below, then stops the agent
-
-        confirmations = Confirmations(stop_agent)
-
-        async def apply(events: list[EventT]) -> None:
-            applied = await executor.run(events)
-
-            async def confirm() -> None:
-                await executor.confirm(applied)
-                await acknowledge(stream, events)
-
-            confirmations.add(confirm)
+        async def store_and_acknowledge(events: list[EventT]) -> None:
+            await executor.run(events)
+            await acknowledge(stream, events)
 
         try:
             async for events in take_batches(stream, settings.batch_max_events, settings.batch_max_ms / 1000):
-                confirmations.check()
                 try:
-                    await to_the_end(apply(events))
+                    await _to_the_end(store_and_acknowledge(events))
                 except Exception:
                     log.critical("a batch of %d events could not be stored; its offsets stay unacknowledged and the "
                                  "worker stops, so the partition's next owner applies it again", len(events), exc_info=True)
                     raise
         finally:
-            try:
-                await confirmations.drain()
-            finally:
-                await store.aclose()
+            await store.aclose()

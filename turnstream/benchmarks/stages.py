@@ -15,8 +15,7 @@ PER_BATCH_STAGES = ("redis_write", "table_write")
 STAGE_NAMES = {"ingest": "decode", "compaction": "core", "redis_write": "Redis write", "table_write": "Table write"}
 """How the table names the stages: decode is the turn's bytes to a Turn; core is the Table read, the state's
 restore and the pure core; the Redis write builds the documents and makes the round trip; the Table write
-puts the rows in the Table and waits for the broker to confirm them, while the next batch is applied: the
-rest (the wall time less the stages) is what the stages did not hide."""
+serialises the rows and waits for the broker to confirm them."""
 
 
 class ScrapeError(ValueError):
@@ -84,7 +83,7 @@ def fresh_turn_ms(delta: Scrape) -> dict[str, float]:
     """Where a turn's time went while the worker was fed slowly, in mean ms: from its produce until the worker
     stepped it (the broker's fetch wait, the batch window, waiting behind the previous batch), decode and core
     per turn, and per batch the Redis write (the turn is readable at its end) and the Table write (after it,
-    beside the next batch); with the mean events per batch. Empty when no batch was written."""
+    holding the next batch back); with the mean events per batch. Empty when no batch was written."""
     batches = delta.counts.get("table_write", 0.0)
     if batches <= 0:
         return {}

@@ -91,10 +91,12 @@ class SessionExecutor:
         evicted = await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn,
                                                   "compaction": batch.core_ms / per_turn, "batch_events": len(events)})
         self.last_redis_write_ms = ms_since(writing)
+        journaling = time.perf_counter()
         journaled = await self._journal(batch.steps)
         journaled += [await self._send_journal(owner, journal_key("a", owner, entry_id), None)
                       for owner, ids in evicted.items() for entry_id in ids]
         await asyncio.gather(*journaled)  # the journal has the batch's memory writes before its rows move on
+        journal_ms = ms_since(journaling)
         record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
                     {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
         tabling = time.perf_counter()
@@ -106,7 +108,7 @@ class SessionExecutor:
             if step.summary_request is not None:
                 request = step.summary_request
                 await self.topics.compaction.send(key=request.session_key.encode(), value=request.to_bytes(), headers=headers)
-        self._count(batch, per_turn, table_ms)
+        self._count(batch, per_turn, journal_ms, table_ms)
 
     async def _confirm_forgotten(self, batch: Batch) -> None:
         """Once the markers are on the changelog, tell `turnstream forget` (which erases Redis only then)."""
@@ -215,7 +217,7 @@ class SessionExecutor:
             log.warning("Table rows not confirmed by the broker within %.0f s; acknowledging the batch anyway",
                         CHANGELOG_WAIT_SECONDS)
 
-    def _count(self, batch: Batch, per_turn: int, table_ms: float) -> None:
+    def _count(self, batch: Batch, per_turn: int, journal_ms: float, table_ms: float) -> None:
         for step in batch.steps:
             if step.outcome in ("applied", "duplicate"):
                 turns_total.labels(step.outcome).inc()
@@ -224,6 +226,7 @@ class SessionExecutor:
         observe_ms("ingest", batch.decode_ms / per_turn)
         observe_ms("compaction", batch.core_ms / per_turn)
         observe_ms("redis_write", self.last_redis_write_ms)
+        observe_ms("journal_write", journal_ms)
         observe_ms("table_write", table_ms)
 
 

@@ -54,7 +54,8 @@ def print_table(figures: list[Figure], title: str, console: Console | None = Non
 STAGE_TITLE = "Where a turn's time goes in the worker while it drains (µs per turn)"
 FRESH_TITLE = "Where a turn's time goes in the worker in the freshness rounds (mean ms; the turn is readable after the Redis write)"
 FRESH_COLUMNS = {"broker_wait": "produce → stepped (fetch wait, batch window, previous batch)", "ingest": "decode a turn",
-                 "compaction": "core a turn", "redis_write": "Redis write a batch", "table_write": "Table write a batch",
+                 "compaction": "core a turn", "redis_write": "Redis write a batch",
+                 "journal_write": "journal write a batch", "table_write": "Table write a batch",
                  "events_per_batch": "events a batch"}
 
 

@@ -10,12 +10,14 @@ from turnstream.streams.metrics import STAGES
 
 PER_TURN_STAGES = ("ingest", "compaction")
 """Observed once a batch as that batch's time per turn: their mean over batches is a turn's share."""
-PER_BATCH_STAGES = ("redis_write", "table_write")
+PER_BATCH_STAGES = ("redis_write", "journal_write", "table_write")
 """Observed once a batch for the whole batch: their sum over the turns applied is a turn's share."""
-STAGE_NAMES = {"ingest": "decode", "compaction": "core", "redis_write": "Redis write", "table_write": "Table write"}
+STAGE_NAMES = {"ingest": "decode", "compaction": "core", "redis_write": "Redis write", "journal_write": "journal write",
+               "table_write": "Table write"}
 """How the table names the stages: decode is the turn's bytes to a Turn; core is the Table read, the state's
-restore and the pure core; the Redis write builds the documents and makes the round trip; the Table write
-serialises the rows and waits for the broker to confirm them."""
+restore and the pure core; the Redis write builds the documents and makes the round trip; the journal write
+sends the memory and archive records to the memory journal and waits for the broker to confirm them; the
+Table write serialises the rows and waits for the broker to confirm them."""
 
 
 class ScrapeError(ValueError):
@@ -82,8 +84,8 @@ def per_turn_us(delta: Scrape, wall_seconds: float) -> dict[str, float]:
 def fresh_turn_ms(delta: Scrape) -> dict[str, float]:
     """Where a turn's time went while the worker was fed slowly, in mean ms: from its produce until the worker
     stepped it (the broker's fetch wait, the batch window, waiting behind the previous batch), decode and core
-    per turn, and per batch the Redis write (the turn is readable at its end) and the Table write (after it,
-    holding the next batch back); with the mean events per batch. Empty when no batch was written."""
+    per turn, and per batch the Redis write (the turn is readable at its end), then the journal and Table
+    writes (after it, holding the next batch back); with the mean events per batch. Empty when no batch was written."""
     batches = delta.counts.get("table_write", 0.0)
     if batches <= 0:
         return {}
@@ -93,5 +95,5 @@ def fresh_turn_ms(delta: Scrape) -> dict[str, float]:
         return delta.sums.get(stage, 0.0) / count * 1000 if count else 0.0
 
     return {"broker_wait": mean("broker_wait"), "ingest": mean("ingest"), "compaction": mean("compaction"),
-            "redis_write": mean("redis_write"), "table_write": mean("table_write"),
+            "redis_write": mean("redis_write"), "journal_write": mean("journal_write"), "table_write": mean("table_write"),
             "events_per_batch": delta.applied / batches}

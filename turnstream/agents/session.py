@@ -85,16 +85,18 @@ class SessionExecutor:
             await forward(self.topics.turns, event, where)
         for turn in (turn for step in batch.steps for turn in step.release):
             await send_round(self.topics.turns, turn)  # before the Table row that no longer holds it
-        await self._remember(batch.steps)
+        evicted_memories = await self._remember(batch.steps)
         writing = time.perf_counter()
         per_turn = max(len(events), 1)
-        evicted = await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn,
+        evicted_entries = await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn,
                                                   "compaction": batch.core_ms / per_turn, "batch_events": len(events)})
         self.last_redis_write_ms = ms_since(writing)
         journaling = time.perf_counter()
         journaled = await self._journal(batch.steps)
-        journaled += [await self._send_journal(owner, journal_key("a", owner, entry_id), None)
-                      for owner, ids in evicted.items() for entry_id in ids]
+        # tombstones for what the caps evicted, after the records they may follow on the same partition
+        journaled += [await self._send_journal(owner, journal_key(kind, owner, evicted_id), None)
+                      for kind, owners in (("m", evicted_memories), ("a", evicted_entries))
+                      for owner, ids in owners.items() for evicted_id in ids]
         await asyncio.gather(*journaled)  # the journal has the batch's memory writes before its rows move on
         journal_ms = ms_since(journaling)
         record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
@@ -138,17 +140,18 @@ class SessionExecutor:
         partition = partition_of(owner, self.settings.turn_partitions)
         return await self.sessions.app.producer.send(self.settings.memory_topic, key, value, partition, None, None)
 
-    async def _remember(self, steps: list[Step]) -> None:
+    async def _remember(self, steps: list[Step]) -> dict[str, list[str]]:
         """Every owner's memory upsert, sharing one read and one write. Before the context write, so a prompt built
         once the context shows a turn finds its memories; a crash in between replays the turns, and upserts are
-        idempotent."""
+        idempotent. Returns the ids of the memories the per-owner cap evicted, per owner."""
         writes: defaultdict[str, tuple[list[Memory], list[str]]] = defaultdict(lambda: ([], []))
         for step in steps:
             if step.memories:
                 writes[step.owner][0].extend(step.memories)
                 writes[step.owner][1].extend(step.profile_additions)
-        if writes:
-            await _until_redis_answers(lambda: self.memory.remember_many(writes))
+        if not writes:
+            return {}
+        return await _until_redis_answers(lambda: self.memory.remember_many(writes))
 
     async def _write_redis(self, batch: Batch, timings: dict[str, float]) -> dict[str, list[str]]:
         """Every archive append and each changed session's latest context in ONE round trip (all idempotent),

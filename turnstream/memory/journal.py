@@ -3,9 +3,10 @@
 Redis is a projection; contexts come back from the sessions Table, and memories, profiles and the recall
 archive come back from this journal. Every memory upsert and archive append is also a record here, keyed
 by what it writes (`m`, owner, memory id / `a`, owner, entry id) so log compaction keeps only the latest
-of each; an evicted archive entry leaves a tombstone. `turnstream forget` leaves tombstones for what it
-erases plus an erasure record (`x`, owner, session or ""), and a rebuild drops whatever of the erased
-owner (or session) is older than that, so nothing erased comes back even before compaction has run.
+of each; a memory or archive entry evicted by its per-owner cap leaves a tombstone. `turnstream forget`
+leaves tombstones for what it erases plus an erasure record (`x`, owner, session or ""), and a rebuild
+drops whatever of the erased owner (or session) is older than that, so nothing erased comes back even
+before compaction has run.
 
 All records of one owner go to the owner's partition (`schemas.keys.partition_of(owner)`), in write
 order: a rebuild replays each owner's records in the order they were written, as the archive's age

@@ -77,7 +77,7 @@ class MemoryStore:
     def keys(self, owner: str) -> OwnerKeys:
         return self.layout.owner(owner)
 
-    async def remember(self, owner: str, memories: Iterable[Memory], profile_additions: Iterable[str] = ()) -> None:
+    async def remember(self, owner: str, memories: Iterable[Memory], profile_additions: Iterable[str] = ()) -> list[str]:
         """Upsert `memories` (same id: new text, keywords, updated_at; created_at and access_count kept) and append
         `profile_additions` to the profile within `profile_write_chars`, atomically.
 
@@ -87,19 +87,22 @@ class MemoryStore:
 
         The profile merge runs here, not in Lua (Lua counts bytes, the window is in characters): the
         script applies it only if the profile is still at the version it was computed from, else
-        this re-reads and retries. A corrected memory's old text leaves the profile.
+        this re-reads and retries. A corrected memory's old text leaves the profile. Returns the ids of the
+        memories the cap evicted.
         """
-        await self.remember_many({owner: (list(memories), list(profile_additions))})
+        return (await self.remember_many({owner: (list(memories), list(profile_additions))})).get(owner, [])
 
-    async def remember_many(self, writes: Mapping[str, tuple[Sequence[Memory], Sequence[str]]]) -> None:
+    async def remember_many(self, writes: Mapping[str, tuple[Sequence[Memory], Sequence[str]]]) -> dict[str, list[str]]:
         """`remember` for several owners ({owner: (memories, profile additions)}): per attempt one round trip reads
         what every upsert is computed from and one pipeline writes them all; only the owners whose write must be
-        tried again (another writer got in between, keyword sets to name) take part in the next attempt."""
+        tried again (another writer got in between, keyword sets to name) take part in the next attempt.
+        Returns, per owner whose cap evicted any, the evicted memories' ids."""
         pending = {owner: _Upsert(owner, list(memories), list(additions))
                    for owner, (memories, additions) in writes.items() if memories or additions}
+        evicted: dict[str, list[str]] = {}
         for _ in range(_CAS_ATTEMPTS):
             if not pending:
-                return
+                return evicted
             async with self.redis.pipeline(transaction=False) as pipe:
                 for upsert in pending.values():
                     self._queue_base(pipe, upsert)
@@ -108,8 +111,10 @@ class MemoryStore:
                 upsert.read_base(bases)
             replies = await self._run_remember([self._call(upsert) for upsert in pending.values()])
             for owner, reply in zip(list(pending), replies):
-                if reply == 1:
+                if isinstance(reply, list) and reply[:1] == [1]:  # applied, with the ids it evicted
                     del pending[owner]
+                    if reply[1:]:
+                        evicted[owner] = [memory_id.decode() for memory_id in reply[1:]]
                 elif isinstance(reply, list):  # keyword sets it must be able to touch: named in the next call
                     pending[owner].asked.update(name.decode() for name in reply)
         upsert = next(iter(pending.values()))

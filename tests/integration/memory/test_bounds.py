@@ -65,10 +65,11 @@ async def test_eviction_takes_the_fewest_accessed_then_the_oldest(memory: Memory
     await memory.remember(OWNER, [a, b, c])
     for m in (a, b):  # a prompt recalls a and b: one access each
         await memory.recall(OWNER, "acme:s1", [m.keywords[0]], 1, ArchiveQuery(terms=[]))
-    await memory.remember(OWNER, [d])
+    assert await memory.remember(OWNER, [d]) == [c.id]  # the caller is told, so the journal can drop it too
     assert {m.id for m in await memory.list(OWNER)} == {a.id, b.id, d.id}  # c: never accessed, not the newest write
-    await memory.remember(OWNER, [e])
+    assert await memory.remember(OWNER, [e]) == [d.id]
     assert {m.id for m in await memory.list(OWNER)} == {a.id, b.id, e.id}  # d: no access, and no longer the newest write
+    assert await memory.remember(OWNER, [e]) == []  # a rewrite of a kept memory evicts nothing
     assert set(await keyword_sets(memory)) == {k for m in (a, b, e) for k in m.keywords}
 
 

@@ -95,5 +95,5 @@ async def test_an_undeclared_keyword_set_is_named_and_nothing_written(memory: Me
     assert await memory._remember(keys=[*fixed, *declared], args=args) == [left_out.encode()]
     assert [m.id for m in await memory.list(OWNER)] == [first.id]
 
-    assert await memory._remember(keys=[*fixed, *declared, left_out], args=args) == 1
+    assert await memory._remember(keys=[*fixed, *declared, left_out], args=args) == [1]  # applied, nothing evicted
     assert [m.id for m in await memory.list(OWNER)] == [first.id, second.id]

@@ -14,9 +14,12 @@ from tests.integration.test_resync import drop_every_key
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.connections import kafka_options
 from turnstream.memory.archive_store import ArchiveStore
+from turnstream.memory.journal import JournalRecord, parse_key, replay
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
+from turnstream.streams.journal import JournalReader
 
 pytestmark = pytest.mark.integration
 
@@ -80,3 +83,33 @@ async def test_memories_profiles_and_archive_come_back_and_erased_data_does_not(
     assert after["acme:olga"] == {"memories": [], "profile": [], "archive": []}
     assert prompt.recalled and (prompt.recalled, prompt.archived) == (asked.recalled, asked.archived)
     assert "replayed the memory journal" in log and "Traceback" not in log
+
+
+async def journal_records(settings: Settings) -> list[JournalRecord]:
+    """Every record of the memory journal, partition by partition."""
+    records: list[JournalRecord] = []
+    async with JournalReader(settings, kafka_options(settings)) as reader:
+        for partition in await reader.partitions():
+            read, _ = await reader.read(partition)
+            records += read
+    return records
+
+
+async def test_memories_the_cap_evicts_leave_the_journal_too(settings: Settings) -> None:
+    """The journal leaves an owner the memories Redis holds, not every memory ever written: an eviction by the
+    per-owner cap writes a tombstone, as an archive eviction does, so a replay has nothing to evict again."""
+    settings = settings.model_copy(update={"turn_partitions": 3, "memory_max_per_owner": 3})
+    turns = conversation("cap-a", "ivan", 40) + conversation("cap-b", "ivan", 50)
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        async with TurnProducer(settings) as producer, ContextClient.from_settings(settings) as client:
+            for turn in turns:
+                await producer.send(turn)
+            await producer.flush()
+            await wait_for_versions(client, {"cap-a": 6, "cap-b": 6}, worker, tenant=TENANT)
+            kept = {memory.id for memory in await client.memory.list("acme:ivan")}
+    records = await journal_records(settings)
+    written = {parse_key(record.key)[2] for record in records if parse_key(record.key)[:2] == ("m", "acme:ivan")}
+    left = replay(records, time.time(), settings.owner_ttl_seconds).owners["acme:ivan"]
+    assert len(kept) == 3 and len(written) == 6, (kept, written)  # six statements, three over the cap
+    assert {memory.id for memory in left.memories} == kept

@@ -6,10 +6,10 @@
 -- ARGV[1] keyword-set key prefix, ARGV[2] expected profile version ('' leaves the profile alone),
 -- ARGV[3] new profile text, ARGV[4] ttl seconds, ARGV[5] cap,
 -- ARGV[6..] per memory: id, JSON, created_at, keywords joined by '\n'
--- Returns 1 when applied, 0 when the profile moved past the expected version, else the names of the
--- keyword sets the call would touch that KEYS does not: those of the memories it evicts, of every
--- memory on an expiry restart, or changed by another writer; the caller adds them and calls again.
--- Nothing is written unless it returns 1.
+-- Returns {1, the ids of the memories it evicted...} when applied, 0 when the profile moved past the
+-- expected version, else the names of the keyword sets the call would touch that KEYS does not: those of
+-- the memories it evicts, of every memory on an expiry restart, or changed by another writer; the caller
+-- adds them and calls again. Nothing is written unless the reply starts with 1.
 local prefix, ttl, cap = ARGV[1], tonumber(ARGV[4]), tonumber(ARGV[5])
 
 local declared = {}
@@ -154,4 +154,8 @@ else
     redis.call('EXPIRE', key, left)
   end
 end
-return 1
+local applied = {1}
+for _, id in ipairs(victims) do
+  applied[#applied + 1] = id
+end
+return applied

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.integration.test_forget import TENANT, conversation, forget
-from tests.integration.test_pipeline import wait_for_versions
+from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.integration.test_resync import drop_every_key
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
@@ -102,10 +102,8 @@ async def test_memories_the_cap_evicts_leave_the_journal_too(settings: Settings)
     turns = conversation("cap-a", "ivan", 40) + conversation("cap-b", "ivan", 50)
     await ensure_topics(settings)
     with running_worker(settings) as worker:
-        async with TurnProducer(settings) as producer, ContextClient.from_settings(settings) as client:
-            for turn in turns:
-                await producer.send(turn)
-            await producer.flush()
+        await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
             await wait_for_versions(client, {"cap-a": 6, "cap-b": 6}, worker, tenant=TENANT)
             kept = {memory.id for memory in await client.memory.list("acme:ivan")}
     records = await journal_records(settings)

@@ -89,9 +89,11 @@ class SessionExecutor:
         writing = time.perf_counter()
         per_turn = max(len(events), 1)
         evicted_entries = await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn,
-                                                  "compaction": batch.core_ms / per_turn, "batch_events": len(events)})
+                                                          "compaction": batch.core_ms / per_turn, "batch_events": len(events)})
         self.last_redis_write_ms = ms_since(writing)
         journaling = time.perf_counter()
+        record_span("turnstream.redis_write", writing, journaling, next(iter(batch.traceparents), None),
+                    {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
         journaled = await self._journal(batch.steps)
         # tombstones for what the caps evicted, after the records they may follow on the same partition
         journaled += [await self._send_journal(owner, journal_key(kind, owner, evicted_id), None)
@@ -99,8 +101,6 @@ class SessionExecutor:
                       for owner, ids in owners.items() for evicted_id in ids]
         await asyncio.gather(*journaled)  # the journal has the batch's memory writes before its rows move on
         journal_ms = ms_since(journaling)
-        record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
-                    {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
         tabling = time.perf_counter()
         self._write_rows(batch)
         await self._changelog_sent()

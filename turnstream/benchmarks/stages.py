@@ -85,7 +85,8 @@ def fresh_turn_ms(delta: Scrape) -> dict[str, float]:
     """Where a turn's time went while the worker was fed slowly, in mean ms: from its produce until the worker
     stepped it (the broker's fetch wait, the batch window, waiting behind the previous batch), decode and core
     per turn, and per batch the Redis write (the turn is readable at its end), then the journal and Table
-    writes (after it, holding the next batch back); with the mean events per batch. Empty when no batch was written."""
+    writes (after it, holding the next batch back); with the mean events per batch. Empty when no batch was
+    written."""
     batches = delta.counts.get("table_write", 0.0)
     if batches <= 0:
         return {}
@@ -94,6 +95,4 @@ def fresh_turn_ms(delta: Scrape) -> dict[str, float]:
         count = delta.counts.get(stage, 0.0)
         return delta.sums.get(stage, 0.0) / count * 1000 if count else 0.0
 
-    return {"broker_wait": mean("broker_wait"), "ingest": mean("ingest"), "compaction": mean("compaction"),
-            "redis_write": mean("redis_write"), "journal_write": mean("journal_write"), "table_write": mean("table_write"),
-            "events_per_batch": delta.applied / batches}
+    return {**{stage: mean(stage) for stage in ("broker_wait", *STAGE_NAMES)}, "events_per_batch": delta.applied / batches}

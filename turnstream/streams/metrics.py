@@ -6,7 +6,8 @@ from prometheus_client import Counter, Gauge, Histogram
 
 STAGES = ("broker_wait", "ingest", "compaction", "redis_write", "journal_write", "table_write")
 """The hot path's stages, in order: broker wait, decode (ingest) and core (compaction) per turn, the Redis
-round trip, the memory journal's records until the broker acks them and the Table rows per batch. Context documents carry the per-turn ones and the last write's."""
+round trip, the memory journal's records until the broker acks them and the Table rows per batch. Context
+documents carry the per-turn ones and the last write's."""
 
 stage_seconds = Histogram(
     "turnstream_stage_seconds",

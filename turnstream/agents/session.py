@@ -17,7 +17,7 @@ import time
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Sequence, TypeVar
+from typing import Awaitable, Callable, Sequence, TypeVar, cast
 
 import faust
 import redis.exceptions
@@ -39,6 +39,7 @@ from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState, Step
 from turnstream.settings import Settings
 from turnstream.streams.batches import acknowledge, take_batches
+from turnstream.streams.delivery import OrderedConsumer
 from turnstream.streams.metrics import observe_ms, redis_write_retries_total, turns_total
 from turnstream.streams.topics import Topics
 from turnstream.tracing import record_span
@@ -269,7 +270,8 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
             await acknowledge(stream, events)
 
         try:
-            async for events in take_batches(stream, settings.batch_max_events, settings.batch_max_ms / 1000):
+            gate = cast(OrderedConsumer, app.consumer)
+            async for events in take_batches(stream, settings.batch_max_events, settings.batch_max_ms / 1000, gate):
                 try:
                     await _to_the_end(store_and_acknowledge(events))
                 except Exception:

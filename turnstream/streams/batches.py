@@ -9,18 +9,24 @@ so the intake's per-event work overlaps the batch's waits on Redis and the broke
 Unlike take_events, which acknowledges a batch when the loop body ends however it ends, nothing here
 acknowledges: the caller acknowledges a batch's events once their effects are stored
 (`acknowledge`). Events never acknowledged are never committed, so a batch that failed is applied
-again by the partition's next owner.
+again by the partition's next owner. An event enters a batch only if the `gate` takes it (the next record
+of its partition: see streams/intake.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Protocol
 
-from faust.types import EventT, StreamT
+from faust.types import EventT, Message, StreamT
 
 
-async def take_batches(stream: StreamT, max_events: int, within: float) -> AsyncIterator[list[EventT]]:
+class Gate(Protocol):
+    async def take(self, message: Message) -> bool:
+        """Whether the record may be applied now."""
+
+
+async def take_batches(stream: StreamT, max_events: int, within: float, gate: Gate) -> AsyncIterator[list[EventT]]:
     """Lists of 1..`max_events` events of `stream`, in order, until the stream stops."""
     filling: list[EventT] = []
     first, ready, room = asyncio.Event(), asyncio.Event(), asyncio.Event()
@@ -33,6 +39,8 @@ async def take_batches(stream: StreamT, max_events: int, within: float) -> Async
         event = stream.current_event
         if event is None:
             raise RuntimeError("a stream processor ran without a current event")
+        if not await gate.take(event.message):
+            return value
         filling.append(event)
         first.set()
         if len(filling) >= max_events or (waiting is not None and waiting.empty()):

@@ -18,18 +18,29 @@ was delivered already and is dropped; a record ahead of it is held back and the 
 the missing offset, so the loop above only ever sees consecutive offsets. When the broker keeps
 answering with the same jump (a real gap: a compacted topic, a transaction marker), the jump is
 accepted after a few tries.
+
+In-order fetching is not enough: Faust can still drop a fetched record before the agent gets it (see
+intake.py). The session agent therefore takes each record through `take`, which lets a partition's records
+through only in offset order from the offset it was sought to, and fetches a partition again from the first
+record the agent lacks. Only a record the agent took can be acknowledged: Faust's own acknowledgement of
+a record it skipped would otherwise let the commit pass a turn no worker applied.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, AsyncIterator, Mapping
+from weakref import WeakSet
 
 import faust
 from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, Message
+from mode import Service
 
 from turnstream.streams.end_offsets import fetched_end_offsets
+from turnstream.streams.intake import Intake
+from turnstream.streams.metrics import refetches_total
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +60,11 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         """Per guarded partition, the offset of the next record to deliver; absent until sought in this assignment."""
         self._retries: dict[TP, tuple[int, int]] = {}
         """Per partition, (missing offset, seeks back to it so far)."""
+        self._intake: Intake[TP] = Intake()
+        self._taken: WeakSet[Message] = WeakSet()
+        """The records the agent took in this assignment: the only ones an acknowledgement counts for."""
+        self._gated: set[str] = set()
+        """Topics whose records reach their agent through `take`."""
 
     def _guarded(self, tp: TP) -> bool:
         return self.app.topics.acks_enabled_for(tp.topic) and not self._is_changelog_tp(tp)
@@ -66,7 +82,9 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         earliest = await self.earliest_offsets(*[tp for tp in guarded if not committed[tp]]) if guarded else {}
         for tp, offset in committed.items():
             if tp in guarded:
-                await self.seek(tp, offset or earliest.get(tp) or 0)
+                start = offset or earliest.get(tp) or 0
+                self._intake.start(tp, start, time.monotonic())
+                await self.seek(tp, start)
             else:
                 self._expect(tp, offset)
         return committed
@@ -87,11 +105,47 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         # and until then a partition's records are not delivered
         self._next_offset.clear()
         self._retries.clear()
+        self._intake.clear()
+        self._taken = WeakSet()  # a batch of the previous assignment still running is applied again, not committed
         await super().on_partitions_assigned(assigned, generation_id)
 
     async def highwaters(self, *partitions: TP) -> Mapping[TP, int]:
         """End offsets confirmed by a fetch (see end_offsets): table recovery reads up to these."""
         return await fetched_end_offsets(self.app.kafka_options, await super().highwaters(*partitions))  # type: ignore[return-value]
+
+    async def take(self, message: Message) -> bool:
+        """Whether the agent may apply `message`: the next record of its partition (see intake.py). When
+        records before it were lost on the way, its partition is fetched again from the first of them."""
+        self._gated.add(message.topic)
+        verdict = self._intake.take(message.tp, message.offset, time.monotonic())
+        if verdict.fetch_from is not None:
+            log.warning("%s: records from %d on never reached the agent (it got %d); fetching them again",
+                        message.tp, verdict.fetch_from, message.offset)
+            refetches_total.labels("gap").inc()
+            await self.seek(message.tp, verdict.fetch_from)
+        if verdict.taken:
+            self._taken.add(message)
+        return verdict.taken
+
+    def ack(self, message: Message) -> bool:
+        # Faust acknowledges a record its stream skips (flow suspended, older generation): for a topic whose
+        # agent takes records through `take`, only what it took may move the commit
+        if message.topic in self._gated and message not in self._taken:
+            return False
+        return super().ack(message)
+
+    @Service.timer(1.0)
+    async def _refetch_stalled(self) -> None:
+        """Fetch a partition again when its fetch is past what the agent took and the agent took nothing of
+        it for a while: its last fetched records were lost on the way, and no later record shows the gap."""
+        if self.app.rebalancing or not self.flow_active:
+            return
+        fetched = {tp: offset for tp, offset in self._next_offset.items() if offset != ANY}
+        for tp, offset in self._intake.stalled(fetched, time.monotonic()).items():
+            log.warning("%s: records from %d on were fetched but never reached the agent; fetching them again",
+                        tp, offset)
+            refetches_total.labels("stalled").inc()
+            await self.seek(tp, offset)
 
     def _new_consumer_thread(self) -> FetchWaitThread:
         return FetchWaitThread(self, loop=self.loop, beacon=self.beacon)
@@ -125,6 +179,7 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         missing, tries = self._retries.get(tp, (expected, 0))
         if missing == expected and tries >= GAP_RETRIES:
             log.info("%s: offsets %d..%d are not in the partition; going on from %d", tp, expected, offset - 1, offset)
+            self._intake.real_gap(tp, expected, offset)
             self._next_offset[tp] = offset + 1
             self._retries.pop(tp, None)
             return DELIVER

@@ -32,6 +32,8 @@ contexts_resynced_total = Counter("turnstream_contexts_resynced_total", "Context
 journal_replayed_total = Counter("turnstream_journal_replayed_total",
                                  "Memories and archived turns written back from the memory journal", ["kind"])
 redis_write_retries_total = Counter("turnstream_redis_write_retries_total", "Redis writes retried after a connection error or timeout")
+refetches_total = Counter("turnstream_refetches_total", "Input partitions fetched again because fetched records never "
+                          "reached the session agent, by how it showed: a later record (gap) or none (stalled)", ["reason"])
 rebalances_total = Counter("turnstream_rebalances_total", "Rebalances this worker took part in (each ends with a new assignment)")
 assigned_partitions = Gauge("turnstream_assigned_partitions", "Input partitions (changelogs not counted) assigned to this worker")
 consumer_lag = Gauge("turnstream_consumer_lag", "Records of an assigned input partition not yet committed: the fetch "

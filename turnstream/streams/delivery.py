@@ -136,8 +136,8 @@ class OrderedConsumer(aiokafka_driver.Consumer):
 
     @Service.timer(1.0)
     async def _refetch_stalled(self) -> None:
-        """Fetch a partition again when its fetch is past what the agent took and the agent took nothing of
-        it for a while: its last fetched records were lost on the way, and no later record shows the gap."""
+        """Fetch a partition again when its fetch is past what the agent took and the agent has taken nothing
+        for a while: its last fetched records were lost on the way, and no later record shows the gap."""
         if self.app.rebalancing or not self.flow_active:
             return
         fetched = {tp: offset for tp, offset in self._next_offset.items() if offset != ANY}

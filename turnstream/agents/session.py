@@ -271,6 +271,7 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
 
         try:
             gate = cast(OrderedConsumer, app.consumer)
+            gate.gate(topics.session_input.topics)
             async for events in take_batches(stream, settings.batch_max_events, settings.batch_max_ms / 1000, gate):
                 try:
                     await _to_the_end(store_and_acknowledge(events))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Iterable, Mapping
 from weakref import WeakSet
 
 import faust
@@ -64,7 +64,7 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         self._taken: WeakSet[Message] = WeakSet()
         """The records the agent took in this assignment: the only ones an acknowledgement counts for."""
         self._gated: set[str] = set()
-        """Topics whose records reach their agent through `take`."""
+        """Topics whose records reach their agent through `take` (see `gate`)."""
 
     def _guarded(self, tp: TP) -> bool:
         return self.app.topics.acks_enabled_for(tp.topic) and not self._is_changelog_tp(tp)
@@ -113,10 +113,13 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         """End offsets confirmed by a fetch (see end_offsets): table recovery reads up to these."""
         return await fetched_end_offsets(self.app.kafka_options, await super().highwaters(*partitions))  # type: ignore[return-value]
 
+    def gate(self, topics: Iterable[str]) -> None:
+        """The records of `topics` reach their agent through `take`: only those it took are acknowledged."""
+        self._gated.update(topics)
+
     async def take(self, message: Message) -> bool:
         """Whether the agent may apply `message`: the next record of its partition (see intake.py). When
         records before it were lost on the way, its partition is fetched again from the first of them."""
-        self._gated.add(message.topic)
         verdict = self._intake.take(message.tp, message.offset, time.monotonic())
         if verdict.fetch_from is not None:
             log.warning("%s: records from %d on never reached the agent (it got %d); fetching them again",

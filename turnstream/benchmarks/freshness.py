@@ -97,11 +97,13 @@ async def passthrough_latencies(live: Live, turns: list[dict[str, Any]], rate: f
     async def measure(listener: Listener) -> list[float]:
         sent_at, futures = await _paced(live, live.set, encode(turns), rate)
 
-        async def done() -> bool:
-            return len(listener.heard) >= len(turns)
+        async def done() -> bool:  # distinct records: a redelivered one is announced again
+            return len({data for _, _, data in listener.heard}) >= len(turns)
 
         await live.until(done, "freshness (pass-through)", SETTLE_TIMEOUT_SECONDS)
-        heard_at = {data: at for at, _, data in listener.heard}
+        heard_at: dict[bytes, float] = {}
+        for at, _, data in listener.heard:
+            heard_at.setdefault(data, at)  # its first announcement
         metadata = [await future for future in futures]
         return [(heard_at[f"{m.partition}:{m.offset}".encode()] - sent) * 1000 for m, sent in zip(metadata, sent_at)]
 

@@ -83,7 +83,8 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         for tp, offset in committed.items():
             if tp in guarded:
                 start = offset or earliest.get(tp) or 0
-                self._intake.start(tp, start, time.monotonic())
+                if tp.topic in self._gated:
+                    self._intake.start(tp, start, time.monotonic())
                 await self.seek(tp, start)
             else:
                 self._expect(tp, offset)

@@ -16,6 +16,7 @@ from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
+from turnstream.streams.intake import STALL_SECONDS
 
 
 
@@ -63,6 +64,10 @@ async def test_llm_summaries_are_merged_in_order_and_stay_within_budget(settings
             ):
                 await asyncio.sleep(0.5)
                 doc = await client.get("llm")
+            asked = server.count
+            # idle past the intake's stall check: the summary requests' partitions are not fetched again
+            await asyncio.sleep(STALL_SECONDS + 3)
+            assert server.count == asked, f"{server.count - asked} summary requests were sent to the LLM again"
     assert replies.replies >= 2, "the session dropped spans, so the summarizer must have been asked"
     assert f"LLM-SUMMARY-{replies.replies}" in doc.summary  # the newest answer is the one in the context
     # every prompt after the first carries the summary the previous answer produced: merged in order

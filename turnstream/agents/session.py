@@ -188,19 +188,15 @@ class SessionExecutor:
                 for owner, reply in zip(owners, replies)}
 
     def _write_rows(self, batch: Batch) -> None:
-        """One Table row per session, sent to the changelog partition of that session's own events."""
-        for key, state in batch.states.items():
-            if key not in batch.last_event:
-                continue
-            token = _current_event.set(weakref.ref(batch.last_event[key]))
-            try:
-                self.sessions[key] = state.snapshot()
-            finally:
-                _current_event.reset(token)
-        for key, (event, request) in batch.forgotten.items():
+        """One Table row per session (its state, or the forget marker of an erased one), sent to the changelog
+        partition of that session's own events."""
+        rows = [(key, state.snapshot(), batch.last_event[key]) for key, state in batch.states.items()
+                if key in batch.last_event]
+        rows += [(key, forget_marker(request.requested_at), event) for key, (event, request) in batch.forgotten.items()]
+        for key, row, event in rows:
             token = _current_event.set(weakref.ref(event))
             try:
-                self.sessions[key] = forget_marker(request.requested_at)
+                self.sessions[key] = row
             finally:
                 _current_event.reset(token)
 

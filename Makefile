@@ -4,7 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install browser demo test test-unit test-integration test-rebalance bench clean
+.PHONY: install kafka browser demo test test-unit test-integration test-kafka test-rebalance bench clean
+
+# Apache Kafka's jars from Maven Central, for `turnstream stack --broker kafka` and the tests; fetched once
+# per version of deploy/kafka/pom.xml (the folder is emptied first so no jar of an older version stays).
+KAFKA_LIB := .kafka/lib
+KAFKA_FETCHED := $(KAFKA_LIB)/.fetched
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +18,14 @@ $(INSTALLED): pyproject.toml
 	touch $@
 
 install: $(INSTALLED)
+
+$(KAFKA_FETCHED): deploy/kafka/pom.xml
+	@command -v java >/dev/null && command -v mvn >/dev/null || { echo "make kafka needs java (17+) and mvn: apt-get install openjdk-17-jdk-headless maven"; exit 1; }
+	rm -rf $(KAFKA_LIB)
+	mvn --quiet --batch-mode -f deploy/kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(abspath $(KAFKA_LIB))
+	touch $@
+
+kafka: $(KAFKA_FETCHED)
 
 # The inspector's browser test drives Debian's Chromium; as root the packages are installed here, otherwise
 # the test fails saying how to install them.
@@ -30,20 +43,23 @@ browser:
 demo: $(INSTALLED)
 	$(BIN)/turnstream demo
 
-test: $(INSTALLED) browser
+test: $(INSTALLED) kafka browser
 	$(BIN)/pytest
 
 test-unit: $(INSTALLED)
 	$(BIN)/pytest -m unit
 
-test-integration: $(INSTALLED) browser
+test-integration: $(INSTALLED) kafka browser
 	$(BIN)/pytest -m integration
 
-test-rebalance: $(INSTALLED)
+test-kafka: $(INSTALLED) kafka
+	$(BIN)/pytest -m kafka
+
+test-rebalance: $(INSTALLED) kafka
 	$(BIN)/pytest -m rebalance
 
 bench: $(INSTALLED)
 	$(BIN)/turnstream bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache build *.egg-info
+	rm -rf $(VENV) .kafka .pytest_cache .hypothesis .mypy_cache build *.egg-info

@@ -65,6 +65,8 @@ class Settings(BaseSettings):
     """PEM client certificate for mutual TLS (SSL, SASL_SSL); may hold the key too."""
     kafka_ssl_keyfile: FilePath | None = None
     """PEM private key of the client certificate, when not inside kafka_ssl_certfile."""
+    kafka_jars: str | None = None
+    """Folder of Apache Kafka's jars for `turnstream stack --broker kafka`; unset: the checkout's .kafka/lib (`make kafka`)."""
     replication_factor: int = Field(BROKER_DEFAULT_REPLICATION, ge=-1, le=32767)
     """Replication factor of the topics turnstream creates; -1 asks the broker for its default.replication.factor."""
     redis_url: str | None = None

@@ -1,4 +1,4 @@
-"""`turnstream stack`: run the embedded broker and Redis in the foreground until stopped."""
+"""`turnstream stack`: run a broker (embedded Tansu or Apache Kafka) and Redis in the foreground until stopped."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import time
 
 from turnstream.cli import CliError
 from turnstream.commands._args import port
+from turnstream.settings import Settings
 from turnstream.streams.embedded import EmbeddedStack, StackError
 
 _POLL_SECONDS = 0.5
 RESTARTABLE = ("redis",)
-"""Services brought back when they exit. Not the broker: Tansu keeps topics in memory, a new one has none."""
+"""Services brought back when they exit. Not the broker: Tansu keeps topics in memory, a new one has none,
+and the stack's Apache Kafka keeps its log in a folder of its own, removed when it stops."""
 MAX_RESTARTS = 5
 RESTART_WINDOW_SECONDS = 60.0
 """More than MAX_RESTARTS of one service within this window is a crash loop: the stack gives up and exits."""
@@ -23,13 +25,19 @@ RESTART_WINDOW_SECONDS = 60.0
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "stack",
-        help="run the embedded Kafka broker (Tansu) and redis-server until Ctrl-C or SIGTERM",
+        help="run a Kafka broker (embedded Tansu, or Apache Kafka) and redis-server until Ctrl-C or SIGTERM",
         description=(
-            "Start the embedded Tansu broker and redis-server on loopback, print "
-            "KAFKA_URL=… and REDIS_URL=… and READY, and run until Ctrl-C or SIGTERM. A redis-server "
-            "that exits is started again on the same port (empty: it keeps nothing on disk); "
-            "if the broker exits, the stack stops."
+            "Start a broker and redis-server on loopback, print KAFKA_URL=… and REDIS_URL=… and READY, "
+            "and run until Ctrl-C or SIGTERM. The broker is the embedded Tansu (pip only) or, with "
+            "--broker kafka, a single-node Apache Kafka (KRaft) from the jars `make kafka` fetches "
+            "(needs Java 17+; TURNSTREAM_KAFKA_JARS names another folder). A redis-server that exits is "
+            "started again on the same port (empty: it keeps nothing on disk); if the broker exits, the "
+            "stack stops. Everything is gone when it stops."
         ),
+    )
+    parser.add_argument(
+        "--broker", choices=("tansu", "kafka"), default="tansu",
+        help="tansu: the embedded broker (default); kafka: Apache Kafka from `make kafka`'s jars",
     )
     parser.add_argument("--kafka-port", type=port, default=0, help="broker port (default: a free one)")
     parser.add_argument("--redis-port", type=port, default=0, help="Redis port (default: a free one)")
@@ -41,7 +49,11 @@ def run(args: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     try:
-        with EmbeddedStack(kafka_port=args.kafka_port, redis_port=args.redis_port) as stack:
+        stack = EmbeddedStack(
+            kafka_port=args.kafka_port, redis_port=args.redis_port, broker=args.broker,
+            kafka_jars=Settings().kafka_jars,
+        )
+        with stack:
             print(f"KAFKA_URL={stack.kafka_url}", flush=True)
             print(f"REDIS_URL={stack.redis_url}", flush=True)
             print("READY", flush=True)

@@ -1,4 +1,5 @@
-"""The embedded dev stack: a Tansu broker and a redis-server as child processes on loopback."""
+"""The dev stack: a broker (embedded Tansu, or Apache Kafka from `make kafka`) and a redis-server as child
+processes on loopback."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO, Callable, Iterator, Literal
 
 from turnstream.settings import Settings
+from turnstream.streams import apache_kafka
 
 LOOPBACK = "127.0.0.1"
+APACHE_KAFKA_STOP_GRACE = 30.0
+"""A single node's controlled shutdown takes a few seconds; SIGKILL only if it hangs."""
 _PR_SET_PDEATHSIG = 1
 
 
@@ -77,17 +81,23 @@ def redis_server_binary() -> str:
 
 
 def kafka_answers(port: int, timeout: float = 1.0) -> bool:
-    """True when a Kafka Metadata (v0) request on loopback gets a well-formed answer."""
+    """True when a Kafka Metadata (v0) request on loopback gets an answer that lists a broker.
+
+    Apache Kafka answers before its broker has registered with the controller, with no broker listed.
+    """
     correlation_id = 7
     client_id = b"turnstream-probe"
     body = struct.pack(">hhih", 3, 0, correlation_id, len(client_id)) + client_id + struct.pack(">i", 0)
     try:
         with socket.create_connection((LOOPBACK, port), timeout=timeout) as sock:
             sock.sendall(struct.pack(">i", len(body)) + body)
-            header = _recv_exactly(sock, 8)
+            header = _recv_exactly(sock, 12)  # size, correlation id, number of brokers
     except OSError:
         return False
-    return header is not None and struct.unpack(">ii", header)[1] == correlation_id
+    if header is None:
+        return False
+    _, answered, brokers = struct.unpack(">iii", header)
+    return answered == correlation_id and brokers > 0
 
 
 def redis_answers(port: int, timeout: float = 1.0) -> bool:
@@ -122,6 +132,10 @@ class ChildService:
     command: list[str]
     answers: Callable[[int], bool]
     """Whether the service answers on a port: the readiness check, at start and after a restart."""
+    workdir: Path | None = None
+    """A folder of the service's own (Apache Kafka's properties and log), removed when it stops."""
+    grace: float = 0.0
+    """Least time a SIGTERM gets before SIGKILL (a JVM's controlled shutdown takes seconds)."""
 
     def log_tail(self, lines: int = 5) -> str:
         self.log.flush()
@@ -133,12 +147,14 @@ class ChildService:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(grace)
+                self.process.wait(max(grace, self.grace))
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
         Path(self.log.name).unlink(missing_ok=True)
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 @dataclass
@@ -149,9 +165,18 @@ class EmbeddedStack:
     redis: bool = True
     kafka_port: int = 0
     redis_port: int = 0
-    start_timeout: float = 20.0
+    broker: Literal["tansu", "kafka"] = "tansu"
+    """Which broker `kafka` starts: the embedded Tansu binary, or Apache Kafka from its jars."""
+    kafka_jars: str | None = None
+    """Folder of Apache Kafka's jars (default: the checkout's .kafka/lib)."""
+    kafka_sasl_users: dict[str, str] | None = None
+    """Apache Kafka only: also open a SASL_PLAINTEXT (SCRAM-SHA-512) listener for these users."""
+    kafka_tls: apache_kafka.TlsFiles | None = None
+    """Apache Kafka only: also open an SSL listener presenting this identity."""
+    start_timeout: float = 60.0
     stop_grace: float = 5.0
     services: list[ChildService] = field(default_factory=list)
+    _node: apache_kafka.KafkaNode | None = field(default=None, repr=False)
 
     @property
     def kafka_url(self) -> str | None:
@@ -160,6 +185,11 @@ class EmbeddedStack:
     @property
     def redis_url(self) -> str | None:
         return self._url("redis")
+
+    @property
+    def kafka_node(self) -> apache_kafka.KafkaNode | None:
+        """The started Apache Kafka's listeners (None for Tansu)."""
+        return self._node
 
     def _url(self, name: str) -> str | None:
         return next((s.url for s in self.services if s.name == name), None)
@@ -177,10 +207,39 @@ class EmbeddedStack:
         return self
 
     def _start_kafka(self) -> None:
+        if self.broker == "kafka":
+            self._start_apache_kafka()
+            return
         port = self._claim(self.kafka_port)
         listener = f"tcp://{LOOPBACK}:{port}"
         command = [tansu_binary(), "broker", "--listener-url", listener, "--advertised-listener-url", listener]
         self._spawn("kafka", f"kafka://{LOOPBACK}:{port}", port, command, kafka_answers)
+
+    def _start_apache_kafka(self) -> None:
+        try:
+            lib = apache_kafka.kafka_lib(self.kafka_jars)
+            apache_kafka.java_binary()
+        except apache_kafka.KafkaUnavailable as error:
+            raise StackError(str(error)) from None
+        node = apache_kafka.KafkaNode(
+            port=self._claim(self.kafka_port),
+            controller_port=free_port(),
+            sasl_port=free_port() if self.kafka_sasl_users else None,
+            ssl_port=free_port() if self.kafka_tls else None,
+            tls=self.kafka_tls,
+            scram_users=dict(self.kafka_sasl_users or {}),
+        )
+        workdir = Path(tempfile.mkdtemp(prefix="turnstream-apache-kafka-"))
+        try:
+            properties = apache_kafka.start_storage(lib, node, workdir)
+        except (apache_kafka.KafkaUnavailable, subprocess.TimeoutExpired) as error:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise StackError(str(error)) from None
+        self._node = node
+        self._spawn(
+            "kafka", node.url(), node.port, apache_kafka.broker_command(lib, properties), kafka_answers,
+            workdir=workdir, grace=APACHE_KAFKA_STOP_GRACE,
+        )
 
     def _start_redis(self) -> None:
         port = self._claim(self.redis_port)
@@ -197,14 +256,17 @@ class EmbeddedStack:
             return port
         return free_port()
 
-    def _spawn(self, name: str, url: str, port: int, command: list[str], answers: Callable[[int], bool]) -> ChildService:
+    def _spawn(
+        self, name: str, url: str, port: int, command: list[str], answers: Callable[[int], bool],
+        workdir: Path | None = None, grace: float = 0.0,
+    ) -> ChildService:
         log = tempfile.NamedTemporaryFile(prefix=f"turnstream-{name}-", suffix=".log", delete=False)
         env = {k: v for k, v in os.environ.items() if k not in ("LISTENER_URL", "ADVERTISED_LISTENER_URL")}
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             env=env, preexec_fn=die_with_parent,
         )
-        service = ChildService(name, url, port, process, log, command, answers)
+        service = ChildService(name, url, port, process, log, command, answers, workdir, grace)
         self.services.append(service)
         deadline = time.monotonic() + self.start_timeout
         while not answers(port):

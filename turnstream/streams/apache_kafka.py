@@ -1,0 +1,187 @@
+"""A single-node Apache Kafka broker (KRaft) for development and tests, run from the jars `make kafka` fetches.
+
+Pure parts first: the broker's properties and its command lines, from a `KafkaNode` that says which
+listeners it has. `start_storage` formats the log folder (and creates SCRAM users there, as KRaft wants);
+the embedded stack (`streams/embedded.py`) spawns and stops the JVM like its other child services.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LOG_CONFIG = Path(__file__).with_name("kafka-log4j2.properties")
+"""Log4j 2 configuration (properties format: no YAML jar needed): warnings, plus the start and stop lines."""
+JVM_OPTIONS = (
+    "-Xms256m", "-Xmx768m",
+    # a 2-core machine shared with the workers and Redis: few GC and JIT threads
+    "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:ParallelGCThreads=2", "-XX:ConcGCThreads=1",
+    "-XX:CICompilerCount=2", "-Djava.awt.headless=true",
+)
+DEFAULT_LIB = Path(__file__).resolve().parents[2] / ".kafka" / "lib"
+"""Where `make kafka` puts the broker's jars in a source checkout."""
+FETCH_COMMAND = "make kafka"
+SCRAM_MECHANISM = "SCRAM-SHA-512"
+
+
+class KafkaUnavailable(RuntimeError):
+    """Java or the broker's jars are missing; the message is one line and says how to get them."""
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """The broker's TLS identity as PEM files: its certificate chain and its unencrypted PKCS#8 key."""
+
+    certfile: Path
+    keyfile: Path
+
+
+@dataclass(frozen=True)
+class KafkaNode:
+    """Which listeners one broker-and-controller node opens on loopback, and who may log in."""
+
+    port: int
+    """The PLAINTEXT listener: the stack's KAFKA_URL, also used between broker and controller."""
+    controller_port: int
+    sasl_port: int | None = None
+    """A SASL_PLAINTEXT listener taking SCRAM-SHA-512 logins of `scram_users`."""
+    ssl_port: int | None = None
+    """An SSL listener presenting `tls`."""
+    tls: TlsFiles | None = None
+    scram_users: dict[str, str] = field(default_factory=dict)
+    """name -> password, created when the storage is formatted."""
+    host: str = "127.0.0.1"
+
+    def listeners(self) -> dict[str, int]:
+        """Listener name -> port; each name is also its security protocol."""
+        named = {"PLAINTEXT": self.port, "CONTROLLER": self.controller_port}
+        if self.sasl_port:
+            named["SASL_PLAINTEXT"] = self.sasl_port
+        if self.ssl_port:
+            named["SSL"] = self.ssl_port
+        return named
+
+    def url(self, listener: str = "PLAINTEXT") -> str:
+        return f"kafka://{self.host}:{self.listeners()[listener]}"
+
+
+def server_properties(node: KafkaNode, log_dir: Path) -> dict[str, str]:
+    """The broker's server.properties, sized for a 2-core machine that also runs the workers and Redis."""
+    listeners = node.listeners()
+    if node.ssl_port and node.tls is None:
+        raise ValueError("an SSL listener needs the broker's TLS files")
+    properties = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@{node.host}:{node.controller_port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listeners": ",".join(f"{name}://{node.host}:{port}" for name, port in listeners.items()),
+        "advertised.listeners": ",".join(
+            f"{name}://{node.host}:{port}" for name, port in listeners.items() if name != "CONTROLLER"
+        ),
+        "listener.security.protocol.map": ",".join(
+            f"{name}:{'PLAINTEXT' if name == 'CONTROLLER' else name}" for name in listeners
+        ),
+        "log.dirs": str(log_dir),
+        "num.partitions": "4",
+        "default.replication.factor": "1",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "4",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "4",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        # a group forms at once: tests and the dev stack start workers one after another anyway
+        "group.initial.rebalance.delay.ms": "0",
+        "num.network.threads": "2",
+        "num.io.threads": "2",
+        "num.recovery.threads.per.data.dir": "1",
+        "background.threads": "2",
+        "log.cleaner.threads": "1",
+        "log.cleaner.dedupe.buffer.size": str(16 * 1024 * 1024),  # 128 MiB of heap by default
+        "log.cleaner.backoff.ms": "1000",  # a topic made compactable in a test is looked at within a second
+        "auto.create.topics.enable": "true",
+    }
+    if node.sasl_port:
+        jaas = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        properties["sasl.enabled.mechanisms"] = SCRAM_MECHANISM
+        properties[f"listener.name.sasl_plaintext.{SCRAM_MECHANISM.lower()}.sasl.jaas.config"] = jaas
+    if node.ssl_port and node.tls is not None:
+        properties["listener.name.ssl.ssl.keystore.type"] = "PEM"
+        properties["listener.name.ssl.ssl.keystore.certificate.chain"] = _pem_line(node.tls.certfile)
+        properties["listener.name.ssl.ssl.keystore.key"] = _pem_line(node.tls.keyfile)
+        properties["listener.name.ssl.ssl.client.auth"] = "none"
+    return properties
+
+
+def _pem_line(path: Path) -> str:
+    """A PEM file as one properties value (Kafka takes inline PEM with its line breaks escaped)."""
+    return "\\n".join(path.read_text().strip().splitlines())
+
+
+def render_properties(properties: dict[str, str]) -> str:
+    return "".join(f"{key}={value}\n" for key, value in properties.items())
+
+
+def cluster_id() -> str:
+    """A fresh KRaft cluster id: a UUID in URL-safe base64, unpadded (22 characters)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def java_command(lib: Path, main_class: str, *arguments: str, jvm_options: tuple[str, ...] = ()) -> list[str]:
+    """`java` running one of the broker's main classes with the jars of `lib` and the log configuration."""
+    return [
+        java_binary(), *jvm_options, f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+        "-cp", f"{lib}/*", main_class, *arguments,
+    ]
+
+
+def format_arguments(properties_file: Path, cluster: str, scram_users: dict[str, str]) -> list[str]:
+    """StorageTool's arguments: format the log folder for `cluster`, with a SCRAM credential per user."""
+    arguments = ["format", "-t", cluster, "-c", str(properties_file)]
+    for name, password in scram_users.items():
+        arguments += ["--add-scram", f"{SCRAM_MECHANISM}=[name={name},password={password}]"]
+    return arguments
+
+
+def java_binary() -> str:
+    found = shutil.which("java")
+    if found is None:
+        raise KafkaUnavailable("no `java` on PATH: Apache Kafka needs Java 17 or newer (apt-get install openjdk-17-jre-headless)")
+    return found
+
+
+def kafka_lib(configured: str | None = None) -> Path:
+    """The folder of the broker's jars: the configured one, else the checkout's `.kafka/lib`."""
+    lib = Path(configured) if configured else DEFAULT_LIB
+    if not any(lib.glob("kafka_2.13-*.jar")):
+        raise KafkaUnavailable(
+            f"no Apache Kafka jars in {lib}: run `{FETCH_COMMAND}` in the turnstream checkout "
+            "(or set TURNSTREAM_KAFKA_JARS to a folder holding them)"
+        )
+    return lib
+
+
+def start_storage(lib: Path, node: KafkaNode, workdir: Path) -> Path:
+    """Write server.properties into `workdir` and format a fresh log folder there; returns the properties file."""
+    log_dir = workdir / "data"
+    properties_file = workdir / "server.properties"
+    properties_file.write_text(render_properties(server_properties(node, log_dir)))
+    done = subprocess.run(
+        java_command(lib, "kafka.tools.StorageTool", *format_arguments(properties_file, cluster_id(), node.scram_users)),
+        capture_output=True, text=True, timeout=120,
+    )
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise KafkaUnavailable(f"formatting the Kafka storage failed: {tail[0]}")
+    return properties_file
+
+
+def broker_command(lib: Path, properties_file: Path) -> list[str]:
+    return java_command(lib, "kafka.Kafka", str(properties_file), jvm_options=JVM_OPTIONS)

@@ -1,4 +1,9 @@
-"""Real services for integration tests: configured ones, else testcontainers, else the embedded stack."""
+"""Real services for integration tests: configured ones, else testcontainers, else started here.
+
+The broker-facing tests run on Apache Kafka (`make kafka` fetches it) unless TURNSTREAM_TEST_BROKER=tansu;
+a test parametrized over `broker` (`tests.support.services.on_each_broker`) runs on Apache Kafka and on the embedded Tansu. Each
+service is started once per test session, and only when a test asks for it.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +15,39 @@ from typing import Iterator
 
 import pytest
 
+from tests.support.services import BROKERS
 from turnstream.settings import Settings
-from turnstream.streams.embedded import EmbeddedStack
+from turnstream.streams.embedded import EmbeddedStack, tuned_for_tansu
 
 pytest_plugins = ["tests.support.llm_server"]
 """The local OpenAI-compatible server fixture `llm_server`, for every test that needs an LLM."""
 
 KAFKA_ENV = "TURNSTREAM_TEST_KAFKA_URL"
+"""An Apache Kafka (or compatible) broker the tests use instead of starting one."""
+REDIS_ENV = "TURNSTREAM_TEST_REDIS_URL"
+BROKER_ENV = "TURNSTREAM_TEST_BROKER"
+"""Which broker the tests that take the default one run on: kafka (Apache Kafka, the default) or tansu."""
 TESTS = Path(__file__).parent
 FOLDER_MARKERS = {"unit": pytest.mark.unit, "integration": pytest.mark.integration}
 """A test's marker comes from the folder it lives in: tests/unit needs no services, tests/integration does."""
+
+
+def default_broker() -> str:
+    broker = os.environ.get(BROKER_ENV, "kafka")
+    if broker not in BROKERS:
+        raise pytest.UsageError(f"{BROKER_ENV}={broker!r}: use one of {', '.join(BROKERS)}")
+    return broker
+
+
+def test_broker(item: pytest.Item) -> str | None:
+    """The broker an integration test talks to: its `broker` parameter, else the default; None for none."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "broker" in callspec.params:
+        return str(callspec.params["broker"])
+    names = set(getattr(item, "fixturenames", ()))
+    if "tansu_url" in names:
+        return "tansu"
+    return default_broker() if names & {"kafka_url", "apache_kafka_url"} else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -27,8 +55,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = item.path.relative_to(TESTS).parts[0]
         if folder in FOLDER_MARKERS:
             item.add_marker(FOLDER_MARKERS[folder])
-
-REDIS_ENV = "TURNSTREAM_TEST_REDIS_URL"
+        if folder == "integration" and test_broker(item) == "kafka":
+            item.add_marker(pytest.mark.kafka)
 
 
 @dataclass(frozen=True)
@@ -38,7 +66,7 @@ class Services:
     kafka_url: str
     redis_url: str
     origin: str
-    """'configured', 'testcontainers' or 'embedded'."""
+    """The broker: 'kafka' (Apache Kafka) or 'tansu'."""
 
 
 def _docker_answers() -> bool:
@@ -67,33 +95,70 @@ def _containers(need_kafka: bool, need_redis: bool) -> Iterator[tuple[str | None
         yield kafka_url, redis_url
 
 
-@pytest.fixture(scope="session")
-def services() -> Iterator[Services]:
-    """One broker and one Redis for the whole test session, stopped at its end."""
-    kafka_url, redis_url = os.environ.get(KAFKA_ENV), os.environ.get(REDIS_ENV)
-    if kafka_url and redis_url:
-        yield Services(kafka_url, redis_url, "configured")
-        return
-    if _docker_answers():
-        with _containers(not kafka_url, not redis_url) as (started_kafka, started_redis):
-            yield Services(kafka_url or started_kafka, redis_url or started_redis, "testcontainers")
-        return
-    with EmbeddedStack(kafka=not kafka_url, redis=not redis_url) as stack:
-        yield Services(kafka_url or stack.kafka_url, redis_url or stack.redis_url, "embedded")
+@contextmanager
+def _started(**stack_options: object) -> Iterator[EmbeddedStack]:
+    with EmbeddedStack(**stack_options) as stack:  # type: ignore[arg-type]
+        yield stack
 
 
 @pytest.fixture(scope="session")
-def kafka_url(services: Services) -> str:
-    return services.kafka_url
+def _docker() -> bool:
+    return _docker_answers()
 
 
 @pytest.fixture(scope="session")
-def redis_url(services: Services) -> str:
-    return services.redis_url
+def apache_kafka_url(_docker: bool) -> Iterator[str]:
+    """An Apache Kafka broker for the session: the configured one, a container, else a local KRaft node."""
+    if configured := os.environ.get(KAFKA_ENV):
+        yield configured
+    elif _docker:
+        with _containers(True, False) as (url, _):
+            yield url  # type: ignore[misc]
+    else:
+        with _started(broker="kafka", redis=False) as stack:
+            yield stack.kafka_url  # type: ignore[misc]
+
+
+@pytest.fixture(scope="session")
+def tansu_url() -> Iterator[str]:
+    """The embedded Tansu broker, started for the session."""
+    with _started(redis=False) as stack:
+        yield stack.kafka_url  # type: ignore[misc]
+
+
+@pytest.fixture(scope="session")
+def redis_url(_docker: bool) -> Iterator[str]:
+    """One Redis for the session: the configured one, a container, else a local redis-server."""
+    if configured := os.environ.get(REDIS_ENV):
+        yield configured
+    elif _docker:
+        with _containers(False, True) as (_, url):
+            yield url  # type: ignore[misc]
+    else:
+        with _started(kafka=False) as stack:
+            yield stack.redis_url  # type: ignore[misc]
+
+
+@pytest.fixture
+def broker() -> str:
+    """The broker of this test: the default one, unless the test is parametrized over `broker`."""
+    return default_broker()
+
+
+@pytest.fixture
+def kafka_url(broker: str, request: pytest.FixtureRequest) -> str:
+    """Bootstrap URL of this test's broker."""
+    return str(request.getfixturevalue("apache_kafka_url" if broker == "kafka" else "tansu_url"))
+
+
+@pytest.fixture
+def services(kafka_url: str, redis_url: str, broker: str) -> Services:
+    return Services(kafka_url, redis_url, broker)
 
 
 @pytest.fixture
 def settings(services: Services, request: pytest.FixtureRequest) -> Settings:
     """Settings on the test services, with a topic prefix of the test's own so tests never share topics."""
     prefix = "t-" + "".join(c if c.isalnum() else "-" for c in request.node.name)[:60]
-    return Settings(kafka_url=services.kafka_url, redis_url=services.redis_url, topic_prefix=prefix)
+    settings = Settings(kafka_url=services.kafka_url, redis_url=services.redis_url, topic_prefix=prefix)
+    return tuned_for_tansu(settings) if services.origin == "tansu" else settings

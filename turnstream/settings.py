@@ -20,6 +20,8 @@ MASK = "***"
 
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
+APACHE_KAFKA_FETCH_WAIT_MS = 500
+"""fetch.max.wait.ms of Apache Kafka's own clients: an idle worker asks twice a second, records come at once."""
 BROKER_DEFAULT_REPLICATION = -1
 """replication_factor value meaning "the broker's default.replication.factor"."""
 
@@ -158,8 +160,8 @@ class Settings(BaseSettings):
     """Bearer token `turnstream inspect` asks of every request; required when it listens beyond loopback; never printed."""
     data_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "turnstream"))
     """Where Faust keeps a worker's local files (one folder per app id); never the current directory."""
-    consumer_fetch_wait_ms: int = Field(20, ge=0, le=30_000)
-    """How long a worker's fetch waits at the broker for records; the embedded broker waits it out, Apache Kafka answers early."""
+    consumer_fetch_wait_ms: int | None = Field(None, ge=0, le=30_000)
+    """How long a worker's fetch waits at the broker for records; unset: 500 ms (Apache Kafka answers as soon as records arrive), 20 ms on an embedded Tansu that turnstream starts (Tansu waits it out)."""
     producer_linger_ms: int = Field(0, ge=0, le=5_000)
     """How long the worker's producer (dead letters, summary requests, changelogs, the memory journal) waits to fill a batch."""
     batch_max_events: int = Field(256, ge=1, le=10_000)
@@ -269,6 +271,11 @@ class Settings(BaseSettings):
         if not self.kafka_url:
             raise RuntimeError("no broker configured")
         return parse_kafka_url(self.kafka_url)
+
+    @property
+    def fetch_wait_ms(self) -> int:
+        """consumer_fetch_wait_ms, or Apache Kafka's own default when unset."""
+        return APACHE_KAFKA_FETCH_WAIT_MS if self.consumer_fetch_wait_ms is None else self.consumer_fetch_wait_ms
 
     @property
     def llm_enabled(self) -> bool:

@@ -9,6 +9,8 @@ import sys
 import orjson
 import pytest
 
+from tests.support.services import on_tansu
+
 from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
 from turnstream.demo.plan import plan_sessions
@@ -24,6 +26,7 @@ def run_demo(*args: str, env: dict[str, str], timeout: float = 240) -> subproces
     )
 
 
+@on_tansu  # the demo of the embedded default
 async def test_the_report_matches_the_contexts_in_redis(settings: Settings) -> None:
     env = {"TURNSTREAM_KAFKA_URL": settings.kafka_url, "TURNSTREAM_REDIS_URL": settings.redis_url, "TURNSTREAM_TOPIC_PREFIX": settings.topic_prefix}
     result = run_demo("--sessions", "2", "--turns", "40", "--json", env=env)

@@ -6,16 +6,21 @@ import sys
 import time
 import uuid
 
+from pathlib import Path
+
+import orjson
 import redis
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from tests.support.services import assert_sigterm_stops, killed_on_failure, port_of
+import pytest
+
+from tests.support.services import assert_sigterm_stops, killed_on_failure, on_each_broker, port_of
 from turnstream.settings import parse_kafka_url
-from turnstream.streams.embedded import kafka_answers, redis_answers
+from turnstream.streams.embedded import free_port, kafka_answers, redis_answers
 
 
-
+@on_each_broker
 async def test_broker_round_trips_keyed_messages(kafka_url: str) -> None:
     servers = parse_kafka_url(kafka_url)
     topic = f"roundtrip-{uuid.uuid4().hex[:8]}"
@@ -61,15 +66,57 @@ def _start_stack(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def test_stack_command_prints_urls_then_ready_and_stops_on_sigterm() -> None:
-    with killed_on_failure(_start_stack()) as process:
+@pytest.mark.parametrize("broker_args", [[], ["--broker", "kafka"]], ids=["tansu", "kafka"])
+def test_stack_command_prints_urls_then_ready_and_stops_on_sigterm(broker_args: list[str]) -> None:
+    with killed_on_failure(_start_stack(*broker_args)) as process:
         started = time.monotonic()
         lines = [process.stdout.readline().strip() for _ in range(3)]
-        assert time.monotonic() - started < 20
+        assert time.monotonic() - started < 60, process.stderr.read()
         assert lines[0].startswith("KAFKA_URL=kafka://127.0.0.1:")
         assert lines[1].startswith("REDIS_URL=redis://127.0.0.1:")
         assert lines[2] == "READY"
-        assert_sigterm_stops(process, port_of(lines[0]), port_of(lines[1]), within=10)
+        broker_pids = _children(process.pid)
+        assert broker_pids, "the stack started no child process"
+        assert_sigterm_stops(process, port_of(lines[0]), port_of(lines[1]), within=20)
+        assert not [pid for pid in broker_pids if Path(f"/proc/{pid}").exists()], "a service outlived the stack"
+
+
+def test_stack_on_apache_kafka_takes_the_ports_asked_for_and_round_trips(tmp_path: Path) -> None:
+    kafka_port, redis_port = free_port(), free_port()
+    with killed_on_failure(_start_stack("--broker", "kafka", "--kafka-port", str(kafka_port), "--redis-port", str(redis_port))) as process:
+        lines = [process.stdout.readline().strip() for _ in range(3)]
+        assert lines == [f"KAFKA_URL=kafka://127.0.0.1:{kafka_port}", f"REDIS_URL=redis://127.0.0.1:{redis_port}/0", "READY"]
+        turn = {"turn_id": "t1", "session_id": "s1", "seq": 1, "ts": 1.0, "message": {"role": "user", "content": "hello"}}
+        produced = subprocess.run(
+            [sys.executable, "-m", "turnstream", "produce", "-"], input=orjson.dumps(turn).decode() + "\n",
+            capture_output=True, text=True, timeout=60,
+            env={**os.environ, "TURNSTREAM_KAFKA_URL": f"kafka://127.0.0.1:{kafka_port}", "TURNSTREAM_TOPIC_PREFIX": "stack-kafka"},
+        )
+        assert produced.returncode == 0, produced.stderr
+        assert_sigterm_stops(process, kafka_port, redis_port, within=20)
+
+
+def test_stack_on_apache_kafka_without_its_jars_is_one_line(tmp_path: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "turnstream", "stack", "--broker", "kafka"], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "TURNSTREAM_KAFKA_JARS": str(tmp_path)},
+    )
+    assert process.returncode == 1
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1 and "make kafka" in lines[0] and str(tmp_path) in lines[0], lines
+
+
+def _children(pid: int) -> list[int]:
+    """Process ids whose parent is `pid` (read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def test_stack_refuses_a_port_in_use_in_one_line() -> None:

@@ -7,6 +7,7 @@ import asyncio
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from tests.support.services import on_each_broker
 from turnstream.connections import kafka_options
 from turnstream.settings import Settings
 from turnstream.streams.end_offsets import fetched_end_offsets
@@ -45,6 +46,7 @@ async def listed_end(settings: Settings, tp: TopicPartition) -> int:
         await consumer.stop()
 
 
+@on_each_broker
 async def test_every_acknowledged_record_is_below_the_end_offset(settings: Settings) -> None:
     topic = f"{settings.topic_prefix}.rows"
     await create_topic(settings, topic, 3)
@@ -56,6 +58,7 @@ async def test_every_acknowledged_record_is_below_the_end_offset(settings: Setti
     assert ends[empty] == 0  # nothing to confirm in an empty partition
 
 
+@on_each_broker
 async def test_a_listed_end_already_right_stays(settings: Settings) -> None:
     topic = f"{settings.topic_prefix}.one"
     await create_topic(settings, topic, 1)

@@ -18,6 +18,7 @@ import pytest
 
 from tests.integration.test_pipeline import assert_context_matches_batch
 from tests.support.conversations import turns_for
+from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.schemas import ContextDoc
@@ -165,8 +166,8 @@ async def assert_each_turn_id_applied(client: ContextClient, produced: dict[str,
 
 @pytest.mark.timeout(600)
 @pytest.mark.rebalance
-@pytest.mark.parametrize("run", [1, 2])
-async def test_turns_survive_partitions_moving_while_workers_scale_and_stop(rebalance_settings: Settings, run: int) -> None:
+@on_each_broker
+async def test_turns_survive_partitions_moving_while_workers_scale_and_stop(rebalance_settings: Settings) -> None:
     settings = rebalance_settings
     await ensure_topics(settings)
     producer = Producer(settings)

@@ -8,7 +8,16 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
+import pytest
+
 from turnstream.streams.embedded import kafka_answers, redis_answers
+
+BROKERS = ("kafka", "tansu")
+"""The `broker` parameter's values: Apache Kafka, the embedded Tansu."""
+on_each_broker = pytest.mark.parametrize("broker", BROKERS)
+"""Runs a test once on Apache Kafka and once on the embedded Tansu."""
+on_tansu = pytest.mark.parametrize("broker", ["tansu"])
+"""Runs a test of the embedded default on Tansu only, whatever broker the others take."""
 
 
 def port_of(url: str) -> int:

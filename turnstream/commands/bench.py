@@ -16,7 +16,7 @@ from typing import Any
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import positive_int
 from turnstream.settings import Settings
-from turnstream.streams.embedded import EmbeddedStack, StackError
+from turnstream.streams.embedded import EmbeddedStack, StackError, tuned_for_tansu
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -82,8 +82,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None) as stack, Children() as children:
             pids.update({service.name: service.process.pid for service in stack.services})
+            embedded_broker = settings.kafka_url is None
             settings = settings.model_copy(update={"kafka_url": settings.kafka_url or stack.kafka_url,
                                                    "redis_url": settings.redis_url or stack.redis_url})
+            settings = tuned_for_tansu(settings) if embedded_broker else settings
             progress(settings.redact(f"broker {settings.kafka_url}, Redis {settings.redis_url}"))
             if args.recall_only:
                 figures = run_recall(settings, plan, children, progress, recall)

@@ -56,7 +56,7 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
         datadir=str(Path(settings.data_dir) / "{conf.name}-data"),
         producer_linger=settings.producer_linger_ms / 1000,
     )
-    app.fetch_wait_ms = settings.consumer_fetch_wait_ms
+    app.fetch_wait_ms = settings.fetch_wait_ms
     app.kafka_options = kafka_options(settings.model_copy(update={"kafka_url": settings.kafka_url or DEFAULT_BROKER}))
     return app
 

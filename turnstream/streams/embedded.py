@@ -21,6 +21,8 @@ from turnstream.settings import Settings
 from turnstream.streams import apache_kafka
 
 LOOPBACK = "127.0.0.1"
+TANSU_FETCH_WAIT_MS = 20
+"""Tansu holds a waiting fetch for its whole wait even when records arrive (BROKER.md): keep it short there."""
 APACHE_KAFKA_STOP_GRACE = 30.0
 """A single node's controlled shutdown takes a few seconds; SIGKILL only if it hangs."""
 _PR_SET_PDEATHSIG = 1
@@ -313,9 +315,17 @@ def provisioned(settings: Settings) -> Iterator[Settings]:
             if url is None:
                 raise StackError(f"{variable} is not set and TURNSTREAM_EMBEDDED=never: set it, e.g. {variable}={example}")
     with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None) as stack:
-        yield settings.model_copy(
+        started = settings.model_copy(
             update={
                 "kafka_url": settings.kafka_url or stack.kafka_url,
                 "redis_url": settings.redis_url or stack.redis_url,
             }
         )
+        yield tuned_for_tansu(started) if settings.kafka_url is None else started
+
+
+def tuned_for_tansu(settings: Settings) -> Settings:
+    """`settings` with the defaults a Tansu broker needs where they are left unset (its short fetch wait)."""
+    if settings.consumer_fetch_wait_ms is not None:
+        return settings
+    return settings.model_copy(update={"consumer_fetch_wait_ms": TANSU_FETCH_WAIT_MS})

@@ -12,6 +12,7 @@ from tests.integration.test_forget import TENANT, conversation, forget
 from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.integration.test_resync import drop_every_key
 from tests.support.conversations import turns_for
+from tests.support.services import on_each_broker
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options
@@ -50,6 +51,7 @@ async def replayed(client: ContextClient, timeout: float) -> float:
     return time.monotonic() - start
 
 
+@on_each_broker
 async def test_memories_profiles_and_archive_come_back_and_erased_data_does_not(settings: Settings) -> None:
     settings = settings.model_copy(update={"turn_partitions": 3, "resync_interval_seconds": INTERVAL, "budget_tokens": 1500})
     maya = conversation("m-a", "maya", 0) + conversation("m-b", "maya", 10) + long_chat("m-long", "maya")

@@ -10,6 +10,7 @@ or a client of the primary that Sentinel names, with TURNSTREAM_REDIS_SENTINEL_M
 
 from __future__ import annotations
 
+import asyncio
 import re
 import ssl
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,40 @@ def kafka_security(settings: Settings) -> dict[str, Any]:
         options["sasl_plain_username"] = settings.kafka_sasl_username
         options["sasl_plain_password"] = _sasl_password(settings)  # SCRAM reads the same two options
     return options
+
+
+async def kafka_refusal(settings: Settings, timeout: float = 10.0) -> BaseException | None:
+    """Why a bootstrap server refuses our SASL login or our trust in its certificate, else None (down, unreachable, fine).
+
+    aiokafka's bootstrap reports every failure as "Unable to bootstrap" and only logs the cause, so one connection
+    of our own per server (TLS handshake, SASL login, no request) recovers it: such a refusal is not transient.
+    """
+    from aiokafka.conn import create_conn
+    from aiokafka.errors import AuthenticationFailedError, KafkaError, SaslAuthenticationFailed, UnsupportedSaslMechanismError
+
+    for server in settings.bootstrap_servers:
+        host, _, port = server.rpartition(":")
+        try:
+            connection = await asyncio.wait_for(
+                create_conn(host.strip("[]"), int(port), request_timeout_ms=int(timeout * 1000), **kafka_security(settings)),
+                timeout,
+            )
+        except (SaslAuthenticationFailed, AuthenticationFailedError, UnsupportedSaslMechanismError,
+                ssl.SSLCertVerificationError) as error:
+            return error
+        except (OSError, KafkaError, asyncio.TimeoutError):
+            continue
+        connection.close()
+    return None
+
+
+def kafka_refusal_reason(error: BaseException) -> str:
+    """A refusal from `kafka_refusal` in one line, naming the settings to check."""
+    name, text = type(error).__name__, str(error).strip()
+    first = (text if name in text else f"{name}: {text}").splitlines()[0]
+    if isinstance(error, ssl.SSLError):
+        return f"{first} (check TURNSTREAM_KAFKA_SSL_CAFILE)"
+    return f"{first} (check TURNSTREAM_KAFKA_SASL_MECHANISM, TURNSTREAM_KAFKA_SASL_USERNAME and TURNSTREAM_KAFKA_SASL_PASSWORD)"
 
 
 def kafka_options(settings: Settings) -> dict[str, Any]:

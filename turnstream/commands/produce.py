@@ -17,6 +17,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from turnstream.cli import CliError
 from turnstream.client import TurnProducer
 from turnstream.commands._services import client_logging, configured_settings
+from turnstream.connections import kafka_refusal, kafka_refusal_reason
 from turnstream.schemas import TurnError, decode_turn, session_key
 from turnstream.settings import Settings
 
@@ -121,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             tally = asyncio.run(_produce(settings, stream, args.raw, show))
         except KafkaConnectionError as error:
+            # a refused login or an untrusted certificate hides behind "Unable to bootstrap": name it instead
+            if (refusal := asyncio.run(kafka_refusal(settings))) is not None:
+                message = f"authentication with the broker at {settings.kafka_url} failed: {kafka_refusal_reason(refusal)}"
+                raise CliError(settings.redact(message)) from None
             raise CliError(f"cannot reach the broker at {settings.kafka_url}: {error}") from None
         except KafkaError as error:
             raise CliError(f"producing failed: {error!r}") from None

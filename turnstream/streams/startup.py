@@ -7,9 +7,9 @@ import logging
 import time
 from typing import Awaitable, Callable
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_delay, wait_exponential
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, retry_if_not_exception_type, stop_after_delay, wait_exponential
 
-from turnstream.connections import kafka_options, redis_client
+from turnstream.connections import kafka_options, kafka_refusal, kafka_refusal_reason, redis_client
 from turnstream.logs import LogFormat, formatter
 from turnstream.settings import Settings
 
@@ -22,7 +22,11 @@ BACKOFF_MAX_SECONDS = 5.0
 
 
 class ServicesUnavailable(RuntimeError):
-    """A service did not answer before the start-up deadline; the message is one line, secrets masked."""
+    """A service did not answer before the start-up deadline, or refused us; the message is one line, secrets masked."""
+
+
+class ServiceRefused(RuntimeError):
+    """A service answers but refuses our credentials or its certificate is not trusted: not retried, as waiting cannot fix it."""
 
 
 def startup_logging(fmt: LogFormat = "text") -> None:
@@ -36,12 +40,21 @@ def startup_logging(fmt: LogFormat = "text") -> None:
 
 
 async def kafka_ready(settings: Settings) -> None:
-    """Bootstrap an admin client (metadata round trip, TLS and SASL included), then close it."""
+    """Bootstrap an admin client (metadata round trip, TLS and SASL included), then close it.
+
+    A failed bootstrap whose cause is a refused login or an untrusted certificate raises ServiceRefused.
+    """
     from aiokafka.admin import AIOKafkaAdminClient
+    from aiokafka.errors import KafkaConnectionError
 
     admin = AIOKafkaAdminClient(**kafka_options(settings), request_timeout_ms=int(ATTEMPT_TIMEOUT_SECONDS * 1000))
     try:
         await admin.start()
+    except KafkaConnectionError:
+        refusal = await kafka_refusal(settings, ATTEMPT_TIMEOUT_SECONDS)
+        if refusal is None:
+            raise
+        raise ServiceRefused(kafka_refusal_reason(refusal)) from None
     finally:
         await admin.close()
 
@@ -66,7 +79,8 @@ def _reason(error: BaseException | None) -> str:
 async def wait_until_ready(
     settings: Settings, what: str, where: str, check: Callable[[Settings], Awaitable[None]], deadline: float
 ) -> None:
-    """Call `check` until it succeeds, with exponential backoff, until the monotonic `deadline`."""
+    """Call `check` until it succeeds, with exponential backoff, until the monotonic `deadline`; a ServiceRefused
+    ends the wait at once."""
     started = time.monotonic()
 
     def before_sleep(state: RetryCallState) -> None:
@@ -79,7 +93,7 @@ async def wait_until_ready(
     retrying = AsyncRetrying(
         stop=stop_after_delay(max(deadline - started, 0.0)),
         wait=wait_exponential(multiplier=BACKOFF_FIRST_SECONDS, max=BACKOFF_MAX_SECONDS),
-        retry=retry_if_exception_type(Exception),
+        retry=retry_if_exception_type(Exception) & retry_if_not_exception_type(ServiceRefused),
         before_sleep=before_sleep,
         reraise=True,
     )
@@ -88,6 +102,8 @@ async def wait_until_ready(
             with attempt:
                 remaining = max(deadline - time.monotonic(), 0.1)
                 await asyncio.wait_for(check(settings), min(ATTEMPT_TIMEOUT_SECONDS, remaining))
+    except ServiceRefused as error:
+        raise ServicesUnavailable(settings.redact(f"{what} at {where}: authentication failed (not retried): {error}")) from None
     except Exception as error:
         attempts = retrying.statistics.get("attempt_number", 1)
         raise ServicesUnavailable(settings.redact(

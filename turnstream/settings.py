@@ -169,7 +169,11 @@ class Settings(BaseSettings):
     batch_max_ms: float = Field(5.0, gt=0, le=10_000)
     """How long the session agent keeps filling a batch while more events are waiting; a batch goes at once when none are."""
     broker_session_timeout: float = Field(30.0, gt=0)
-    """Consumer-group session timeout (seconds): failover waits about this long."""
+    """Consumer-group session timeout (seconds): failover waits about this long (10 is safe on Apache Kafka)."""
+    broker_heartbeat_interval: float | None = Field(None, gt=0)
+    """Seconds between a worker's heartbeats to the group; unset: a third of the session timeout, at most 3."""
+    group_instance_id: str | None = Field(None, pattern=r"^[A-Za-z0-9._\-]{1,200}$")
+    """Static group membership (Kafka's group.instance.id, unique per worker, e.g. a StatefulSet pod name): a worker restarted within the session timeout gets its partitions back without a rebalance."""
     log_level: str = "WARNING"
     """Worker log level, any case (debug, info, warning, error, critical); `turnstream worker -l LEVEL` overrides it."""
     log_format: Literal["text", "json"] = "text"

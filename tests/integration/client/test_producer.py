@@ -5,6 +5,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord
 
+from tests.support.services import on_each_broker, on_tansu
 from tests.unit.client.java_murmur2 import java_partition
 from turnstream.client import TurnProducer
 from turnstream.schemas import Turn, TurnError
@@ -40,8 +41,9 @@ def make_turn(number: int, session_id: str, tenant: str | None = None) -> Turn:
     return Turn(turn_id=f"t{number}", session_id=session_id, tenant=tenant, seq=number, message=message)
 
 
+@on_each_broker
 async def test_round_trip_keyed_by_session_on_the_java_partition(
-    topic_settings: Settings, caplog: pytest.LogCaptureFixture
+    topic_settings: Settings, caplog: pytest.LogCaptureFixture, broker: str
 ) -> None:
     turns = [make_turn(n, "s-a", tenant="acme") for n in range(5)] + [make_turn(n, "s-b") for n in range(5)]
     with caplog.at_level(logging.WARNING, logger="turnstream.client.producer"):
@@ -49,8 +51,9 @@ async def test_round_trip_keyed_by_session_on_the_java_partition(
             for turn in turns:
                 await producer.send(turn)
             await producer.flush()
-    assert not producer.idempotent  # the embedded broker issues no producer ids
-    assert len([r for r in caplog.records if r.name == "turnstream.client.producer"]) == 1
+    # Apache Kafka issues producer ids; the embedded broker does not, and the one warning says so
+    assert producer.idempotent == (broker == "kafka")
+    assert len([r for r in caplog.records if r.name == "turnstream.client.producer"]) == (0 if broker == "kafka" else 1)
 
     records = await consume(topic_settings, len(turns))
     by_key: dict[bytes, list[ConsumerRecord]] = {}
@@ -81,10 +84,19 @@ async def test_a_dict_is_validated_and_sent_as_given(topic_settings: Settings) -
     assert (record.key, record.value) == (b"s", orjson.dumps(given))
 
 
+@on_tansu
 async def test_idempotence_on_fails_on_a_broker_without_producer_ids(topic_settings: Settings) -> None:
     with pytest.raises(KafkaError):
         async with TurnProducer(topic_settings.model_copy(update={"idempotent_producer": "on"})):
             pass
+
+
+async def test_idempotence_on_is_granted_by_apache_kafka(topic_settings: Settings, broker: str) -> None:
+    if broker != "kafka":
+        pytest.skip("TURNSTREAM_TEST_BROKER=tansu: the embedded broker issues no producer ids")
+    async with TurnProducer(topic_settings.model_copy(update={"idempotent_producer": "on"})) as producer:
+        await (await producer.send(make_turn(1, "s-idem")))
+    assert producer.idempotent
 
 
 async def test_send_before_start_is_a_clear_error(topic_settings: Settings) -> None:

@@ -10,6 +10,7 @@ import time
 from typing import Any, Iterable
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
 from turnstream.connections import kafka_options
 from turnstream.memory.journal import JournalRecord
@@ -47,6 +48,7 @@ class JournalReader:
     def __init__(self, settings: Settings, kafka: dict[str, Any]) -> None:
         """`kafka`: the aiokafka connection options (connections.kafka_options, or the worker app's)."""
         self.topic = settings.memory_topic
+        self._kafka = kafka
         self._consumer = AIOKafkaConsumer(**kafka, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=50,
                                           auto_offset_reset="earliest")
 
@@ -58,9 +60,17 @@ class JournalReader:
         await self._consumer.stop()
 
     async def partitions(self) -> list[int]:
-        """The topic's partitions as the broker lists them now."""
-        await self._consumer.topics()  # refreshes the metadata: a topic created since start is known after it
-        return sorted(self._consumer.partitions_for_topic(self.topic) or ())
+        """The topic's partitions as the broker lists them now (none while it does not exist)."""
+        # A Metadata request for the topic itself: a consumer starts with the metadata of no topic on Apache Kafka
+        # (Tansu answers its empty request with every topic), and its `topics()` fetches into a copy of its own.
+        admin = AIOKafkaAdminClient(**self._kafka)
+        await admin.start()
+        try:
+            described = await admin.describe_topics([self.topic])
+        finally:
+            await admin.close()
+        return sorted(p["partition"] for topic in described if topic["topic"] == self.topic and not topic["error_code"]
+                      for p in topic["partitions"])
 
     async def read(self, partition: int, start: int = 0) -> tuple[list[JournalRecord], int]:
         """Records of `partition` from offset `start` up to its end (a fetch's high watermark: right on every broker,

@@ -23,6 +23,9 @@ rekeyed_total = Counter(
     "Turns whose Kafka key was not their session key, forwarded under it to their session's partition, by reason",
     ["reason"],
 )
+REKEY_REASONS = ("null_key", "wrong_key", "reordered")
+for _reason in REKEY_REASONS:  # each reads 0 from the start: "none forwarded" is a sample, not a missing series
+    rekeyed_total.labels(_reason)
 
 
 def observe_ms(stage: str, milliseconds: float) -> None:

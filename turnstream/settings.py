@@ -225,6 +225,13 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _check_static_membership(self) -> Settings:
+        if self.group_instance_id and not self.web_port:
+            # Faust gives a returning static member its old assignment, whose web URL must still be its own
+            raise ValueError("TURNSTREAM_GROUP_INSTANCE_ID needs a fixed TURNSTREAM_WEB_PORT (the same at every restart)")
+        return self
+
+    @model_validator(mode="after")
     def _check_kafka_security(self) -> Settings:
         protocol = self.kafka_security_protocol
         if protocol in SASL_PROTOCOLS and not (self.kafka_sasl_username and self.kafka_sasl_password):

@@ -68,3 +68,17 @@ def test_settings_are_frozen() -> None:
 def test_malformed_redis_url_is_rejected(url: str) -> None:
     with pytest.raises(ValidationError, match="bad Redis URL"):
         Settings(redis_url=url)
+
+
+def test_static_membership_needs_a_fixed_web_port() -> None:
+    with pytest.raises(ValidationError, match="TURNSTREAM_GROUP_INSTANCE_ID needs a fixed TURNSTREAM_WEB_PORT"):
+        Settings(group_instance_id="worker-0")
+    assert Settings(group_instance_id="worker-0", web_port=6066).group_instance_id == "worker-0"
+
+
+def test_the_fetch_wait_defaults_to_apache_kafkas_and_the_embedded_tansu_gets_a_short_one() -> None:
+    from turnstream.streams.embedded import TANSU_FETCH_WAIT_MS, tuned_for_tansu
+
+    assert Settings().fetch_wait_ms == 500
+    assert tuned_for_tansu(Settings()).fetch_wait_ms == TANSU_FETCH_WAIT_MS
+    assert tuned_for_tansu(Settings(consumer_fetch_wait_ms=100)).fetch_wait_ms == 100  # a configured wait stays

@@ -1,0 +1,64 @@
+"""The Apache Kafka node's configuration: listeners, sizing and security, with no JVM started."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from turnstream.streams.apache_kafka import (
+    KafkaNode, KafkaUnavailable, TlsFiles, cluster_id, format_arguments, kafka_lib, render_properties, server_properties,
+)
+
+
+def test_a_plain_node_listens_on_loopback_and_advertises_only_its_client_listener(tmp_path: Path) -> None:
+    properties = server_properties(KafkaNode(port=9092, controller_port=9093), tmp_path / "data")
+    assert properties["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
+    assert properties["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9092"
+    assert properties["controller.quorum.voters"] == "1@127.0.0.1:9093"
+    assert properties["log.dirs"] == str(tmp_path / "data")
+    # one node: nothing may wait for replicas that cannot exist
+    assert all(properties[key] == "1" for key in properties if key.endswith(("replication.factor", "min.isr")))
+    assert "sasl.enabled.mechanisms" not in properties
+
+
+def test_sasl_and_ssl_listeners_get_their_protocols_scram_and_the_pem_identity(tmp_path: Path) -> None:
+    cert, key = tmp_path / "broker.pem", tmp_path / "broker.key"
+    cert.write_text("-----BEGIN CERTIFICATE-----\nAAAA\nBBBB\n-----END CERTIFICATE-----\n")
+    key.write_text("-----BEGIN PRIVATE KEY-----\nCCCC\n-----END PRIVATE KEY-----\n")
+    node = KafkaNode(port=1, controller_port=2, sasl_port=3, ssl_port=4, tls=TlsFiles(cert, key), scram_users={"u": "p"})
+    properties = server_properties(node, tmp_path)
+    assert properties["listener.security.protocol.map"] == (
+        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL"
+    )
+    assert properties["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert properties["listener.name.ssl.ssl.keystore.certificate.chain"] == (
+        "-----BEGIN CERTIFICATE-----\\nAAAA\\nBBBB\\n-----END CERTIFICATE-----"
+    )
+    assert node.url("SSL") == "kafka://127.0.0.1:4" and node.url("SASL_PLAINTEXT") == "kafka://127.0.0.1:3"
+    assert "\n" not in render_properties(properties).rstrip("\n").split("\n")[-1]
+
+
+def test_an_ssl_listener_without_tls_files_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="TLS files"):
+        server_properties(KafkaNode(port=1, controller_port=2, ssl_port=3), tmp_path)
+
+
+def test_format_creates_one_scram_credential_per_user(tmp_path: Path) -> None:
+    arguments = format_arguments(tmp_path / "server.properties", "abc", {"alice": "a1", "bob": "b2"})
+    assert arguments[:5] == ["format", "-t", "abc", "-c", str(tmp_path / "server.properties")]
+    assert arguments[5:] == [
+        "--add-scram", "SCRAM-SHA-512=[name=alice,password=a1]", "--add-scram", "SCRAM-SHA-512=[name=bob,password=b2]",
+    ]
+
+
+def test_a_cluster_id_is_a_uuid_in_unpadded_url_safe_base64() -> None:
+    found = cluster_id()
+    assert len(found) == 22 and len(base64.urlsafe_b64decode(found + "==")) == 16
+    assert cluster_id() != found
+
+
+def test_missing_jars_name_the_folder_and_the_command_that_fetches_them(tmp_path: Path) -> None:
+    with pytest.raises(KafkaUnavailable, match=rf"no Apache Kafka jars in {tmp_path}: run `make kafka`"):
+        kafka_lib(str(tmp_path))

@@ -34,6 +34,7 @@ from turnstream.memory import Memory, MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory.journal import archive_record, journal_key, memory_record
 from turnstream.memory.scripts import run_pipeline
+from turnstream.memory.store import Remembered
 from turnstream.schemas.control import forget_marker
 from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState, Step
@@ -86,7 +87,7 @@ class SessionExecutor:
             await forward(self.topics.turns, event, where)
         for turn in (turn for step in batch.steps for turn in step.release):
             await send_round(self.topics.turns, turn)  # before the Table row that no longer holds it
-        evicted_memories = await self._remember(batch.steps)
+        remembered = await self._remember(batch.steps)
         writing = time.perf_counter()
         per_turn = max(len(events), 1)
         evicted_entries = await self._write_redis(batch, {"ingest": batch.decode_ms / per_turn,
@@ -95,10 +96,10 @@ class SessionExecutor:
         journaling = time.perf_counter()
         record_span("turnstream.redis_write", writing, journaling, next(iter(batch.traceparents), None),
                     {"db.system": "redis", "turnstream.batch_events": len(events)}, batch.traceparents[1:], kind="CLIENT")
-        journaled = await self._journal(batch.steps)
+        journaled = await self._journal(batch.steps, remembered.created)
         # tombstones for what the caps evicted, after the records they may follow on the same partition
         journaled += [await self._send_journal(owner, journal_key(kind, owner, evicted_id), None)
-                      for kind, owners in (("m", evicted_memories), ("a", evicted_entries))
+                      for kind, owners in (("m", remembered.evicted), ("a", evicted_entries))
                       for owner, ids in owners.items() for evicted_id in ids]
         await asyncio.gather(*journaled)  # the journal has the batch's memory writes before its rows move on
         journal_ms = ms_since(journaling)
@@ -127,11 +128,14 @@ class SessionExecutor:
 
         await _until_redis_answers(write)
 
-    async def _journal(self, steps: list[Step]) -> list[Awaitable[object]]:
-        """Send the batch's memory and archive writes to the memory journal; the acks to wait for."""
+    async def _journal(self, steps: list[Step], created: dict[str, dict[str, float]]) -> list[Awaitable[object]]:
+        """Send the batch's memory and archive writes to the memory journal, each memory with its created_at as
+        Redis keeps it (`created`, per owner); the acks to wait for."""
         sent = []
         for step in steps:
+            kept = created.get(step.owner, {})
             for memory in step.memories:
+                memory = memory.model_copy(update={"created_at": kept.get(memory.id, memory.created_at)})
                 sent.append(await self._send_journal(step.owner, *memory_record(memory)))
             for entry in step.archive:
                 sent.append(await self._send_journal(step.owner, *archive_record(step.owner, entry)))
@@ -141,17 +145,17 @@ class SessionExecutor:
         partition = partition_of(owner, self.settings.turn_partitions)
         return await self.sessions.app.producer.send(self.settings.memory_topic, key, value, partition, None, None)
 
-    async def _remember(self, steps: list[Step]) -> dict[str, list[str]]:
+    async def _remember(self, steps: list[Step]) -> Remembered:
         """Every owner's memory upsert, sharing one read and one write. Before the context write, so a prompt built
         once the context shows a turn finds its memories; a crash in between replays the turns, and upserts are
-        idempotent. Returns the ids of the memories the per-owner cap evicted, per owner."""
+        idempotent. Returns the ids of the memories the per-owner cap evicted, per owner, and their created_at."""
         writes: defaultdict[str, tuple[list[Memory], list[str]]] = defaultdict(lambda: ([], []))
         for step in steps:
             if step.memories:
                 writes[step.owner][0].extend(step.memories)
                 writes[step.owner][1].extend(step.profile_additions)
         if not writes:
-            return {}
+            return Remembered()
         return await _until_redis_answers(lambda: self.memory.remember_many(writes))
 
     async def _write_redis(self, batch: Batch, timings: dict[str, float]) -> dict[str, list[str]]:

@@ -46,15 +46,33 @@ class _Upsert:
     """Old texts of the memories about to change: they leave the profile."""
     keywords: set[str] = field(default_factory=set)
     """Keywords of those memories, old and new: the keyword sets the call touches."""
+    created: dict[str, float] = field(default_factory=dict)
+    """Each memory's created_at as Redis keeps it once written: set once, so a rewritten memory keeps the stored one,
+    a new one that of its first write in the call (remember.lua)."""
 
     def read_base(self, replies: Iterator[Any]) -> None:
         """Take this upsert's replies from `replies` (the base reads, in the order they were queued)."""
         text, version = next(replies)
-        old = [orjson.loads(raw) for raw in (next(replies) if self.memories else []) if raw is not None]
+        stored, created = (next(replies), next(replies)) if self.memories else ([], [])
+        old = [orjson.loads(raw) for raw in stored if raw is not None]
         new_texts = {m.text for m in self.memories}
+        self.created = {}
+        for memory, at in zip(self.memories, created):
+            self.created.setdefault(memory.id, memory.created_at if at is None else float(at))
         self.profile, self.version = (text or b"").decode(), int(version or 0)
         self.replaced = [m["text"] for m in old if m["text"] not in new_texts]
         self.keywords = {k for memory in old for k in memory["keywords"]} | {k for m in self.memories for k in m.keywords}
+
+
+@dataclass
+class Remembered:
+    """What `remember_many` wrote."""
+
+    evicted: dict[str, list[str]] = field(default_factory=dict)
+    """Per owner whose cap evicted any, the evicted memories' ids."""
+    created: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per owner, memory id -> created_at as Redis keeps it: the first write's, which the memory journal must carry
+    too, or a rebuild from it dates a corrected memory by its latest correction."""
 
 
 class MemoryStore:
@@ -90,19 +108,19 @@ class MemoryStore:
         this re-reads and retries. A corrected memory's old text leaves the profile. Returns the ids of the
         memories the cap evicted.
         """
-        return (await self.remember_many({owner: (list(memories), list(profile_additions))})).get(owner, [])
+        return (await self.remember_many({owner: (list(memories), list(profile_additions))})).evicted.get(owner, [])
 
-    async def remember_many(self, writes: Mapping[str, tuple[Sequence[Memory], Sequence[str]]]) -> dict[str, list[str]]:
+    async def remember_many(self, writes: Mapping[str, tuple[Sequence[Memory], Sequence[str]]]) -> Remembered:
         """`remember` for several owners ({owner: (memories, profile additions)}): per attempt one round trip reads
         what every upsert is computed from and one pipeline writes them all; only the owners whose write must be
         tried again (another writer got in between, keyword sets to name) take part in the next attempt.
-        Returns, per owner whose cap evicted any, the evicted memories' ids."""
+        Returns the ids of the memories the caps evicted and each written memory's created_at as kept."""
         pending = {owner: _Upsert(owner, list(memories), list(additions))
                    for owner, (memories, additions) in writes.items() if memories or additions}
-        evicted: dict[str, list[str]] = {}
+        done = Remembered()
         for _ in range(_CAS_ATTEMPTS):
             if not pending:
-                return evicted
+                return done
             async with self.redis.pipeline(transaction=False) as pipe:
                 for upsert in pending.values():
                     self._queue_base(pipe, upsert)
@@ -112,9 +130,9 @@ class MemoryStore:
             replies = await self._run_remember([self._call(upsert) for upsert in pending.values()])
             for owner, reply in zip(list(pending), replies):
                 if isinstance(reply, list) and reply[:1] == [1]:  # applied, with the ids it evicted
-                    del pending[owner]
+                    done.created[owner] = pending.pop(owner).created
                     if reply[1:]:
-                        evicted[owner] = [memory_id.decode() for memory_id in reply[1:]]
+                        done.evicted[owner] = [memory_id.decode() for memory_id in reply[1:]]
                 elif isinstance(reply, list):  # keyword sets it must be able to touch: named in the next call
                     pending[owner].asked.update(name.decode() for name in reply)
         upsert = next(iter(pending.values()))
@@ -130,11 +148,13 @@ class MemoryStore:
         return await run_pipeline(self.redis, queue)
 
     def _queue_base(self, pipe: Pipeline | ClusterPipeline, upsert: _Upsert) -> None:
-        """Queue the reads an upsert is computed from: the profile and its version, the memories about to change."""
+        """Queue the reads an upsert is computed from: the profile and its version, the memories about to change and
+        their created_at."""
         keys = self.keys(upsert.owner)
         pipe.hmget(keys.profile, "text", "version")
         if upsert.memories:
             pipe.hmget(keys.memories, [m.id for m in upsert.memories])
+            pipe.hmget(keys.created, [m.id for m in upsert.memories])
 
     def _call(self, upsert: _Upsert) -> tuple[list[str], list[object]]:
         """The script's keys and arguments for `upsert`, on the base it read."""

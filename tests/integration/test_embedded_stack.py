@@ -106,6 +106,16 @@ def test_stack_on_apache_kafka_without_its_jars_is_one_line(tmp_path: Path) -> N
     assert len(lines) == 1 and "make kafka" in lines[0] and str(tmp_path) in lines[0], lines
 
 
+def test_stack_on_apache_kafka_without_java_is_one_line(tmp_path: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "turnstream", "stack", "--broker", "kafka"], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PATH": str(tmp_path)},  # nothing on PATH, java included
+    )
+    assert process.returncode == 1
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no `java` on PATH" in lines[0], lines
+
+
 def _children(pid: int) -> list[int]:
     """Process ids whose parent is `pid` (read from /proc)."""
     found = []

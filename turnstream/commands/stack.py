@@ -11,7 +11,7 @@ import time
 from turnstream.cli import CliError
 from turnstream.commands._args import port
 from turnstream.settings import Settings
-from turnstream.streams.embedded import EmbeddedStack, StackError
+from turnstream.streams.embedded import TANSU_FETCH_WAIT_MS, EmbeddedStack, StackError
 
 _POLL_SECONDS = 0.5
 RESTARTABLE = ("redis",)
@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"KAFKA_URL={stack.kafka_url}", flush=True)
             print(f"REDIS_URL={stack.redis_url}", flush=True)
             print("READY", flush=True)
+            if args.broker == "tansu":
+                print(f"turnstream: Tansu holds a waiting fetch for its whole wait: run workers on it with "
+                      f"TURNSTREAM_CONSUMER_FETCH_WAIT_MS={TANSU_FETCH_WAIT_MS}", file=sys.stderr, flush=True)
             restarts: dict[str, list[float]] = {}
             while not stop.wait(_POLL_SECONDS):
                 dead = stack.dead_service()

@@ -35,11 +35,14 @@ def long_chat(session_id: str, user_id: str) -> list[dict]:
 
 async def owner_data(client: ContextClient, archive: ArchiveStore, owner: str) -> dict[str, object]:
     """What a prompt can draw on for `owner`: memories (access counts and first-written times aside), profile
-    lines, archived turns in age order."""
+    lines, archived turns session by session, each session's in age order.
+
+    Across sessions the age order is not kept: the journal holds each session's entries on its session's
+    partition, and a replay writes them back partition by partition."""
     memories = [(m.id, m.type, m.text, m.key, m.keywords, m.source_session, m.updated_at) for m in await client.memory.list(owner)]
     profile, _ = await client.memory.profile(owner)
     return {"memories": memories, "profile": sorted(filter(None, profile.split("\n"))),
-            "archive": [entry.to_json() for entry in await archive.entries(owner)]}
+            "archive": [entry.to_json() for entry in sorted(await archive.entries(owner), key=lambda e: e.session)]}
 
 
 async def replayed(client: ContextClient, timeout: float) -> float:

@@ -96,9 +96,16 @@ def _containers(need_kafka: bool, need_redis: bool) -> Iterator[tuple[str | None
 
 
 @contextmanager
-def _started(**stack_options: object) -> Iterator[EmbeddedStack]:
-    with EmbeddedStack(**stack_options) as stack:  # type: ignore[arg-type]
-        yield stack
+def _service(name: str, configured: str | None, docker: bool, **stack_options: object) -> Iterator[str]:
+    """The URL of service `name` ("kafka" or "redis"): the configured one, else a container, else one started here."""
+    if configured:
+        yield configured
+    elif docker:
+        with _containers(name == "kafka", name == "redis") as (kafka_url, redis_url):
+            yield str(kafka_url if name == "kafka" else redis_url)
+    else:
+        with EmbeddedStack(kafka=name == "kafka", redis=name == "redis", **stack_options) as stack:  # type: ignore[arg-type]
+            yield str(stack.kafka_url if name == "kafka" else stack.redis_url)
 
 
 @pytest.fixture(scope="session")
@@ -109,34 +116,22 @@ def _docker() -> bool:
 @pytest.fixture(scope="session")
 def apache_kafka_url(_docker: bool) -> Iterator[str]:
     """An Apache Kafka broker for the session: the configured one, a container, else a local KRaft node."""
-    if configured := os.environ.get(KAFKA_ENV):
-        yield configured
-    elif _docker:
-        with _containers(True, False) as (url, _):
-            yield url  # type: ignore[misc]
-    else:
-        with _started(broker="kafka", redis=False) as stack:
-            yield stack.kafka_url  # type: ignore[misc]
+    with _service("kafka", os.environ.get(KAFKA_ENV), _docker, broker="kafka") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def tansu_url() -> Iterator[str]:
     """The embedded Tansu broker, started for the session."""
-    with _started(redis=False) as stack:
-        yield stack.kafka_url  # type: ignore[misc]
+    with _service("kafka", None, False) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def redis_url(_docker: bool) -> Iterator[str]:
     """One Redis for the session: the configured one, a container, else a local redis-server."""
-    if configured := os.environ.get(REDIS_ENV):
-        yield configured
-    elif _docker:
-        with _containers(False, True) as (_, url):
-            yield url  # type: ignore[misc]
-    else:
-        with _started(kafka=False) as stack:
-            yield stack.redis_url  # type: ignore[misc]
+    with _service("redis", os.environ.get(REDIS_ENV), _docker) as url:
+        yield url
 
 
 @pytest.fixture

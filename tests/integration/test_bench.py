@@ -1,4 +1,5 @@
-"""`turnstream bench --quick` end to end on its own embedded stack: consistent figures, no process left behind."""
+"""`turnstream bench --quick --broker both` end to end on its own embedded stacks, Tansu then Apache Kafka:
+consistent figures, each naming its broker, no process left behind (the JVM included)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import pytest
 
 FIGURES = {"drain", "freshness", "reads", "recall", "archive", "prompt_size", "retention", "append_cost", "churn"}
 SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "append_cost"}
+BROKER_FIGURES = {"drain", "freshness"}
+"""Measured on each broker; the others once, on the first (Tansu), or offline."""
+OFFLINE_FIGURES = {"prompt_size", "retention", "append_cost"}
 
 
 def _alive(pid: int) -> bool:
@@ -24,19 +28,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp_path: Path) -> None:
+@pytest.mark.kafka
+def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leaves_no_process(tmp_path: Path) -> None:
     path = tmp_path / "bench.json"
-    # no configured services: the bench starts (and must stop) its own embedded broker and Redis
+    # no configured services: the bench starts (and must stop) its own embedded brokers and Redis
     env = {k: v for k, v in os.environ.items() if k not in ("TURNSTREAM_KAFKA_URL", "TURNSTREAM_REDIS_URL")}
     result = subprocess.run(
-        [sys.executable, "-m", "turnstream", "bench", "--quick", "--json", str(path)],
-        capture_output=True, text=True, env=env, timeout=300,
+        [sys.executable, "-m", "turnstream", "bench", "--quick", "--broker", "both", "--json", str(path)],
+        capture_output=True, text=True, env=env, timeout=420,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     document = orjson.loads(path.read_bytes())
     figures = document["figures"]
-    assert set(figures) == FIGURES
+    assert set(figures) == FIGURES | {f"{key}@kafka" for key in BROKER_FIGURES}
+    assert document["meta"]["brokers"] == ["tansu", "kafka"]
     for key, figure in figures.items():
+        name, _, broker = key.partition("@")
+        assert figure["broker"] == (broker or (None if name in OFFLINE_FIGURES else "tansu")), key
         assert figure["title"] in result.stdout
         assert figure["rows"], key
         for row in figure["rows"]:
@@ -45,7 +53,7 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
                 assert row["ratio"] is None, (key, row)
             else:
                 assert row["ratio"] == pytest.approx(row["a"] / row["b"], rel=1e-12), (key, row)
-            if key in SPEED_FIGURES:
+            if name in SPEED_FIGURES:
                 assert row["a"] > 0 and row["b"] > 0, (key, row)
         assert figure["target"] is None or isinstance(figure["target"]["met"], bool), key
 
@@ -65,26 +73,32 @@ def test_quick_bench_reports_every_figure_consistently_and_leaves_no_process(tmp
     assert recall["generated en vs newest tail"]["a"] == 100 and recall["generated zh vs newest tail"]["a"] == 100
     assert recall["generated en vs newest tail"]["b"] < 50
 
-    # where a turn's time goes, at one event a batch and at 256: every stage measured, the whole is their sum and the rest
-    assert "Where a turn's time goes" in result.stdout
-    sizes = figures["drain"]["data"]["batch_sizes"]
-    assert set(sizes) == {"1", "256"}
-    for size, measured in sizes.items():
-        shares = measured["stages_us_per_turn"]
-        assert all(shares[stage] > 0 for stage in ("ingest", "compaction", "redis_write", "journal_write", "table_write",
-                                                   "wall")), (size, shares)
-        parts = sum(shares[stage] for stage in ("ingest", "compaction", "redis_write", "journal_write", "table_write", "rest"))
-        assert parts == pytest.approx(shares["wall"], rel=1e-3), (size, shares)
-    assert sizes["1"]["stages_us_per_turn"]["events_per_batch"] == pytest.approx(1.0)
-    assert sizes["256"]["stages_us_per_turn"]["events_per_batch"] > 1.0
-    # and in the freshness rounds: the worker stepped each turn before it was readable, in less time than that
-    spent = figures["freshness"]["data"]["worker_ms"]
-    p50 = next(row["a"] for row in figures["freshness"]["rows"] if row["measure"] == "freshness p50")
-    assert all(spent[stage] > 0 for stage in ("broker_wait", "compaction", "redis_write", "journal_write", "table_write")), spent
-    assert spent["broker_wait"] < 5 * p50 and spent["events_per_batch"] >= 1.0, spent
-    assert "in the freshness rounds" in result.stdout
+    # where a turn's time goes, at one event a batch and at 256, on each broker: every stage measured, the whole is
+    # their sum and the rest
+    assert "Where a turn's time goes" in result.stdout and "in the freshness rounds" in result.stdout
+    for broker in ("", "@kafka"):
+        sizes = figures[f"drain{broker}"]["data"]["batch_sizes"]
+        assert set(sizes) == {"1", "256"}
+        for size, measured in sizes.items():
+            shares = measured["stages_us_per_turn"]
+            assert all(shares[stage] > 0 for stage in ("ingest", "compaction", "redis_write", "journal_write", "table_write",
+                                                       "wall")), (broker, size, shares)
+            parts = sum(shares[stage] for stage in ("ingest", "compaction", "redis_write", "journal_write", "table_write", "rest"))
+            assert parts == pytest.approx(shares["wall"], rel=1e-3), (broker, size, shares)
+        assert sizes["1"]["stages_us_per_turn"]["events_per_batch"] == pytest.approx(1.0)
+        assert sizes["256"]["stages_us_per_turn"]["events_per_batch"] > 1.0
+        # and in the freshness rounds: the worker stepped each turn before it was readable, in less time than that
+        fresh = figures[f"freshness{broker}"]
+        spent = fresh["data"]["worker_ms"]
+        p50 = next(row["a"] for row in fresh["rows"] if row["measure"] == "freshness p50")
+        assert all(spent[stage] > 0 for stage in ("broker_wait", "compaction", "redis_write", "journal_write",
+                                                  "table_write")), (broker, spent)
+        assert spent["broker_wait"] < 5 * p50 and spent["events_per_batch"] >= 1.0, (broker, spent)
 
     pids = document["meta"]["pids"]
     assert {"kafka", "redis", "worker", "worker-single", "passthrough-count", "passthrough-set", "worker-churn-expiry",
             "worker-churn-kept"} <= set(pids)
+    # the second stack: Apache Kafka's JVM, its Redis and the consumers the broker-bound figures feed
+    assert {f"{name}@kafka" for name in ("kafka", "redis", "worker", "worker-single", "passthrough-count",
+                                         "passthrough-set")} == {name for name in pids if name.endswith("@kafka")}
     assert not [name for name, pid in pids.items() if _alive(pid)]

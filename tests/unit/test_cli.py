@@ -56,3 +56,21 @@ def test_help_lists_every_subcommand() -> None:
 def test_memory_owner_arguments_are_checked_in_one_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(args) == 2
     assert capsys.readouterr().err == f"turnstream: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "kafka_url", "message"),
+    [(["--broker", "kafka"], "kafka://127.0.0.1:9", "--broker kafka: TURNSTREAM_KAFKA_URL is set, and the bench measures that "
+                                                    "broker; unset it to start an embedded one"),
+     (["--broker", "both", "--recall-only"], None, "--recall-only measures no broker-bound figure: --broker both would measure "
+                                                   "nothing more")],
+)
+def test_bench_broker_choice_is_checked_in_one_line_before_anything_starts(
+    args: list[str], kafka_url: str | None, message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if kafka_url is None:
+        monkeypatch.delenv("TURNSTREAM_KAFKA_URL", raising=False)
+    else:
+        monkeypatch.setenv("TURNSTREAM_KAFKA_URL", kafka_url)
+    assert main(["bench", *args]) == 1
+    assert capsys.readouterr().err == f"turnstream: {message}\n"

@@ -89,12 +89,14 @@ class Figure:
     target: Target | None
     """None where the brief sets no target: the ratio is reported as measured."""
     data: dict[str, Any] = field(default_factory=dict)
+    broker: str | None = None
+    """The broker the figure was measured on ("tansu", "kafka", "configured"); None for an offline figure."""
 
     def row(self, measure: str) -> Row:
         return next(row for row in self.rows if row.measure == measure)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "title": self.title, "a_label": self.a_label, "b_label": self.b_label,
+            "title": self.title, "broker": self.broker, "a_label": self.a_label, "b_label": self.b_label,
             "rows": [row.to_dict() for row in self.rows], "target": self.target and self.target.to_dict(), "data": self.data,
         }

@@ -22,22 +22,41 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-TABLE_WIDTH = 200
+TABLE_WIDTH = 220
 """Wide enough for one line per row; a piped table is not cut to 80 columns."""
+OFFLINE = "offline"
+"""The broker column of a figure measured without one."""
+
+
+def grouped(figures: list[Figure]) -> list[Figure]:
+    """`figures` in their order, each figure measured on several brokers with its copies side by side."""
+    order: dict[str, int] = {}
+    for figure in figures:
+        order.setdefault(figure.key, len(order))
+    return sorted(figures, key=lambda figure: order[figure.key])
+
+
+def keyed(figures: list[Figure]) -> dict[str, Figure]:
+    """The JSON's keys: a figure's key, and `key@broker` for the same figure measured again on another broker."""
+    out: dict[str, Figure] = {}
+    for figure in figures:
+        out[figure.key if figure.key not in out else f"{figure.key}@{figure.broker}"] = figure
+    return out
 
 
 def table(figures: list[Figure], title: str) -> Table:
-    """One row per measure: A, B, their ratio, and the group's target beside its first row."""
+    """One row per measure: the broker, A, B, their ratio, and the group's target beside its first row."""
     out = Table(title=title, title_justify="left")
-    for column, justify in (("figure (A vs B)", "left"), ("measure", "left"), ("unit", "left"), ("A", "right"),
-                            ("B", "right"), ("A/B", "right"), ("target", "left"), ("met", "left")):
+    for column, justify in (("figure (A vs B)", "left"), ("broker", "left"), ("measure", "left"), ("unit", "left"),
+                            ("A", "right"), ("B", "right"), ("A/B", "right"), ("target", "left"), ("met", "left")):
         out.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for figure in figures:
+    for figure in grouped(figures):
         target = figure.target
         for index, row in enumerate(figure.rows):
             first = index == 0
             out.add_row(
                 f"{figure.title}\n[dim]{figure.a_label} vs {figure.b_label}[/dim]" if first else "",
+                (figure.broker or OFFLINE) if first else "",
                 row.measure, row.unit, _number(row.a), _number(row.b),
                 "—" if row.ratio is None else f"{row.ratio:.3g}",
                 (target.text if target else "none set") if first else "",
@@ -59,13 +78,16 @@ FRESH_COLUMNS = {"broker_wait": "produce → stepped (fetch wait, batch window, 
                  "events_per_batch": "events a batch"}
 
 
-def stage_table(figures: list[Figure]) -> Table | None:
+def _on_broker(title: str, figure: Figure) -> str:
+    return title if figure.broker is None else f"{title} · {figure.broker}"
+
+
+def stage_table(drain: Figure) -> Table | None:
     """One row per batch size the drain figure measured: each stage's share of a turn, the rest of the wall
-    time (fetching, acknowledging, committing, waiting) and the whole; None without a drain figure."""
-    drain = next((figure for figure in figures if figure.key == "drain"), None)
-    if drain is None or "batch_sizes" not in drain.data:
+    time (fetching, acknowledging, committing, waiting) and the whole; None without its stages."""
+    if "batch_sizes" not in drain.data:
         return None
-    out = Table(title=STAGE_TITLE, title_justify="left")
+    out = Table(title=_on_broker(STAGE_TITLE, drain), title_justify="left")
     columns = ["events a batch (set)", "mean events a batch", *STAGE_NAMES.values(), "rest: fetch, ack, commit", "wall"]
     for index, column in enumerate(columns):
         out.add_column(column, justify="left" if index == 0 else "right", no_wrap=True)
@@ -79,12 +101,11 @@ def stage_table(figures: list[Figure]) -> Table | None:
     return out
 
 
-def fresh_table(figures: list[Figure]) -> Table | None:
-    """The worker's side of the freshness figure, stage by stage; None without one."""
-    fresh = next((figure for figure in figures if figure.key == "freshness"), None)
-    if fresh is None or not fresh.data.get("worker_ms"):
+def fresh_table(fresh: Figure) -> Table | None:
+    """The worker's side of the freshness figure, stage by stage; None without its stages."""
+    if not fresh.data.get("worker_ms"):
         return None
-    out = Table(title=FRESH_TITLE, title_justify="left")
+    out = Table(title=_on_broker(FRESH_TITLE, fresh), title_justify="left")
     for index, (key, column) in enumerate(FRESH_COLUMNS.items()):
         out.add_column(column, justify="left" if index == 0 else "right", no_wrap=index > 0)
     measured = fresh.data["worker_ms"]
@@ -93,15 +114,17 @@ def fresh_table(figures: list[Figure]) -> Table | None:
 
 
 def print_stages(figures: list[Figure], console: Console | None = None) -> None:
-    """The stage tables of the drain and freshness figures, those the run measured."""
+    """The stage tables of the drain and freshness figures the run measured, one per broker."""
     console = console or Console(width=TABLE_WIDTH)
-    for table in (stage_table(figures), fresh_table(figures)):
+    tables = {"drain": stage_table, "freshness": fresh_table}
+    for figure in grouped(figures):
+        table = tables[figure.key](figure) if figure.key in tables else None
         if table is not None:
             console.print(table)
 
 
 def write_json(path: Path, figures: list[Figure], meta: dict[str, Any]) -> None:
-    document = {"meta": meta, "figures": {figure.key: figure.to_dict() for figure in figures}}
+    document = {"meta": meta, "figures": {key: figure.to_dict() for key, figure in keyed(grouped(figures)).items()}}
     path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 from turnstream.benchmarks.children import Children
@@ -53,9 +53,11 @@ QUICK = Plan(drain_rounds=2, drain_sessions=8, drain_turns=100, fresh_rounds=2, 
 
 
 def run_suite(
-    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
+    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]],
+    broker: str,
 ) -> list[Figure]:
-    """Every figure group in table order; the live consumers run in `children` and are stopped before the cost figure."""
+    """Every figure group in table order; the live consumers run in `children` and are stopped before the cost figure.
+    The live figures are named after `broker`, the one `settings` reach; the offline ones after none."""
     consumers = Consumers.of(settings)
     asyncio.run(create_topics(consumers))
     spawn(consumers, children)
@@ -70,17 +72,32 @@ def run_suite(
     churn = asyncio.run(churn_memory(settings, children, plan.churn_sessions, progress))
     progress("compaction cost per turn")
     cost = append_cost(plan.cost_rounds)
-    return [*live, sizes, kept, cost, churn]
+    return [*_on(broker, live), sizes, kept, cost, *_on(broker, [churn])]
+
+
+def run_broker_figures(settings: Settings, plan: Plan, children: Children, progress: Progress, broker: str) -> list[Figure]:
+    """The broker-bound figures alone (drain and freshness, each with its yardstick), named after `broker`:
+    what `turnstream bench --broker both` measures on each broker after the first."""
+    consumers = Consumers.of(settings)
+    asyncio.run(create_topics(consumers))
+    spawn(consumers, children)
+    progress(f"workers and pass-through agents starting on {broker}")
+    return _on(broker, asyncio.run(_broker_only(consumers, plan, children, progress)))
+
+
+def _on(broker: str, figures: list[Figure]) -> list[Figure]:
+    return [replace(figure, broker=broker) for figure in figures]
 
 
 def run_recall(
-    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
+    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]],
+    broker: str,
 ) -> list[Figure]:
     """The recall figures alone (coverage, then read cost and memory of the archive): the worker only."""
     consumers = Consumers.of(settings)
     asyncio.run(create_topics(consumers))
     children.worker(consumers.pipeline)
-    return asyncio.run(_recall_only(consumers, plan, children, progress, recall))
+    return _on(broker, asyncio.run(_recall_only(consumers, plan, children, progress, recall)))
 
 
 async def _recall_only(
@@ -93,15 +110,20 @@ async def _recall_only(
         await live.aclose()
 
 
+async def _broker_only(consumers: Consumers, plan: Plan, children: Children, progress: Progress) -> list[Figure]:
+    live = await Live.connect(consumers, children)
+    try:
+        return await _broker_figures(live, plan, progress)
+    finally:
+        await live.aclose()
+
+
 async def _live_figures(
     consumers: Consumers, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]]
 ) -> list[Figure]:
     live = await Live.connect(consumers, children)
     try:
-        await live.warm_up()
-        progress("consumers ready")
-        drained = await drain_rate(live, plan.drain_rounds, plan.drain_sessions, plan.drain_turns, progress)
-        fresh = await freshness(live, plan.fresh_rounds, plan.fresh_sessions, plan.fresh_turns, plan.fresh_rate, progress)
+        drained, fresh = await _broker_figures(live, plan, progress)
         # a drained session: a context of full size, with memories for build_prompt to recall
         session = drained.data["last_session"]
         reads = await read_latency(live, session["session_id"], session["user_id"], plan.read_samples)
@@ -111,3 +133,12 @@ async def _live_figures(
         return [drained, fresh, reads, recalled, archived]
     finally:
         await live.aclose()
+
+
+async def _broker_figures(live: Live, plan: Plan, progress: Progress) -> list[Figure]:
+    """Drain and freshness, each with its yardstick, once every consumer has warmed up."""
+    await live.warm_up()
+    progress("consumers ready")
+    drained = await drain_rate(live, plan.drain_rounds, plan.drain_sessions, plan.drain_turns, progress)
+    fresh = await freshness(live, plan.fresh_rounds, plan.fresh_sessions, plan.fresh_turns, plan.fresh_rate, progress)
+    return [drained, fresh]

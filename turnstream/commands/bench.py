@@ -1,4 +1,5 @@
-"""`turnstream bench`: the benchmark suite on the embedded stack (or the configured URLs), as ratios to yardsticks."""
+"""`turnstream bench`: the benchmark suite on the embedded stack (or the configured URLs), as ratios to yardsticks;
+the broker-bound figures on Tansu, Apache Kafka or both."""
 
 from __future__ import annotations
 
@@ -11,12 +12,19 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import positive_int
 from turnstream.settings import Settings
 from turnstream.streams.embedded import EmbeddedStack, StackError, tuned_for_tansu
+
+if TYPE_CHECKING:
+    from turnstream.benchmarks.figures import Figure
+
+BROKERS = ("tansu", "kafka", "both")
+CONFIGURED = "configured"
+"""The broker name the figures carry when TURNSTREAM_KAFKA_URL is set."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,6 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "measured side by side in one run. With TURNSTREAM_KAFKA_URL / TURNSTREAM_REDIS_URL unset, embedded "
             "services are started. Progress goes to stderr, the table to stdout."
         ),
+    )
+    parser.add_argument(
+        "--broker", choices=BROKERS,
+        help="the embedded broker to start: tansu (default, pip only), kafka (Apache Kafka from `make kafka`'s jars, "
+             "needs Java 17+), or both: drain and freshness, with their yardsticks, on each, one stack after the "
+             "other; the other figures once, on Tansu. Not with TURNSTREAM_KAFKA_URL set: that broker is measured",
     )
     parser.add_argument("--quick", action="store_true", help="a short run (about a minute): fewer rounds and samples")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE as JSON")
@@ -61,10 +75,12 @@ def run(args: argparse.Namespace) -> int:
     from turnstream.benchmarks.children import ChildDied, Children
     from turnstream.benchmarks.live import BenchTimeout
     from turnstream.benchmarks.report import PlotUnavailable, print_stages, print_table, write_json, write_plot
-    from turnstream.benchmarks.suite import FULL, QUICK, run_recall, run_suite
+    from turnstream.benchmarks.suite import FULL, QUICK, run_broker_figures, run_recall, run_suite
 
     if args.plot is not None:
         _check_matplotlib()
+    configured = Settings()
+    brokers = _brokers(args.broker, configured, args.recall_only)
     recall = _recall_cases(args.locomo)
     _stop_on_sigterm()
     plan = QUICK if args.quick else FULL
@@ -75,31 +91,42 @@ def run(args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         print(f"[bench {time.monotonic() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
 
-    configured = Settings()
     # a prefix of its own: a configured broker's real topics are never touched
-    settings = configured.model_copy(update={"topic_prefix": f"{configured.topic_prefix}-bench-{int(time.time())}"})
+    prefix = f"{configured.topic_prefix}-bench-{int(time.time())}"
+    figures: list[Figure] = []
     pids: dict[str, int] = {}
     try:
-        with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None) as stack, Children() as children:
-            pids.update({service.name: service.process.pid for service in stack.services})
-            embedded_broker = settings.kafka_url is None
-            settings = settings.model_copy(update={"kafka_url": settings.kafka_url or stack.kafka_url,
-                                                   "redis_url": settings.redis_url or stack.redis_url})
-            settings = tuned_for_tansu(settings) if embedded_broker else settings
-            progress(settings.redact(f"broker {settings.kafka_url}, Redis {settings.redis_url}"))
-            if args.recall_only:
-                figures = run_recall(settings, plan, children, progress, recall)
-            else:
-                figures = run_suite(settings, plan, children, progress, recall)
-            pids.update(children.spawned)
+        for broker in brokers:
+            first = broker == brokers[0]
+            # each broker its own stack, one after the other; a later one's names (prefix, pids) carry its name
+            suffix = "" if first else f"@{broker}"
+            stack = EmbeddedStack(kafka=configured.kafka_url is None, redis=configured.redis_url is None,
+                                  broker="kafka" if broker == "kafka" else "tansu", kafka_jars=configured.kafka_jars)
+            with stack, Children() as children:
+                pids.update({service.name + suffix: service.process.pid for service in stack.services})
+                settings = configured.model_copy(update={
+                    "topic_prefix": prefix if first else f"{prefix}-{broker}",
+                    "kafka_url": configured.kafka_url or stack.kafka_url,
+                    "redis_url": configured.redis_url or stack.redis_url,
+                })
+                settings = tuned_for_tansu(settings) if broker == "tansu" else settings
+                progress(settings.redact(f"{broker} broker {settings.kafka_url}, Redis {settings.redis_url}"))
+                if args.recall_only:
+                    figures += run_recall(settings, plan, children, progress, recall, broker)
+                elif first:
+                    figures += run_suite(settings, plan, children, progress, recall, broker)
+                else:
+                    figures += run_broker_figures(settings, plan, children, progress, broker)
+                pids.update({name + suffix: pid for name, pid in children.spawned.items()})
     except (StackError, ChildDied, BenchTimeout) as error:
         raise CliError(str(error)) from None
     wall = time.monotonic() - started
-    title = f"turnstream bench{' --quick' if args.quick else ''} · {_machine()['nproc']} cores · Python {platform.python_version()} · {wall:.0f}s"
+    options = f"{' --quick' if args.quick else ''}{f' --broker {args.broker}' if args.broker else ''}"
+    title = f"turnstream bench{options} · {_machine()['nproc']} cores · Python {platform.python_version()} · {wall:.0f}s"
     print_table(figures, title)
     print_stages(figures)
     if args.json is not None:
-        meta = _meta(configured, plan.to_dict(), args.quick, wall, pids)
+        meta = _meta(configured, plan.to_dict(), args.quick, wall, pids, brokers)
         write_json(args.json, figures, meta)
         progress(f"figures written to {args.json}")
     if args.plot is not None:
@@ -109,6 +136,20 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(error)) from None
         progress(f"plot written to {args.plot}")
     return 0
+
+
+def _brokers(chosen: str | None, configured: Settings, recall_only: bool) -> list[str]:
+    """The brokers to measure on, in order: the configured one, or those `--broker` names (default Tansu)."""
+    if configured.kafka_url is not None:
+        if chosen is not None:
+            raise CliError(f"--broker {chosen}: TURNSTREAM_KAFKA_URL is set, and the bench measures that broker; "
+                           "unset it to start an embedded one")
+        return [CONFIGURED]
+    if chosen == "both":
+        if recall_only:
+            raise CliError("--recall-only measures no broker-bound figure: --broker both would measure nothing more")
+        return ["tansu", "kafka"]
+    return [chosen or "tansu"]
 
 
 def _recall_cases(locomo: Path | None) -> dict[str, Any]:
@@ -137,7 +178,9 @@ def _machine() -> dict[str, Any]:
     return {"nproc": len(os.sched_getaffinity(0)), "python": platform.python_version(), "platform": platform.platform()}
 
 
-def _meta(configured: Settings, plan: dict[str, Any], quick: bool, wall: float, pids: dict[str, int]) -> dict[str, Any]:
+def _meta(
+    configured: Settings, plan: dict[str, Any], quick: bool, wall: float, pids: dict[str, int], brokers: list[str]
+) -> dict[str, Any]:
     return {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": _machine(),
@@ -146,5 +189,6 @@ def _meta(configured: Settings, plan: dict[str, Any], quick: bool, wall: float, 
         "wall_seconds": round(wall, 1),
         "services": {"kafka": "configured" if configured.kafka_url else "embedded",
                      "redis": "configured" if configured.redis_url else "embedded"},
+        "brokers": brokers,
         "pids": pids,
     }

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, interleaved, p50_p99, ratio, rounded
 from turnstream.benchmarks.freshness import freshness_met
-from turnstream.benchmarks.report import print_table, write_json
+from turnstream.benchmarks.report import FRESH_COLUMNS, FRESH_TITLE, STAGE_TITLE, print_stages, print_table, write_json
 
 
 
@@ -85,6 +85,34 @@ def test_the_json_holds_every_figure_with_its_target(tmp_path: Path) -> None:
     assert figure["rows"] == [{"measure": "speed", "unit": "x/s", "a": 12.0, "b": 24.0, "ratio": 0.5}]
     assert figure["target"] == {"text": "ratio ≥ 0.5", "met": False}
     assert figure["data"] == {"series": [1, 2]}
+
+
+def test_a_figure_measured_on_two_brokers_is_shown_side_by_side_and_keyed_by_broker(tmp_path: Path) -> None:
+    def on(key: str, broker: str | None, a: float) -> Figure:
+        data = {"drain": {"batch_sizes": {"1": {"stages_us_per_turn": {}}}},
+                "freshness": {"worker_ms": dict.fromkeys(FRESH_COLUMNS, 1.0)}}.get(key, {})
+        return Figure(key, f"title {key}", "ours", "theirs", [Row.of("speed", "x/s", a, 24.0)], None, data, broker)
+
+    figures = [on("drain", "tansu", 1.0), on("freshness", "tansu", 2.0), on("prompt_size", None, 3.0),
+               on("drain", "kafka", 4.0), on("freshness", "kafka", 5.0)]
+    console = Console(width=200, record=True)
+    print_table(figures, "title", console)
+    cells = [[cell.strip() for cell in line.split("│")[1:3]] for line in console.export_text().splitlines() if "│ title" in line]
+    assert cells == [
+        ["title drain", "tansu"], ["title drain", "kafka"], ["title freshness", "tansu"], ["title freshness", "kafka"],
+        ["title prompt_size", "offline"]]
+    stages = Console(width=300, record=True)
+    print_stages(figures, stages)
+    titles = [line.rstrip() for line in stages.export_text().splitlines() if line.startswith((STAGE_TITLE, FRESH_TITLE))]
+    assert titles == [f"{STAGE_TITLE} · tansu", f"{STAGE_TITLE} · kafka", f"{FRESH_TITLE} · tansu", f"{FRESH_TITLE} · kafka"]
+
+    path = tmp_path / "bench.json"
+    write_json(path, figures, {})
+    document = orjson.loads(path.read_bytes())["figures"]
+    # the first broker's figures keep their plain keys: a reader of one broker's JSON reads them as before
+    assert list(document) == ["drain", "drain@kafka", "freshness", "freshness@kafka", "prompt_size"]
+    assert [document[key]["broker"] for key in document] == ["tansu", "kafka", "tansu", "kafka", None]
+    assert document["drain@kafka"]["rows"][0]["a"] == 4.0
 
 
 def test_freshness_is_met_only_within_both_bounds_and_both_ratios() -> None:

@@ -16,7 +16,7 @@ from faust.types import EventT
 from turnstream.agents.fields import record_fields
 from turnstream.agents.ingest import was_forwarded
 from turnstream.schemas import Turn, TurnError, decode_turn
-from turnstream.schemas.control import ForgetRequest, is_forget_marker, parse_forget
+from turnstream.schemas.control import ForgetRequest, PopRequest, is_forget_marker, parse_forget, parse_pop
 from turnstream.schemas.keys import Forward, route
 from turnstream.session import Forwarded, SessionCore, SessionState, Step, SummaryResult
 from turnstream.settings import Settings
@@ -24,6 +24,10 @@ from turnstream.streams.metrics import turns_total
 from turnstream.tracing import carried, kafka_attributes, record_span, recording, traceparent
 
 log = logging.getLogger(__name__)
+
+
+Input = Turn | Forwarded | SummaryResult | PopRequest
+"""What the core steps a session's state with."""
 
 
 def ms_since(start: float) -> float:
@@ -37,7 +41,7 @@ class Batch:
     states: dict[str, SessionState] = field(default_factory=dict)
     last_event: dict[str, EventT] = field(default_factory=dict)
     """Per session, its latest event: the Table row goes to that event's changelog partition."""
-    inputs: defaultdict[str, list[Turn | Forwarded | SummaryResult]] = field(default_factory=lambda: defaultdict(list))
+    inputs: defaultdict[str, list[Input]] = field(default_factory=lambda: defaultdict(list))
     """Per session, what this batch fed its state: enough to rebuild it if one event breaks it."""
     steps: list[Step] = field(default_factory=list)
     carried: list[list[tuple[str, bytes]]] = field(default_factory=list)
@@ -92,11 +96,13 @@ class Stepper:
         try:
             decoding = time.perf_counter()
             if event.message.topic == self.settings.summaries_topic:
-                item: Turn | Forwarded | SummaryResult = SummaryResult.from_bytes(event.value)
+                item: Input = SummaryResult.from_bytes(event.value)
                 key = item.session_key
             elif (request := parse_forget(event.value)) is not None:
                 self._forget(batch, event, request)
                 return
+            elif (pop := parse_pop(event.value)) is not None:
+                item, key = pop, pop.session_key
             else:
                 try:
                     item = decode_turn(event.value, self.settings.max_content_bytes)
@@ -125,7 +131,9 @@ class Stepper:
             return
         _trace(event, decoding, computing)
         if step is None:
-            return  # a summary for a session this worker has no state of
+            if isinstance(item, PopRequest):  # nothing to take back; a summary is just dropped
+                batch.dead.append((event, "pop", f"session {key} has no state here (never written, or erased)"))
+            return  # a summary or a pop for a session this worker has no state of
         batch.inputs[key].append(item)
         batch.last_event[key] = event
         if step.outcome == "duplicate":
@@ -139,7 +147,7 @@ class Stepper:
         if parent := traceparent(event.message.headers):
             batch.traceparents.append(parent)
 
-    def _apply(self, batch: Batch, key: str, item: Turn | Forwarded | SummaryResult) -> Step | None:
+    def _apply(self, batch: Batch, key: str, item: Input) -> Step | None:
         state = batch.states.get(key)  # a session this batch holds is neither erased nor to be read again
         if state is None:
             raw = self.sessions.get(key)
@@ -148,13 +156,15 @@ class Stepper:
                 return None  # erased: a replay or a late turn must not bring it back
             if raw is not None:
                 state = SessionState.restore(raw)
-            elif isinstance(item, SummaryResult):
-                return None  # a summary for a session this worker has no state of
+            elif isinstance(item, (SummaryResult, PopRequest)):
+                return None  # a summary or a pop for a session this worker has no state of
             else:
                 state = self.core.new_state(item)
             batch.states[key] = state
         if isinstance(item, SummaryResult):
             return self.core.on_summary(state, item, time.time())
+        if isinstance(item, PopRequest):
+            return self.core.on_pop(state, item)
         return self.core.on_turn(state, item, time.time())
 
     @staticmethod

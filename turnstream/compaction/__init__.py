@@ -3,7 +3,7 @@
 from turnstream.compaction.compactor import KEEP_DIGEST, CompactionResult, TokenCounts, compact
 from turnstream.compaction.marker import MARKERS
 from turnstream.compaction.messages import MessageError, validate_messages
-from turnstream.compaction.session import SessionCompactor
+from turnstream.compaction.session import PopError, SessionCompactor
 from turnstream.text.language import detect_language
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "MARKERS",
     "CompactionResult",
     "MessageError",
+    "PopError",
     "SessionCompactor",
     "TokenCounts",
     "compact",

@@ -10,9 +10,14 @@ import orjson
 from turnstream.compaction.compactor import Entry, Unit, Window
 from turnstream.compaction.messages import CallTracker
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
+from turnstream.text.chat import call_ids
 from turnstream.text.language import LanguageTally
 
 _FORMAT = 1
+
+
+class PopError(ValueError):
+    """The newest message cannot be popped: it is not the one named, or not in the tail any more."""
 
 
 class SessionCompactor(Window):
@@ -27,6 +32,30 @@ class SessionCompactor(Window):
         """Put an asynchronously produced summary in place; returns the span a longer block pushed out."""
         self.digest = replace(self.digest, summary=summary)
         return self._settle(strategy or self.strategy)
+
+    def pop_newest(self, position: int) -> Message:
+        """Remove the newest message if it is the tail's last and sits at conversation `position`; return it.
+
+        A removed tool result re-opens its call (its result may come again); a removed tool-call message
+        takes its calls, none answered yet, with it. Positions are not given out again.
+        """
+        newest = self.units[-1].entries[-1] if self.units else None
+        if newest is None or newest.seq != position:
+            found = "no message in the tail" if newest is None else f"the tail's newest is at position {newest.seq}"
+            raise PopError(f"cannot pop position {position}: {found}")
+        unit = self.units[-1]
+        unit.entries.pop()
+        unit.tokens -= newest.tokens
+        if not unit.entries:
+            self.units.pop()
+        self.tail_tokens -= newest.tokens
+        self.tail_count -= 1
+        self.tokens_in -= newest.tokens
+        if newest.message["role"] == "tool":
+            self.tracker.pending.append(newest.message["tool_call_id"])
+        elif call_ids(newest.message):
+            self.tracker.pending = []
+        return newest.message
 
     def take_archived(self) -> tuple[ArchivedTurn, ...]:
         """The archived turns collected since the last call, for the owner to ship out."""

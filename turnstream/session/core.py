@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from turnstream.compaction import MessageError
+from turnstream.compaction import MessageError, PopError
 from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, build_strategy
 from turnstream.compaction.tokens import count_text
 from turnstream.memory import Memory, memories_from_facts, owner_key, profile_additions, summary_memory
 from turnstream.memory.archive import ArchiveEntry, archive_entry
 from turnstream.schemas import ContextDoc, Turn
+from turnstream.schemas.control import PopRequest
 from turnstream.session.reorder import Forwarded, due, hold, is_held, must_wait
 from turnstream.session.state import SessionState
 from turnstream.session.summaries import SummaryRequest, SummaryResult
@@ -113,6 +114,16 @@ class SessionCore:
             memories=tuple(memories), profile_additions=tuple(profile_additions(memories)),
             archive=(entry,) if entry else (), summary_request=request,
         )
+
+    def on_pop(self, state: SessionState, pop: PopRequest) -> Step:
+        """Take back the session's newest message if the pop names it; a replayed pop is a duplicate turn."""
+        if state.seen(pop.control_id, pop.seq):
+            return Step(state.key, state.owner, "duplicate", context_changed=True)
+        try:
+            state.pop(pop.control_id, pop.position, pop.seq)
+        except PopError as error:
+            return Step(state.key, state.owner, "dead_letter", dead_letter=("pop", str(error)))
+        return Step(state.key, state.owner, "applied", context_changed=True, applied_turn_id=pop.control_id)
 
     def on_summary(self, state: SessionState, result: SummaryResult, now: float) -> Step:
         """Fold an LLM summary into `state` if it answers the request in flight; a follow-up request if spans waited."""

@@ -92,13 +92,26 @@ class SessionState:
         is then unchanged.
         """
         dropped = self.compactor.append(message, strategy)
+        self._count_in(turn_id, seq)
+        self.greetings += int(greeting)
+        return dropped
+
+    def pop(self, control_id: str, position: int, seq: int) -> dict[str, Any]:
+        """Remove the newest tail message if it is at `position`, numbered as the turn `control_id`; return it.
+
+        Raises the compactor's PopError when it is not; the state is then unchanged.
+        """
+        popped = self.compactor.pop_newest(position)
+        self._count_in(control_id, seq)
+        return popped
+
+    def _count_in(self, turn_id: str, seq: int | None) -> None:
+        """Note an applied turn: seen from now on, the newest, and a new version."""
         self.recent_turn_ids.append(turn_id)
         if seq is not None:
             self.last_seq = seq if self.last_seq is None else max(self.last_seq, seq)
         self.version += 1
         self.last_turn_id = turn_id
-        self.greetings += int(greeting)
-        return dropped
 
     def learn(self, message: dict[str, Any], extractor: KeyInfoExtractor) -> list[Fact]:
         """Extract the key facts of one user message; returns those that are new or corrected."""

@@ -7,6 +7,7 @@ service is started once per test session, and only when a test asks for it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from contextlib import ExitStack, contextmanager
@@ -151,9 +152,16 @@ def services(kafka_url: str, redis_url: str, broker: str) -> Services:
     return Services(kafka_url, redis_url, broker)
 
 
+def topic_prefix(test_name: str) -> str:
+    """A prefix of the test's own: its name, cut to fit, and a hash of the whole name, so that tests whose names
+    differ only past the cut (`[kafka]` and `[tansu]` of one test) never share topics or Redis keys."""
+    readable = "".join(c if c.isalnum() else "-" for c in test_name)[:50]
+    return f"t-{readable}-{hashlib.blake2s(test_name.encode(), digest_size=4).hexdigest()}"
+
+
 @pytest.fixture
 def settings(services: Services, request: pytest.FixtureRequest) -> Settings:
     """Settings on the test services, with a topic prefix of the test's own so tests never share topics."""
-    prefix = "t-" + "".join(c if c.isalnum() else "-" for c in request.node.name)[:60]
+    prefix = topic_prefix(request.node.name)
     settings = Settings(kafka_url=services.kafka_url, redis_url=services.redis_url, topic_prefix=prefix)
     return tuned_for_tansu(settings) if services.origin == "tansu" else settings

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
@@ -12,6 +15,8 @@ from turnstream.settings import BROKER_DEFAULT_REPLICATION, Settings
 
 WORKER_APP = "worker"
 """Name of the worker's Faust app under the topic prefix; the Faust app id is `<prefix>-worker`."""
+DESCRIBE_TIMEOUT_SECONDS = 10.0
+"""How long ensure_topics waits for topics to be described without an error (leaders elected)."""
 SESSIONS_TABLE = "sessions"
 """Name of the sessions Table; Faust names its changelog `<app id>-sessions-changelog`."""
 
@@ -76,6 +81,18 @@ def partition_mismatch(settings: Settings, spec: TopicSpec, partitions: int) -> 
     )
 
 
+async def _described(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, dict[str, Any]]:
+    """Each topic as DescribeTopics gives it, asked again while any is not ready: Apache Kafka answers
+    LEADER_NOT_AVAILABLE (or UNKNOWN_TOPIC) for a topic created a moment ago, which would hide its
+    partition count from the check, and a topic another worker just created is not even listed."""
+    deadline = time.monotonic() + DESCRIBE_TIMEOUT_SECONDS
+    while True:
+        described = {topic["topic"]: topic for topic in await admin.describe_topics(names)}
+        if all(name in described and not described[name]["error_code"] for name in names) or time.monotonic() > deadline:
+            return described
+        await asyncio.sleep(0.2)
+
+
 async def ensure_topics(settings: Settings) -> TopicsReady:
     """Create the missing topics and check the partition counts of the existing ones.
 
@@ -95,11 +112,11 @@ async def ensure_topics(settings: Settings) -> TopicsReady:
                     error = for_code(code)
                     detail = (reason[0] if reason else None) or error.description
                     raise TopicLayoutError(f"cannot create topic {name}: {error.__name__}: {detail}")
-        described = {topic["topic"]: topic for topic in await admin.describe_topics([spec.name for spec in specs])}
+        described = await _described(admin, [spec.name for spec in specs])
         for spec in specs:
             found = described.get(spec.name)
             if found is None or found["error_code"]:
-                continue  # metadata of a just-created topic can lag; Faust declares it again
+                continue  # still not described: Faust declares it again
             complaint = partition_mismatch(settings, spec, len(found["partitions"]))
             if complaint:
                 raise TopicLayoutError(complaint)

@@ -1,4 +1,5 @@
-"""Turns from a framework's new chat messages: ids and seqs that continue a session's context. Pure, no I/O."""
+"""Turns from a framework's new chat messages: ids and seqs that continue a session's context; the error of a
+write to an erased session. Pure, no I/O."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 
 import orjson
 
+from turnstream.client.errors import ClientError
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.turn import Turn, validate_turn
 from turnstream.text.chat import Message
@@ -38,3 +40,11 @@ def session_turns(
                              "user_id": user_id, "seq": seq, "ts": ts, "message": message})
         for seq, message in enumerate(messages, first_seq)
     ]
+
+
+class SessionErased(ClientError):
+    """A write to an erased session: the worker drops every turn of it while its forget marker lives."""
+
+    def __init__(self, session_key: str) -> None:
+        super().__init__(f"session {session_key!r} was erased: its turns are dropped, use a new session id")
+        self.session_key = session_key

@@ -31,7 +31,7 @@ from turnstream.integrations._turns import SessionErased, next_seq, session_turn
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.turn import Turn
 from turnstream.settings import Settings
-from turnstream.text.chat import Message, content_text, tool_calls
+from turnstream.text.chat import Message, call_ids, content_text, tool_calls
 
 PROMPT_CACHE_SIZE = 1024
 """Steps whose opening prompt a hook keeps for the step's later model calls."""
@@ -121,10 +121,19 @@ def newest_human(messages: Sequence[BaseMessage]) -> int | None:
     return next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
 
 
+def answered(messages: Sequence[Message]) -> Sequence[Message]:
+    """`messages` without a trailing tool-call message whose results are not all in yet (recorded mid-step): a chat
+    model refuses a call left unanswered when the next message comes."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] != "tool"), None)
+    if last is None or not set(call_ids(messages[last])) - {m["tool_call_id"] for m in messages[last + 1:]}:
+        return messages
+    return messages[:last]
+
+
 def model_input(prompt: Sequence[Message], step: Sequence[BaseMessage]) -> list[BaseMessage]:
     """build_prompt's messages but its closing user message, then the step as the state has it: the user's own message
     (its parts and id kept) and the calls and results made since."""
-    return [*to_langchain(prompt[:-1]), *step]
+    return [*to_langchain(answered(prompt[:-1])), *step]
 
 
 # --- the chat message history ---------------------------------------------------------------------------------
@@ -354,7 +363,8 @@ def turnstream_pre_model_hook(
 ) -> RunnableLambda[Any, dict[str, list[BaseMessage]]]:
     """A `pre_model_hook` for LangGraph's `create_react_agent`: the model gets the session's compacted context and
     recalled memory (ContextClient.build_prompt for the state's newest HumanMessage), then that message and the
-    tool calls and results made since, as `llm_input_messages`; the state itself is left as it is.
+    tool calls and results made since, as `llm_input_messages` (a call of the context still waiting for its results
+    is left out); the state itself is left as it is.
 
     The session id is `config["configurable"]["thread_id"]` (the checkpointer's thread), else the state's
     `thread_id` field; the user id (memories, profile) and tenant likewise under "user_id" and "tenant", else

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, Functio
 from turnstream.compaction.messages import validate_messages
 from turnstream.integrations._turns import next_seq, session_turns, turn_id
 from turnstream.integrations.langchain import (
-    from_langchain, from_langchain_message, model_input, newest_human, to_langchain, to_langchain_message,
+    answered, from_langchain, from_langchain_message, model_input, newest_human, to_langchain, to_langchain_message,
     turnstream_pre_model_hook,
 )
 from turnstream.memory.prompt import Prompt
@@ -121,6 +121,17 @@ def test_the_model_sees_the_prompt_then_the_state_s_step() -> None:
     assert newest_human(state) == 2 and newest_human([AIMessage("hi")]) is None
     prompt = [{"role": "system", "content": "[history compressed]"}, {"role": "user", "content": "and Bergen?"}]
     assert model_input(prompt, state[2:]) == [SystemMessage("[history compressed]"), *step]
+
+
+def test_a_context_recorded_mid_step_loses_its_unanswered_call_before_the_model_sees_it() -> None:
+    user = {"role": "user", "content": "weather?"}
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": c, "type": "function", "function": {"name": "weather", "arguments": "{}"}} for c in ("a", "b")]}
+    results = [{"role": "tool", "tool_call_id": c, "content": "rain"} for c in ("b", "a")]
+    assert answered([user, call, results[0]]) == [user] and answered([user, call]) == [user]
+    assert answered([user, call, *results]) == [user, call, *results] and answered([user]) == [user]
+    assert model_input([user, call, {"role": "user", "content": "and?"}], [HumanMessage("and?")]) == [
+        HumanMessage("weather?"), HumanMessage("and?")]
 
 
 class RecordingContext:

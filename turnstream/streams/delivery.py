@@ -95,6 +95,15 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         self._expect(partition, offset)
         await super().seek(partition, offset)
 
+    async def _seek(self, partition: TP, offset: int) -> None:
+        # Faust seeks from the main thread on the consumer its own thread runs; aiokafka's fetcher then drops a
+        # partition's buffer in the middle of that thread's loop over them (KeyError in fetched_records, and the
+        # worker crashes). The seek is handed to the consumer's thread, as Faust's seek_wait does.
+        if self._thread.should_stop:
+            self._thread.seek(partition, offset)  # stopping: its queue may never run again
+            return
+        await self._thread.call_thread(self._thread.seek, partition, offset)
+
     async def on_partitions_revoked(self, revoked: set[TP]) -> None:
         for tp in revoked:
             self._next_offset.pop(tp, None)

@@ -67,6 +67,12 @@ class Settings(BaseSettings):
     """PEM client certificate for mutual TLS (SSL, SASL_SSL); may hold the key too."""
     kafka_ssl_keyfile: FilePath | None = None
     """PEM private key of the client certificate, when not inside kafka_ssl_certfile."""
+    record_timeout_seconds: float = Field(10.0, gt=0)
+    """How long `record` (GatewayClient, SyncGatewayClient, the agent-framework adapters) waits for a turn to be acknowledged and in the context."""
+    producer_send_timeout_seconds: float = Field(10.0, gt=0)
+    """How long a SyncTurnProducer send waits for room while producer_max_pending turns await the broker, then ProducerBufferFull."""
+    producer_max_pending: int = Field(10_000, ge=1)
+    """Turns a SyncTurnProducer holds sent and not yet acknowledged, at most (what it keeps while the broker does not answer)."""
     kafka_jars: str | None = None
     """Folder of Apache Kafka's jars for `turnstream stack --broker kafka`; unset: the checkout's .kafka/lib (`make kafka`)."""
     replication_factor: int = Field(BROKER_DEFAULT_REPLICATION, ge=-1, le=32767)

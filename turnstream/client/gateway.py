@@ -23,7 +23,6 @@ from turnstream.schemas.turn import Turn
 from turnstream.settings import Settings
 
 TurnInput = Union[Turn, dict[str, Any]]
-RECORD_TIMEOUT = 10.0
 
 
 def prepared(turns: TurnInput | Sequence[TurnInput]) -> list[tuple[Turn, bytes]]:
@@ -70,8 +69,11 @@ class GatewayClient:
         """The same as GatewayClient(settings, ...), named as ContextClient.from_settings."""
         return cls(settings, **producer_options)
 
-    async def record(self, turns: TurnInput | Sequence[TurnInput], *, timeout: float = RECORD_TIMEOUT) -> int:
-        """Produce one turn or a session's turns in order; the version of the first context that includes the last."""
+    async def record(self, turns: TurnInput | Sequence[TurnInput], *, timeout: float | None = None) -> int:
+        """Produce one turn or a session's turns in order; the version of the first context that includes the last.
+
+        `timeout` defaults to the settings' record_timeout_seconds."""
+        timeout = self.settings.record_timeout_seconds if timeout is None else timeout
         deadline = time.monotonic() + timeout
         records = prepared(turns)
         sent = [await self.producer.send_raw(turn.session_key.encode(), value) for turn, value in records]
@@ -112,8 +114,11 @@ class SyncGatewayClient:
         """The same as SyncGatewayClient(settings, ...), named as SyncContextClient.from_settings."""
         return cls(settings, **producer_options)
 
-    def record(self, turns: TurnInput | Sequence[TurnInput], *, timeout: float = RECORD_TIMEOUT) -> int:
-        """Produce one turn or a session's turns in order; the version of the first context that includes the last."""
+    def record(self, turns: TurnInput | Sequence[TurnInput], *, timeout: float | None = None) -> int:
+        """Produce one turn or a session's turns in order; the version of the first context that includes the last.
+
+        `timeout` defaults to the settings' record_timeout_seconds."""
+        timeout = self.settings.record_timeout_seconds if timeout is None else timeout
         deadline = time.monotonic() + timeout
         records = prepared(turns)
         sent = [self.producer.send_raw(turn.session_key.encode(), value) for turn, value in records]

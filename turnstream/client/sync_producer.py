@@ -28,24 +28,21 @@ from turnstream.tracing import Headers, header_items, inject
 
 SendHandle = Future
 """What send returns: `result(timeout)` is the broker's RecordMetadata (`partition`, `offset`) or raises its error."""
-SEND_TIMEOUT = 10.0
-"""Seconds a send waits for room in a full buffer before ProducerBufferFull."""
-MAX_PENDING = 10_000
-"""Turns sent and not yet acknowledged, at most: what a producer holds when the broker stops answering."""
 EXIT_TIMEOUT = 10.0
 """Seconds the close registered with atexit waits for the broker to acknowledge what is left."""
 
 class SyncTurnProducer:
     """A TurnProducer that any thread may call, blocking; one per process."""
 
-    def __init__(self, settings: Settings, *, send_timeout: float = SEND_TIMEOUT, max_pending: int = MAX_PENDING,
+    def __init__(self, settings: Settings, *, send_timeout: float | None = None, max_pending: int | None = None,
                  **producer_options: Any) -> None:
-        """`producer_options` go to AIOKafkaProducer, as for TurnProducer."""
+        """`send_timeout` and `max_pending` default to the settings' producer_send_timeout_seconds and
+        producer_max_pending; `producer_options` go to AIOKafkaProducer, as for TurnProducer."""
         self.settings = settings
-        self.send_timeout = send_timeout
-        self.max_pending = max_pending
+        self.send_timeout = send_timeout if send_timeout is not None else settings.producer_send_timeout_seconds
+        self.max_pending = max_pending if max_pending is not None else settings.producer_max_pending
         self.turn_producer = TurnProducer(settings, **producer_options)
-        self._room = threading.BoundedSemaphore(max_pending)
+        self._room = threading.BoundedSemaphore(self.max_pending)
         self._lock = threading.Lock()  # guards starting and closing against sends from other threads
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False

@@ -26,7 +26,6 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from turnstream.client import ContextClient, GatewayClient, RecordTimeout, SyncContextClient, SyncGatewayClient
-from turnstream.client.gateway import RECORD_TIMEOUT
 from turnstream.integrations._turns import SessionErased, next_seq, session_turns
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.turn import Turn
@@ -178,7 +177,7 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
     def __init__(
         self, session_id: str, *, user_id: str | None = None, tenant: str | None = None,
         settings: Settings | None = None, gateway: SyncGatewayClient | None = None, async_gateway: GatewayClient | None = None,
-        timeout: float = RECORD_TIMEOUT,
+        timeout: float | None = None,
     ) -> None:
         self.session_id = session_id
         self.user_id = user_id
@@ -186,7 +185,7 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
         self.settings = settings if settings is not None else Settings()
         self.gateway = gateway
         self.async_gateway = async_gateway
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else self.settings.record_timeout_seconds
         """Seconds add_messages waits for the broker and the worker (RecordTimeout after them)."""
         self.version: int | None = None
         """The version of the context that included the last messages added, once some were."""

@@ -37,7 +37,6 @@ from agents.items import TResponseInputItem
 from agents.memory import SessionSettings
 
 from turnstream.client import GatewayClient, RecordTimeout
-from turnstream.client.gateway import RECORD_TIMEOUT
 from turnstream.compaction import PopError
 from turnstream.integrations._turns import SessionErased, next_seq, session_turns, turn_id
 from turnstream.schemas.context import ContextDoc
@@ -205,15 +204,16 @@ class TurnstreamSession:
 
     def __init__(
         self, session_id: str, *, user_id: str | None = None, tenant: str | None = None,
-        settings: Settings | None = None, timeout: float = RECORD_TIMEOUT, gateway: GatewayClient | None = None,
+        settings: Settings | None = None, timeout: float | None = None, gateway: GatewayClient | None = None,
         session_settings: SessionSettings | None = None,
     ) -> None:
-        """`timeout`: how long add_items and pop_item wait for the context to include their write."""
+        """`timeout`: how long add_items and pop_item wait for the context to include their write (default: the
+        settings' record_timeout_seconds)."""
         self.session_id = session_id
         self.user_id = user_id
         self.tenant = tenant
         self.settings = settings or (gateway.settings if gateway else Settings())
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else self.settings.record_timeout_seconds
         self.session_settings = session_settings or SessionSettings()
         self._gateway = gateway
         self._owns_gateway = gateway is None

@@ -235,10 +235,9 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
         """Erase the session's context, recall list, archived turns and the memories taken from it, as `turnstream
         forget --session` does (a worker must confirm). The worker then drops every turn of this session id for
         settings.forget_marker_seconds, so a conversation that goes on takes a new session id."""
-        # the command's own erasure, so clear() removes exactly what `forget` does; loaded only to erase
-        from turnstream.commands.forget import _forget as forget
+        from turnstream.streams.erasure import erase  # worker-side, as `forget`: loaded only to erase
 
-        await forget(self.settings, None, self.session_id, self.tenant, False)
+        await erase(self.settings, session=self.session_id, tenant=self.tenant)
 
     def _turns(self, messages: Sequence[BaseMessage], doc: ContextDoc | None) -> list[Turn]:
         return session_turns(self.session_id, from_langchain(messages), next_seq(doc), tenant=self.tenant,

@@ -265,9 +265,9 @@ class TurnstreamSession:
 
     async def clear_session(self) -> None:
         """Erase the session as `turnstream forget --session` does; its id takes no turns afterwards."""
-        from turnstream.commands.forget import _forget  # the worker-side command: loaded only to erase
+        from turnstream.streams.erasure import erase  # worker-side, as `forget`: loaded only to erase
 
-        await _forget(self.settings, None, self.session_id, self.tenant, dry_run=False)
+        await erase(self.settings, session=self.session_id, tenant=self.tenant)
 
     async def _apply_pop(self, request: PopRequest) -> None:
         """Produce the pop and wait until the context includes it, as `record` does for turns."""

@@ -216,7 +216,7 @@ async def wait_for_shares(workers: list[RunningWorker], settings: Settings, time
 
 
 FAILOVER_BOUND_SECONDS = {"kafka": 15.0, "tansu": 60.0}
-"""How long a killed worker's sessions may stay unanswered. Apache Kafka, with the README's recommended
+"""How long a killed worker's sessions may stay unanswered. Apache Kafka, with the recommended (docs/operations.md)
 session timeout (10 s, heartbeat every 1 s): the session timeout plus a join that takes well under a second.
 The embedded broker: its session timeout plus a JoinGroup of about 5 s per member."""
 
@@ -224,7 +224,7 @@ The embedded broker: its session timeout plus a JoinGroup of about 5 s per membe
 @on_each_broker
 async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pipeline_settings: Settings, broker: str) -> None:
     settings = pipeline_settings
-    if broker == "kafka":  # the README's recommendation for Apache Kafka, measured here
+    if broker == "kafka":  # the recommendation for Apache Kafka (docs/operations.md), measured here
         settings = settings.model_copy(update={"broker_session_timeout": 10.0, "broker_heartbeat_interval": 1.0})
     sessions = {f"f{i:02d}": turns_for(f"f{i:02d}", seed=200 + i, count=120) for i in range(16)}
     ordered = interleave(list(sessions.values()))

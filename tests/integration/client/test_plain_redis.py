@@ -1,7 +1,7 @@
 """The Redis layout as a contract: a context read with plain Redis commands (as redis-cli sends them), no turnstream client.
 
 Turns go in as a gateway in another language sends them (key = session key, murmur2, JSON value); the
-reads are the README's "Reading from other languages" table, command by command.
+reads are docs/operations.md's "Reading from other languages" table, command by command.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ async def test_a_gateway_reads_the_context_with_plain_redis_commands(settings: S
         wait_until_applied(redis, context, applied, "t4")
         assert orjson.loads(redis.execute_command("HGET", context, "doc"))["messages"][-1] == MESSAGES[4]
 
-        # the read script, loaded from the file the wheel ships, with the README's keys: only looking (ARGV[5] = 0)
+        # the read script, loaded from the file the wheel ships, with the documented keys: only looking (ARGV[5] = 0)
         sha = redis.execute_command("SCRIPT", "LOAD", RECALL_LUA.read_text())
         keys = [context, f"{p}:profile:{{{o}}}", f"{p}:mem:{{{o}}}", f"{p}:memaccess:{{{o}}}", f"{p}:injected:{{{o}}}:{s}",
                 f"{p}:arc:{{{o}}}", f"{p}:arcpos:{{{o}}}", f"{p}:arcage:{{{o}}}", f"{p}:memkw:{{{o}}}:budget",

@@ -8,8 +8,10 @@ the embedded stack (`streams/embedded.py`) spawns and stops the JVM like its oth
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import subprocess
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,9 @@ JVM_OPTIONS = (
 DEFAULT_LIB = Path(__file__).resolve().parents[2] / ".kafka" / "lib"
 """Where `make kafka` puts the broker's jars in a source checkout."""
 FETCH_COMMAND = "make kafka"
+WORKDIR_PREFIX = "turnstream-apache-kafka-"
+OWNER_FILE = "owner.pid"
+"""In a node's folder: the process id of the stack that made it, so a later stack can tell a leftover."""
 SCRAM_MECHANISM = "SCRAM-SHA-512"
 
 
@@ -166,6 +171,32 @@ def kafka_lib(configured: str | None = None) -> Path:
             "(or set TURNSTREAM_KAFKA_JARS to a folder holding them)"
         )
     return lib
+
+
+def new_workdir(parent: Path | None = None) -> Path:
+    """A fresh folder for one node's properties and log, once the folders of stacks that are gone are removed
+    (a stack killed with SIGKILL cannot remove its own; its JVM dies with it)."""
+    parent = parent or Path(tempfile.gettempdir())
+    for folder in parent.glob(WORKDIR_PREFIX + "*"):
+        if _owner_gone(folder / OWNER_FILE):
+            shutil.rmtree(folder, ignore_errors=True)
+    workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir=parent))
+    (workdir / OWNER_FILE).write_text(str(os.getpid()))
+    return workdir
+
+
+def _owner_gone(owner_file: Path) -> bool:
+    try:
+        pid = int(owner_file.read_text())
+    except (OSError, ValueError):
+        return False  # no owner written (yet): not ours to remove
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # another user's live process
+    return False
 
 
 def start_storage(lib: Path, node: KafkaNode, workdir: Path) -> Path:

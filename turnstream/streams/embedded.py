@@ -231,7 +231,7 @@ class EmbeddedStack:
             tls=self.kafka_tls,
             scram_users=dict(self.kafka_sasl_users or {}),
         )
-        workdir = Path(tempfile.mkdtemp(prefix="turnstream-apache-kafka-"))
+        workdir = apache_kafka.new_workdir()
         try:
             properties = apache_kafka.start_storage(lib, node, workdir)
         except (apache_kafka.KafkaUnavailable, subprocess.TimeoutExpired) as error:

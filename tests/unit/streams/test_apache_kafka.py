@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from turnstream.streams.apache_kafka import (
-    KafkaNode, KafkaUnavailable, TlsFiles, cluster_id, format_arguments, kafka_lib, render_properties, server_properties,
+    OWNER_FILE, WORKDIR_PREFIX, KafkaNode, KafkaUnavailable, TlsFiles, cluster_id, format_arguments, kafka_lib,
+    new_workdir, render_properties, server_properties,
 )
 
 
@@ -62,3 +65,17 @@ def test_a_cluster_id_is_a_uuid_in_unpadded_url_safe_base64() -> None:
 def test_missing_jars_name_the_folder_and_the_command_that_fetches_them(tmp_path: Path) -> None:
     with pytest.raises(KafkaUnavailable, match=rf"no Apache Kafka jars in {tmp_path}: run `make kafka`"):
         kafka_lib(str(tmp_path))
+
+
+def test_a_new_folder_removes_those_of_stacks_that_are_gone_and_keeps_the_rest(tmp_path: Path) -> None:
+    gone, alive, foreign = (tmp_path / f"{WORKDIR_PREFIX}{name}" for name in ("gone", "alive", "foreign"))
+    for folder in (gone, alive, foreign):
+        folder.mkdir()
+    ended = subprocess.Popen(["true"])  # a process id that no longer runs
+    ended.wait()
+    (gone / OWNER_FILE).write_text(str(ended.pid))
+    (alive / OWNER_FILE).write_text(str(os.getpid()))
+    (tmp_path / "unrelated").mkdir()
+    made = new_workdir(tmp_path)
+    assert not gone.exists() and alive.exists() and foreign.exists() and (tmp_path / "unrelated").exists()
+    assert made.name.startswith(WORKDIR_PREFIX) and (made / OWNER_FILE).read_text() == str(os.getpid())

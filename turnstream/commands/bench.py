@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import positive_int
 from turnstream.settings import Settings
-from turnstream.streams.embedded import EmbeddedStack, StackError, tuned_for_tansu
+from turnstream.streams.embedded import StackError, started_for
 
 if TYPE_CHECKING:
     from turnstream.benchmarks.figures import Figure
@@ -100,16 +100,10 @@ def run(args: argparse.Namespace) -> int:
             first = broker == brokers[0]
             # each broker its own stack, one after the other; a later one's names (prefix, pids) carry its name
             suffix = "" if first else f"@{broker}"
-            stack = EmbeddedStack(kafka=configured.kafka_url is None, redis=configured.redis_url is None,
-                                  broker="kafka" if broker == "kafka" else "tansu", kafka_jars=configured.kafka_jars)
-            with stack, Children() as children:
+            named = configured.model_copy(update={"topic_prefix": prefix if first else f"{prefix}-{broker}"})
+            services = started_for(named, "kafka" if broker == "kafka" else "tansu")
+            with services as (stack, settings), Children() as children:
                 pids.update({service.name + suffix: service.process.pid for service in stack.services})
-                settings = configured.model_copy(update={
-                    "topic_prefix": prefix if first else f"{prefix}-{broker}",
-                    "kafka_url": configured.kafka_url or stack.kafka_url,
-                    "redis_url": configured.redis_url or stack.redis_url,
-                })
-                settings = tuned_for_tansu(settings) if broker == "tansu" else settings
                 progress(settings.redact(f"{broker} broker {settings.kafka_url}, Redis {settings.redis_url}"))
                 if args.recall_only:
                     figures += run_recall(settings, plan, children, progress, recall, broker)

@@ -314,14 +314,23 @@ def provisioned(settings: Settings) -> Iterator[Settings]:
         ):
             if url is None:
                 raise StackError(f"{variable} is not set and TURNSTREAM_EMBEDDED=never: set it, e.g. {variable}={example}")
-    with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None) as stack:
+    with started_for(settings) as (_, started):
+        yield started
+
+
+@contextmanager
+def started_for(settings: Settings, broker: Literal["tansu", "kafka"] = "tansu") -> Iterator[tuple[EmbeddedStack, Settings]]:
+    """The stack of the services `settings` leave unset (the broker of `broker`), and the settings that reach them:
+    configured URLs as given, Tansu's short fetch wait where the stack started Tansu."""
+    with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None, broker=broker,
+                       kafka_jars=settings.kafka_jars) as stack:
         started = settings.model_copy(
             update={
                 "kafka_url": settings.kafka_url or stack.kafka_url,
                 "redis_url": settings.redis_url or stack.redis_url,
             }
         )
-        yield tuned_for_tansu(started) if settings.kafka_url is None else started
+        yield stack, tuned_for_tansu(started) if settings.kafka_url is None and broker == "tansu" else started
 
 
 def tuned_for_tansu(settings: Settings) -> Settings:

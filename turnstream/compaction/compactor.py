@@ -123,6 +123,12 @@ class Unit:
         self.entries.append(entry)
         self.tokens += entry.tokens
 
+    def pop(self) -> Entry:
+        """Take back the newest entry (`add` undone)."""
+        entry = self.entries.pop()
+        self.tokens -= entry.tokens
+        return entry
+
 
 def trim_message(
     message: Message, limit: int, language: Language, min_kept: int = 0

@@ -44,8 +44,7 @@ class SessionCompactor(Window):
             found = "no message in the tail" if newest is None else f"the tail's newest is at position {newest.seq}"
             raise PopError(f"cannot pop position {position}: {found}")
         unit = self.units[-1]
-        unit.entries.pop()
-        unit.tokens -= newest.tokens
+        unit.pop()
         if not unit.entries:
             self.units.pop()
         self.tail_tokens -= newest.tokens

@@ -2,7 +2,8 @@
 
 The broker-facing tests run on Apache Kafka (`make kafka` fetches it) unless TURNSTREAM_TEST_BROKER=tansu;
 a test parametrized over `broker` (`tests.support.services.on_each_broker`) runs on Apache Kafka and on the embedded Tansu. Each
-service is started once per test session, and only when a test asks for it.
+service is started once per test session, and only when a test asks for it: a test that needs only Redis takes
+`redis_settings` and starts no broker. The session's summary names the services it used.
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ REDIS_ENV = "TURNSTREAM_TEST_REDIS_URL"
 BROKER_ENV = "TURNSTREAM_TEST_BROKER"
 """Which broker the tests that take the default one run on: kafka (Apache Kafka, the default) or tansu."""
 TESTS = Path(__file__).parent
-FOLDER_MARKERS = {"unit": pytest.mark.unit, "integration": pytest.mark.integration}
-"""A test's marker comes from the folder it lives in: tests/unit needs no services, tests/integration does."""
+FOLDER_MARKERS = {"unit": pytest.mark.unit, "checks": pytest.mark.checks, "integration": pytest.mark.integration}
+"""A test's tier comes from the folder it lives in: tests/unit and tests/checks need no services (checks build the
+wheel and run mypy), tests/integration does."""
+SERVICE_FIXTURES = {"redis_url", "kafka_url", "apache_kafka_url", "tansu_url"}
+USED_SERVICES = pytest.StashKey[list[str]]()
+"""The services this session set up, in order: the summary names them, so a tier shows what it started."""
 
 
 def default_broker() -> str:
@@ -51,11 +56,27 @@ def test_broker(item: pytest.Item) -> str | None:
     return default_broker() if names & {"kafka_url", "apache_kafka_url"} else None
 
 
+def fixtures_of(item: pytest.Item) -> set[str]:
+    """The fixtures `item` takes, its own parameters (a `kafka_url` argument of a unit test) left out."""
+    callspec = getattr(item, "callspec", None)
+    return set(getattr(item, "fixturenames", ())) - set(callspec.params if callspec is not None else ())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[USED_SERVICES] = []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    terminalreporter.write_line(f"services used: {', '.join(config.stash[USED_SERVICES]) or 'none'}")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         folder = item.path.relative_to(TESTS).parts[0]
         if folder in FOLDER_MARKERS:
             item.add_marker(FOLDER_MARKERS[folder])
+        if folder != "integration" and (asked := sorted(SERVICE_FIXTURES & fixtures_of(item))):
+            raise pytest.UsageError(f"{item.nodeid} asks for {', '.join(asked)}: services are for tests/integration")
         if folder == "integration" and test_broker(item) == "kafka":
             item.add_marker(pytest.mark.kafka)
 
@@ -115,22 +136,25 @@ def _docker() -> bool:
 
 
 @pytest.fixture(scope="session")
-def apache_kafka_url(_docker: bool) -> Iterator[str]:
+def apache_kafka_url(_docker: bool, pytestconfig: pytest.Config) -> Iterator[str]:
     """An Apache Kafka broker for the session: the configured one, a container, else a local KRaft node."""
+    pytestconfig.stash[USED_SERVICES].append("Apache Kafka")
     with _service("kafka", os.environ.get(KAFKA_ENV), _docker, broker="kafka") as url:
         yield url
 
 
 @pytest.fixture(scope="session")
-def tansu_url() -> Iterator[str]:
+def tansu_url(pytestconfig: pytest.Config) -> Iterator[str]:
     """The embedded Tansu broker, started for the session."""
+    pytestconfig.stash[USED_SERVICES].append("Tansu")
     with _service("kafka", None, False) as url:
         yield url
 
 
 @pytest.fixture(scope="session")
-def redis_url(_docker: bool) -> Iterator[str]:
+def redis_url(_docker: bool, pytestconfig: pytest.Config) -> Iterator[str]:
     """One Redis for the session: the configured one, a container, else a local redis-server."""
+    pytestconfig.stash[USED_SERVICES].append("Redis")
     with _service("redis", os.environ.get(REDIS_ENV), _docker) as url:
         yield url
 
@@ -157,6 +181,13 @@ def topic_prefix(test_name: str) -> str:
     differ only past the cut (`[kafka]` and `[tansu]` of one test) never share topics or Redis keys."""
     readable = "".join(c if c.isalnum() else "-" for c in test_name)[:50]
     return f"t-{readable}-{hashlib.blake2s(test_name.encode(), digest_size=4).hexdigest()}"
+
+
+@pytest.fixture
+def redis_settings(redis_url: str, request: pytest.FixtureRequest) -> Settings:
+    """Settings on the test Redis alone, with a prefix of the test's own: no broker is started, and no kafka_url
+    is set, so a test that reaches for the broker after all fails at once instead of hanging."""
+    return Settings(kafka_url=None, redis_url=redis_url, topic_prefix=topic_prefix(request.node.name))
 
 
 @pytest.fixture

@@ -17,14 +17,14 @@ from turnstream.inspect.reader import InspectReader
 from turnstream.settings import Settings
 
 @pytest.fixture
-async def stored(settings: Settings) -> Settings:
+async def stored(redis_settings: Settings) -> Settings:
     """Two sessions of one tenant, one owned by user maya, one by itself."""
-    store = ContextStore.from_settings(settings)
+    store = ContextStore.from_settings(redis_settings)
     await store.write(make_doc(4, "s1", messages=[{"role": "user", "content": "<script>x</script> hello"}]), owner="acme:maya")
     await store.write(make_doc(2, "s2"))
-    await store.redis.hset(f"{settings.topic_prefix}:ctx:{{:old}}:old", "doc", b'{"session_id": "old"}')  # not a ContextDoc
+    await store.redis.hset(f"{redis_settings.topic_prefix}:ctx:{{:old}}:old", "doc", b'{"session_id": "old"}')  # not a ContextDoc
     await store.aclose()
-    return settings
+    return redis_settings
 
 
 @contextlib.asynccontextmanager

@@ -11,8 +11,8 @@ from turnstream.settings import Settings
 
 
 @pytest.fixture
-async def store(settings: Settings) -> AsyncIterator[ContextStore]:
+async def store(redis_settings: Settings) -> AsyncIterator[ContextStore]:
     """The worker's writer on the test's Redis, closed at the end."""
-    store = ContextStore.from_settings(settings)
+    store = ContextStore.from_settings(redis_settings)
     yield store
     await store.aclose()

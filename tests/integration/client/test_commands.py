@@ -57,24 +57,24 @@ async def test_produce_raw_sends_invalid_lines_too(settings: Settings) -> None:
     assert sorted(record.value for record in await consume(settings, 2)) == sorted([line("t1"), b"{oops"])
 
 
-async def test_context_get_prints_the_document(settings: Settings) -> None:
-    store = ContextStore.from_settings(settings)
+async def test_context_get_prints_the_document(redis_settings: Settings) -> None:
+    store = ContextStore.from_settings(redis_settings)
     doc = make_doc(3)
     await store.write(doc, ["t3"])
     await store.aclose()
-    result = turnstream(settings, "context", "get", "s1", "--tenant", "acme")
+    result = turnstream(redis_settings, "context", "get", "s1", "--tenant", "acme")
     assert result.returncode == 0
     assert orjson.loads(result.stdout) == orjson.loads(doc.to_json())
 
 
-def test_context_get_of_a_missing_session_exits_1(settings: Settings) -> None:
-    result = turnstream(settings, "context", "get", "nobody")
+def test_context_get_of_a_missing_session_exits_1(redis_settings: Settings) -> None:
+    result = turnstream(redis_settings, "context", "get", "nobody")
     assert (result.returncode, result.stdout, result.stderr) == (1, "", "turnstream: no context for session nobody\n")
 
 
 @pytest.mark.parametrize("args", [("produce", "-"), ("context", "get", "s1")])
-def test_unconfigured_services_are_one_line(settings: Settings, args: tuple[str, ...]) -> None:
-    unset = settings.model_copy(update={"kafka_url": None, "redis_url": None})
+def test_unconfigured_services_are_one_line(redis_settings: Settings, args: tuple[str, ...]) -> None:
+    unset = redis_settings.model_copy(update={"kafka_url": None, "redis_url": None})
     result = turnstream(unset, *args, stdin=b"")
     assert result.returncode == 1
     assert result.stderr.startswith("turnstream: no ") and "turnstream stack" in result.stderr
@@ -84,9 +84,9 @@ def test_unconfigured_services_are_one_line(settings: Settings, args: tuple[str,
 @pytest.mark.parametrize(
     ("args", "field"), [(("produce", "-"), "kafka_url"), (("context", "get", "s1"), "redis_url")]
 )
-def test_unreachable_services_are_one_line(settings: Settings, args: tuple[str, ...], field: str) -> None:
+def test_unreachable_services_are_one_line(redis_settings: Settings, args: tuple[str, ...], field: str) -> None:
     dead = "kafka://127.0.0.1:1" if field == "kafka_url" else "redis://127.0.0.1:1/0"
-    result = turnstream(settings.model_copy(update={field: dead}), *args, stdin=b"")
+    result = turnstream(redis_settings.model_copy(update={field: dead}), *args, stdin=b"")
     assert result.returncode == 1
     assert result.stderr.startswith("turnstream: cannot reach ")
     assert len(result.stderr.splitlines()) == 1

@@ -12,8 +12,8 @@ from turnstream.settings import Settings
 
 
 @pytest.fixture
-async def client(settings: Settings) -> AsyncIterator[ContextClient]:
-    async with ContextClient.from_settings(settings) as client:
+async def client(redis_settings: Settings) -> AsyncIterator[ContextClient]:
+    async with ContextClient.from_settings(redis_settings) as client:
         yield client
 
 
@@ -83,17 +83,17 @@ async def test_wait_for_an_unknown_session_times_out_with_none(client: ContextCl
     assert (result.doc, result.fresh) == (None, False)
 
 
-async def test_from_url_reads_the_same_prefix(settings: Settings, store: ContextStore) -> None:
+async def test_from_url_reads_the_same_prefix(redis_settings: Settings, store: ContextStore) -> None:
     await store.write(make_doc(4), ["t4"])
-    assert settings.redis_url
-    async with ContextClient.from_url(settings.redis_url, topic_prefix=settings.topic_prefix) as client:
+    assert redis_settings.redis_url
+    async with ContextClient.from_url(redis_settings.redis_url, topic_prefix=redis_settings.topic_prefix) as client:
         assert (await client.get("s1", tenant="acme")) == await store.read("acme:s1")
-    async with ContextClient.from_url(settings.redis_url, topic_prefix="other") as client:
+    async with ContextClient.from_url(redis_settings.redis_url, topic_prefix="other") as client:
         assert await client.get("s1", tenant="acme") is None
 
 
-async def test_a_thousand_waits_share_one_subscription_and_leave_nothing_behind(settings: Settings) -> None:
-    settings = settings.model_copy(update={"topic_prefix": settings.topic_prefix + "-many"})
+async def test_a_thousand_waits_share_one_subscription_and_leave_nothing_behind(redis_settings: Settings) -> None:
+    settings = redis_settings.model_copy(update={"topic_prefix": redis_settings.topic_prefix + "-many"})
     async with ContextClient.from_settings(settings) as client:
         writer = ContextStore.from_settings(settings)
         before = await _connections(writer)

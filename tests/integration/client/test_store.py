@@ -13,14 +13,14 @@ ANONYMOUS = session_owner("acme:s1")
 
 
 @pytest.fixture
-async def store(settings: Settings) -> AsyncIterator[ContextStore]:
-    store = ContextStore.from_settings(settings.model_copy(update={"dedup_window": 4, "session_ttl_seconds": 600}))
+async def store(redis_settings: Settings) -> AsyncIterator[ContextStore]:
+    store = ContextStore.from_settings(redis_settings.model_copy(update={"dedup_window": 4, "session_ttl_seconds": 600}))
     yield store
     await store.aclose()
 
 
-def test_keys_share_one_hash_tag_under_the_prefix(store: ContextStore, settings: Settings) -> None:
-    prefix = settings.topic_prefix
+def test_keys_share_one_hash_tag_under_the_prefix(store: ContextStore, redis_settings: Settings) -> None:
+    prefix = redis_settings.topic_prefix
     assert store.keys("acme:maya", "acme:s1") == (
         f"{prefix}:ctx:{{acme:maya}}:acme:s1", f"{prefix}:applied:{{acme:maya}}:acme:s1",
         f"{prefix}:injected:{{acme:maya}}:acme:s1", f"{prefix}:updates:acme:s1",

@@ -22,8 +22,8 @@ OWNER = owner_key("maya", "acme", "s1")
 
 
 @pytest.fixture
-def sync_client(settings: Settings) -> Iterator[SyncContextClient]:
-    with SyncContextClient.from_settings(settings) as client:
+def sync_client(redis_settings: Settings) -> Iterator[SyncContextClient]:
+    with SyncContextClient.from_settings(redis_settings) as client:
         yield client
 
 
@@ -67,9 +67,9 @@ async def test_wait_for_wakes_on_the_write_that_applies_the_turn(sync_client: Sy
 
 
 async def test_a_timed_out_wait_returns_the_latest_doc_and_leaves_no_subscription(
-    sync_client: SyncContextClient, store: ContextStore, settings: Settings
+    sync_client: SyncContextClient, store: ContextStore, redis_settings: Settings
 ) -> None:
-    assert settings.redis_url
+    assert redis_settings.redis_url
     channel = sync_client.layout.updates_channel("acme:s1")
     await store.write(make_doc(1), ["t1"])
     seen: list[tuple[int, int]] = []
@@ -82,21 +82,21 @@ async def test_a_timed_out_wait_returns_the_latest_doc_and_leaves_no_subscriptio
     started = time.monotonic()
     waiting.start()
     await asyncio.sleep(0.3)
-    seen.append(subscribers(settings.redis_url, channel))  # while it waits: subscribed
+    seen.append(subscribers(redis_settings.redis_url, channel))  # while it waits: subscribed
     await store.write(make_doc(2), ["t2"])
     await asyncio.to_thread(waiting.join, 5)
     assert 0.6 <= time.monotonic() - started < 1.5
-    seen.append(subscribers(settings.redis_url, channel))
+    seen.append(subscribers(redis_settings.redis_url, channel))
     assert seen == [(1, 1), (0, 0)]
 
 
-async def test_build_prompt_is_the_async_clients_prompt(settings: Settings, sync_client: SyncContextClient) -> None:
-    async with ContextClient.from_settings(settings) as client:
+async def test_build_prompt_is_the_async_clients_prompt(redis_settings: Settings, sync_client: SyncContextClient) -> None:
+    async with ContextClient.from_settings(redis_settings) as client:
         assert client.memory is not None
         await client.store.write(make_doc(4, messages=[{"role": "user", "content": "Plan my trip to Lisbon"},
                                                        {"role": "assistant", "content": "Gladly."}]), ["t4"], owner=OWNER)
         await state_budget(client.memory, OWNER, "acme:s1")
-        archive = ArchiveStore(client.store.redis, settings)
+        archive = ArchiveStore(client.store.redis, redis_settings)
         await archive.append(OWNER, entries(20))
         question = "Which hotels fit my budget? Anything about topic3?"
         expected = await client.build_prompt("s1", question, tenant="acme", user_id="maya", record=False)

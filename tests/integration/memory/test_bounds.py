@@ -16,8 +16,8 @@ OBJECTS = ["locker", "gate", "seat", "room", "badge", "table", "desk", "bike"]
 
 
 @pytest.fixture
-async def memory(settings: Settings) -> AsyncIterator[MemoryStore]:
-    store = MemoryStore.from_settings(settings.model_copy(update={"memory_max_per_owner": 50, "owner_ttl_seconds": 1000}))
+async def memory(redis_settings: Settings) -> AsyncIterator[MemoryStore]:
+    store = MemoryStore.from_settings(redis_settings.model_copy(update={"memory_max_per_owner": 50, "owner_ttl_seconds": 1000}))
     yield store
     await store.aclose()
 

@@ -22,8 +22,8 @@ OWNER = owner_key("u1", "acme", "s1")
 
 
 @pytest.fixture
-async def memory(settings: Settings) -> AsyncIterator[MemoryStore]:
-    store = MemoryStore.from_settings(settings.model_copy(update={"memory_max_per_owner": 4, "owner_ttl_seconds": 1000}))
+async def memory(redis_settings: Settings) -> AsyncIterator[MemoryStore]:
+    store = MemoryStore.from_settings(redis_settings.model_copy(update={"memory_max_per_owner": 4, "owner_ttl_seconds": 1000}))
     yield store
     await store.aclose()
 
@@ -62,7 +62,7 @@ async def scripted(settings: Settings, action: Any) -> list[tuple[set[str], set[
     return calls
 
 
-async def test_every_key_remember_touches_is_declared(memory: MemoryStore, settings: Settings) -> None:
+async def test_every_key_remember_touches_is_declared(memory: MemoryStore, redis_settings: Settings) -> None:
     older = [stated(f"My {thing} number is {n}", n) for n, thing in enumerate(["locker", "gate", "seat", "badge"])]
     corrected = stated("My locker number is 2000", 0).model_copy(update={"id": older[0].id})
 
@@ -73,7 +73,7 @@ async def test_every_key_remember_touches_is_declared(memory: MemoryStore, setti
         await memory.remember(OWNER, [stated("My bike number is 88", 9)])  # over the cap of 4: one evicted
 
     await memory.redis.script_load(script_text("remember.lua"))  # no NOSCRIPT round in what is watched
-    calls = await scripted(settings, writes)
+    calls = await scripted(redis_settings, writes)
     assert 3 <= len(calls) <= 5  # evicting and restarting ask for more keyword sets once, at most
     for declared, touched in calls:
         assert touched and touched <= declared, touched - declared

@@ -44,9 +44,9 @@ def wire() -> Wire:
 
 
 @pytest.fixture
-async def client(settings: Settings, wire: Wire) -> AsyncIterator[ContextClient]:
-    redis = Redis.from_url(settings.redis_url, connection_class=wire.connection_class())
-    client = ContextClient(ContextStore(redis, settings), MemoryStore(redis, settings))
+async def client(redis_settings: Settings, wire: Wire) -> AsyncIterator[ContextClient]:
+    redis = Redis.from_url(redis_settings.redis_url, connection_class=wire.connection_class())
+    client = ContextClient(ContextStore(redis, redis_settings), MemoryStore(redis, redis_settings))
     yield client
     await client.aclose()
 
@@ -98,9 +98,9 @@ async def test_not_injected_twice_within_the_window_per_session(client: ContextC
     assert (await client.memory.list(OWNER))[0].access_count == 3
 
 
-async def test_greetings_do_not_count_towards_the_window(settings: Settings) -> None:
-    redis = Redis.from_url(settings.redis_url)
-    narrow = settings.model_copy(update={"recall_dedup_window": 1})
+async def test_greetings_do_not_count_towards_the_window(redis_settings: Settings) -> None:
+    redis = Redis.from_url(redis_settings.redis_url)
+    narrow = redis_settings.model_copy(update={"recall_dedup_window": 1})
     client = ContextClient(ContextStore(redis, narrow), MemoryStore(redis, narrow))
     await state_budget(client.memory)
     texts = [BUDGET_QUESTION, "hi!", BUDGET_QUESTION, BUDGET_QUESTION]
@@ -135,11 +135,11 @@ def compacted_doc(session_id: str, tail_turns: int) -> ContextDoc:
     )
 
 
-async def test_prompt_order_and_budget(settings: Settings) -> None:
+async def test_prompt_order_and_budget(redis_settings: Settings) -> None:
     doc = compacted_doc("s1", tail_turns=4)
     budget = doc.tokens.after + 260  # the profile and about two of the five memories
     # the memory block gets what the context leaves: no room taken from the tail for it
-    tight = settings.model_copy(update={"prompt_budget_tokens": budget, "recall_budget_tokens": 260, "recall_k": 5})
+    tight = redis_settings.model_copy(update={"prompt_budget_tokens": budget, "recall_budget_tokens": 260, "recall_k": 5})
     async with ContextClient.from_settings(tight) as client:
         await client.store.write(doc, ["t1"], owner=OWNER)
         facts = [Fact("preference", f"For hotel {n} in Lisbon I prefer " + "quiet rooms " * 15, f"pref:hotel-{n}") for n in range(5)]
@@ -197,7 +197,7 @@ async def test_remember_many_writes_every_owner_in_two_round_trips(client: Conte
         assert f"{1000 + n}" in (await memory.profile(owner))[0]
 
 
-async def test_remember_many_retries_only_the_owner_whose_profile_moved(client: ContextClient, settings: Settings) -> None:
+async def test_remember_many_retries_only_the_owner_whose_profile_moved(client: ContextClient, redis_settings: Settings) -> None:
     memory = client.memory
     assert memory is not None
     moved, steady = owner_key("mover", "acme", "s1"), owner_key("steady", "acme", "s1")
@@ -206,7 +206,7 @@ async def test_remember_many_retries_only_the_owner_whose_profile_moved(client: 
     writes = {owner: (mems, profile_additions(mems))
               for owner in (moved, steady) for mems in [memories_from_facts(owner, facts, "acme:s1", time.time())]}
     calls: list[str] = []
-    original, other_writer = memory._call, SyncRedis.from_url(settings.redis_url)
+    original, other_writer = memory._call, SyncRedis.from_url(redis_settings.redis_url)
 
     def racing(upsert: Any) -> Any:
         """Another writer appends to one profile after this upsert read it and before it writes."""

@@ -75,8 +75,8 @@ async def postings_of(redis: Redis, prefix: str) -> dict[str, set[str]]:
     return {key.decode(): {m.decode() for m in await redis.zrange(key, 0, -1)} async for key in redis.scan_iter(f"{prefix}*")}
 
 
-async def test_the_cap_evicts_the_oldest_entries_with_their_postings(settings: Settings) -> None:
-    settings = settings.model_copy(update={"archive_max_entries": 50})
+async def test_the_cap_evicts_the_oldest_entries_with_their_postings(redis_settings: Settings) -> None:
+    settings = redis_settings.model_copy(update={"archive_max_entries": 50})
     archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
     keys = archive.layout.owner("u1")
     try:
@@ -97,8 +97,8 @@ async def test_the_cap_evicts_the_oldest_entries_with_their_postings(settings: S
         await archive.redis.aclose()
 
 
-async def test_an_owners_archive_keys_expire_together(settings: Settings) -> None:
-    settings = settings.model_copy(update={"owner_ttl_seconds": 2})
+async def test_an_owners_archive_keys_expire_together(redis_settings: Settings) -> None:
+    settings = redis_settings.model_copy(update={"owner_ttl_seconds": 2})
     archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
     try:
         await archive.append("u2", entries(10))
@@ -112,12 +112,12 @@ async def test_an_owners_archive_keys_expire_together(settings: Settings) -> Non
         await archive.redis.aclose()
 
 
-async def test_build_prompt_is_one_round_trip_and_every_key_in_one_slot(settings: Settings) -> None:
-    async with ContextClient.from_settings(settings) as client:
-        archive = ArchiveStore(client.store.redis, settings)
+async def test_build_prompt_is_one_round_trip_and_every_key_in_one_slot(redis_settings: Settings) -> None:
+    async with ContextClient.from_settings(redis_settings) as client:
+        archive = ArchiveStore(client.store.redis, redis_settings)
         await archive.append("acme:maya", [e for e in entries(30)])
         await client.build_prompt("s1", "warm up topic3", tenant="acme", user_id="maya")  # scripts loaded, pool warm
-        monitor_client = Redis.from_url(settings.redis_url)
+        monitor_client = Redis.from_url(redis_settings.redis_url)
         commands: list[str] = []
         async with monitor_client.monitor() as monitor:
             listening = asyncio.create_task(_collect(monitor, commands))

@@ -14,8 +14,8 @@ from turnstream.settings import Settings
 
 
 @pytest.fixture
-async def redis(settings: Settings) -> AsyncIterator[Redis]:
-    client = Redis.from_url(settings.redis_url)
+async def redis(redis_settings: Settings) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_settings.redis_url)
     yield client
     await client.aclose()
 
@@ -24,8 +24,8 @@ async def calls(redis: Redis, command: str) -> int:
     return int((await redis.info("commandstats")).get(f"cmdstat_{command}", {}).get("calls", 0))
 
 
-async def test_a_scripted_pipeline_asks_redis_nothing_before_it(redis: Redis, settings: Settings) -> None:
-    store, archive = ContextStore(redis, settings), ArchiveStore(redis, settings)
+async def test_a_scripted_pipeline_asks_redis_nothing_before_it(redis: Redis, redis_settings: Settings) -> None:
+    store, archive = ContextStore(redis, redis_settings), ArchiveStore(redis, redis_settings)
     assert await store.write(make_doc(1), ["t1"])  # the scripts are loaded by now, whatever ran before
     await archive.append("u1", entries(1))
     asked, sent = await calls(redis, "script"), await calls(redis, "evalsha")
@@ -36,8 +36,8 @@ async def test_a_scripted_pipeline_asks_redis_nothing_before_it(redis: Redis, se
     assert await calls(redis, "evalsha") == sent + 10
 
 
-async def test_writes_go_on_after_redis_lost_its_scripts(redis: Redis, settings: Settings) -> None:
-    store, archive, memory = ContextStore(redis, settings), ArchiveStore(redis, settings), MemoryStore(redis, settings)
+async def test_writes_go_on_after_redis_lost_its_scripts(redis: Redis, redis_settings: Settings) -> None:
+    store, archive, memory = ContextStore(redis, redis_settings), ArchiveStore(redis, redis_settings), MemoryStore(redis, redis_settings)
     assert await store.write(make_doc(1), ["t1"])
     await redis.script_flush()
     assert await store.write(make_doc(2), ["t2"])

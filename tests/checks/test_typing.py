@@ -6,10 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).parents[2]
 
 

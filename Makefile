@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install kafka browser demo test test-unit test-integration test-kafka test-rebalance bench clean
+.PHONY: install kafka browser demo test test-unit test-checks test-integration test-kafka test-rebalance bench clean
 
 # Apache Kafka's jars from Maven Central, for `turnstream stack --broker kafka` and the tests; fetched once
 # per version of deploy/kafka/pom.xml (the folder is emptied first so no jar of an older version stays).
@@ -43,14 +43,25 @@ browser:
 demo: $(INSTALLED)
 	$(BIN)/turnstream demo
 
-test: $(INSTALLED) kafka browser
-	$(BIN)/pytest
+# The tests run in three tiers, one folder and one marker each (pyproject's [tool.pytest.ini_options]):
+#   test-unit         tests/unit, marker unit: pure rules and property tests, no service; about half a minute,
+#                     and it stops at its first failure
+#   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict runs; no service
+#   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server and
+#                     Chromium, started by the fixtures (a test that needs only Redis starts no broker); ~12 minutes
+# `make test` runs them in that order and stops at the first tier that fails: a broken rule fails in a minute,
+# before Kafka's jars or the browser are even fetched. Each target collects only its own folder.
+test: test-unit test-checks test-integration
+.NOTPARALLEL: test
 
 test-unit: $(INSTALLED)
-	$(BIN)/pytest -m unit
+	$(BIN)/pytest tests/unit -x
+
+test-checks: $(INSTALLED)
+	$(BIN)/pytest tests/checks
 
 test-integration: $(INSTALLED) kafka browser
-	$(BIN)/pytest -m integration
+	$(BIN)/pytest tests/integration
 
 test-kafka: $(INSTALLED) kafka
 	$(BIN)/pytest -m kafka

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.integration.memory.test_commands import turnstream
 from tests.integration.test_pipeline import assert_context_matches_batch
 from tests.support.conversations import turns_for
-from tests.support.worker import running_worker
+from tests.support.worker import running_worker, wait_until_drained
 from turnstream.agents.ingest import REASON_HEADER
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.memory import owner_key
@@ -131,10 +131,10 @@ async def test_turns_without_their_session_key_are_forwarded_and_applied_once_in
                 await producer.send_raw(wrong_keys[n % 2], orjson.dumps(wrong_keyed[n]))
             await producer.flush()
 
-    with running_worker(settings):
+    with running_worker(settings) as worker:
         async with ContextClient.from_settings(settings) as client:
             await asyncio.gather(wait_for_last(client, null_keyed), wait_for_last(client, wrong_keyed))
-            await asyncio.sleep(2)  # time for any turn applied twice to show
+            await wait_until_drained(settings, worker)  # every forwarded copy is handled: one applied twice would show
             docs, applied = {}, {}
             for sid, turns in (("nk", null_keyed), ("wk", wrong_keyed)):
                 docs[sid] = await client.get(sid, user_id=turns[0]["user_id"])

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from tests.support.conversations import turns_for
 from tests.support.services import on_each_broker
-from tests.support.worker import RunningWorker, running_worker
+from tests.support.worker import RunningWorker, running_worker, wait_until_drained
 from turnstream.agents.ingest import REASON_HEADER, SOURCE_HEADER
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction import compact
@@ -137,8 +137,8 @@ async def test_redelivered_turns_are_applied_once(pipeline_settings: Settings) -
         await produce(settings, twice)
         await produce(settings, sessions["d0"])  # a whole session replayed late
         async with ContextClient.from_settings(settings) as client:
-            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()}, worker)
-            await asyncio.sleep(2)  # give any wrongly re-applied duplicate the time to show up
+            await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()}, worker)
+            await wait_until_drained(settings, worker)  # every duplicate, the late replay's last one too, is handled
             docs = {sid: await client.get(sid) for sid in sessions}
     for sid, turns in sessions.items():
         assert_context_matches_batch(docs[sid], turns, settings)

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from turnstream.connections import kafka_options
 from turnstream.settings import Settings
+from turnstream.streams.admin import faust_app_id
+from turnstream.streams.end_offsets import fetched_end_offsets
 from turnstream.streams.processes import start_worker, stop_process
 
 _ASSIGNMENT_TABLE = re.compile(r"Setting newly assigned partitions(.*?)(?=\n\[|\Z)", re.S)
@@ -66,3 +74,33 @@ def running_worker(settings: Settings, name: str = "worker") -> Iterator[Running
         stop_process(worker.process)
         log.close()
         worker.log_path.unlink(missing_ok=True)
+
+
+async def wait_until_drained(settings: Settings, worker: RunningWorker, timeout: float = 120) -> None:
+    """Until the worker's group has committed every record of the turns topic, on every partition.
+
+    A batch's offsets are committed only after its effects are stored and the turns it forwarded are on the
+    broker, so then every record (a redelivered duplicate, a forwarded copy) has been applied or skipped: the
+    positive signal that nothing more is on its way. The committed offsets are read before the ends, so a
+    forward sent in between is counted in the end and waited for.
+    """
+    partitions = [TopicPartition(settings.turns_topic, p) for p in range(settings.turn_partitions)]
+    admin = AIOKafkaAdminClient(**kafka_options(settings))
+    consumer = AIOKafkaConsumer(**kafka_options(settings), group_id=None, enable_auto_commit=False)
+    await admin.start()
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert worker.poll() is None, f"worker exited with status {worker.poll()}"
+            offsets = await admin.list_consumer_group_offsets(faust_app_id(settings), partitions=partitions)
+            committed = {tp: max(meta.offset, 0) for tp, meta in offsets.items()}
+            ends = await fetched_end_offsets(kafka_options(settings), await consumer.end_offsets(partitions))
+            behind = {tp.partition: (committed.get(tp, 0), end) for tp, end in ends.items() if committed.get(tp, 0) < (end or 0)}
+            if not behind:
+                return
+            assert time.monotonic() < deadline, f"turns not committed after {timeout}s, (committed, end) by partition: {behind}"
+            await asyncio.sleep(0.5)
+    finally:
+        await consumer.stop()
+        await admin.close()

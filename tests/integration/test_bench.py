@@ -73,27 +73,37 @@ def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leave
     assert recall["generated en vs newest tail"]["a"] == 100 and recall["generated zh vs newest tail"]["a"] == 100
     assert recall["generated en vs newest tail"]["b"] < 50
 
-    # where a turn's time goes, at one event a batch and at 256, on each broker: every stage measured, the whole is
-    # their sum and the rest
+    # pinned and unpinned side by side where there are two CPUs or more, unpinned only on one
+    placements = ["pinned", "unpinned"] if document["meta"]["machine"]["nproc"] >= 2 else ["unpinned only"]
+    # where a turn's time goes, at one event a batch and at 256, on each broker, in each placement: every stage
+    # measured, the whole is their sum and the rest; each side's process spent CPU
     assert "Where a turn's time goes" in result.stdout and "in the freshness rounds" in result.stdout
     for broker in ("", "@kafka"):
-        sizes = figures[f"drain{broker}"]["data"]["batch_sizes"]
+        drain = figures[f"drain{broker}"]
+        assert [row["measure"].rpartition(", ")[2] for row in drain["rows"]] == placements * 4
+        sizes = drain["data"]["batch_sizes"]
         assert set(sizes) == {"1", "256"}
-        for size, measured in sizes.items():
-            shares = measured["stages_us_per_turn"]
-            assert all(shares[stage] > 0 for stage in ("ingest", "compaction", "redis_write", "journal_write", "table_write",
-                                                       "wall")), (broker, size, shares)
-            parts = sum(shares[stage] for stage in ("ingest", "compaction", "redis_write", "journal_write", "table_write", "rest"))
-            assert parts == pytest.approx(shares["wall"], rel=1e-3), (broker, size, shares)
-        assert sizes["1"]["stages_us_per_turn"]["events_per_batch"] == pytest.approx(1.0)
-        assert sizes["256"]["stages_us_per_turn"]["events_per_batch"] > 1.0
+        for size, by_placement in sizes.items():
+            assert list(by_placement) == placements
+            for placement, measured in by_placement.items():
+                shares = measured["stages_us_per_turn"]
+                assert all(shares[stage] > 0 for stage in ("ingest", "compaction", "redis_write", "journal_write",
+                                                           "table_write", "wall")), (broker, size, placement, shares)
+                parts = sum(shares[stage] for stage in ("ingest", "compaction", "redis_write", "journal_write",
+                                                        "table_write", "rest"))
+                assert parts == pytest.approx(shares["wall"], rel=1e-3), (broker, size, shares)
+                assert measured["cpu_us_per_turn"]["pipeline"] > measured["cpu_us_per_turn"]["count"] > 0, (broker, size)
+                assert shares["events_per_batch"] == pytest.approx(1.0) if size == "1" else shares["events_per_batch"] > 1.0
         # and in the freshness rounds: the worker stepped each turn before it was readable, in less time than that
         fresh = figures[f"freshness{broker}"]
-        spent = fresh["data"]["worker_ms"]
-        p50 = next(row["a"] for row in fresh["rows"] if row["measure"] == "freshness p50")
-        assert all(spent[stage] > 0 for stage in ("broker_wait", "compaction", "redis_write", "journal_write",
-                                                  "table_write")), (broker, spent)
-        assert spent["broker_wait"] < 5 * p50 and spent["events_per_batch"] >= 1.0, (broker, spent)
+        assert list(fresh["data"]["placements"]) == placements
+        for placement, measured in fresh["data"]["placements"].items():
+            spent = measured["worker_ms"]
+            p50 = next(row["a"] for row in fresh["rows"] if row["measure"] == f"freshness p50, {placement}")
+            assert all(spent[stage] > 0 for stage in ("broker_wait", "compaction", "redis_write", "journal_write",
+                                                      "table_write")), (broker, placement, spent)
+            assert spent["broker_wait"] < 5 * p50 and spent["events_per_batch"] >= 1.0, (broker, spent)
+            assert measured["cpu_us_per_turn"]["pipeline"] > 0 and measured["cpu_us_per_turn"]["set"] > 0, (broker, placement)
 
     pids = document["meta"]["pids"]
     assert {"kafka", "redis", "worker", "worker-single", "passthrough-count", "passthrough-set", "worker-churn-expiry",

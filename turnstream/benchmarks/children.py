@@ -40,6 +40,9 @@ class Children:
     """The children still to stop."""
     spawned: dict[str, int] = field(default_factory=dict)
     """Every child ever started here, name -> pid, for the report to list."""
+    services: dict[str, int] = field(default_factory=dict)
+    """The services started elsewhere (the embedded broker and Redis), name -> pid: not stopped here, only
+    placed beside the children when the bench pins them."""
 
     def worker(self, settings: Settings, name: str = "worker") -> Child:
         """`turnstream worker` on `settings` (URLs set), its web server on a free loopback port."""
@@ -55,6 +58,10 @@ class Children:
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
         )
         return self._keep(f"passthrough-{mode}", process, log)
+
+    def running(self) -> dict[str, int]:
+        """name -> pid of every child still to stop."""
+        return {child.name: child.process.pid for child in self.started}
 
     def check(self) -> None:
         """Raise ChildDied when any child has exited."""

@@ -1,8 +1,10 @@
 """Figure 2: freshness, produce → the context including that turn is readable, vs an agent that only SETs the turn.
 
-The worker's side is measured as a gateway sees it: each turn sent, then `ContextClient.wait_for` on it,
-one waiter per turn. The SET-only agent pipelines SET + PUBLISH, and the bench hears of each write on
-that channel. Turns are paced at a fixed rate, so the figures are latencies, not queueing.
+The worker's side is measured as a gateway sees it, through the public SDK: each turn sent with
+`TurnProducer.send`, then `ContextClient.wait_for` on it, one waiter per turn. The SET-only agent pipelines
+SET + PUBLISH, and the bench hears of each write on that channel. Turns are paced at a fixed rate, so the
+figures are latencies, not queueing. Both sides run pinned (the measured agent on a core of its own), then
+unpinned; each side's CPU a turn is read from /proc.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from redis.asyncio.client import PubSub
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99, rounded
 from turnstream.benchmarks.live import BenchTimeout, Live, Record, encode, round_turns
 from turnstream.benchmarks.passthrough import updates_channel
+from turnstream.benchmarks.pinning import CoreSplit, CpuSpent, cpu_ticks, placements
 from turnstream.benchmarks.stages import Scrape, fresh_turn_ms
 from turnstream.client import ContextClient
 from turnstream.settings import Settings
@@ -66,8 +69,9 @@ async def _listening(live: Live, channels: list[str], measure: Callable[[Listene
 
 
 async def pipeline_latencies(live: Live, turns: list[dict[str, Any]], rate: float) -> list[float]:
-    """Milliseconds from each turn's send until `ContextClient.wait_for` returned a context including it:
-    one waiter per turn, started right after the send, as a gateway that reads its own writes waits."""
+    """Milliseconds from each turn's `TurnProducer.send` until `ContextClient.wait_for` returned a context
+    including it: one waiter per turn, started right after the send, as a gateway that reads its own writes
+    waits. The producer sends a dict's JSON as given: the same bytes the SET-only agent gets."""
     client = ContextClient(live.store)
     latencies: list[float] = []
 
@@ -80,12 +84,12 @@ async def pipeline_latencies(live: Live, turns: list[dict[str, Any]], rate: floa
 
     waits = []
     start = time.perf_counter()
-    for index, (turn, record) in enumerate(zip(turns, encode(turns))):
+    for index, turn in enumerate(turns):
         delay = start + index / rate - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
         sent = time.perf_counter()
-        await live.send(live.pipeline, [record])
+        await live.producer.send(turn)
         waits.append(asyncio.create_task(wait(turn, sent)))
     await asyncio.gather(*waits)
     return latencies
@@ -119,25 +123,46 @@ def freshness_met(p50: Row, p99: Row) -> bool:
     return p50.a <= P50_TARGET_MS and p99.a <= P99_TARGET_MS and within
 
 
-async def freshness(live: Live, rounds: int, sessions: int, turns: int, rate: float, progress: Callable[[str], None]) -> Figure:
-    """p50 and p99 over every turn of every round, ABBA-interleaved rounds of fresh conversations."""
-    samples: dict[str, list[float]] = {"pipeline": [], "set": []}
-    stages = Scrape()
-    for index, pipeline_first in abba(rounds):
-        batch = round_turns(f"fresh{index}", sessions, turns, seed=100 + index)
-        for side in ("pipeline", "set") if pipeline_first else ("set", "pipeline"):
-            if side == "pipeline":
-                before = await live.stages(live.pipeline)
-                latencies = await pipeline_latencies(live, batch, rate)
-                stages = stages + (await live.stages(live.pipeline) - before)
-            else:
-                latencies = await passthrough_latencies(live, batch, rate)
-            samples[side] += latencies
-            progress(f"freshness round {index + 1}/{rounds}: {side} p50 {p50_p99(latencies)[0]:.1f} ms")
-    ours, theirs = p50_p99(samples["pipeline"]), p50_p99(samples["set"])
-    rows = [Row.of("freshness p50", "ms", ours[0], theirs[0]), Row.of("freshness p99", "ms", ours[1], theirs[1])]
-    target = Target(f"p50 ≤ {P50_TARGET_MS:.0f} ms, p99 ≤ {P99_TARGET_MS:.0f} ms, each ≤ {RATIO_TARGET}× SET-only",
-                    freshness_met(*rows))
-    return Figure("freshness", "2 Freshness: produce → readable", "pipeline", "SET-only agent", rows, target,
-                  {"samples_ms": samples, "rate_turns_per_s": rate,
-                   "worker_ms": {name: rounded(value) for name, value in fresh_turn_ms(stages).items()}})
+SIDES = ("pipeline", "set")
+
+
+async def freshness(
+    live: Live, rounds: int, sessions: int, turns: int, rate: float, progress: Callable[[str], None],
+    split: CoreSplit | None = None,
+) -> Figure:
+    """p50 and p99 over every turn of every round, and each side's CPU a turn, under each placement (pinned to
+    `split`'s cores, then unpinned); ABBA-interleaved rounds of fresh conversations."""
+    order = placements(split)
+    samples: dict[str, dict[str, list[float]]] = {placement: {side: [] for side in SIDES} for placement in order}
+    stages = {placement: Scrape() for placement in order}
+    cpu = {placement: CpuSpent() for placement in order}
+    for index, first in abba(rounds):
+        for step, placement in enumerate(order if first else order[::-1], start=index * len(order)):
+            batch = round_turns(f"fresh{order.index(placement)}-{index}", sessions, turns, seed=100 + index)
+            for side in SIDES if step % 2 == 0 else SIDES[::-1]:
+                pid = live.place(split, placement, live.pipeline if side == "pipeline" else live.set)
+                ticks = cpu_ticks(pid)
+                if side == "pipeline":
+                    before = await live.stages(live.pipeline)
+                    latencies = await pipeline_latencies(live, batch, rate)
+                    stages[placement] += await live.stages(live.pipeline) - before
+                else:
+                    latencies = await passthrough_latencies(live, batch, rate)
+                cpu[placement].add(side, cpu_ticks(pid) - ticks, len(batch))
+                samples[placement][side] += latencies
+                progress(f"freshness round {index + 1}/{rounds}, {placement}: {side} p50 {p50_p99(latencies)[0]:.1f} ms")
+    rows = []
+    for placement in order:
+        ours, theirs = p50_p99(samples[placement]["pipeline"]), p50_p99(samples[placement]["set"])
+        rows += [Row.of(f"freshness p50, {placement}", "ms", ours[0], theirs[0]),
+                 Row.of(f"freshness p99, {placement}", "ms", ours[1], theirs[1])]
+    rows += [Row.of(f"CPU a turn, {placement}", "µs", cpu[placement].us_per_turn("pipeline"), cpu[placement].us_per_turn("set"))
+             for placement in order]
+    target = Target(f"p50 ≤ {P50_TARGET_MS:.0f} ms, p99 ≤ {P99_TARGET_MS:.0f} ms through the SDK, each ≤ {RATIO_TARGET}× "
+                    f"SET-only ({order[0]})", freshness_met(rows[0], rows[1]))
+    measured = {placement: {"samples_ms": samples[placement],
+                            "worker_ms": {name: rounded(value) for name, value in fresh_turn_ms(stages[placement]).items()},
+                            "cpu_us_per_turn": {side: rounded(cpu[placement].us_per_turn(side)) for side in SIDES}}
+                for placement in order}
+    return Figure("freshness", "2 Freshness: produce → readable", "pipeline (TurnProducer → wait_for)", "SET-only agent", rows,
+                  target, {"placements": measured, "rate_turns_per_s": rate, "cores": split and split.to_dict()})

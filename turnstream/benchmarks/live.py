@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from redis.asyncio import Redis
 
 from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.passthrough import MODES, count_key, value_key
+from turnstream.benchmarks.pinning import UNPINNED, CoreSplit, affinities, apply
 from turnstream.benchmarks.stages import Scrape
 from turnstream.client import TurnProducer
 from turnstream.client.store import ContextStore
@@ -86,10 +88,14 @@ async def create_topics(consumers: Consumers) -> None:
         await ensure_topics(each)
 
 
+CHILD_NAMES = ("worker", "worker-single", "passthrough-count", "passthrough-set")
+"""The children spawn starts, in the order of Consumers.all."""
+
+
 def spawn(consumers: Consumers, children: Children) -> None:
     """Start both workers and the pass-through agents as child processes (they take seconds to join their groups)."""
-    children.worker(consumers.pipeline)
-    children.worker(consumers.single, "worker-single")
+    children.worker(consumers.pipeline, CHILD_NAMES[0])
+    children.worker(consumers.single, CHILD_NAMES[1])
     children.passthrough(consumers.count, "count")
     children.passthrough(consumers.set, "set")
 
@@ -119,6 +125,20 @@ class Live:
     async def aclose(self) -> None:
         await self.producer.stop()
         await self.store.aclose()
+
+    def place(self, split: CoreSplit | None, placement: str, measured: Settings) -> int:
+        """Run the process of `measured` (one of the consumers) on its cores under `placement`, and every other
+        process of the bench (broker, Redis, the other consumers, this one) on theirs; the measured pid."""
+        consumers = (self.pipeline, self.single, self.count, self.set)
+        name = next(name for consumer, name in zip(consumers, CHILD_NAMES) if consumer is measured)
+        pids = self.children.running()
+        pid = pids.pop(name)
+        apply(affinities(split, placement, pid, [*pids.values(), *self.children.services.values(), os.getpid()]))
+        return pid
+
+    def unpin(self, split: CoreSplit | None) -> None:
+        """Every process of the bench back on every core of `split`."""
+        self.place(split, UNPINNED, self.pipeline)
 
     async def stages(self, worker: Settings) -> Scrape:
         """The stage histograms `worker` serves on its metrics port, now."""

@@ -70,7 +70,7 @@ def print_table(figures: list[Figure], title: str, console: Console | None = Non
     (console or Console(width=TABLE_WIDTH)).print(table(figures, title))
 
 
-STAGE_TITLE = "Where a turn's time goes in the worker while it drains (µs per turn)"
+STAGE_TITLE = "Where a turn's time goes in the worker while it drains (µs per turn; worker CPU from /proc)"
 FRESH_TITLE = "Where a turn's time goes in the worker in the freshness rounds (mean ms; the turn is readable after the Redis write)"
 FRESH_COLUMNS = {"broker_wait": "produce → stepped (fetch wait, batch window, previous batch)", "ingest": "decode a turn",
                  "compaction": "core a turn", "redis_write": "Redis write a batch",
@@ -83,33 +83,40 @@ def _on_broker(title: str, figure: Figure) -> str:
 
 
 def stage_table(drain: Figure) -> Table | None:
-    """One row per batch size the drain figure measured: each stage's share of a turn, the rest of the wall
-    time (fetching, acknowledging, committing, waiting) and the whole; None without its stages."""
+    """One row per batch size the drain figure measured and placement: each stage's share of a turn, the rest of
+    the wall time (fetching, acknowledging, committing, waiting), the whole, and the worker's CPU a turn beside
+    it; None without its stages."""
     if "batch_sizes" not in drain.data:
         return None
     out = Table(title=_on_broker(STAGE_TITLE, drain), title_justify="left")
-    columns = ["events a batch (set)", "mean events a batch", *STAGE_NAMES.values(), "rest: fetch, ack, commit", "wall"]
+    columns = ["events a batch (set)", "placement", "mean events a batch", *STAGE_NAMES.values(), "rest: fetch, ack, commit",
+               "wall", "worker CPU"]
     for index, column in enumerate(columns):
-        out.add_column(column, justify="left" if index == 0 else "right", no_wrap=True)
-    for size, measured in drain.data["batch_sizes"].items():
-        shares = measured["stages_us_per_turn"]
-        if not shares:
-            out.add_row(size, *["—"] * (len(columns) - 1))
-            continue
-        out.add_row(size, f"{shares['events_per_batch']:.1f}", *(_number(shares[stage]) for stage in STAGE_NAMES),
-                    _number(shares["rest"]), _number(shares["wall"]))
+        out.add_column(column, justify="left" if index < 2 else "right", no_wrap=True)
+    for size, by_placement in drain.data["batch_sizes"].items():
+        for placement, measured in by_placement.items():
+            shares = measured["stages_us_per_turn"]
+            if not shares:
+                out.add_row(size, placement, *["—"] * (len(columns) - 2))
+                continue
+            out.add_row(size, placement, f"{shares['events_per_batch']:.1f}", *(_number(shares[stage]) for stage in STAGE_NAMES),
+                        _number(shares["rest"]), _number(shares["wall"]), _number(measured["cpu_us_per_turn"]["pipeline"]))
     return out
 
 
 def fresh_table(fresh: Figure) -> Table | None:
-    """The worker's side of the freshness figure, stage by stage; None without its stages."""
-    if not fresh.data.get("worker_ms"):
+    """The worker's side of the freshness figure, stage by stage, one row per placement, with the worker's CPU
+    a turn; None without its stages."""
+    measured = {placement: each for placement, each in fresh.data.get("placements", {}).items() if each["worker_ms"]}
+    if not measured:
         return None
     out = Table(title=_on_broker(FRESH_TITLE, fresh), title_justify="left")
-    for index, (key, column) in enumerate(FRESH_COLUMNS.items()):
-        out.add_column(column, justify="left" if index == 0 else "right", no_wrap=index > 0)
-    measured = fresh.data["worker_ms"]
-    out.add_row(*(f"{measured[key]:.2f}" if key != "events_per_batch" else f"{measured[key]:.1f}" for key in FRESH_COLUMNS))
+    for index, column in enumerate(["placement", *FRESH_COLUMNS.values(), "worker CPU a turn (µs)"]):
+        out.add_column(column, justify="left" if index == 0 else "right", no_wrap=index > 1)
+    for placement, each in measured.items():
+        spent = each["worker_ms"]
+        out.add_row(placement, *(f"{spent[key]:.2f}" if key != "events_per_batch" else f"{spent[key]:.1f}" for key in FRESH_COLUMNS),
+                    _number(each["cpu_us_per_turn"]["pipeline"]))
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
@@ -13,6 +14,7 @@ from turnstream.benchmarks.drain import drain_rate
 from turnstream.benchmarks.figures import Figure
 from turnstream.benchmarks.freshness import freshness
 from turnstream.benchmarks.live import Consumers, Live, create_topics, spawn
+from turnstream.benchmarks.pinning import split_cores
 from turnstream.benchmarks.prompt_size import prompt_size
 from turnstream.benchmarks.reads import read_latency
 from turnstream.benchmarks.archive_reads import archive_reads
@@ -41,6 +43,8 @@ class Plan:
     cost_rounds: int
     churn_sessions: int
     """Sessions the churn figure feeds each worker (`turnstream bench --sessions`)."""
+    pin: bool = True
+    """Drain and freshness also pinned (the measured agent on a core of its own), beside unpinned (`--no-pin`: unpinned only)."""
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -136,9 +140,14 @@ async def _live_figures(
 
 
 async def _broker_figures(live: Live, plan: Plan, progress: Progress) -> list[Figure]:
-    """Drain and freshness, each with its yardstick, once every consumer has warmed up."""
+    """Drain and freshness, each with its yardstick, once every consumer has warmed up; pinned as the plan says,
+    every process unpinned again after."""
     await live.warm_up()
     progress("consumers ready")
-    drained = await drain_rate(live, plan.drain_rounds, plan.drain_sessions, plan.drain_turns, progress)
-    fresh = await freshness(live, plan.fresh_rounds, plan.fresh_sessions, plan.fresh_turns, plan.fresh_rate, progress)
+    split = split_cores(os.sched_getaffinity(0)) if plan.pin else None
+    try:
+        drained = await drain_rate(live, plan.drain_rounds, plan.drain_sessions, plan.drain_turns, progress, split)
+        fresh = await freshness(live, plan.fresh_rounds, plan.fresh_sessions, plan.fresh_turns, plan.fresh_rate, progress, split)
+    finally:
+        live.unpin(split)
     return [drained, fresh]

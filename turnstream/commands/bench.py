@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import positive_int
 from turnstream.settings import Settings
-from turnstream.streams.embedded import StackError, started_for
+from turnstream.streams.embedded import EmbeddedStack, StackError, started_for
 
 if TYPE_CHECKING:
     from turnstream.benchmarks.figures import Figure
@@ -57,6 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="sessions the churn figure (worker memory with and without session expiry) feeds each worker; RSS is read "
              "after a tenth and after all (default 10,000; 2,000 with --quick; 100,000 takes about 10 minutes)",
     )
+    parser.add_argument(
+        "--no-pin", dest="pin", action="store_false",
+        help="measure drain and freshness unpinned only; by default each is also measured pinned, side by side: the "
+             "measured agent (worker or yardstick) on one core, the broker, Redis, the bench's producers and the idle "
+             "consumers on the others (with one CPU, unpinned only)",
+    )
     parser.add_argument("--recall-only", action="store_true", help="measure the recall figures alone: coverage, and the archive's read cost and memory (a worker, no yardstick agents)")
     parser.set_defaults(run=run)
 
@@ -86,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     plan = QUICK if args.quick else FULL
     if args.sessions is not None:
         plan = dataclasses.replace(plan, churn_sessions=args.sessions)
+    plan = dataclasses.replace(plan, pin=args.pin)
     started = time.monotonic()
 
     def progress(message: str) -> None:
@@ -102,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
             suffix = "" if first else f"@{broker}"
             named = configured.model_copy(update={"topic_prefix": prefix if first else f"{prefix}-{broker}"})
             services = started_for(named, "kafka" if broker == "kafka" else "tansu")
-            with services as (stack, settings), Children() as children:
-                pids.update({service.name + suffix: service.process.pid for service in stack.services})
+            with services as (stack, settings), Children(services=_pids(stack)) as children:
+                pids.update({name + suffix: pid for name, pid in _pids(stack).items()})
                 progress(settings.redact(f"{broker} broker {settings.kafka_url}, Redis {settings.redis_url}"))
                 if args.recall_only:
                     figures += run_recall(settings, plan, children, progress, recall, broker)
@@ -116,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     wall = time.monotonic() - started
     options = f"{' --quick' if args.quick else ''}{f' --broker {args.broker}' if args.broker else ''}"
-    title = f"turnstream bench{options} · {_machine()['nproc']} cores · Python {platform.python_version()} · {wall:.0f}s"
+    options += "" if args.pin else " --no-pin"
+    title = (f"turnstream bench{options} · {_machine()['nproc']} cores · {_pinning(plan.pin)} · "
+             f"Python {platform.python_version()} · {wall:.0f}s")
     print_table(figures, title)
     print_stages(figures)
     if args.json is not None:
@@ -130,6 +139,21 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(error)) from None
         progress(f"plot written to {args.plot}")
     return 0
+
+
+def _pids(stack: EmbeddedStack) -> dict[str, int]:
+    return {service.name: service.process.pid for service in stack.services}
+
+
+def _pinning(pin: bool) -> str:
+    """Which row is which, for the table's title."""
+    from turnstream.benchmarks.pinning import split_cores
+
+    split = split_cores(os.sched_getaffinity(0)) if pin else None
+    if split is None:
+        return "drain and freshness unpinned only" + (" (one CPU: pinning impossible)" if pin else "")
+    measured, others = (",".join(map(str, sorted(cpus))) for cpus in (split.measured, split.others))
+    return f"pinned rows: the measured agent on CPU {measured}, broker, Redis, producers and idle consumers on CPU {others}"
 
 
 def _brokers(chosen: str | None, configured: Settings, recall_only: bool) -> list[str]:

@@ -89,8 +89,9 @@ def test_the_json_holds_every_figure_with_its_target(tmp_path: Path) -> None:
 
 def test_a_figure_measured_on_two_brokers_is_shown_side_by_side_and_keyed_by_broker(tmp_path: Path) -> None:
     def on(key: str, broker: str | None, a: float) -> Figure:
-        data = {"drain": {"batch_sizes": {"1": {"stages_us_per_turn": {}}}},
-                "freshness": {"worker_ms": dict.fromkeys(FRESH_COLUMNS, 1.0)}}.get(key, {})
+        data = {"drain": {"batch_sizes": {"1": {"pinned": {"stages_us_per_turn": {}, "cpu_us_per_turn": {}}}}},
+                "freshness": {"placements": {"pinned": {"worker_ms": dict.fromkeys(FRESH_COLUMNS, 1.0),
+                                                        "cpu_us_per_turn": {"pipeline": 1.0}}}}}.get(key, {})
         return Figure(key, f"title {key}", "ours", "theirs", [Row.of("speed", "x/s", a, 24.0)], None, data, broker)
 
     figures = [on("drain", "tansu", 1.0), on("freshness", "tansu", 2.0), on("prompt_size", None, 3.0),

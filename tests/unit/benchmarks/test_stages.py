@@ -46,16 +46,22 @@ def test_text_without_the_workers_metrics_is_an_error() -> None:
         Scrape.parse("# TYPE something_else counter\nsomething_else_total 3.0\n")
 
 
-def test_the_stage_table_has_a_row_per_batch_size() -> None:
+def test_the_stage_table_has_a_row_per_batch_size_and_placement_with_the_workers_cpu() -> None:
     shares = {"ingest": 21.0, "compaction": 180.5, "redis_write": 350.0, "journal_write": 1042.0, "table_write": 2200.0,
               "rest": 900.0, "wall": 4693.5, "events_per_batch": 1.0}
+    cpu = {"pipeline": 3125.0, "count": 80.0}
     drain = Figure("drain", "1 Drain rate", "pipeline", "count-only agent", [Row.of("drain rate", "turns/s", 270, 7000)], None,
-                   {"batch_sizes": {"1": {"stages_us_per_turn": shares}, "256": {"stages_us_per_turn": {}}}})
-    console = Console(width=200, record=True)
+                   {"batch_sizes": {"1": {"pinned": {"stages_us_per_turn": shares, "cpu_us_per_turn": cpu},
+                                          "unpinned": {"stages_us_per_turn": {**shares, "wall": 5111.0}, "cpu_us_per_turn": cpu}},
+                                    "256": {"pinned": {"stages_us_per_turn": {}, "cpu_us_per_turn": cpu}}}})
+    console = Console(width=240, record=True)
     print_stages([drain], console)
     text = console.export_text()
     assert STAGE_TITLE in text and "180.5" in text and "1,042" in text and "2,200" in text and "4,694" in text
-    assert any(line.lstrip("│ ").startswith("256") and "—" in line for line in text.splitlines())
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in text.splitlines() if line.lstrip("│ ")[:1].isdigit()]
+    assert [row[:2] for row in rows] == [["1", "pinned"], ["1", "unpinned"], ["256", "pinned"]]
+    assert rows[0][-2:] == ["4,694", "3,125"] and rows[1][-2:] == ["5,111", "3,125"]
+    assert set(rows[2][2:]) == {"—"}
     quiet = Console(width=200, record=True)
     print_stages([], quiet)
     assert quiet.export_text() == ""
@@ -77,13 +83,15 @@ def test_a_fresh_turns_time_is_its_wait_and_its_batchs_writes() -> None:
     assert fresh_turn_ms(after - after) == {}
 
 
-def test_the_freshness_stages_are_printed_under_the_drains() -> None:
+def test_the_freshness_stages_are_printed_under_the_drains_one_row_per_placement() -> None:
     spent = {"broker_wait": 19.12, "ingest": 0.07, "compaction": 0.4, "redis_write": 1.87, "journal_write": 1.03,
              "table_write": 1.74, "events_per_batch": 1.3}
     fresh = Figure("freshness", "2 Freshness", "pipeline", "SET-only agent", [Row.of("freshness p50", "ms", 21.5, 13.6)], None,
-                   {"worker_ms": spent})
+                   {"placements": {"pinned": {"worker_ms": spent, "cpu_us_per_turn": {"pipeline": 4321.0, "set": 900.0}},
+                                   "unpinned": {"worker_ms": {}, "cpu_us_per_turn": {"pipeline": 0.0, "set": 0.0}}}})
     console = Console(width=300, record=True)
     print_stages([fresh], console)
     text = console.export_text()
     assert FRESH_TITLE in text and "19.12" in text and "1.87" in text and "1.03" in text and "1.3" in text
+    assert "4,321" in text and "pinned" in text and "unpinned" not in text  # a placement without stages has no row
     assert STAGE_TITLE not in text  # no drain measured, no drain table

@@ -45,17 +45,17 @@ async def drain_rate(
     for worker in (live.pipeline, live.single):
         size = worker.batch_max_events
         measured, last = await _rounds(live, worker, rounds, sessions, turns, progress, split)
-        name = f"at {size} events a batch" + (" (the default)" if worker is live.pipeline else "")
+        name = f"{size} a batch" + (" (default)" if worker is live.pipeline else "")
         for placement, each in measured.items():
-            rows.append(Row.of(f"drain rate {name}, {placement}", "turns/s",
+            rows.append(Row.of(f"drain rate, {name}, {placement}", "turns/s",
                                statistics.median(each.rates["pipeline"]), statistics.median(each.rates["count"])))
         for placement, each in measured.items():
-            rows.append(Row.of(f"CPU a turn {name}, {placement}", "µs", each.cpu.us_per_turn("pipeline"), each.cpu.us_per_turn("count")))
+            rows.append(Row.of(f"CPU a turn, {name}, {placement}", "µs", each.cpu.us_per_turn("pipeline"), each.cpu.us_per_turn("count")))
         data[str(size)] = {placement: each.to_dict() for placement, each in measured.items()}
         batch = batch or last  # the default worker's last round: the reads figure reads its contexts
     met = (rows[0].ratio or 0.0) >= TARGET
     return Figure("drain", "1 Drain rate", "pipeline", "count-only agent", rows,
-                  Target(f"ratio ≥ {TARGET} (the default batch, {placements(split)[0]})", met),
+                  Target(f"ratio ≥ {TARGET} at the default batch, {placements(split)[0]}", met),
                   {"batch_sizes": data, "cores": split and split.to_dict(), "turns_per_round": len(batch), "sessions": sessions,
                    "last_session": {"session_id": batch[-1]["session_id"], "user_id": batch[-1]["user_id"]}})
 

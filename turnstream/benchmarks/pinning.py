@@ -40,6 +40,19 @@ def split_cores(available: Iterable[int]) -> CoreSplit | None:
     return CoreSplit(frozenset(cpus[-1:]), frozenset(cpus[:-1]))
 
 
+def describe(split: CoreSplit | None, asked: bool) -> str:
+    """Which row is which, for the table's title."""
+    if split is None:
+        return "drain and freshness unpinned only" + (" (one CPU: pinning impossible)" if asked else "")
+    measured, others = (",".join(map(str, sorted(cpus))) for cpus in (split.measured, split.others))
+    return f"pinned rows: the measured agent on CPU {measured}, broker, Redis, producers and idle consumers on CPU {others}"
+
+
+def chosen_split(pin: bool) -> CoreSplit | None:
+    """The split of the CPUs this process may use when pinning is asked for; else None."""
+    return split_cores(os.sched_getaffinity(0)) if pin else None
+
+
 def placements(split: CoreSplit | None) -> tuple[str, ...]:
     """The placements a figure measures, in order: pinned then unpinned, or unpinned only without a split."""
     return (PINNED, UNPINNED) if split is not None else (UNPINNED_ONLY,)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
@@ -14,7 +13,7 @@ from turnstream.benchmarks.drain import drain_rate
 from turnstream.benchmarks.figures import Figure
 from turnstream.benchmarks.freshness import freshness
 from turnstream.benchmarks.live import Consumers, Live, create_topics, spawn
-from turnstream.benchmarks.pinning import split_cores
+from turnstream.benchmarks.pinning import chosen_split
 from turnstream.benchmarks.prompt_size import prompt_size
 from turnstream.benchmarks.reads import read_latency
 from turnstream.benchmarks.archive_reads import archive_reads
@@ -144,7 +143,7 @@ async def _broker_figures(live: Live, plan: Plan, progress: Progress) -> list[Fi
     every process unpinned again after."""
     await live.warm_up()
     progress("consumers ready")
-    split = split_cores(os.sched_getaffinity(0)) if plan.pin else None
+    split = chosen_split(plan.pin)
     try:
         drained = await drain_rate(live, plan.drain_rounds, plan.drain_sessions, plan.drain_turns, progress, split)
         fresh = await freshness(live, plan.fresh_rounds, plan.fresh_sessions, plan.fresh_turns, plan.fresh_rate, progress, split)

@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     require_extra("worker")
     from turnstream.benchmarks.children import ChildDied, Children
     from turnstream.benchmarks.live import BenchTimeout
+    from turnstream.benchmarks.pinning import chosen_split, describe
     from turnstream.benchmarks.report import PlotUnavailable, print_stages, print_table, write_json, write_plot
     from turnstream.benchmarks.suite import FULL, QUICK, run_broker_figures, run_recall, run_suite
 
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     wall = time.monotonic() - started
     options = f"{' --quick' if args.quick else ''}{f' --broker {args.broker}' if args.broker else ''}"
     options += "" if args.pin else " --no-pin"
-    title = (f"turnstream bench{options} · {_machine()['nproc']} cores · {_pinning(plan.pin)} · "
+    title = (f"turnstream bench{options} · {_machine()['nproc']} cores · {describe(chosen_split(plan.pin), plan.pin)} · "
              f"Python {platform.python_version()} · {wall:.0f}s")
     print_table(figures, title)
     print_stages(figures)
@@ -143,17 +144,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _pids(stack: EmbeddedStack) -> dict[str, int]:
     return {service.name: service.process.pid for service in stack.services}
-
-
-def _pinning(pin: bool) -> str:
-    """Which row is which, for the table's title."""
-    from turnstream.benchmarks.pinning import split_cores
-
-    split = split_cores(os.sched_getaffinity(0)) if pin else None
-    if split is None:
-        return "drain and freshness unpinned only" + (" (one CPU: pinning impossible)" if pin else "")
-    measured, others = (",".join(map(str, sorted(cpus))) for cpus in (split.measured, split.others))
-    return f"pinned rows: the measured agent on CPU {measured}, broker, Redis, producers and idle consumers on CPU {others}"
 
 
 def _brokers(chosen: str | None, configured: Settings, recall_only: bool) -> list[str]:

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from turnstream.benchmarks.pinning import (
-    PINNED, UNPINNED, UNPINNED_ONLY, CoreSplit, CpuSpent, affinities, apply, cpu_ticks, cpu_us_per_turn, parse_cpu_ticks,
+    PINNED, UNPINNED, UNPINNED_ONLY, CoreSplit, CpuSpent, affinities, describe, apply, cpu_ticks, cpu_us_per_turn, parse_cpu_ticks,
     placements, split_cores,
 )
 
@@ -34,6 +34,13 @@ def test_pinned_puts_the_measured_process_alone_and_unpinned_gives_everyone_ever
     split = CoreSplit(frozenset({1}), frozenset({0}))
     assert affinities(split, PINNED, 10, [11, 12]) == {10: {1}, 11: {0}, 12: {0}}
     assert affinities(split, UNPINNED, 10, [11, 12]) == {10: {0, 1}, 11: {0, 1}, 12: {0, 1}}
+
+
+def test_the_title_says_which_cpus_the_pinned_rows_used_or_why_there_are_none() -> None:
+    split = CoreSplit(frozenset({3}), frozenset({0, 1, 2}))
+    assert "measured agent on CPU 3" in describe(split, True) and "on CPU 0,1,2" in describe(split, True)
+    assert describe(None, True) == "drain and freshness unpinned only (one CPU: pinning impossible)"
+    assert describe(None, False) == "drain and freshness unpinned only"
 
 
 # a real line's shape: pid, (comm), state, ppid, pgrp, session, tty, tpgid, flags, minflt, cminflt, majflt,

@@ -14,14 +14,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Sequence, TypeVar, cast
 
 import faust
 import redis.exceptions
-from faust.streams import _current_event  # the event a Table write is attributed to (its changelog partition)
 from faust.types import EventT
 from mode import CrashingSupervisor
 from redis.asyncio.client import Pipeline
@@ -30,6 +28,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 from turnstream.agents.batch import Batch, Stepper, Tombstones, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
 from turnstream.client.store import ContextStore
+from turnstream.faust_private.tables import attributed_to
 from turnstream.memory import Memory, MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory.journal import archive_record, journal_key, memory_record
@@ -198,11 +197,8 @@ class SessionExecutor:
                 if key in batch.last_event]
         rows += [(key, forget_marker(request.requested_at), event) for key, (event, request) in batch.forgotten.items()]
         for key, row, event in rows:
-            token = _current_event.set(weakref.ref(event))
-            try:
+            with attributed_to(event):  # the row goes to the changelog partition of the session's own events
                 self.sessions[key] = row
-            finally:
-                _current_event.reset(token)
 
     async def _changelog_sent(self) -> None:
         """Wait, for at most CHANGELOG_WAIT_SECONDS, until the broker has every Table row of the batch: the

@@ -9,6 +9,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from turnstream.cli import CliError, require_extra
+from turnstream.faust_private.versions import installed as installed_versions
+from turnstream.faust_private.versions import refusal
 from turnstream.logs import faust_logging_config, parse_level
 from turnstream.settings import Settings
 from turnstream.streams.embedded import StackError, provisioned
@@ -50,6 +52,9 @@ def _level(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # before Faust is imported: a release whose internals moved may not even import
+    if (untested := refusal(installed_versions())) is not None:
+        raise CliError(untested)
     require_extra("worker")
     configured = Settings()
     startup_logging(configured.log_format)

@@ -20,6 +20,8 @@ from typing import Any, AsyncIterator, Protocol
 
 from faust.types import EventT, Message, StreamT
 
+from turnstream.faust_private.streams import processed_passively
+
 
 class Gate(Protocol):
     async def take(self, message: Message) -> bool:
@@ -49,23 +51,21 @@ async def take_batches(stream: StreamT, max_events: int, within: float, gate: Ga
 
     acks = stream.enable_acks
     stream.enable_acks = False  # the caller acknowledges each batch once it is done with it
-    stream.add_processor(collect)
-    stream._enable_passive(aiter(stream.channel))  # type: ignore[attr-defined]  # Faust reads a stream this way for take_events
     try:
-        while not stream.should_stop:
-            if not filling and await stream.wait_for_stopped(first):  # type: ignore[attr-defined]
-                break
-            if not ready.is_set():
-                await stream.wait_for_stopped(ready, timeout=within)  # type: ignore[attr-defined]
-            batch = filling[:]
-            filling.clear()
-            first.clear()
-            ready.clear()
-            room.set()
-            yield batch
+        with processed_passively(stream, collect):  # as Faust reads a stream for take_events
+            while not stream.should_stop:
+                if not filling and await stream.wait_for_stopped(first):  # type: ignore[attr-defined]
+                    break
+                if not ready.is_set():
+                    await stream.wait_for_stopped(ready, timeout=within)  # type: ignore[attr-defined]
+                batch = filling[:]
+                filling.clear()
+                first.clear()
+                ready.clear()
+                room.set()
+                yield batch
     finally:
         stream.enable_acks = acks
-        stream._processors.remove(collect)  # type: ignore[attr-defined]
 
 
 async def acknowledge(stream: StreamT, events: list[EventT]) -> None:

@@ -33,11 +33,11 @@ import time
 from typing import Any, AsyncIterator, Iterable, Mapping
 from weakref import WeakSet
 
-import faust
-from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, Message
 from mode import Service
 
+from turnstream.faust_private.app import ConsumerApp
+from turnstream.faust_private.consumer import Consumer
 from turnstream.streams.end_offsets import fetched_end_offsets
 from turnstream.streams.intake import Intake
 from turnstream.streams.metrics import refetches_total
@@ -51,8 +51,8 @@ ANY = -1
 """Next offset of a partition sought to a committed offset it does not have yet: its first record, wherever it starts."""
 
 
-class OrderedConsumer(aiokafka_driver.Consumer):
-    """Faust's aiokafka consumer, delivering the records of each acking topic in offset order, none skipped."""
+class OrderedConsumer(Consumer):
+    """Faust's aiokafka consumer (faust_private), delivering the records of each acking topic in offset order, none skipped."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -67,7 +67,7 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         """Topics whose records reach their agent through `take` (see `gate`)."""
 
     def _guarded(self, tp: TP) -> bool:
-        return self.app.topics.acks_enabled_for(tp.topic) and not self._is_changelog_tp(tp)
+        return self.app.topics.acks_enabled_for(tp.topic) and not self.is_changelog(tp)
 
     def _expect(self, tp: TP, offset: int | None) -> None:
         self._retries.pop(tp, None)
@@ -94,15 +94,6 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         # the next offset first: a record fetched from the new position before the seek returns is delivered
         self._expect(partition, offset)
         await super().seek(partition, offset)
-
-    async def _seek(self, partition: TP, offset: int) -> None:
-        # Faust seeks from the main thread on the consumer its own thread runs; aiokafka's fetcher then drops a
-        # partition's buffer in the middle of that thread's loop over them (KeyError in fetched_records, and the
-        # worker crashes). The seek is handed to the consumer's thread, as Faust's seek_wait does.
-        if self._thread.should_stop:
-            self._thread.seek(partition, offset)  # stopping: its queue may never run again
-            return
-        await self._thread.call_thread(self._thread.seek, partition, offset)
 
     async def on_partitions_revoked(self, revoked: set[TP]) -> None:
         for tp in revoked:
@@ -160,9 +151,6 @@ class OrderedConsumer(aiokafka_driver.Consumer):
             refetches_total.labels("stalled").inc()
             await self.seek(tp, offset)
 
-    def _new_consumer_thread(self) -> FetchWaitThread:
-        return FetchWaitThread(self, loop=self.loop, beacon=self.beacon)
-
     async def getmany(self, timeout: float) -> AsyncIterator[tuple[TP, Message]]:
         held: set[TP] = set()
         async for tp, message in super().getmany(timeout):
@@ -202,30 +190,10 @@ class OrderedConsumer(aiokafka_driver.Consumer):
         return HOLD
 
 
-class FetchWaitThread(aiokafka_driver.AIOKafkaConsumerThread):
-    """Faust's consumer thread with the fetch wait of the app (Faust hard-codes 1,500 ms).
-
-    A broker that does not answer a waiting fetch when records arrive (the embedded one) holds every
-    record that long; Apache Kafka answers as soon as records are there, whatever the wait.
-    """
-
-    def _create_worker_consumer(self, transport: aiokafka_driver.Transport) -> Any:
-        consumer = super()._create_worker_consumer(transport)
-        consumer._fetch_max_wait_ms = self.app.fetch_wait_ms  # read when the consumer starts its fetcher
-        return consumer
-
-
-class OrderedTransport(aiokafka_driver.Transport):
-    Consumer = OrderedConsumer
-
-
-class App(faust.App):
+class App(ConsumerApp):
     """faust.App whose consumer delivers input records in offset order (see OrderedConsumer), waits at
-    the broker for `fetch_wait_ms` (FetchWaitThread) and recovers tables up to fetched end offsets."""
+    the broker for `fetch_wait_ms` (faust_private.consumer) and recovers tables up to fetched end offsets."""
 
-    fetch_wait_ms: int = 1500
+    consumer_class = OrderedConsumer
     kafka_options: dict[str, Any] = {}
     """aiokafka connection options (bootstrap servers, security) for the clients the consumer opens itself."""
-
-    def _new_transport(self) -> OrderedTransport:
-        return OrderedTransport(self.conf.broker_consumer, self)

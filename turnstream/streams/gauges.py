@@ -17,6 +17,7 @@ import faust
 from faust.types import TP
 
 from turnstream import __version__
+from turnstream.faust_private.consumer import committed_offsets
 from turnstream.schemas.control import is_forget_marker
 from turnstream.settings import Settings
 from turnstream.streams.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held
@@ -60,7 +61,7 @@ class WorkerGauges:
         """Set every gauge from what the consumer and the Table hold now."""
         held = self.input_partitions()
         assigned_partitions.set(len(held))
-        committed = self.app.consumer._committed_offset  # Faust keeps no public view of what it committed
+        committed = committed_offsets(self.app.consumer)
         for tp in held:
             try:
                 highwater = self.app.consumer.highwater(tp)

@@ -16,7 +16,7 @@ import signal
 import threading
 from typing import Callable
 
-import faust
+from turnstream.faust_private import worker
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class StopDeadline:
         self._exit(EXIT_STOP_TIMEOUT)
 
 
-class Worker(faust.Worker):
+class Worker(worker.Worker):
     """faust.Worker whose stop on SIGTERM or SIGINT is bounded by a StopDeadline, without a start-up spinner."""
 
     def __init__(self, *args: object, stop_timeout: float, **kwargs: object) -> None:
@@ -56,6 +56,5 @@ class Worker(faust.Worker):
         self.spinner = None
         self.stop_deadline = StopDeadline(stop_timeout)
 
-    def _schedule_shutdown(self, sig: signal.Signals) -> None:
+    def on_stop_signal(self, sig: signal.Signals) -> None:
         self.stop_deadline.start()
-        super()._schedule_shutdown(sig)

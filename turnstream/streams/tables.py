@@ -8,6 +8,7 @@ from typing import Any, Iterable
 import faust
 from faust.types import EventT
 
+from turnstream.faust_private.tables import table_key
 from turnstream.schemas.keys import partition_of
 from turnstream.settings import Settings
 from turnstream.streams.admin import SESSIONS_TABLE
@@ -41,7 +42,7 @@ class SessionsTable(faust.Table):
     def apply_changelog_batch(self, batch: Iterable[EventT]) -> None:
         events = list(batch)
         for event in events:
-            key = self._to_key(event.key)
+            key = table_key(self, event.key)
             if event.message.value is None:
                 self.untrack(key)
             else:

@@ -1,0 +1,25 @@
+"""A faust.App whose transport builds a consumer class of our own.
+
+Relies on `faust.App._new_transport` (faust-streaming): Faust has no setting for the consumer class; its
+aiokafka `Transport.create_consumer` builds `self.Consumer`, which is set here on the app's transport.
+"""
+
+from __future__ import annotations
+
+import faust
+from faust.transport.drivers import aiokafka as aiokafka_driver
+
+from turnstream.faust_private.consumer import Consumer
+
+
+class ConsumerApp(faust.App):
+    """faust.App whose consumer is a `consumer_class` (a faust_private.Consumer) waiting `fetch_wait_ms` at the broker."""
+
+    consumer_class: type[Consumer] = Consumer
+    fetch_wait_ms: int = 1500
+    """The consumer's fetch wait (FetchWaitThread)."""
+
+    def _new_transport(self) -> aiokafka_driver.Transport:
+        transport = aiokafka_driver.Transport(self.conf.broker_consumer, self)
+        transport.Consumer = self.consumer_class
+        return transport

@@ -15,6 +15,7 @@ import re
 import ssl
 from typing import TYPE_CHECKING, Any
 
+from turnstream import tls
 from turnstream.settings import SASL_PROTOCOLS, TLS_PROTOCOLS, Settings
 
 if TYPE_CHECKING:
@@ -32,16 +33,7 @@ class ConnectionSettingsError(ValueError):
 
 def kafka_ssl_context(settings: Settings) -> ssl.SSLContext:
     """The TLS context of an SSL or SASL_SSL connection: the given CA (else the system's), the client certificate if any."""
-    from aiokafka.helpers import create_ssl_context
-
-    try:
-        return create_ssl_context(
-            cafile=settings.kafka_ssl_cafile,
-            certfile=settings.kafka_ssl_certfile,
-            keyfile=settings.kafka_ssl_keyfile,
-        )
-    except (ssl.SSLError, OSError) as error:
-        raise ConnectionSettingsError(f"cannot load the Kafka TLS files: {error}") from None
+    return tls.kafka_ssl_context(settings.kafka_ssl_cafile, settings.kafka_ssl_certfile, settings.kafka_ssl_keyfile)
 
 
 def _sasl_password(settings: Settings) -> str | None:

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, FilePath, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from turnstream.tls import kafka_ssl_context
+
 _HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 _SENTINEL_URL = re.compile(r"^rediss?://(?:[^@/]*@)?[^/?#@:,]+:\d{1,5}(?:,[^/?#@:,]+:\d{1,5})*(?:[/?].*)?$")
@@ -254,9 +256,8 @@ class Settings(BaseSettings):
         if self.kafka_ssl_keyfile and not self.kafka_ssl_certfile:
             raise ValueError("TURNSTREAM_KAFKA_SSL_KEYFILE needs TURNSTREAM_KAFKA_SSL_CERTFILE")
         if protocol in TLS_PROTOCOLS:
-            from turnstream.connections import kafka_ssl_context
-
-            kafka_ssl_context(self)  # unreadable PEM files fail here, in one line, not at the first connection
+            # unreadable PEM files fail here, in one line, not at the first connection
+            kafka_ssl_context(self.kafka_ssl_cafile, self.kafka_ssl_certfile, self.kafka_ssl_keyfile)
         return self
 
     def __repr_args__(self) -> Any:

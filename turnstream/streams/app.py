@@ -1,4 +1,4 @@
-"""The Faust app: `create_app(settings)` wires topics, tables and agents; `app` serves `faust -A`."""
+"""The Faust app configured for turnstream, with no agents: agents/app.py wires the worker's on it."""
 
 from __future__ import annotations
 
@@ -6,20 +6,11 @@ from pathlib import Path
 
 import faust
 
-from turnstream.agents.expiry import register_session_expiry
-from turnstream.agents.memory_resync import register_memory_resync
-from turnstream.agents.resync import register_context_resync
-from turnstream.agents.session import register_session_agent
-from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.connections import faust_credentials, kafka_options
 from turnstream.settings import Settings
-from turnstream.streams.admin import WORKER_APP, faust_app_id
+from turnstream.streams.admin import faust_app_id
 from turnstream.streams.delivery import App
 from turnstream.streams.embedded import free_port
-from turnstream.streams.gauges import register_worker_gauges
-from turnstream.streams.probes import register_probes
-from turnstream.streams.tables import sessions_table
-from turnstream.streams.topics import declare_topics
 
 DEFAULT_BROKER = "kafka://localhost:9092"
 
@@ -60,26 +51,3 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
     app.fetch_wait_ms = settings.fetch_wait_ms
     app.kafka_options = kafka_options(settings.model_copy(update={"kafka_url": settings.kafka_url or DEFAULT_BROKER}))
     return app
-
-
-def create_app(settings: Settings, replication_factor: int | None = None) -> faust.App:
-    """The worker app for `settings`; its group id is derived from the topic prefix."""
-    app = faust_app(settings, WORKER_APP, replication_factor)
-    topics = declare_topics(app, settings)
-    sessions = sessions_table(app, settings)
-    register_session_agent(app, settings, topics, sessions)
-    register_session_expiry(app, settings, sessions)
-    register_context_resync(app, settings, sessions)
-    register_memory_resync(app, settings)
-    if settings.llm_enabled:
-        register_summarizer_agent(app, settings, topics)
-    register_probes(app, settings)
-    register_worker_gauges(app, settings, sessions)
-    return app
-
-
-def __getattr__(name: str) -> faust.App:
-    # `faust -A turnstream.streams.app worker` looks up `app`; built on demand so importing is free
-    if name == "app":
-        return create_app(Settings())
-    raise AttributeError(name)

@@ -1,0 +1,46 @@
+"""The worker app: `create_app(settings)` wires topics, tables and every agent on the Faust app of streams/app.py;
+`app` serves `faust -A turnstream.agents.app worker`.
+
+Here, not in streams/: the agents import the stream parts (topics, tables, delivery, metrics), so the one
+place that registers the agents sits above both and streams imports nothing of agents.
+"""
+
+from __future__ import annotations
+
+import faust
+
+from turnstream.agents.expiry import register_session_expiry
+from turnstream.agents.memory_resync import register_memory_resync
+from turnstream.agents.resync import register_context_resync
+from turnstream.agents.session import register_session_agent
+from turnstream.agents.summarizer import register_summarizer_agent
+from turnstream.settings import Settings
+from turnstream.streams.admin import WORKER_APP
+from turnstream.streams.app import faust_app
+from turnstream.streams.gauges import register_worker_gauges
+from turnstream.streams.probes import register_probes
+from turnstream.streams.tables import sessions_table
+from turnstream.streams.topics import declare_topics
+
+
+def create_app(settings: Settings, replication_factor: int | None = None) -> faust.App:
+    """The worker app for `settings`; its group id is derived from the topic prefix."""
+    app = faust_app(settings, WORKER_APP, replication_factor)
+    topics = declare_topics(app, settings)
+    sessions = sessions_table(app, settings)
+    register_session_agent(app, settings, topics, sessions)
+    register_session_expiry(app, settings, sessions)
+    register_context_resync(app, settings, sessions)
+    register_memory_resync(app, settings)
+    if settings.llm_enabled:
+        register_summarizer_agent(app, settings, topics)
+    register_probes(app, settings)
+    register_worker_gauges(app, settings, sessions)
+    return app
+
+
+def __getattr__(name: str) -> faust.App:
+    # `faust -A turnstream.agents.app worker` looks up `app`; built on demand so importing is free
+    if name == "app":
+        return create_app(Settings())
+    raise AttributeError(name)

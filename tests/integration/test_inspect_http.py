@@ -10,7 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.integration.client.fixtures import make_doc
-from turnstream.client.store import ContextStore
+from turnstream.store import ContextStore
 from turnstream.connections import redis_client
 from turnstream.inspect.app import build_app
 from turnstream.inspect.reader import InspectReader

@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 import faust
 import redis.exceptions
 
-from turnstream.client.store import ContextStore
+from turnstream.store import ContextStore
 from turnstream.schemas.control import is_forget_marker
 from turnstream.session import SessionCore, SessionState
 from turnstream.settings import Settings

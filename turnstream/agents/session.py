@@ -27,7 +27,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.batch import Batch, Stepper, Tombstones, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
-from turnstream.client.store import ContextStore
+from turnstream.store import ContextStore
 from turnstream.faust_private.tables import attributed_to
 from turnstream.memory import Memory, MemoryStore
 from turnstream.memory.archive_store import ArchiveStore

@@ -19,6 +19,7 @@ from turnstream.samples.recall_set import recall_case
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import percentile
+from turnstream.store import ContextStore
 
 SIZES = (1_000, 10_000)
 TARGET_RATIO = 3.0
@@ -64,7 +65,7 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
             memory = await _memory_bytes(redis, f"{settings.topic_prefix}:arc*{{{owner}}}*")
             result = compact([t["message"] for t in turns[-400:]], settings.budget_tokens)
             doc = ContextDoc(session_id=session, version=1, last_turn_id="t", updated_at=time.time(), **result.to_dict())
-            await client.store.write(doc, ["t"], owner=owner)
+            await ContextStore(redis, settings).write(doc, ["t"], owner=owner)
             raw_key = f"{settings.topic_prefix}:bench:raw:{owner}"
             await redis.set(raw_key, doc.to_json())
             timings = await _timed(client, redis, raw_key, session, owner, questions, samples)

@@ -19,7 +19,7 @@ from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.live import BenchTimeout, POLL_SECONDS, READY_TIMEOUT_SECONDS
 from turnstream.client import TurnProducer
-from turnstream.client.store import ContextStore
+from turnstream.store import ContextStore
 from turnstream.schemas.keys import session_owner
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

@@ -18,7 +18,7 @@ from turnstream.benchmarks.passthrough import MODES, count_key, value_key
 from turnstream.benchmarks.pinning import UNPINNED, CoreSplit, affinities, apply
 from turnstream.benchmarks.stages import Scrape
 from turnstream.client import TurnProducer
-from turnstream.client.store import ContextStore
+from turnstream.store import ContextStore
 from turnstream.samples.conversations import generate_conversations, turns_of
 from turnstream.schemas.keys import session_key, session_owner
 from turnstream.settings import Settings

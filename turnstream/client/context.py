@@ -8,7 +8,7 @@ from types import TracebackType
 
 
 from turnstream.client.reads import WaitResult, session_and_owner
-from turnstream.client.store import ContextStore
+from turnstream.client.contexts import ContextReader
 from turnstream.memory import MemoryStore, Prompt, build_prompt
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
@@ -23,7 +23,7 @@ all its waits use stay this many plus one, however many waits there are."""
 class ContextClient:
     """Reads a session's compacted context from Redis."""
 
-    def __init__(self, store: ContextStore, memory: MemoryStore | None = None) -> None:
+    def __init__(self, store: ContextReader, memory: MemoryStore | None = None) -> None:
         self.store = store
         self.memory = memory
         """Needed by build_prompt only; from_settings builds one on the same connection pool."""
@@ -31,7 +31,7 @@ class ContextClient:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ContextClient:
-        store = ContextStore.from_settings(settings)
+        store = ContextReader.from_settings(settings)
         return cls(store, MemoryStore(store.redis, settings))
 
     @classmethod

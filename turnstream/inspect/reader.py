@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 
-from turnstream.client.store import ContextStore
+from turnstream.client.contexts import ContextReader
 from turnstream.inspect.views import OwnerData, parse_context_key, scan_pattern
 from turnstream.memory import MemoryStore, Prompt, build_prompt
 from turnstream.memory.archive import ArchiveEntry
@@ -47,7 +47,7 @@ class InspectReader:
     def __init__(self, redis: Redis, settings: Settings) -> None:
         self.redis = redis
         self.settings = settings
-        self.contexts = ContextStore(redis, settings)
+        self.contexts = ContextReader(redis, settings)
         self.memory = MemoryStore(redis, settings)
         self.layout = self.contexts.layout
 

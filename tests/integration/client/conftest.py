@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from turnstream.client import ContextStore
 from turnstream.settings import Settings
+from turnstream.store import ContextStore
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 
 from tests.integration.client.fixtures import make_doc
 from tests.integration.client.test_producer import consume
-from turnstream.client import ContextStore
 from turnstream.settings import Settings
+from turnstream.store import ContextStore
 from turnstream.streams.admin import ensure_topics
 
 

@@ -6,8 +6,9 @@ import pytest
 from redis.asyncio.connection import AbstractConnection
 
 from tests.integration.client.fixtures import make_doc
-from turnstream.client import ContextClient, ContextStore
+from turnstream.client import ContextClient
 from turnstream.settings import Settings
+from turnstream.store import ContextStore
 
 
 

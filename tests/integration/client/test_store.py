@@ -3,9 +3,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.integration.client.fixtures import make_doc
-from turnstream.client import ContextStore
 from turnstream.schemas.keys import session_owner
 from turnstream.settings import Settings
+from turnstream.store import ContextStore
 
 ANONYMOUS = session_owner("acme:s1")
 """The owner of session acme:s1, which names no user: the documents here are written without one."""

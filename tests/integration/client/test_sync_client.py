@@ -13,10 +13,11 @@ from redis import Redis
 from tests.integration.client.fixtures import make_doc
 from tests.integration.memory.test_memory import state_budget
 from tests.integration.memory.test_recall import entries
-from turnstream.client import ContextClient, ContextStore, SyncContextClient
+from turnstream.client import ContextClient, SyncContextClient
 from turnstream.memory import owner_key
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.settings import Settings
+from turnstream.store import ContextStore
 
 OWNER = owner_key("maya", "acme", "s1")
 
@@ -93,7 +94,7 @@ async def test_a_timed_out_wait_returns_the_latest_doc_and_leaves_no_subscriptio
 async def test_build_prompt_is_the_async_clients_prompt(redis_settings: Settings, sync_client: SyncContextClient) -> None:
     async with ContextClient.from_settings(redis_settings) as client:
         assert client.memory is not None
-        await client.store.write(make_doc(4, messages=[{"role": "user", "content": "Plan my trip to Lisbon"},
+        await ContextStore(client.store.redis, settings).write(make_doc(4, messages=[{"role": "user", "content": "Plan my trip to Lisbon"},
                                                        {"role": "assistant", "content": "Gladly."}]), ["t4"], owner=OWNER)
         await state_budget(client.memory, OWNER, "acme:s1")
         archive = ArchiveStore(client.store.redis, redis_settings)

@@ -4,8 +4,8 @@ the hub subscribes again and tells the waiter to look again, and later updates s
 from __future__ import annotations
 
 from tests.integration.client.fixtures import make_doc
-from turnstream.client import ContextStore
 from turnstream.client.updates import LOOK_AGAIN
+from turnstream.store import ContextStore
 
 
 async def test_a_killed_subscription_is_replaced_and_the_waiter_woken(store: ContextStore) -> None:

@@ -7,7 +7,7 @@ from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
 
-from turnstream.client import ContextClient, ContextStore
+from turnstream.client import ContextClient
 from turnstream.compaction.marker import marker_message
 from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
@@ -15,6 +15,7 @@ from turnstream.compaction.tokens import count_messages
 from turnstream.memory import MemoryStore, changed_facts, memories_from_facts, owner_key, profile_additions, summary_memory
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
+from turnstream.store import ContextStore
 
 
 OWNER = owner_key("u1", "acme", "s1")
@@ -141,7 +142,7 @@ async def test_prompt_order_and_budget(redis_settings: Settings) -> None:
     # the memory block gets what the context leaves: no room taken from the tail for it
     tight = redis_settings.model_copy(update={"prompt_budget_tokens": budget, "recall_budget_tokens": 260, "recall_k": 5})
     async with ContextClient.from_settings(tight) as client:
-        await client.store.write(doc, ["t1"], owner=OWNER)
+        await ContextStore(client.store.redis, tight).write(doc, ["t1"], owner=OWNER)
         facts = [Fact("preference", f"For hotel {n} in Lisbon I prefer " + "quiet rooms " * 15, f"pref:hotel-{n}") for n in range(5)]
         memories = memories_from_facts(OWNER, facts, "acme:s1", time.time())
         await client.memory.remember(OWNER, memories, ["The user's name is Ana. " * 30])

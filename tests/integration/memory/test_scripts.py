@@ -7,10 +7,10 @@ from redis.asyncio import Redis
 
 from tests.integration.client.fixtures import make_doc
 from tests.integration.memory.test_recall import entries
-from turnstream.client import ContextStore
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.settings import Settings
+from turnstream.store import ContextStore
 
 
 @pytest.fixture

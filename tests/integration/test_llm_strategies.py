@@ -4,18 +4,10 @@ import openai
 import orjson
 import pytest
 
-from turnstream.compaction.strategies import (
-    Digest,
-    Fact,
-    KeyInfoExtractor,
-    LLMKeyInfoExtractor,
-    LLMSummarizer,
-    RollingSummarizer,
-    client_options,
-    extract_facts,
-    merge_summary,
-)
+from turnstream.compaction.strategies import Digest, Fact, KeyInfoExtractor, RollingSummarizer
 from turnstream.compaction.tokens import count_text
+from turnstream.llm.calls import client_options, extract_facts, merge_summary
+from turnstream.llm.strategies import LLMKeyInfoExtractor, LLMSummarizer
 
 
 OLD = Digest(summary="user: We are planning a trip to Japan.", facts=(Fact("constraint", "My budget is 2000 euros.", "budget", 1),))

@@ -12,7 +12,7 @@ from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from turnstream.agents.fields import record_fields
 from turnstream.session.summaries import SummaryRequest, SummaryResult
-from turnstream.compaction.strategies import client_options, merge_profile, merge_summary
+from turnstream.llm.calls import client_options, merge_profile, merge_summary
 from turnstream.memory import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.metrics import llm_requests_total, observe_ms

@@ -55,9 +55,14 @@ def parse_messages(data: bytes) -> list[Any]:
 def _strategy(settings: Settings, llm: bool) -> Strategy:
     if llm and not settings.llm_enabled:
         raise CliError("--llm needs an OpenAI-compatible endpoint: set OPENAI_BASE_URL", code=2)
-    from turnstream.compaction.strategies import build_strategy  # lazily: --help stays fast
+    # lazily: --help stays fast, and only --llm loads the openai client
+    if llm:
+        from turnstream.llm.strategies import build_llm_strategy
 
-    return build_strategy(settings, llm=llm)
+        return build_llm_strategy(settings)
+    from turnstream.compaction.strategies import build_strategy
+
+    return build_strategy(settings)
 
 
 def run(args: argparse.Namespace) -> int:

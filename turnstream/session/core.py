@@ -67,7 +67,7 @@ class SessionCore:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.strategy = build_strategy(settings, llm=False, archive=False)
+        self.strategy = build_strategy(settings, archive=False)
         self.extractor = KeyInfoExtractor(settings.max_facts)
 
     def new_state(self, item: Turn | Forwarded) -> SessionState:

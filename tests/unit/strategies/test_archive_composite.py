@@ -57,10 +57,12 @@ def test_build_strategy_is_archive_then_extract_then_summarize() -> None:
     assert digest.archived[0].seq == 3 and digest.facts[0].key == "budget" and "500" in digest.summary
 
 
-def test_build_strategy_llm_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_llm_strategy_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    from turnstream.llm.strategies import build_llm_strategy
+
     for name in ("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
-        build_strategy(Settings(), llm=True)
-    names = [s.name for s in build_strategy(Settings(OPENAI_BASE_URL="http://127.0.0.1:9/v1"), llm=True).strategies]
+        build_llm_strategy(Settings())
+    names = [s.name for s in build_llm_strategy(Settings(OPENAI_BASE_URL="http://127.0.0.1:9/v1")).strategies]
     assert names == ["archive", "llm-keyinfo", "llm-summary"]

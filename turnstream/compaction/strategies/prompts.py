@@ -1,30 +1,21 @@
-"""LLM strategies over any OpenAI-compatible endpoint, with timeout, bounded retries and offline fallback.
+"""The LLM strategies' prompts and the parsing of their replies: pure, no client and no network.
 
-Prompt building and reply parsing are shared by the sync strategies (the `compact --llm` CLI)
-and the async functions the stream summarizer calls; only the network call differs.
+turnstream/llm sends them, from the sync strategies (the `compact --llm` CLI) and from the async calls the
+stream summarizer makes; only the network call differs between the two.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from dataclasses import replace
-from typing import Any, Callable, Sequence, TypeVar, get_args
+from typing import Any, Sequence, get_args
 
-import openai
 import orjson
-from tenacity import Retrying, stop_after_attempt, wait_exponential
 
-from turnstream.compaction.strategies.base import Digest, Fact, FactType, Message
-from turnstream.compaction.strategies.keyinfo import MAX_FACT_CHARS, KeyInfoExtractor, merge_facts, slug
-from turnstream.compaction.strategies.summary import RollingSummarizer
+from turnstream.compaction.strategies.base import Fact, FactType, Message
+from turnstream.compaction.strategies.keyinfo import MAX_FACT_CHARS, slug
 from turnstream.compaction.strategies.text import shorten
 from turnstream.compaction.tokens import truncate_text
 from turnstream.text.chat import content_text, tool_calls
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 PROMPT_MAX_TOKENS = 6000
 """Cap on the dropped turns rendered into one prompt, so one request never explodes."""
@@ -133,97 +124,3 @@ def parse_facts(content: str, first_seq: int, max_facts: int) -> list[Fact]:
 def completion_request(model: str, messages: list[dict[str, str]], max_tokens: int, timeout: float) -> dict[str, Any]:
     """Keyword arguments of one chat completion call, deterministic sampling."""
     return {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "timeout": timeout}
-
-
-async def merge_summary(
-    client: openai.AsyncOpenAI, model: str, old_summary: str, dropped: Sequence[Message], max_tokens: int, timeout: float
-) -> str:
-    """One LLM summary merge; raises on any failure so the caller decides how to fall back."""
-    response = await client.chat.completions.create(**completion_request(model, summary_prompt(old_summary, dropped, max_tokens), max_tokens, timeout))
-    return parse_summary(reply_text(response), max_tokens)
-
-
-async def merge_profile(client: openai.AsyncOpenAI, model: str, profile: str, max_chars: int, timeout: float) -> str:
-    """One LLM profile merge, cut to `max_chars`; raises on any failure (the appended profile then stands)."""
-    # about two characters a token is safe for English and Chinese alike
-    response = await client.chat.completions.create(**completion_request(model, profile_prompt(profile, max_chars), max_chars // 2, timeout))
-    merged = reply_text(response)[:max_chars].strip()
-    if not merged:
-        raise ValueError("LLM profile is empty")
-    return merged
-
-
-async def extract_facts(
-    client: openai.AsyncOpenAI, model: str, facts: Sequence[Fact], dropped: Sequence[Message], first_seq: int, max_facts: int, timeout: float
-) -> tuple[Fact, ...]:
-    """`facts` updated by one LLM extraction over `dropped`; raises on any failure."""
-    messages = extraction_prompt(facts, dropped, max_facts, first_seq)
-    response = await client.chat.completions.create(**completion_request(model, messages, 1024, timeout))
-    return merge_facts(facts, parse_facts(reply_text(response), first_seq, max_facts), max_facts)
-
-
-def client_options(base_url: str, api_key: str, timeout: float) -> dict[str, Any]:
-    """Constructor arguments shared by `openai.OpenAI` and `openai.AsyncOpenAI`; retries are ours (tenacity)."""
-    return {"base_url": base_url, "api_key": api_key, "timeout": timeout, "max_retries": 0}
-
-
-class _LLMStrategy:
-    """A sync LLM call with timeout and bounded retries; any failure falls back to the offline strategy."""
-
-    name = "llm"
-
-    def __init__(self, client: openai.OpenAI, model: str, timeout: float, max_retries: int, fallback: Any) -> None:
-        self.client = client
-        self.model = model
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.fallback = fallback
-
-    def _complete(self, messages: list[dict[str, str]], max_tokens: int, parse: Callable[[str], T]) -> T:
-        # Malformed output is retried too: a second sample is often well-formed.
-        retrying = Retrying(stop=stop_after_attempt(self.max_retries + 1), wait=wait_exponential(multiplier=0.05, max=1), reraise=True)
-        for attempt in retrying:
-            with attempt:
-                response = self.client.chat.completions.create(**completion_request(self.model, messages, max_tokens, self.timeout))
-                return parse(reply_text(response))
-        raise AssertionError("unreachable: tenacity reraises the last error")
-
-    def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
-        try:
-            return self._apply(digest, dropped, first_seq)
-        except Exception as error:  # timeout, HTTP error, bad output: the offline result is always available
-            log.warning("%s failed (%s: %s); using the offline strategy", self.name, type(error).__name__, error)
-            return self.fallback.apply(digest, dropped, first_seq)
-
-    def _apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
-        raise NotImplementedError
-
-
-class LLMSummarizer(_LLMStrategy):
-    """Rolling summary merged by an LLM; falls back to `RollingSummarizer`."""
-
-    name = "llm-summary"
-
-    def __init__(self, client: openai.OpenAI, model: str, max_tokens: int = 400, timeout: float = 20.0, max_retries: int = 2) -> None:
-        super().__init__(client, model, timeout, max_retries, RollingSummarizer(max_tokens))
-        self.max_tokens = max_tokens
-
-    def _apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
-        messages = summary_prompt(digest.summary, dropped, self.max_tokens, first_seq)
-        summary = self._complete(messages, self.max_tokens, lambda text: parse_summary(text, self.max_tokens))
-        return replace(digest, summary=summary)
-
-
-class LLMKeyInfoExtractor(_LLMStrategy):
-    """Facts extracted by an LLM, merged by key like the offline ones; falls back to `KeyInfoExtractor`."""
-
-    name = "llm-keyinfo"
-
-    def __init__(self, client: openai.OpenAI, model: str, max_facts: int = 40, timeout: float = 20.0, max_retries: int = 2) -> None:
-        super().__init__(client, model, timeout, max_retries, KeyInfoExtractor(max_facts))
-        self.max_facts = max_facts
-
-    def _apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
-        messages = extraction_prompt(digest.facts, dropped, self.max_facts, first_seq)
-        found = self._complete(messages, 1024, lambda text: parse_facts(text, first_seq, self.max_facts))
-        return replace(digest, facts=merge_facts(digest.facts, found, self.max_facts))

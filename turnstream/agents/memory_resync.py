@@ -29,7 +29,7 @@ from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory.journal import JournalRecord, Replay, replay
 from turnstream.schemas.keys import KeyLayout
 from turnstream.settings import Settings
-from turnstream.streams.journal import JournalReader, JournalReadError
+from turnstream.streams.journal_topic import JournalReader, JournalReadError
 from turnstream.streams.metrics import journal_replayed_total
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 from turnstream.compaction.compactor import KEEP_DIGEST, CompactionResult, TokenCounts, compact
 from turnstream.compaction.marker import MARKERS
 from turnstream.compaction.messages import MessageError, validate_messages
-from turnstream.compaction.session import PopError, SessionCompactor
+from turnstream.compaction.incremental import PopError, SessionCompactor
 from turnstream.text.language import detect_language
 
 __all__ = [

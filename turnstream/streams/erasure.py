@@ -17,7 +17,7 @@ from turnstream.memory.journal import erasure_record, journal_key
 from turnstream.schemas.control import forget_record
 from turnstream.schemas.keys import session_key, user_owner
 from turnstream.settings import Settings
-from turnstream.streams.journal import append_records
+from turnstream.streams.journal_topic import append_records
 
 CONFIRM_TIMEOUT_SECONDS = 60.0
 

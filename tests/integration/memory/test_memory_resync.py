@@ -20,7 +20,7 @@ from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory.journal import JournalRecord, parse_key, replay
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.journal import JournalReader
+from turnstream.streams.journal_topic import JournalReader
 
 pytestmark = pytest.mark.integration
 

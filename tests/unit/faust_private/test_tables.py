@@ -17,15 +17,15 @@ class Event:
 def test_the_event_is_current_inside_the_block_only() -> None:
     first, second = Event(), Event()
     assert current_event() is None
-    with attributed_to(first):  # type: ignore[arg-type]
+    with attributed_to(first):
         assert current_event() is first
-        with attributed_to(second):  # type: ignore[arg-type]
+        with attributed_to(second):
             assert current_event() is second
         assert current_event() is first
     assert current_event() is None
 
 
 def test_the_event_is_reset_when_the_write_fails() -> None:
-    with pytest.raises(KeyError), attributed_to(Event()):  # type: ignore[arg-type]
+    with pytest.raises(KeyError), attributed_to(Event()):
         raise KeyError("row")
     assert current_event() is None

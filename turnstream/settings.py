@@ -118,9 +118,9 @@ class Settings(BaseSettings):
     session_ttl_seconds: int = Field(7 * 24 * 3600, ge=1)
     """Idle time after which a session's context expires from Redis and its state from the Table."""
     stop_timeout_seconds: float = Field(30.0, gt=0)
-    """How long a worker's graceful stop (SIGTERM) may take before it exits anyway; keep it below the supervisor's grace."""
+    """How long a worker's graceful stop (SIGTERM) may take before it exits anyway, with status 3 (nothing is lost: uncommitted turns are applied again by the next owner); keep it below the supervisor's grace period."""
     resync_interval_seconds: int = Field(30, ge=0)
-    """How often a worker writes back, from its Table, the contexts Redis has lost (after FLUSHALL); 0 never."""
+    """How often a worker writes back what Redis has lost (FLUSHALL, a restart without data): contexts from its Table, memories, profiles and the archive from the memory journal; 0 never."""
     forget_marker_seconds: int = Field(30 * 24 * 3600, ge=1)
     """How long an erased session's forget marker drops its replayed or late turns; keep it above the turns topic's retention."""
 
@@ -167,7 +167,7 @@ class Settings(BaseSettings):
     inspect_token: SecretStr | None = None
     """Bearer token `turnstream inspect` asks of every request; required when it listens beyond loopback; never printed."""
     data_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "turnstream"))
-    """Where Faust keeps a worker's local files (one folder per app id); never the current directory."""
+    """Where Faust keeps a worker's local files (one folder per app id): turnstream in the system's temporary folder (/tmp/turnstream on Linux), never the current directory."""
     consumer_fetch_wait_ms: int | None = Field(None, ge=0, le=30_000)
     """How long a worker's fetch waits at the broker for records; unset: 500 ms (Apache Kafka answers as soon as records arrive), 20 ms on an embedded Tansu that turnstream starts (Tansu waits it out)."""
     producer_linger_ms: int = Field(0, ge=0, le=5_000)

@@ -15,7 +15,7 @@ characters (nearly all of them) keep the key they had before.
 Why escaping rather than length prefixes or hashing: the Kafka key other-language producers compute
 stays `tenant:session_id` for ordinary ids, and users' memories keep their Redis keys (the memory journal
 holds only what was written since it exists), so an upgrade moves only ids holding `:` `%` `{` `}` and the
-memories of sessions without a user (docs/architecture.md, key layout).
+memories of sessions without a user (docs/decisions/0018-key-layout-escaping.md).
 
 **Redis names.** P is settings.topic_prefix. Everything a prompt needs sits under the owner's hash tag
 `{O}`, so one script reads it in one slot, on a Redis Cluster too:

@@ -1,7 +1,7 @@
 """The Redis layout as a contract: a context read with plain Redis commands (as redis-cli sends them), no turnstream client.
 
 Turns go in as a gateway in another language sends them (key = session key, murmur2, JSON value); the
-reads are docs/operations.md's "Reading from other languages" table, command by command.
+reads are docs/protocol.md's "Reading from other languages" table, command by command.
 """
 
 from __future__ import annotations

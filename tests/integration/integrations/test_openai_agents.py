@@ -27,7 +27,7 @@ from turnstream.streams.processes import settings_env
 
 pytestmark = pytest.mark.integration
 
-README = Path(__file__).parents[3] / "README.md"
+GETTING_STARTED = Path(__file__).parents[3] / "docs" / "getting-started.md"
 WORKER_START_TIMEOUT = 120.0
 
 
@@ -115,16 +115,16 @@ async def test_a_long_history_comes_back_compacted_and_a_pop_is_applied_once(set
                 await session.add_items([{"role": "user", "content": "Still there?"}])
 
 
-def readme_example() -> str:
-    """The first python block after the README's sentence introducing the Agents SDK example."""
-    after = README.read_text().split("An agent with a turnstream session", 1)[1]
+def guide_example() -> str:
+    """The first python block after docs/getting-started.md's sentence introducing the Agents SDK example."""
+    after = GETTING_STARTED.read_text().split("An agent with a turnstream session", 1)[1]
     match = re.search(r"```python\n(.*?)```", after, re.S)
-    assert match, "no python block after 'An agent with a turnstream session' in README.md"
+    assert match, "no python block after 'An agent with a turnstream session' in docs/getting-started.md"
     return match.group(1)
 
 
 @pytest.mark.timeout(400)
-async def test_runner_runs_twice_on_a_session_and_the_readme_example_runs_as_written(
+async def test_runner_runs_twice_on_a_session_and_the_guide_example_runs_as_written(
     settings: Settings, llm_server: Any, tmp_path: Path,
 ) -> None:
     server: LLMServer = llm_server()  # echoes the newest message: what a run sent is in its reply
@@ -143,7 +143,7 @@ async def test_runner_runs_twice_on_a_session_and_the_readme_example_runs_as_wri
                 "My budget is 3500 EUR.", "My budget is 3500 EUR.", "Which hotels fit it?", "Which hotels fit it?"]
 
         script = tmp_path / "agent.py"
-        script.write_text(readme_example())
+        script.write_text(guide_example())
         env = {**os.environ, **settings_env(settings), "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
         done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=180)

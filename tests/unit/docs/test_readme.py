@@ -1,19 +1,18 @@
+"""The README is a front door: small, the two commands first, every subcommand named."""
+
 from pathlib import Path
 
 import pytest
 
 from turnstream.cli import SUBCOMMANDS
-from turnstream.settings import Settings
+
+README_PATH = Path(__file__).parents[3] / "README.md"
+README = README_PATH.read_text(encoding="utf-8")
+MAX_BYTES = 16 * 1024
 
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
-
-
-@pytest.mark.parametrize("name", list(Settings.model_fields))
-def test_every_setting_is_documented(name: str) -> None:
-    field = Settings.model_fields[name]
-    variable = field.validation_alias.choices[0] if field.validation_alias else f"TURNSTREAM_{name.upper()}"
-    assert f"`{variable}`" in README
+def test_the_readme_stays_a_front_door() -> None:
+    assert README_PATH.stat().st_size <= MAX_BYTES, "README.md is over 16 KB: move the reference into docs/"
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
@@ -25,3 +24,7 @@ def test_quick_start_is_the_two_make_commands() -> None:
     quick_start = README.split("## Quick start", 1)[1].split("##", 1)[0]
     commands = [line.split("#")[0].strip() for line in quick_start.splitlines() if line.startswith("make ")]
     assert commands == ["make demo", "make test"]
+
+
+def test_quick_start_is_the_first_section() -> None:
+    assert README.split("\n## ", 1)[1].startswith("Quick start\n")

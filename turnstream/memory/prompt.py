@@ -22,7 +22,7 @@ from turnstream.compaction.strategies.text import keywords
 from turnstream.compaction.tokens import count_message, count_messages, count_text
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.profile import cut_profile
-from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, RecalledTurn, choose_turns
+from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, RecalledTurn, choose_turns, dated_lines
 from turnstream.memory.reads import ArchiveQuery, RecallResult, Recalled
 from turnstream.memory.store import MemoryStore
 from turnstream.schemas.context import ContextDoc
@@ -163,7 +163,7 @@ def memory_block(profile: str, recalled: list[Recalled], turns: list[RecalledTur
         lines = "\n".join(f"- {locale.memory_label.format(label=locale.memory_labels[m.type])}{m.text}" for m in recalled)
         parts.append(f"{locale.memories_heading}\n{lines}")
     if turns:
-        parts.append(locale.turns_heading + "\n" + "\n".join(turn.line for turn in turns))
+        parts.append("\n".join([locale.turns_heading, *dated_lines((turn.day, turn.line) for turn in turns)]))
     return {"role": "system", "content": "\n".join(parts)}
 
 

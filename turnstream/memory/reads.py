@@ -48,14 +48,16 @@ class ArchiveQuery:
 
     terms: Sequence[str]
     """Distinct query terms (text.terms.query_terms); each costs one ZCARD."""
-    hits: int = 32
-    """Best-scoring entries returned, each with its neighbours."""
+    hits: int = 20
+    """Best-scoring entries returned, each with its neighbours (what a 3,000-token block holds, with room to spare)."""
     postings_per_term: int = 64
     """Highest-weighted postings read per scored term."""
     scored_terms: int = 8
     """Rarest query terms scored; the others are too common to tell turns apart."""
-    neighbours: int = 1
-    """Turns of the same session returned on each side of a hit, so a question keeps its answer."""
+    neighbours: int = 2
+    """Turns of the same session returned on each side of a hit, so a question keeps its answer and an answer
+    the exchange it belongs to: on LoCoMo two a side find more evidence than one (80 % to 84 % of questions
+    at 4,000 tokens) or more hits (32 hits with one a side fill the same room)."""
 
 
 def recall_request(

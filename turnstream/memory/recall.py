@@ -2,8 +2,9 @@
 
 The read script returns the best-matching turns (BM25 hits, best first), each followed by the turns
 around it in its session. Here they are grouped back into snippets, those the context already shows
-are dropped, the best snippets fill the room, and the chosen lines are laid out in time order, each
-with its date and speaker, so a model can answer "when" and "who" from them.
+are dropped, the best snippets fill the room, and the chosen lines are laid out in time order under
+one heading per day, each with its speaker, so a model can answer "when" and "who" from them (a date
+written once per day instead of once per line leaves room for more lines).
 """
 
 from __future__ import annotations
@@ -32,18 +33,42 @@ class RecalledTurn:
     hit: bool
     """True for the matching turn itself, False for a turn around it."""
     line: str
+    """What the turn said, with its speaker (turn_line); its day is the heading above it."""
+    day: str
+    """The day heading the line goes under (day_heading)."""
 
     def to_dict(self) -> dict[str, object]:
         e = self.entry
         return {"id": e.id, "session": e.session, "position": e.position, "ts": e.ts, "speaker": e.speaker,
-                "role": e.role, "text": e.text, "score": round(self.score, 4), "hit": self.hit, "line": self.line}
+                "role": e.role, "text": e.text, "score": round(self.score, 4), "hit": self.hit, "line": f"{self.day} {self.line}"}
+
+
+def day_heading(entry: ArchiveEntry, language: Language) -> str:
+    """`[8 May 2023]`: the day the turn was said."""
+    return f"[{day_text(datetime.fromtimestamp(entry.ts, timezone.utc).date(), language)}]"
+
+
+def turn_line(entry: ArchiveEntry, language: Language) -> str:
+    """`Caroline: I went there yesterday (7 May 2023).`: attributed, relative dates pinned to the day it was said."""
+    speaker = entry.speaker or LOCALES[language].speakers.get(entry.role, entry.role)
+    return f"{speaker}: {ground_dates(entry.text, entry.ts, language)}"
 
 
 def recall_line(entry: ArchiveEntry, language: Language) -> str:
-    """`[8 May 2023] Caroline: I went there yesterday (7 May 2023).`: dated, attributed, relative dates pinned."""
-    speaker = entry.speaker or LOCALES[language].speakers.get(entry.role, entry.role)
-    said = day_text(datetime.fromtimestamp(entry.ts, timezone.utc).date(), language)
-    return f"[{said}] {speaker}: {ground_dates(entry.text, entry.ts, language)}"
+    """`[8 May 2023] Caroline: I went there yesterday (7 May 2023).`: a turn on its own line, dated."""
+    return f"{day_heading(entry, language)} {turn_line(entry, language)}"
+
+
+def dated_lines(lines: Iterable[tuple[str, str]]) -> list[str]:
+    """(day heading, line) pairs in time order as text lines: a heading line wherever the day changes."""
+    out: list[str] = []
+    last = None
+    for day, line in lines:
+        if day != last:
+            out.append(day)
+            last = day
+        out.append(line)
+    return out
 
 
 def snippets(archived: Iterable[tuple[ArchiveEntry, float]]) -> list[list[tuple[ArchiveEntry, float]]]:
@@ -65,18 +90,28 @@ def choose_turns(
     `shown` (session, position) pairs, and any turn whose text equals a message in `shown_texts`.
     A snippet that does not fit whole may still give its hit alone."""
     chosen: dict[str, RecalledTurn] = {}
+    days: set[str] = set()
     for group in snippets(archived):
         best = group[0][1]
         fresh = [(e, s) for e, s in group
                  if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts]
-        lines = [(e, s, recall_line(e, language)) for e, s in fresh]
-        costs = [count_text(line) + LINE_SEPARATOR_TOKENS for _, _, line in lines]
-        if sum(costs) > room:  # the hit alone, when it is still fresh
-            keep = [i for i, (_, score, _) in enumerate(lines) if score > 0]
-            lines, costs = [lines[i] for i in keep], [costs[i] for i in keep]
-            if sum(costs) > room:
+        lines = [(e, s, day_heading(e, language), turn_line(e, language)) for e, s in fresh]
+        cost = _cost(lines, days)
+        if cost > room:  # the hit alone, when it is still fresh
+            lines = [line for line in lines if line[1] > 0]
+            cost = _cost(lines, days)
+            if cost > room:
                 continue
-        for entry, score, line in lines:
-            chosen[entry.id] = RecalledTurn(entry, best, score > 0, line)
-        room -= sum(costs)
+        for entry, score, day, line in lines:
+            chosen[entry.id] = RecalledTurn(entry, best, score > 0, line, day)
+            days.add(day)
+        room -= cost
     return sorted(chosen.values(), key=lambda t: (t.entry.ts, t.entry.session, t.entry.position))
+
+
+def _cost(lines: list[tuple[ArchiveEntry, float, str, str]], days: set[str]) -> int:
+    """Tokens `lines` add to the block: each line, and the heading of each day not yet in it."""
+    new_days = {day for _, _, day, _ in lines} - days
+    return sum(count_text(line) + LINE_SEPARATOR_TOKENS for *_, line in lines) + \
+        sum(count_text(day) + LINE_SEPARATOR_TOKENS for day in new_days)
+

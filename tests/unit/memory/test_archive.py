@@ -1,7 +1,9 @@
 
 from turnstream.memory.archive import MAX_DISTINCT_TERMS, ArchiveEntry, archive_entry, archive_text, entry_id
 from turnstream.compaction.tokens import count_text
-from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, choose_turns, recall_line, snippets
+from hypothesis import given, strategies as st
+
+from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, choose_turns, dated_lines, day_heading, turn_line, snippets
 
 
 CALL = {"role": "assistant", "content": "Let me look.", "tool_calls": [
@@ -51,7 +53,9 @@ def test_snippets_keep_neighbours_with_their_hit() -> None:
 
 def test_choose_turns_fills_the_room_best_first_and_lays_out_in_time() -> None:
     archived = [(entry(20, "strong " * 30), 5.0), (entry(21, "its answer " * 30), 0.0), (entry(3, "weak " * 30), 1.0)]
-    one_snippet = sum(count_text(recall_line(e, "en")) + LINE_SEPARATOR_TOKENS for e, _ in archived[:2])
+    # both turns were said the same day: one heading for the two lines
+    one_snippet = sum(count_text(turn_line(e, "en")) + LINE_SEPARATOR_TOKENS for e, _ in archived[:2]) + \
+        count_text(day_heading(archived[0][0], "en")) + LINE_SEPARATOR_TOKENS
     turns = choose_turns(archived, set(), one_snippet, "en")
     assert [t.entry.position for t in turns] == [20, 21] and [t.hit for t in turns] == [True, False]
     assert [t.entry.position for t in choose_turns(archived, set(), 10_000, "en")] == [3, 20, 21]
@@ -59,3 +63,24 @@ def test_choose_turns_fills_the_room_best_first_and_lays_out_in_time() -> None:
     assert [t.entry.position for t in choose_turns(archived[:2], set(), one_snippet - 1, "en")] == [20]
     # a shown turn is never repeated
     assert [t.entry.position for t in choose_turns(archived, {("s1", 21)}, 10_000, "en")] == [3, 20]
+
+
+def test_a_day_heading_costs_room_once() -> None:
+    day = 86400.0
+    same = [(ArchiveEntry(f"e{n}", "s1", n * 10, "user", None, 1683554160.0 + n, "alike " * 20), 1.0) for n in range(3)]
+    apart = [(ArchiveEntry(f"e{n}", "s1", n * 10, "user", None, 1683554160.0 + n * day, "alike " * 20), 1.0) for n in range(3)]
+    line = count_text(turn_line(same[0][0], "en")) + LINE_SEPARATOR_TOKENS
+    heading = count_text(day_heading(same[0][0], "en")) + LINE_SEPARATOR_TOKENS
+    room = 3 * line + heading
+    assert len(choose_turns(same, set(), room, "en")) == 3
+    assert len(choose_turns(apart, set(), room, "en")) == 2  # each new day pays for its heading
+
+
+@given(st.lists(st.tuples(st.sampled_from(["[1 May]", "[2 May]", "[3 May]"]), st.text(min_size=1, max_size=5)), max_size=20))
+def test_dated_lines_head_each_run_of_a_day(pairs: list[tuple[str, str]]) -> None:
+    pairs.sort(key=lambda pair: pair[0])
+    out = dated_lines(pairs)
+    days = list(dict.fromkeys(day for day, _ in pairs))
+    assert [line for line in out if line in days] == days  # one heading per day, in order
+    assert [line for line in out if line not in days] == [line for _, line in pairs if line not in days]
+    assert len(out) == len(pairs) + len(days)

@@ -85,7 +85,7 @@ def test_block_speaks_the_conversation_language() -> None:
     archived = [(entry(5, "我对花生过敏", speaker=None), 2.0)]
     messages = messages_of(chat, "我叫小林", [memory(1, "我喜欢靠窗的座位", "preference")], "帮我订酒店", limits(), archived)
     assert messages[1]["content"].splitlines()[1:] == [
-        "用户画像：", "我叫小林", "相关记忆：", "- （偏好）我喜欢靠窗的座位", "以往对话摘录：", "[2023年5月8日] 用户: 我对花生过敏",
+        "用户画像：", "我叫小林", "相关记忆：", "- （偏好）我喜欢靠窗的座位", "以往对话摘录：", "[2023年5月8日]", "用户: 我对花生过敏",
     ]
     assert MARKERS["zh"] not in messages[1]["content"]
 
@@ -118,17 +118,19 @@ def test_over_budget_drops_lowest_scored_memories_then_cuts_profile() -> None:
     assert result.messages == [SYSTEM, FIRST, {"role": "user", "content": "q"}] and result.recalled == []
 
 
-def test_recalled_turns_carry_date_and_speaker_in_time_order() -> None:
+def test_recalled_turns_carry_speaker_in_time_order_under_one_heading_per_day() -> None:
     later = entry(40, "My sister moved to Lisbon.", ts=MAY_8_2023 + 86400 * 30)
     earlier = entry(3, "I went to a support group yesterday.")
     neighbour = ArchiveEntry("n", "s1", 4, "assistant", "Melanie", MAY_8_2023, "That sounds powerful!")
     archived = [(later, 3.0), (earlier, 2.0), (neighbour, 0.0)]
     block = messages_of(doc([SYSTEM, FIRST], positions=[0, 1]), "", [], "What about the group?", limits(), archived)[2]["content"]
-    assert block.splitlines()[-4:] == [
+    assert block.splitlines()[-6:] == [
         "From earlier conversations:",
-        "[8 May 2023] Caroline: I went to a support group yesterday (7 May 2023).",
-        "[8 May 2023] Melanie: That sounds powerful!",
-        "[7 June 2023] Caroline: My sister moved to Lisbon.",
+        "[8 May 2023]",
+        "Caroline: I went to a support group yesterday (7 May 2023).",
+        "Melanie: That sounds powerful!",
+        "[7 June 2023]",
+        "Caroline: My sister moved to Lisbon.",
     ]
 
 

@@ -70,8 +70,8 @@ def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leave
         assert 0 <= row["a"] <= 100 and 0 <= row["b"] <= 100
     # the shipped chats: every planted detail is in build_prompt's prompt, none in the newest tail
     recall = {row["measure"]: row for row in figures["recall"]["rows"]}
-    assert recall["generated en vs newest tail"]["a"] == 100 and recall["generated zh vs newest tail"]["a"] == 100
-    assert recall["generated en vs newest tail"]["b"] < 50
+    assert recall["generated en at 4k vs newest tail"]["a"] == 100 and recall["generated zh at 4k vs newest tail"]["a"] == 100
+    assert recall["generated en at 4k vs newest tail"]["b"] < 50
 
     # pinned and unpinned side by side where there are two CPUs or more, unpinned only on one
     placements = ["pinned", "unpinned"] if document["meta"]["machine"]["nproc"] >= 2 else ["unpinned only"]

@@ -8,7 +8,7 @@ session, and a question per detail whose answer is the detail's own words.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from turnstream.text.language import Language
@@ -25,6 +25,8 @@ class RecallCase:
     turns: list[dict[str, Any]]
     questions: list[tuple[str, str]]
     """(question, gold answer)."""
+    evidence: list[tuple[str, ...]] = field(default_factory=list)
+    """Per question, the turn ids that hold its answer (empty where none is known)."""
 
 
 _DETAILS: dict[Language, list[tuple[str, str, str]]] = {
@@ -96,4 +98,6 @@ def recall_case(language: Language, sessions: int = 20, turns_per_session: int =
             messages.append(({"role": "assistant", "name": assistant, "content": reply}, start + n * 120 + 60))
     turns = [{"turn_id": f"{session_id}-{i}", "session_id": session_id, "user_id": user_id, "seq": i, "ts": ts, "message": m}
              for i, (m, ts) in enumerate(messages)]
-    return RecallCase(session_id, user_id, turns, [(question, answer) for _, question, answer in details])
+    planted_ids = {m["content"]: t["turn_id"] for t in turns for m in [t["message"]]}
+    return RecallCase(session_id, user_id, turns, [(question, answer) for _, question, answer in details],
+                      [(planted_ids[said],) for said, _, _ in details])

@@ -62,6 +62,7 @@ async def test_memory_search_shows_what_recall_finds_and_records_nothing(redis_s
     first = orjson.loads(turnstream(redis_settings, *args).stdout)
     assert [(t["line"], t["hit"]) for t in first["archived"]] == [
         ("[8 May 2023] Caroline: I adopted a greyhound named Biscuit.", True), ("[8 May 2023] Melanie: That is lovely!", False),
+        ("[8 May 2023] Caroline: We hiked in Sintra.", False),  # two turns either side of a hit
     ]
     assert first["archived"][0]["score"] > 0 and first["recalled"] == [{"id": remembered, "type": "fact", "text": "My budget is 3500 EUR"}]
     assert orjson.loads(turnstream(redis_settings, *args).stdout) == first  # nothing recorded: the same answer again

@@ -56,8 +56,11 @@ async def test_a_detail_from_the_first_session_comes_back_after_500_turns(settin
             prompt = await client.build_prompt(session_id, question, user_id=user_id)
     assert docs[session_id].dropped > 400  # the detail is long gone from the compacted context
     assert not any(DETAILS[language][0] == m.get("content") for m in docs[session_id].messages[1:])
-    block = next(m["content"] for m in prompt.messages if m["role"] == "system" and line in m["content"])
-    assert block.count(line) == 1
+    day, said = line.split("] ", 1)
+    day += "]"
+    block = next(m["content"].splitlines() for m in prompt.messages if m["role"] == "system" and said in m["content"])
+    assert block.count(said) == 1  # on a line of its own, under the heading of the day it was said
+    assert [text for text in block[:block.index(said)] if text.startswith("[")][-1] == day
     assert any(t["hit"] and t["line"] == line for t in prompt.archived)
     # nothing recalled repeats a message the prompt already carries
     shown = {m.get("content") for m in prompt.messages if m["role"] != "system"}

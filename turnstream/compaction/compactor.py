@@ -22,6 +22,9 @@ from turnstream.text.language import Language, LanguageTally
 _MIN_BLOCK_TEXT_TOKENS = 16
 SUMMARY_FLOOR_TOKENS = 64
 """The newest summary text a cut block keeps before it gives up facts."""
+SUMMARY_FLOOR_SHARE = Fraction(1, 2)
+"""Of a cut block, the share the summary keeps before facts go: the dated story of the dropped periods must not
+give all its room to the facts, which repeat single statements."""
 """A summary block cut shorter than this says nothing useful; it is left out instead."""
 BLOCK_BUDGET_SHARE = Fraction(1, 3)
 """The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
@@ -108,6 +111,8 @@ class Entry(NamedTuple):
     seq: int
     tokens: int
     message: Message
+    ts: float | None = None
+    """When it was said (epoch seconds), when the caller knows: what dates the summary's lines."""
 
 
 class Unit:
@@ -197,8 +202,9 @@ class Window:
         self._capped_block: tuple[Digest, Language, tuple[Message, int] | None] | None = None
         """The latest `cut_block` at the cap, with the digest object and language it was cut for."""
 
-    def append(self, message: Message, strategy: Strategy | None = None) -> list[Message]:
-        """Add the next message; return the span this dropped (already folded into the digest)."""
+    def append(self, message: Message, strategy: Strategy | None = None, ts: float | None = None) -> list[Message]:
+        """Add the next message (said at `ts`, epoch seconds, when known); return the span this dropped (already
+        folded into the digest)."""
         self.tracker.accept(message, self.seq)
         seq, tokens = self.seq, count_message(message)
         self.seq += 1
@@ -213,11 +219,11 @@ class Window:
                 self.pinned = True
                 while self.units:
                     self._pin_all(self._pop_unit().entries)
-            self._pin_all([Entry(seq, tokens, message)])
+            self._pin_all([Entry(seq, tokens, message, ts)])
         else:
             joins_call = role == "tool"
             message, tokens = self._fit_newest(message, tokens, joins_call)
-            entry = Entry(seq, tokens, message)
+            entry = Entry(seq, tokens, message, ts)
             if joins_call:
                 self.units[-1].add(entry)
             else:
@@ -309,11 +315,12 @@ class Window:
 
     def _fold(self, span: list[Entry], strategy: Strategy) -> None:
         # The strategies write in the conversation's language, the one the marker speaks.
-        folding = replace(self.digest, language=self.tally.language())
+        times = tuple(entry.ts for entry in span) if any(entry.ts is not None for entry in span) else ()
+        folding = replace(self.digest, language=self.tally.language(), times=times)
         digest = strategy.apply(folding, [entry.message for entry in span], span[0].seq)
         # `archived` holds only the latest application's turns: collect them before the next fold.
         self.archived.extend(digest.archived)
-        self.digest = replace(digest, archived=(), language=None)
+        self.digest = replace(digest, archived=(), language=None, times=())
 
     def _fits(self) -> bool:
         tokens = REPLY_PRIMING_TOKENS + self.anchor_tokens + self.tail_tokens
@@ -355,7 +362,7 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     if block is None or block[1] <= limit:
         return block
     summary_tokens = count_text(digest.summary)
-    keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, SUMMARY_FLOOR_TOKENS))
+    keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))))
     digest = replace(digest, summary=keep_newest_text(digest.summary, keep))
     evict = eviction_order(digest.facts)
     # At most what each fact frees, so no fact goes that need not.

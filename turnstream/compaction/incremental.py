@@ -16,6 +16,11 @@ from turnstream.text.language import LanguageTally
 _FORMAT = 1
 
 
+def _entry_row(entry: Entry) -> tuple[object, ...]:
+    """An entry as a row; one without a time as the three fields rows had before entries carried times."""
+    return tuple(entry) if entry.ts is not None else tuple(entry[:3])
+
+
 class PopError(ValueError):
     """The newest message cannot be popped: it is not the one named, or not in the tail any more."""
 
@@ -72,8 +77,8 @@ class SessionCompactor(Window):
             "pinned": self.pinned,
             "lang": self.tally.counts,
             "calls": [self.tracker.call_index, self.tracker.pending],
-            "anchors": [tuple(entry) for entry in self.anchors],
-            "units": [[tuple(entry) for entry in unit.entries] for unit in self.units],
+            "anchors": [_entry_row(entry) for entry in self.anchors],
+            "units": [[_entry_row(entry) for entry in unit.entries] for unit in self.units],
             "summary": self.digest.summary,
             "facts": [[fact.type, fact.text, fact.key, fact.source_seq] for fact in self.digest.facts],
             "archived": [[turn.seq, turn.message, turn.keywords] for turn in self.archived],

@@ -101,11 +101,11 @@ class SessionCore:
             return Step(state.key, state.owner, "dead_letter", dead_letter=("message", str(error)))
         # a call whose result was refused or lost must not wedge the session: it is answered as failed
         unavailable = LOCALES[state.compactor.tally.language()].result_unavailable
-        dropped = state.close_pending_calls(unavailable, self.strategy) if turn.message["role"] != "tool" else []
-        dropped += state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting, seq=turn.seq)
+        said = turn.ts if turn.ts is not None else now
+        dropped = state.close_pending_calls(unavailable, self.strategy, said) if turn.message["role"] != "tool" else []
+        dropped += state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting, seq=turn.seq, ts=said)
         memories = self._memories(state, turn, greeting, now)
-        entry = archive_entry(state.key, turn.turn_id, state.compactor.seq - 1, turn.message,
-                              turn.ts if turn.ts is not None else now, state.compactor.step_call())
+        entry = archive_entry(state.key, turn.turn_id, state.compactor.seq - 1, turn.message, said, state.compactor.step_call())
         request = None
         if dropped and self.settings.llm_enabled:
             request = state.summaries.queue(dropped, state.key, state.owner, now, self._stale_after())

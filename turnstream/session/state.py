@@ -75,23 +75,24 @@ class SessionState:
         replayed = seq is not None and self.last_seq is not None and seq <= self.last_seq
         return replayed or turn_id in self.recent_turn_ids
 
-    def close_pending_calls(self, content: str, strategy: Strategy | None) -> list[dict[str, Any]]:
-        """Answer every tool call still waiting for its result with `content`, so the session can go on;
-        returns the span that pushed out of the window."""
+    def close_pending_calls(self, content: str, strategy: Strategy | None, ts: float | None = None) -> list[dict[str, Any]]:
+        """Answer every tool call still waiting for its result with `content` (at `ts`), so the session can go
+        on; returns the span that pushed out of the window."""
         dropped: list[dict[str, Any]] = []
         for call_id in list(self.compactor.tracker.pending):
-            dropped += self.compactor.append({"role": "tool", "tool_call_id": call_id, "content": content}, strategy)
+            dropped += self.compactor.append({"role": "tool", "tool_call_id": call_id, "content": content}, strategy, ts)
         return dropped
 
     def apply(
-        self, turn_id: str, message: dict[str, Any], strategy: Strategy | None, greeting: bool, seq: int | None = None
+        self, turn_id: str, message: dict[str, Any], strategy: Strategy | None, greeting: bool, seq: int | None = None,
+        ts: float | None = None,
     ) -> list[dict[str, Any]]:
-        """Append one turn's message and return the span it pushed out of the window.
+        """Append one turn's message (said at `ts`) and return the span it pushed out of the window.
 
         Raises the compactor's MessageError for a message that cannot follow the session; the state
         is then unchanged.
         """
-        dropped = self.compactor.append(message, strategy)
+        dropped = self.compactor.append(message, strategy, ts)
         self._count_in(turn_id, seq)
         self.greetings += int(greeting)
         return dropped

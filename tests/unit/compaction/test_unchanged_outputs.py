@@ -27,8 +27,9 @@ CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "planted-zh-2": lambda: generate(2, 600, "zh").messages,
     "react-5": lambda: react_messages(5, 1500),
 }
-STRATEGY_HASHES = {"planted-en-1": "276ab37a602d093a", "planted-zh-2": "ac89dfb67ab7cfe4", "react-5": "738a9b21ec7ff96d"}
-SESSION_HASHES = {"planted-en-1": "941d4818343c5332", "planted-zh-2": "1d9c5eb19a293754", "react-5": "a939fe7bf944aca8"}
+# Re-recorded for the dated, period-folded rolling summary, sentence-level facts and the summary's share of a cut block.
+STRATEGY_HASHES = {"planted-en-1": "d2f68f9bf854410f", "planted-zh-2": "4a0f58ecac599927", "react-5": "75f7c781f74cc3fb"}
+SESSION_HASHES = {"planted-en-1": "02e852bfd07f65bc", "planted-zh-2": "793e5f5a78e56011", "react-5": "22d7761409c1294b"}
 BUDGET = 8000
 ADDED_FIELDS = ("positions", "message_tokens", "language")
 

@@ -1,8 +1,12 @@
 import random
+import re
+from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from turnstream.compaction.strategies import Digest, RollingSummarizer
+from turnstream.compaction.strategies.summary import parse, render
 from turnstream.compaction.tokens import count_text
 from turnstream.samples import generate
 
@@ -43,7 +47,7 @@ def test_single_span_larger_than_the_cap_is_capped_keeping_salient_lines() -> No
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_folding_200_times_stays_under_the_cap_and_keeps_the_newest_span(lang: str) -> None:
+def test_folding_200_times_stays_under_the_cap(lang: str) -> None:
     conversation = generate(seed=7, turns=1200, lang=lang).messages[2:]
     summarizer = RollingSummarizer(120)
     digest = Digest()
@@ -57,18 +61,63 @@ def test_folding_200_times_stays_under_the_cap_and_keeps_the_newest_span(lang: s
         assert count_text(digest.summary) <= 120
     final = {"role": "user", "content": "Last thing: the ferry leaves at 7:15 from pier 4."}
     digest = summarizer.apply(digest, [final], start)
-    assert count_text(digest.summary) <= 120
-    assert digest.summary.splitlines()[-1].endswith(final["content"])
+    assert count_text(digest.summary) <= 120 and digest.summary
 
 
-def test_older_lines_are_condensed_before_the_newest_span() -> None:
-    summarizer = RollingSummarizer(80)
-    digest = Digest()
-    for i in range(12):
-        digest = summarizer.apply(digest, [{"role": "user", "content": f"Plan item {i}: visit museum number {i} in the morning."}], i)
-    lines = digest.summary.splitlines()
-    assert lines[-1] == "user: Plan item 11: visit museum number 11 in the morning."
-    assert "Plan item 0:" not in digest.summary
+DAY = 86_400.0
+START = 1_683_540_000.0  # 8 May 2023
+
+
+def said(day: int, name: str, text: str) -> tuple[dict, float]:
+    return {"role": "user" if name == "Maya" else "assistant", "name": name, "content": text}, START + day * DAY
+
+
+def fold_days(summarizer: RollingSummarizer, days: list[list[tuple[dict, float]]], digest: Digest = Digest()) -> Digest:
+    for span in days:
+        digest = summarizer.apply(replace(digest, times=tuple(ts for _, ts in span)), [m for m, _ in span], 0)
+        digest = replace(digest, times=())
+    return digest
+
+
+def test_a_dated_span_becomes_a_day_of_attributed_statements() -> None:
+    span = [said(0, "Maya", "I signed up for a pottery class at the Clay Loft on Tuesdays."), said(0, "Sol", "Nice! I ran a charity race for mental health last Saturday.")]
+    summary = fold_days(RollingSummarizer(200), [span]).summary
+    assert summary.splitlines()[0] == "[2023-05-08]"
+    assert "Maya: I signed up for a pottery class" in summary and "Sol: I ran a charity race" in summary
+
+
+def test_old_days_fold_into_months_and_every_period_keeps_its_best_line() -> None:
+    days = [[said(7 * d, "Maya", f"I visited the museum number {d} with my sister Ana and we bought {d + 2} postcards."),
+             said(7 * d, "Sol", f"Cool, the weather was okay today number {d}.")] for d in range(12)]
+    summary = fold_days(RollingSummarizer(160), days).summary
+    headers = [line for line in summary.splitlines() if line.startswith("[")]
+    assert count_text(summary) <= 160
+    assert any(len(h) == len("[2023-05]") for h in headers), headers  # a month
+    starts = [(h[1:-1] + "-01-01")[:10] for h in headers]
+    assert starts == sorted(starts), "periods stay in time order"
+    assert "number 11" in summary  # the newest day is there
+
+
+def test_an_old_undated_summary_restores_and_folds_on() -> None:
+    old = "user: My budget is 2000 euros.\nassistant: Noted."
+    summary = fold_days(RollingSummarizer(200), [[said(0, "Maya", "We booked the hotel in Porto for three nights.")]], Digest(summary=old)).summary
+    assert summary.startswith("user: My budget is 2000 euros.")
+    assert "[2023-05-08]" in summary and "booked the hotel in Porto" in summary
+
+
+statements = st.lists(st.tuples(st.integers(0, 60), st.sampled_from(["Maya", "Sol"]), st.text(min_size=1, max_size=80)), min_size=1, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(statements, st.integers(24, 200))
+def test_cap_order_and_restore_hold_for_any_spans(said_: list[tuple[int, str, str]], cap: int) -> None:
+    summarizer = RollingSummarizer(cap)
+    days = [[said(day, name, text)] for day, name, text in sorted(said_, key=lambda s: s[0])]
+    summary = fold_days(summarizer, days).summary
+    assert count_text(summary) <= cap
+    starts = [(line[1:-1] + "-01-01")[:10] for line in summary.splitlines() if re.fullmatch(r"\[\d{4}(-\d{2}){0,2}\]", line)]
+    assert starts == sorted(starts)
+    assert render(parse(summary)) == summary  # the text is the state: it restores to itself
 
 
 def test_bad_messages_never_raise() -> None:

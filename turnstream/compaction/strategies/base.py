@@ -50,6 +50,9 @@ class Digest:
     language: Language | None = None
     """The conversation's language (as the compactor's marker speaks it) while a span is folded, for the
     strategies that write words of their own; None when the caller does not know it (they judge the span)."""
+    times: tuple[float | None, ...] = ()
+    """When each message of the span being folded was said (epoch seconds, None when unknown), while it is
+    folded; empty when the caller knows none: the summary then leaves the span undated."""
 
 
 class Strategy(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import replace
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
@@ -91,6 +92,16 @@ _CORRECTION = re.compile(
 )
 _OLD_VALUE = re.compile(r"\b(?:not|instead of|rather than)\s+([^,.;!?]{1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I)
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
+_REACTION = re.compile(
+    r"\b(?:can'?t wait|cannot wait|let me know|must(?:'ve| have) (?:been|felt|had)|good luck|no worries|sounds? (?:great|good|amazing|fun|awesome))\b"
+    r"|太好了|真棒|加油|等不及",
+    re.I,
+)
+"""A reaction to what the other side said: no information about the speaker, whatever cue it holds."""
+_FRAGMENT = re.compile(r"^[a-z]|^[,;，；、]")
+"""A clause that starts inside a sentence ("quiet, I need…"): the sentence states it better."""
+_PREFIX = re.compile(r"^(?:\[\d{4}-\d{2}-\d{2}\] )?(?:[^\s:：]{1,40}[:：] ?)?")
+"""The date and speaker a fact's text may open with (`[2023-05-08] Maya: `)."""
 # A capitalised word after a lower-case one: a name, not the start of a sentence.
 _ENTITY = re.compile(r"(?<=[a-z0-9,'’]\s)[A-Z][a-zA-Z]+")
 
@@ -161,7 +172,7 @@ def classify(clause: str, role: str) -> tuple[FactType, str] | None:
         return "failure", "failure:" + slug(clause)
     if _DECISION.search(clause):
         return "event", "decision:" + slug(clause)
-    if role != "user":
+    if role != "user" or _REACTION.search(clause):
         return None
     is_question = bool(_QUESTION.search(clause))
     if _PREFERENCE.search(clause) and (_FIRST_PERSON.search(clause) or not is_question):
@@ -207,8 +218,26 @@ def _split_old_values(sentence: str, facts: Sequence[Fact]) -> tuple[list[Fact],
 
 @lru_cache(maxsize=_REMEMBERED_TEXTS)
 def _fact_keywords(text: str) -> frozenset[str]:
-    """A fact's keywords, as a set."""
-    return frozenset(keywords(text))
+    """A fact's keywords, as a set; its date and speaker aside."""
+    return frozenset(keywords(_PREFIX.sub("", text, count=1)))
+
+
+def _has_subject(text: str) -> bool:
+    """Whether a statement says who: a first person or a name, and it does not start mid-sentence."""
+    return not _FRAGMENT.search(text) and bool(_FIRST_PERSON.search(text) or _ENTITY.search(text) or text[:1].isupper())
+
+
+def _statement(clause_text: str, sentence: str) -> str:
+    """The fact's words: the clause when it stands alone, else its whole sentence (its subject and the rest of it)."""
+    return clause_text if _has_subject(clause_text) or len(sentence) > MAX_FACT_CHARS else sentence
+
+
+def _said(message: dict[str, Any], ts: float | None) -> str:
+    """How a fact opens: the date it was said (when known) and the speaker's name (when the message has one)."""
+    name = message.get("name")
+    speaker = f"{name.strip()}: " if isinstance(name, str) and name.strip() else ""
+    day = f"[{datetime.fromtimestamp(ts, timezone.utc):%Y-%m-%d}] " if ts is not None else ""
+    return day + speaker
 
 
 def tool_result_summary(content: str) -> tuple[str, bool]:
@@ -237,14 +266,17 @@ class KeyInfoExtractor:
 
     def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
         try:
-            facts = self.extract(digest.facts, dropped, first_seq)
+            facts = self.extract(digest.facts, dropped, first_seq, digest.times)
         except Exception:  # a strategy must never stop compaction; the old facts stay valid
             log.exception("key-info extraction failed; facts unchanged")
             return digest
         return replace(digest, facts=facts)
 
-    def extract(self, facts: Sequence[Fact], dropped: Sequence[Message], first_seq: int) -> tuple[Fact, ...]:
-        """The facts after folding in every message of `dropped`, in order."""
+    def extract(
+        self, facts: Sequence[Fact], dropped: Sequence[Message], first_seq: int, times: Sequence[float | None] = ()
+    ) -> tuple[Fact, ...]:
+        """The facts after folding in every message of `dropped` (said at `times`, when known), in order; each
+        fact of prose opens with its date and speaker where those are known."""
         current = tuple(facts)
         names = {call_id: name_args for m in dropped if isinstance(m, dict) for call_id, *name_args in tool_calls(m)}
         for offset, message in enumerate(dropped):
@@ -255,10 +287,11 @@ class KeyInfoExtractor:
                 fact = self._tool_fact(message, names, seq)
                 current = merge_facts(current, [fact] if fact else [], self.max_facts)
             else:
-                current = self._fold_prose(current, content_text(message.get("content")), str(message.get("role", "")), seq)
+                said = _said(message, times[offset] if offset < len(times) else None)
+                current = self._fold_prose(current, content_text(message.get("content")), str(message.get("role", "")), seq, said)
         return current
 
-    def _fold_prose(self, current: tuple[Fact, ...], text: str, role: str, seq: int) -> tuple[Fact, ...]:
+    def _fold_prose(self, current: tuple[Fact, ...], text: str, role: str, seq: int, said: str = "") -> tuple[Fact, ...]:
         for sentence in sentences(text):
             if sentence.rstrip().endswith(("?", "？")):
                 continue  # a question states nothing: "are we under budget?" must not take the budget's slot
@@ -293,7 +326,10 @@ class KeyInfoExtractor:
                     key = _similar_key(text, kind, facts + found, 0.25 if correcting else 0.6) or key
                 elif not _NUMBER.search(clause) and any(f.key == key and _NUMBER.search(f.text) for f in facts):
                     continue  # "budget stays the same" names the slot but no value: the stated one stands
-                found.append(Fact(type=kind, text=text, key=key, source_seq=seq))
+                found.append(Fact(type=kind, text=_statement(text, sentence), key=key, source_seq=seq))
+            # one sentence, one statement: clauses of it that fell back to the whole sentence are one fact
+            unique = {fact.text: fact for fact in found}
+            found = [replace(fact, text=said + fact.text) if said else fact for fact in unique.values()]
             current = merge_facts(facts, found, self.max_facts)
         return current
 

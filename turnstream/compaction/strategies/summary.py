@@ -1,15 +1,36 @@
-"""Offline hierarchical rolling summary: old summary + dropped span -> new extractive summary, capped."""
+"""Offline hierarchical rolling summary: dropped spans folded into dated periods of salient statements, capped.
+
+The summary's text is its whole state (so an old row, or an LLM's summary, restores as it is): a period
+is a header line `[2023-05-08]` (a day), `[2023-05]` (a month) or `[2023]` (a year), followed by its
+statements, one a line, each attributed to its speaker (`Caroline: …`, else the role's label). Lines
+before any header are undated (spans without times, or an LLM's text).
+
+A span is split by day; each day keeps its most salient statements (extractive: centrality among the
+day's statements, named entities and numbers, key-information cues, the speaker, less a restatement of a
+line already kept). When the summary outgrows its cap, the period holding the most lines gives up its
+weakest (so every period keeps its best line before any keeps a second; the newest detail is in the kept
+tail anyway); once every period is down to one line, the oldest day folds into its month, the oldest
+month into its year, and the fold gives up the weaker line again. Work per fold is bounded by the cap,
+never by the conversation's length.
+
+Pure Python: the summarisation libraries on PyPI (sumy, pytextrank) need NLTK or spaCy models and have
+no Chinese tokenizer without jieba; what they would score (degree centrality over shared keywords) is a
+few lines over the keywords this package already extracts in both languages.
+"""
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Mapping, Sequence
 
 import orjson
 
+from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies.base import Digest, Message
 from turnstream.compaction.strategies.keyinfo import classify, tool_result_summary
 from turnstream.compaction.strategies.text import keywords, sentences, shorten, span_language
@@ -20,43 +41,94 @@ from turnstream.text.locale import LOCALES
 
 log = logging.getLogger(__name__)
 
-MAX_LINE_CHARS = 220
+MAX_LINE_CHARS = 160
+"""A statement longer than this is cut at its end: one statement, not a paragraph."""
+DAY_LINES = 4
+"""The most statements a day keeps when it joins the summary."""
+RESTATED = 0.6
+"""Keyword overlap (Jaccard) at which a statement repeats one already kept and is left out."""
 
-_USER_LINE = tuple(locale.summary_labels["user"].rstrip() for locale in LOCALES.values())
-_STEP_LINE = tuple(locale.summary_labels["step"].rstrip() for locale in LOCALES.values())
-"""How an earlier summary's user and step lines start, in any language."""
-_ROLE_WEIGHT = {"user": 3.0, "step": 2.0, "assistant": 1.0, "tool": 1.0, "system": 2.0}
-_SALIENT = re.compile(r"\d|\b[A-Z][a-z]+\b|[\u4e00-\u9fff]")
+_HEADER = re.compile(r"^\[(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?\]$")
+_SALIENT_NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万]+\s*[元块岁个人天晚年月日点]")
+_ENTITY = re.compile(r"(?<=[a-z0-9,'’]\s)[A-Z][a-zA-Z]+|《[^》]+》")
+_QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
+_FIRST_PERSON_PAST = re.compile(
+    r"\b(?:i|we|my|our)\b[^.!?]{0,40}?\b(?:\w+ed|went|got|made|took|began|started|joined|found|met|won|lost|had|saw|bought|ran|gave|did|came)\b"
+    r"|我[^，。！？]{0,12}(?:了|过)",
+    re.I,
+)
 _SIGNAL_CACHE_LINES = 8192
-"""Lines whose position-free score parts are remembered: about 30 summary lines for each of a few hundred
-sessions folding at once. Every fold rescores all of the old summary's lines, and their regex cues
-(`classify`) would otherwise cost about as much as everything else in a fold together."""
+"""Statements whose position-free score parts are remembered: every fold rescores the lines of the periods it
+touches, and their regex cues (`classify`) would otherwise cost about as much as the rest of a fold."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
-    text: str
-    score: float
+@dataclass(slots=True)
+class _Period:
+    """A header (`2023-05-08`, `2023-05`, `2023`, or "" for undated lines) and its statements, oldest first."""
 
+    key: str
+    lines: list[str]
 
-def _score(text: str, role: str, position: float) -> float:
-    """Salience: who said it, key-information cues, numbers and names, keyword density, recency."""
-    weight, cued, salient = _signals(text, role)
-    # Summed in this order so that scores, and hence ties between lines, are the same to the last bit.
-    score = weight + position
-    if cued:
-        score += 3.0
-    if salient:
-        score += 1.0
-    return score
+    @property
+    def level(self) -> int:
+        """0 for a day, 1 a month, 2 a year, 3 for undated lines (the coarsest: they fold last)."""
+        return 3 if not self.key else 2 - self.key.count("-")
+
+    def tokens(self) -> int:
+        return sum(_line_tokens(line) for line in self.lines) + (_line_tokens(f"[{self.key}]") if self.key else 0)
 
 
 @lru_cache(maxsize=_SIGNAL_CACHE_LINES)
-def _signals(text: str, role: str) -> tuple[float, bool, bool]:
-    """The parts of a line's score that do not depend on its position: weight, key-information cue, salience."""
-    weight = _ROLE_WEIGHT.get(role, 1.0) + min(len(keywords(text)), 8) / 4
-    cued = classify(text, "user" if role in ("user", "system") else role) is not None
-    return weight, cued, bool(_SALIENT.search(text))
+def _line_tokens(line: str) -> int:
+    return count_text(line) + 1
+
+
+@lru_cache(maxsize=_SIGNAL_CACHE_LINES)
+def _signals(line: str) -> tuple[float, frozenset[str]]:
+    """A statement's position-free salience and its keywords: cues, names and numbers, length, a question's doubt."""
+    said = line.split(": ", 1)[-1].split("：", 1)[-1]
+    keys = frozenset(keywords(said))
+    score = min(len(keys), 10) / 5
+    if classify(said, "user") is not None:
+        score += 3.0
+    if _FIRST_PERSON_PAST.search(said):
+        score += 1.5
+    score += 0.8 * min(len(_ENTITY.findall(said)), 2) + (0.5 if _SALIENT_NUMBER.search(said) else 0.0)
+    if _QUESTION.search(said):
+        score -= 2.0
+    if len(keys) < 3:
+        score -= 1.5
+    return score, keys
+
+
+def _ranked(lines: Sequence[str], keep: Sequence[str] = ()) -> list[str]:
+    """`lines` best first: salience plus centrality (how many of the others share each keyword), a restatement
+    of a better line (or of one in `keep`) last."""
+    signals = [_signals(line) for line in lines]
+    frequency: dict[str, int] = {}
+    for _, keys in signals:
+        for key in keys:
+            frequency[key] = frequency.get(key, 0) + 1
+
+    def score(index: int) -> float:
+        salience, keys = signals[index]
+        # shared with a few other lines: the period's topic; shared with most of them: filler
+        central = sum(1.0 for k in keys if 1 < frequency[k] <= max(2, len(lines) // 4)) / math.sqrt(len(keys) + 1)
+        return salience + central
+
+    order = sorted(range(len(lines)), key=lambda i: (-score(i), i))  # among equals the older line: said first, it is the one restated
+    chosen: list[int] = []
+    later: list[int] = []
+    kept_keys = [_signals(line)[1] for line in keep]
+    for index in order:
+        keys = signals[index][1]
+        repeats = any(_overlap(keys, signals[c][1]) >= RESTATED for c in chosen) or any(_overlap(keys, k) >= RESTATED for k in kept_keys)
+        (later if repeats else chosen).append(index)
+    return [lines[i] for i in chosen + later]
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def _args(arguments: str) -> str:
@@ -78,63 +150,126 @@ def _step_lines(message: Message, results: dict[str, str], labels: Mapping[str, 
         if call_id in results:
             rendered, failed = tool_result_summary(results[call_id])
             line += f" -> {labels['failed']}: {rendered}" if failed else f" -> {rendered}"
-        lines.append(shorten(line, MAX_LINE_CHARS))
+        lines.append(shorten(line, MAX_LINE_CHARS + 60))
     return lines
 
 
-def _span_lines(dropped: Sequence[Message], lang: Language) -> list[_Line]:
-    """Scored candidate lines of a dropped span, in conversation order."""
+def _speaker(message: Message, labels: Mapping[str, str]) -> str:
+    """`Caroline: ` for a named message, else the role's label."""
+    name = message.get("name")
+    if isinstance(name, str) and name.strip():
+        return f"{name.strip()}: "
+    return labels.get(str(message.get("role", "")), labels["user"])
+
+
+def _statements(message: Message, results: dict[str, str], called: set[str], labels: Mapping[str, str]) -> list[str]:
+    """A message's candidate summary lines: its tool steps, and its sentences that state something."""
+    role = str(message.get("role", ""))
+    if role == "tool":
+        # Results of calls in this span are folded into their step line.
+        if str(message.get("tool_call_id")) in called:
+            return []
+        return [shorten(labels["tool"] + tool_result_summary(content_text(message.get("content")))[0], MAX_LINE_CHARS)]
+    lines = _step_lines(message, results, labels)
+    speaker = _speaker(message, labels)
+    for sentence in sentences(content_text(message.get("content"))):
+        if not is_small_talk(sentence):
+            lines.append(shorten(speaker + sentence, MAX_LINE_CHARS))
+    return lines
+
+
+def _day(ts: float | None) -> str:
+    return "" if ts is None else datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d")
+
+
+def _span_periods(dropped: Sequence[Message], times: Sequence[float | None], lang: Language) -> list[_Period]:
+    """The span's statements, by day (undated when its times are unknown), in conversation order."""
     labels = LOCALES[lang].summary_labels
-    results = {str(m.get("tool_call_id")): content_text(m.get("content")) for m in dropped if isinstance(m, dict) and m.get("role") == "tool"}
-    called = {call_id for m in dropped if isinstance(m, dict) for call_id, _, _ in tool_calls(m)}
-    lines: list[_Line] = []
-    for index, message in enumerate(dropped):
-        if not isinstance(message, dict):
+    messages = [(m, times[i] if i < len(times) else None) for i, m in enumerate(dropped) if isinstance(m, dict)]
+    results = {str(m.get("tool_call_id")): content_text(m.get("content")) for m, _ in messages if m.get("role") == "tool"}
+    called = {call_id for m, _ in messages for call_id, _, _ in tool_calls(m)}
+    periods: list[_Period] = []
+    for message, ts in messages:
+        lines = _statements(message, results, called, labels)
+        key = _day(ts)
+        if not periods or periods[-1].key != key:
+            periods.append(_Period(key, []))
+        periods[-1].lines.extend(lines)
+    return [p for p in periods if p.lines]
+
+
+def parse(summary: str) -> list[_Period]:
+    """The periods of a summary's text; lines before any header form an undated period."""
+    periods: list[_Period] = []
+    for line in summary.splitlines():
+        if not line.strip():
             continue
-        role = str(message.get("role", ""))
-        position = index / max(len(dropped), 1)
-        if role == "tool":
-            # Results of calls in this span are folded into their step line.
-            if str(message.get("tool_call_id")) not in called:
-                rendered, _ = tool_result_summary(content_text(message.get("content")))
-                lines.append(_Line(shorten(labels["tool"] + rendered, MAX_LINE_CHARS), _score(rendered, "tool", position)))
-            continue
-        for step in _step_lines(message, results, labels):
-            lines.append(_Line(step, _score(step, "step", position)))
-        label = labels.get(role, labels["user"])
-        for sentence in sentences(content_text(message.get("content"))):
-            lines.append(_Line(shorten(label + sentence, MAX_LINE_CHARS), _score(sentence, role, position)))
-    return lines
+        match = _HEADER.match(line.strip())
+        if match:
+            periods.append(_Period(line.strip()[1:-1], []))
+        elif periods:
+            periods[-1].lines.append(line)
+        else:
+            periods.append(_Period("", [line]))
+    return [p for p in periods if p.lines]
 
 
-def _old_lines(summary: str) -> list[_Line]:
-    """Lines of an earlier summary, rescored; older (higher) lines score lower, so they are condensed first."""
-    raw = [line for line in summary.splitlines() if line.strip()]
-    lines = []
-    for index, line in enumerate(raw):
-        role = "user" if line.startswith(_USER_LINE) else "step" if line.startswith(_STEP_LINE) else "assistant"
-        lines.append(_Line(line, _score(line, role, index / max(len(raw), 1))))
-    return lines
+def render(periods: Sequence[_Period]) -> str:
+    return "\n".join(line for p in periods for line in ([f"[{p.key}]"] if p.key else []) + p.lines)
 
 
-def _select(lines: Sequence[_Line], budget: int) -> list[str]:
-    """The best-scoring lines that fit `budget` tokens together, kept in their original order."""
-    chosen: set[int] = set()
-    used = 0
-    seen: set[str] = set()
-    for index in sorted(range(len(lines)), key=lambda i: (-lines[i].score, -i)):
-        text = lines[index].text
-        cost = count_text(text) + 1
-        if text in seen or used + cost > budget:
-            continue
-        seen.add(text)
-        chosen.add(index)
-        used += cost
-    return [lines[i].text for i in sorted(chosen)]
+def _join(periods: list[_Period], fresh: _Period) -> None:
+    """Add a day's best statements (restatements of kept lines aside): to the newest period when it is the same
+    day, else as a new period."""
+    kept = [line for p in periods for line in p.lines]
+    best = set(_ranked([line for line in dict.fromkeys(fresh.lines) if line not in kept], kept)[:DAY_LINES])
+    lines = [line for line in dict.fromkeys(fresh.lines) if line in best]
+    if periods and periods[-1].key == fresh.key:
+        periods[-1].lines += lines
+    elif lines:
+        periods.append(_Period(fresh.key, lines))
+
+
+def _coarser(key: str) -> str:
+    """The period one level up: a day's month, a month's year."""
+    return key.rsplit("-", 1)[0] if "-" in key else key
+
+
+def _fit(periods: list[_Period], cap: int) -> None:
+    """Give up lines, then fold old periods upwards, until the periods fit `cap` tokens."""
+    total = sum(p.tokens() for p in periods)
+    while total > cap and periods:
+        fullest = max(enumerate(periods), key=lambda pair: (len(pair[1].lines), -pair[0]))[1]
+        if len(fullest.lines) > 1:
+            fullest.lines.remove(_ranked(fullest.lines)[-1])
+        elif (index := _oldest_foldable(periods)) is not None:
+            period = periods[index]
+            period.key = _coarser(period.key)
+            # a neighbour already at that month (or year) takes its lines
+            for other in (index + 1, index - 1):
+                if 0 <= other < len(periods) and periods[other].key == period.key:
+                    first, second = sorted((index, other))
+                    periods[first].lines += periods.pop(second).lines
+                    index = first
+        else:
+            # one line a period and nothing left to fold: the oldest line goes
+            periods[0].lines.pop(0)
+            if not periods[0].lines:
+                periods.pop(0)
+        total = sum(p.tokens() for p in periods)
+
+
+def _oldest_foldable(periods: list[_Period]) -> int | None:
+    """The oldest period that can still fold a level up (a day or a month), at the finest level first."""
+    for level in (0, 1):
+        for index, period in enumerate(periods[:-1]):
+            if period.level == level:
+                return index
+    return None
 
 
 class RollingSummarizer:
-    """Folds each dropped span into a capped summary: newest span in detail, older lines condensed by salience."""
+    """Folds each dropped span into a capped summary of dated periods (module docstring)."""
 
     name = "summary"
 
@@ -143,20 +278,20 @@ class RollingSummarizer:
 
     def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
         try:
-            summary = self.fold(digest.summary, dropped, digest.language)
+            summary = self.fold(digest.summary, dropped, digest.language, digest.times)
         except Exception:  # a strategy must never stop compaction; keep the old summary, capped
             log.exception("rolling summary failed; summary unchanged")
             summary = truncate_text(digest.summary, self.max_tokens)
         return replace(digest, summary=summary)
 
-    def fold(self, old_summary: str, dropped: Sequence[Message], language: Language | None = None) -> str:
-        """The new summary of `old_summary` followed by `dropped`, at most `max_tokens` tokens, labelled in
-        `language` (the conversation's), else in the language of the span."""
+    def fold(
+        self, old_summary: str, dropped: Sequence[Message], language: Language | None = None, times: Sequence[float | None] = ()
+    ) -> str:
+        """The new summary of `old_summary` followed by `dropped` (said at `times`, when known), at most
+        `max_tokens` tokens, labelled in `language` (the conversation's), else in the language of the span."""
         lang = language or span_language(dropped, old_summary)
-        old = _old_lines(old_summary)
-        old_texts = {line.text for line in old}
-        fresh = [line for line in _span_lines(dropped, lang) if line.text not in old_texts]
-        # The newest span gets at least half the cap; whatever it leaves goes to the condensed past.
-        new = _select(fresh, max(self.max_tokens // 2, self.max_tokens - count_text(old_summary)))
-        past = _select(old, self.max_tokens - sum(count_text(t) + 1 for t in new))
-        return truncate_text("\n".join(past + new), self.max_tokens)
+        periods = parse(old_summary)
+        for fresh in _span_periods(dropped, times, lang):
+            _join(periods, fresh)
+        _fit(periods, self.max_tokens)
+        return truncate_text(render(periods), self.max_tokens)

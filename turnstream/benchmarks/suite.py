@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Callable
 
 from turnstream.benchmarks.children import Children
@@ -20,6 +21,7 @@ from turnstream.benchmarks.archive_reads import archive_reads
 from turnstream.benchmarks.recall import recall_figure
 from turnstream.samples.recall_set import RecallCase
 from turnstream.benchmarks.retention import retention
+from turnstream.benchmarks.story import story_cases, story_figure
 from turnstream.settings import Settings
 
 Progress = Callable[[str], None]
@@ -57,7 +59,7 @@ QUICK = Plan(drain_rounds=2, drain_sessions=8, drain_turns=100, fresh_rounds=2, 
 
 def run_suite(
     settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]],
-    broker: str,
+    broker: str, locomo: Path | None = None,
 ) -> list[Figure]:
     """Every figure group in table order; the live consumers run in `children` and are stopped before the cost figure.
     The live figures are named after `broker`, the one `settings` reach; the offline ones after none."""
@@ -70,12 +72,14 @@ def run_suite(
     progress(f"prompt size: {sizes.rows[-1].a:,} vs {sizes.rows[-1].b:,} tokens after {sizes.rows[-1].measure[6:]}")
     kept = retention(plan.retention_conversations)
     progress(f"retention: {kept.rows[-1].a:.0f}% vs {kept.rows[-1].b:.0f}%")
+    story = story_figure(story_cases(locomo))
+    progress(f"story: {story.rows[-1].a:.0f}% vs full history {story.rows[-1].b:.0f}%")
     live = asyncio.run(_live_figures(consumers, plan, children, progress, recall))
     children.stop()  # the churn workers and the cost figure each want the machine to themselves
     churn = asyncio.run(churn_memory(settings, children, plan.churn_sessions, progress))
     progress("compaction cost per turn")
     cost = append_cost(plan.cost_rounds)
-    return [*_on(broker, live), sizes, kept, cost, *_on(broker, [churn])]
+    return [*_on(broker, live), sizes, kept, cost, story, *_on(broker, [churn])]
 
 
 def run_broker_figures(settings: Settings, plan: Plan, children: Children, progress: Progress, broker: str) -> list[Figure]:

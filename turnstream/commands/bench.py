@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--locomo", type=Path, metavar="DIR",
         help="a folder with LoCoMo's development conversations 26.json, 30.json and 41.json (from data/locomo10.zip of "
-             "snap-research/locomo): adds them to the recall figure; without it the figure uses the generated chats only",
+             "snap-research/locomo): adds them to the recall and story figures; without it they use the generated chats only",
     )
     parser.add_argument(
         "--sessions", type=positive_int, metavar="N",
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.recall_only:
                     figures += run_recall(settings, plan, children, progress, recall, broker)
                 elif first:
-                    figures += run_suite(settings, plan, children, progress, recall, broker)
+                    figures += run_suite(settings, plan, children, progress, recall, broker, args.locomo)
                 else:
                     figures += run_broker_figures(settings, plan, children, progress, broker)
                 pids.update({name + suffix: pid for name, pid in children.spawned.items()})

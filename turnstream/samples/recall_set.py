@@ -29,7 +29,8 @@ class RecallCase:
     """Per question, the turn ids that hold its answer (empty where none is known)."""
 
 
-_DETAILS: dict[Language, list[tuple[str, str, str]]] = {
+DETAILS: dict[Language, list[tuple[str, str, str]]] = {
+    # (the detail as said, the question, its gold answer)
     "en": [
         ("By the way, my sister's cat is called Pistachio.", "What is my sister's cat called?", "Pistachio"),
         ("I signed up for pottery classes at the Clay Loft on Tuesdays.", "Where do I take pottery classes?", "Clay Loft"),
@@ -84,7 +85,7 @@ def recall_case(language: Language, sessions: int = 20, turns_per_session: int =
     topics, user_lines, assistant_lines = _FILLER[language]
     adjectives = _ADJECTIVES[language]
     user, assistant = _NAMES[language]
-    details = _DETAILS[language]
+    details = DETAILS[language]
     planted = {(s, rng.randrange(turns_per_session // 2)): d for s, d in zip(rng.sample(range(sessions // 2), len(details)), details)}
     session_id, user_id = f"recall-{language}", f"recall-{language}-user"
     messages: list[tuple[dict[str, Any], float]] = []

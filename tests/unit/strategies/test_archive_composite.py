@@ -54,7 +54,8 @@ def test_build_strategy_is_archive_then_extract_then_summarize() -> None:
     assert [s.name for s in strategy.strategies] == ["archive", "keyinfo", "summary"]
     assert strategy.strategies[1].max_facts == 5 and strategy.strategies[2].max_tokens == 77
     digest = strategy.apply(Digest(), [{"role": "user", "content": "My budget is 500 euros."}], 3)
-    assert digest.archived[0].seq == 3 and digest.facts[0].key == "budget" and "500" in digest.summary
+    assert digest.archived[0].seq == 3 and digest.facts[0].key == "budget" and "500" in digest.facts[0].text
+    assert "500" not in digest.summary  # the summary does not restate what the facts show
 
 
 def test_build_llm_strategy_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:

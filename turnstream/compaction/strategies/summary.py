@@ -57,6 +57,7 @@ _FIRST_PERSON_PAST = re.compile(
     r"|我[^，。！？]{0,12}(?:了|过)",
     re.I,
 )
+_ROLE_LABELS = frozenset(label.rstrip(" :：") for locale in LOCALES.values() for label in locale.summary_labels.values())
 _SIGNAL_CACHE_LINES = 8192
 """Statements whose position-free score parts are remembered: every fold rescores the lines of the periods it
 touches, and their regex cues (`classify`) would otherwise cost about as much as the rest of a fold."""
@@ -101,9 +102,9 @@ def _signals(line: str) -> tuple[float, frozenset[str]]:
     return score, keys
 
 
-def _ranked(lines: Sequence[str], keep: Sequence[str] = ()) -> list[str]:
+def _ranked(lines: Sequence[str]) -> list[str]:
     """`lines` best first: salience plus centrality (how many of the others share each keyword), a restatement
-    of a better line (or of one in `keep`) last."""
+    of a better line last, and every named speaker's best line before anyone's second."""
     signals = [_signals(line) for line in lines]
     frequency: dict[str, int] = {}
     for _, keys in signals:
@@ -119,12 +120,34 @@ def _ranked(lines: Sequence[str], keep: Sequence[str] = ()) -> list[str]:
     order = sorted(range(len(lines)), key=lambda i: (-score(i), i))  # among equals the older line: said first, it is the one restated
     chosen: list[int] = []
     later: list[int] = []
-    kept_keys = [_signals(line)[1] for line in keep]
     for index in order:
         keys = signals[index][1]
-        repeats = any(_overlap(keys, signals[c][1]) >= RESTATED for c in chosen) or any(_overlap(keys, k) >= RESTATED for k in kept_keys)
+        repeats = any(_overlap(keys, signals[c][1]) >= RESTATED for c in chosen)
         (later if repeats else chosen).append(index)
+    # every speaker's best line before anyone's second: a period says who did what, not what one of them said
+    turns: dict[str, int] = {}
+    rounds = []
+    for index in chosen:
+        speaker = _speaker_of(lines[index])
+        rounds.append(turns.get(speaker, 0))
+        turns[speaker] = rounds[-1] + 1
+    chosen = [index for _, index in sorted(zip(rounds, chosen), key=lambda pair: pair[0])]
     return [lines[i] for i in chosen + later]
+
+
+def _speaker_of(line: str) -> str:
+    """The name a statement line opens with ("Caroline"); "" for a role's label or none: a user and an assistant
+    are not two people whose doings weigh alike."""
+    head, colon, _ = line.partition(": ")
+    if not colon or len(head) > 40:
+        head, colon, _ = line.partition("：")
+    return head if colon and len(head) <= 40 and head not in _ROLE_LABELS else ""
+
+
+def _novel(lines: Sequence[str], shown: Sequence[str]) -> list[str]:
+    """`lines` less those that restate one of `shown`."""
+    seen = [_signals(line)[1] for line in shown]
+    return [line for line in lines if not any(_overlap(_signals(line)[1], keys) >= RESTATED for keys in seen)]
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
@@ -218,11 +241,12 @@ def render(periods: Sequence[_Period]) -> str:
     return "\n".join(line for p in periods for line in ([f"[{p.key}]"] if p.key else []) + p.lines)
 
 
-def _join(periods: list[_Period], fresh: _Period) -> None:
+def _join(periods: list[_Period], fresh: _Period, facts: Sequence[str] = ()) -> None:
     """Add a day's best statements (restatements of kept lines aside): to the newest period when it is the same
     day, else as a new period."""
     kept = [line for p in periods for line in p.lines]
-    best = set(_ranked([line for line in dict.fromkeys(fresh.lines) if line not in kept], kept)[:DAY_LINES])
+    candidates = _novel([line for line in dict.fromkeys(fresh.lines) if line not in kept], [*kept, *facts])
+    best = set(_ranked(candidates)[:DAY_LINES])
     lines = [line for line in dict.fromkeys(fresh.lines) if line in best]
     if periods and periods[-1].key == fresh.key:
         periods[-1].lines += lines
@@ -278,20 +302,22 @@ class RollingSummarizer:
 
     def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
         try:
-            summary = self.fold(digest.summary, dropped, digest.language, digest.times)
+            summary = self.fold(digest.summary, dropped, digest.language, digest.times, [fact.text for fact in digest.facts])
         except Exception:  # a strategy must never stop compaction; keep the old summary, capped
             log.exception("rolling summary failed; summary unchanged")
             summary = truncate_text(digest.summary, self.max_tokens)
         return replace(digest, summary=summary)
 
     def fold(
-        self, old_summary: str, dropped: Sequence[Message], language: Language | None = None, times: Sequence[float | None] = ()
+        self, old_summary: str, dropped: Sequence[Message], language: Language | None = None, times: Sequence[float | None] = (),
+        facts: Sequence[str] = (),
     ) -> str:
         """The new summary of `old_summary` followed by `dropped` (said at `times`, when known), at most
-        `max_tokens` tokens, labelled in `language` (the conversation's), else in the language of the span."""
+        `max_tokens` tokens, labelled in `language` (the conversation's), else in the language of the span;
+        statements that restate one of `facts` (the block shows them already) are left out."""
         lang = language or span_language(dropped, old_summary)
         periods = parse(old_summary)
         for fresh in _span_periods(dropped, times, lang):
-            _join(periods, fresh)
+            _join(periods, fresh, facts)
         _fit(periods, self.max_tokens)
         return truncate_text(render(periods), self.max_tokens)

@@ -58,6 +58,14 @@ _FIRST_PERSON_PAST = re.compile(
     re.I,
 )
 _ROLE_LABELS = frozenset(label.rstrip(" :：") for locale in LOCALES.values() for label in locale.summary_labels.values())
+_REACTION = re.compile(
+    r"^(?:wow|aw+|oh|ooh|omg|that'?s|that is|sounds|so cool|how|what an?|good (?:to|for)|glad|congrats|thanks?|i'?m so (?:happy|glad|sorry))\b"
+    r"|\b(?:sounds? (?:like|great|good|amazing|fun|awesome)|must (?:have|'ve) been|can'?t wait|keep it up|you'?re (?:so|doing))\b"
+    r"|^(?:真|太|好)[^，。！？]{0,4}[了啊呀！!]",
+    re.I,
+)
+"""A reaction to what the other said: the listener's doings are told by the listener's own lines."""
+_OWN = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b|我", re.I)
 _SIGNAL_CACHE_LINES = 8192
 """Statements whose position-free score parts are remembered: every fold rescores the lines of the periods it
 touches, and their regex cues (`classify`) would otherwise cost about as much as the rest of a fold."""
@@ -97,6 +105,10 @@ def _signals(line: str) -> tuple[float, frozenset[str]]:
     score += 0.8 * min(len(_ENTITY.findall(said)), 2) + (0.5 if _SALIENT_NUMBER.search(said) else 0.0)
     if _QUESTION.search(said):
         score -= 2.0
+    if _REACTION.search(said):
+        score -= 2.0
+    elif _OWN.search(said):
+        score += 0.5
     if len(keys) < 3:
         score -= 1.5
     return score, keys

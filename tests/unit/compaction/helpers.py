@@ -45,10 +45,13 @@ class Recorder:
 
     def __init__(self, cap: int = 3) -> None:
         self.spans: list[tuple[int, list[Message]]] = []
+        self.times: list[tuple[float | None, ...]] = []
+        """The times each span came with."""
         self.cap = cap
 
     def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
         self.spans.append((first_seq, list(dropped)))
+        self.times.append(digest.times)
         facts = digest.facts
         if len(facts) < self.cap:
             facts = (*facts, Fact("event", f"{len(dropped)} turns dropped", f"span-{len(facts)}", first_seq))

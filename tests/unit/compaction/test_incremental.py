@@ -111,3 +111,23 @@ def test_an_unknown_state_format_is_refused() -> None:
     blob["v"] = 99
     with pytest.raises(ValueError, match="format"):
         SessionCompactor.from_bytes(orjson.dumps(blob))
+
+
+def test_times_travel_with_the_state_and_a_row_without_them_restores() -> None:
+    session = SessionCompactor(400)
+    session.append(user("plan the trip"), ts=1_683_540_000.0)
+    session.append(user("and the hotel"))
+    state = session.snapshot()
+    assert state["anchors"][0][3] == 1_683_540_000.0 and len(state["units"][0][0]) == 3  # no time: the old row shape
+    restored = SessionCompactor.restore(orjson.loads(orjson.dumps(state)))
+    assert restored.anchors[0].ts == 1_683_540_000.0 and restored.units[0].entries[0].ts is None
+    assert restored.snapshot() == state
+
+
+def test_a_fold_hands_the_span_its_times_and_clears_them() -> None:
+    recorder = Recorder()
+    session = SessionCompactor(60, strategy=recorder)
+    for i, message in enumerate(conversation(8)):
+        session.append(message, ts=1_683_540_000.0 + i)
+    assert recorder.times and all(len(times) == len(span) for times, (_, span) in zip(recorder.times, recorder.spans))
+    assert session.digest.times == ()

@@ -327,9 +327,15 @@ class KeyInfoExtractor:
                 elif not _NUMBER.search(clause) and any(f.key == key and _NUMBER.search(f.text) for f in facts):
                     continue  # "budget stays the same" names the slot but no value: the stated one stands
                 found.append(Fact(type=kind, text=_statement(text, sentence), key=key, source_seq=seq))
-            # one sentence, one statement: clauses of it that fell back to the whole sentence are one fact
-            unique = {fact.text: fact for fact in found}
-            found = [replace(fact, text=said + fact.text) if said else fact for fact in unique.values()]
+            # one sentence, one statement: clauses of it that fell back to the whole sentence are one fact, and a
+            # clause the sentence's fact already holds is not a second one
+            unique: dict[str, Fact] = {}
+            for fact in found:  # of clauses that give the same statement, the most valuable kind names it
+                if fact.text not in unique or fact_value(fact) > fact_value(unique[fact.text]):
+                    unique[fact.text] = fact
+            whole = [f for f in unique.values()
+                     if not any(f.text != g.text and _fact_keywords(f.text) < _fact_keywords(g.text) for g in unique.values())]
+            found = [replace(fact, text=said + fact.text) if said else fact for fact in whole]
             current = merge_facts(facts, found, self.max_facts)
         return current
 

@@ -1,0 +1,50 @@
+"""Key facts as statements that stand alone: the subject kept, the date and speaker said, the latest form kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from turnstream.compaction.strategies import Digest, KeyInfoExtractor
+
+MAY_8 = 1_683_540_000.0  # 8 May 2023, 10:00 UTC
+DAY = 86_400.0
+
+
+def facts_of(*said: tuple[str, float | None], name: str | None = "Maya") -> list[str]:
+    messages = [{"role": "user", "content": text, **({"name": name} if name else {})} for text, _ in said]
+    digest = KeyInfoExtractor().apply(Digest(times=tuple(ts for _, ts in said)), messages, 0)
+    return [fact.text for fact in digest.facts]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a clause that starts mid-sentence gives its whole sentence, subject included
+        ("For the room: quiet, I need a proper desk because I'll work two mornings.",
+         "[2023-05-08] Maya: For the room: quiet, I need a proper desk because I'll work two mornings."),
+        # "香菜不要放" has no subject: the sentence is the statement, and its clause with one is not a second fact
+        ("香菜不要放，我怀孕以后闻到就受不了。", "[2023-05-08] Maya: 香菜不要放，我怀孕以后闻到就受不了。"),
+    ],
+)
+def test_a_fact_keeps_its_subject_and_says_when_and_who(text: str, expected: str) -> None:
+    assert facts_of((text, MAY_8)) == [expected]
+
+
+def test_no_fragment_without_a_subject_is_a_fact() -> None:
+    for fact in facts_of(("For the room: quiet, I need a proper desk because I'll work two mornings.", MAY_8)):
+        assert not fact.split(": ", 1)[-1].startswith("quiet")
+
+
+def test_a_fact_without_a_time_or_a_name_is_the_statement_alone() -> None:
+    assert facts_of(("I'm allergic to sesame.", None), name=None) == ["I'm allergic to sesame."]
+
+
+def test_a_restated_fact_keeps_its_latest_form_and_date() -> None:
+    facts = facts_of(("My budget is 2000 euros.", MAY_8), ("Actually my budget is 2500 euros now.", MAY_8 + 3 * DAY))
+    budget = [f for f in facts if "budget" in f]
+    assert budget == ["[2023-05-11] Maya: Actually my budget is 2500 euros now."]
+
+
+@pytest.mark.parametrize("text", ["That must have been awesome.", "Can't wait to see your pottery project!", "Let me know if you need anything."])
+def test_a_reaction_to_the_other_side_is_no_fact(text: str) -> None:
+    assert facts_of((text, MAY_8)) == []

@@ -6,10 +6,11 @@ statements, one a line, each attributed to its speaker (`Caroline: …`, else th
 before any header are undated (spans without times, or an LLM's text).
 
 A span is split by day; each day keeps its most salient statements (extractive: centrality among the
-day's statements, named entities and numbers, key-information cues, the speaker, less a restatement of a
-line already kept). When the summary outgrows its cap, the period holding the most lines gives up its
-weakest (so every period keeps its best line before any keeps a second; the newest detail is in the kept
-tail anyway); once every period is down to one line, the oldest day folds into its month, the oldest
+day's statements, named entities and numbers, key-information cues, a statement in the first person over a
+reaction to the other's news, every named speaker's best line before anyone's second; a restatement of a
+line or a fact the block already shows is left out). When the summary outgrows its cap, the period holding the most lines gives up its
+weakest, its words said nowhere else in the summary counting for it (so every period keeps its best line
+before any keeps a second; the newest detail is in the kept tail anyway); once every period is down to one line, the oldest day folds into its month, the oldest
 month into its year, and the fold gives up the weaker line again. Work per fold is bounded by the cap,
 never by the conversation's length.
 
@@ -46,6 +47,7 @@ MAX_LINE_CHARS = 160
 DAY_LINES = 4
 """The most statements a day keeps when it joins the summary."""
 RESTATED = 0.6
+
 """Keyword overlap (Jaccard) at which a statement repeats one already kept and is left out."""
 
 _HEADER = re.compile(r"^\[(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?\]$")
@@ -114,7 +116,7 @@ def _signals(line: str) -> tuple[float, frozenset[str]]:
     return score, keys
 
 
-def _ranked(lines: Sequence[str]) -> list[str]:
+def _ranked(lines: Sequence[str], background: Mapping[str, int] | None = None) -> list[str]:
     """`lines` best first: salience plus centrality (how many of the others share each keyword), a restatement
     of a better line last, and every named speaker's best line before anyone's second."""
     signals = [_signals(line) for line in lines]
@@ -127,7 +129,9 @@ def _ranked(lines: Sequence[str]) -> list[str]:
         salience, keys = signals[index]
         # shared with a few other lines: the period's topic; shared with most of them: filler
         central = sum(1.0 for k in keys if 1 < frequency[k] <= max(2, len(lines) // 4)) / math.sqrt(len(keys) + 1)
-        return salience + central
+        # said nowhere else in the summary: what only this line tells
+        distinct = sum(1.0 for k in keys if background.get(k, 0) <= 1) / math.sqrt(len(keys) + 1) if background else 0.0
+        return salience + central + distinct
 
     order = sorted(range(len(lines)), key=lambda i: (-score(i), i))  # among equals the older line: said first, it is the one restated
     chosen: list[int] = []
@@ -277,7 +281,7 @@ def _fit(periods: list[_Period], cap: int) -> None:
     while total > cap and periods:
         fullest = max(enumerate(periods), key=lambda pair: (len(pair[1].lines), -pair[0]))[1]
         if len(fullest.lines) > 1:
-            fullest.lines.remove(_ranked(fullest.lines)[-1])
+            fullest.lines.remove(_ranked(fullest.lines, _key_counts(periods))[-1])
         elif (index := _oldest_foldable(periods)) is not None:
             period = periods[index]
             period.key = _coarser(period.key)
@@ -293,6 +297,16 @@ def _fit(periods: list[_Period], cap: int) -> None:
             if not periods[0].lines:
                 periods.pop(0)
         total = sum(p.tokens() for p in periods)
+
+
+def _key_counts(periods: Sequence[_Period]) -> dict[str, int]:
+    """In how many of the summary's lines each keyword stands."""
+    counts: dict[str, int] = {}
+    for period in periods:
+        for line in period.lines:
+            for key in _signals(line)[1]:
+                counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def _oldest_foldable(periods: list[_Period]) -> int | None:

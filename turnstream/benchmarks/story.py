@@ -129,7 +129,7 @@ def story_shares(story: StoryCase, budget: int = BUDGET_TOKENS) -> dict[str, Any
     messages, kept = compacted(story.case, budget)
     live = {story.sessions[i] for i in kept}
     events = [event for session, event in story.events if session not in live]
-    history = dated_history(story.case)
+    history, _ = dated_history(story.case)
     size = count_messages(messages)
     return {
         "events": len(events),
@@ -184,5 +184,5 @@ def story_figure(cases: dict[str, list[StoryCase]], budget: int = BUDGET_TOKENS)
         rows.append(Row.of(f"{name} vs full history", "% of events", pooled["turnstream"], pooled["full history"]))
     measured_dev = data.get("LoCoMo dev", {}).get("turnstream")
     target = Target(f"LoCoMo dev ≥ {TARGET:.0f} % at {budget:,} tokens", measured_dev >= TARGET) if measured_dev is not None else None
-    return Figure("story", f"8 Story of dropped sessions at {budget:,} tokens", "compacted context", "yardstick", rows, target,
+    return Figure("story", f"10 Story of dropped sessions at {budget:,} tokens", "compacted context", "yardstick", rows, target,
                   {"budget_tokens": budget, **data})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from turnstream.benchmarks.story import content_words, share_told, text_lines, told
+from turnstream.benchmarks.story import content_words, share_told, story_cases, story_figure, text_lines, told
 
 NAMES = ("Melanie", "Caroline")
 
@@ -42,3 +42,11 @@ def test_share_told_is_a_percent_of_the_events() -> None:
     events = ["Melanie runs a charity race for mental health.", "Caroline adopts a dog."]
     assert share_told(events, messages, NAMES) == 50.0
     assert share_told([], messages, NAMES) == 0.0
+
+
+def test_the_story_figure_runs_offline_on_the_shipped_chats() -> None:
+    figure = story_figure(story_cases(None))
+    assert set(figure.data) == {"budget_tokens", "generated en", "generated zh"} and figure.target is None
+    english = figure.data["generated en"]
+    assert english["events"] == 10 and english["full history"] == 100.0
+    assert english["turnstream"] > english["newest tail"]

@@ -13,11 +13,11 @@ import orjson
 import pytest
 
 
-FIGURES = {"drain", "freshness", "reads", "recall", "archive", "prompt_size", "retention", "append_cost", "churn"}
+FIGURES = {"drain", "freshness", "reads", "recall", "archive", "prompt_size", "retention", "append_cost", "story", "churn"}
 SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "append_cost"}
 BROKER_FIGURES = {"drain", "freshness"}
 """Measured on each broker; the others once, on the first (Tansu), or offline."""
-OFFLINE_FIGURES = {"prompt_size", "retention", "append_cost"}
+OFFLINE_FIGURES = {"prompt_size", "retention", "append_cost", "story"}
 
 
 def _alive(pid: int) -> bool:

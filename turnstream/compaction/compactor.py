@@ -20,12 +20,12 @@ from turnstream.text.chat import Message, call_ids, content_text
 from turnstream.text.language import Language, LanguageTally
 
 _MIN_BLOCK_TEXT_TOKENS = 16
+"""A summary block cut shorter than this says nothing useful; it is left out instead."""
 SUMMARY_FLOOR_TOKENS = 64
 """The newest summary text a cut block keeps before it gives up facts."""
 SUMMARY_FLOOR_SHARE = Fraction(1, 2)
 """Of a cut block, the share the summary keeps before facts go: the dated story of the dropped periods must not
 give all its room to the facts, which repeat single statements."""
-"""A summary block cut shorter than this says nothing useful; it is left out instead."""
 BLOCK_BUDGET_SHARE = Fraction(1, 3)
 """The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
 summary and 40 facts) would otherwise crowd out the recent tail, which is what the model acts on."""

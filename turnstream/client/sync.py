@@ -19,9 +19,9 @@ from turnstream.client.updates import SUBSCRIBE_TIMEOUT
 from turnstream.connections import sync_redis_client
 from turnstream.memory.prompt import Prompt, finish_prompt, prompt_query
 from turnstream.memory.reads import decode_recall, recall_request
-from turnstream.memory.scripts import script_text
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.keys import KeyLayout
+from turnstream.schemas.scripts import RECALL
 from turnstream.settings import Settings
 
 
@@ -32,7 +32,7 @@ class SyncContextClient:
         self.redis = redis
         self.settings = settings
         self.layout = KeyLayout(settings.topic_prefix)
-        self._recall = redis.register_script(script_text("recall.lua"))  # EVALSHA, loaded on first use
+        self._recall = redis.register_script(RECALL.text())  # EVALSHA, loaded on first use
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SyncContextClient:

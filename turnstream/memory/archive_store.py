@@ -7,7 +7,7 @@ ZREVRANGE and its work stays bounded however large the archive grows.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -15,6 +15,7 @@ from redis.asyncio.client import Pipeline
 from turnstream.schemas.keys import KeyLayout, OwnerKeys
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.scripts import load_script, queue_script, run_pipeline
+from turnstream.schemas.scripts import ARCHIVE_APPEND, ARCHIVE_EVICT, Call
 from turnstream.settings import Settings
 
 BM25_K1 = 1.2
@@ -31,14 +32,14 @@ class ArchiveStore:
         self.layout = KeyLayout(settings.topic_prefix)
         self._ttl = settings.owner_ttl_seconds
         self._cap = settings.archive_max_entries
-        self._append = load_script(redis, "archive_append.lua")
-        self._evict = load_script(redis, "archive_evict.lua")
+        self._append = load_script(redis, ARCHIVE_APPEND)
+        self._evict = load_script(redis, ARCHIVE_EVICT)
 
     async def queue_append(self, pipe: Pipeline, owner: str, entries: Sequence[ArchiveEntry]) -> None:
         """Add the append of `entries` to `pipe`; its reply goes to `evict_overflow` after execution."""
         keys = self.layout.owner(owner)
         postings: dict[str, int] = {}
-        args: list[str | int | float | bytes] = [self._ttl, self._cap, max(1, self._cap // EVICT_SHARE), BM25_K1, BM25_B]
+        appended = []
         for entry in entries:
             counts = entry.term_counts()
             length = sum(counts.values())
@@ -47,8 +48,11 @@ class ArchiveStore:
             # carry thousands of arguments, each encoded on its own by the client
             pairs = " ".join(f"{postings.setdefault(keys.term_prefix + term, len(postings) + 1)}:{frequency}"
                              for term, frequency in counts.items())
-            args += [entry.id, entry.to_json(), record, entry.position_field, length, pairs]
-        await queue_script(self._append, pipe, [*self._fixed(keys), *postings], args)
+            appended.append(dict(id=entry.id, json=entry.to_json(), record=record, field=entry.position_field,
+                                 length=length, postings=pairs))
+        await queue_script(self._append, pipe, ARCHIVE_APPEND.call(
+            **self._fixed(keys), postings=list(postings), ttl=self._ttl, cap=self._cap,
+            evict_chunk=max(1, self._cap // EVICT_SHARE), k1=BM25_K1, b=BM25_B, entries=appended))
 
     async def append(self, owner: str, entries: Sequence[ArchiveEntry]) -> int:
         """Append `entries` (those already there are skipped) and evict over the cap; returns how many were new."""
@@ -63,16 +67,21 @@ class ArchiveStore:
         over = list(zip(append_reply[1::2], append_reply[2::2]))
         if not over:
             return []
+        call = self.evict_call(owner, over)
+        await self._evict(keys=call.keys, args=call.args)
+        return [entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id) for entry_id, _ in over]
+
+    def evict_call(self, owner: str, over: Sequence[tuple[Any, Any]]) -> Call:
+        """The eviction of `over`, (id, terms record) pairs as an append reports them."""
         keys = self.layout.owner(owner)
         postings: set[str] = set()
-        args: list[bytes | str] = []
+        evicted = []
         for entry_id, record in over:
             # an entry without its record (never expected) still leaves the age order, or the cap would stick
             length, field, terms = record.decode().split("\t", 2) if record else ("0", "", "")
             postings.update(keys.term_prefix + term for term in terms.split())
-            args += [entry_id, field, length]
-        await self._evict(keys=[*self._fixed(keys), *sorted(postings)], args=args)
-        return [entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id) for entry_id, _ in over]
+            evicted.append(dict(id=entry_id, field=field, length=length))
+        return ARCHIVE_EVICT.call(**self._fixed(keys), postings=sorted(postings), entries=evicted)
 
     async def entries(self, owner: str) -> list[ArchiveEntry]:
         """Every archived entry of `owner`, oldest first."""
@@ -82,6 +91,8 @@ class ArchiveStore:
         return [ArchiveEntry.from_json(raw) for raw in raws if raw is not None]
 
     @staticmethod
-    def _fixed(keys: OwnerKeys) -> list[str]:
-        return [keys.archive, keys.positions, keys.entry_terms, keys.ages, keys.stats]
+    def _fixed(keys: OwnerKeys) -> dict[str, str]:
+        """The keys both archive scripts start with, by name."""
+        return dict(archive=keys.archive, positions=keys.positions, entry_terms=keys.entry_terms, ages=keys.ages,
+                    stats=keys.stats)
 

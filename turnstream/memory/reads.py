@@ -14,9 +14,8 @@ import orjson
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.model import MemoryType
 from turnstream.schemas.keys import KeyLayout
+from turnstream.schemas.scripts import RECALL, Call
 from turnstream.settings import Settings
-
-ScriptArg = str | int | float
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,15 +62,18 @@ class ArchiveQuery:
 def recall_request(
     layout: KeyLayout, settings: Settings, owner: str, session_key: str, keywords: Sequence[str], k: int,
     archive: ArchiveQuery, record: bool, now: float,
-) -> tuple[list[str], list[ScriptArg]]:
-    """KEYS and ARGV of recall.lua for one read (the script's header says what each one is)."""
+) -> Call:
+    """KEYS and ARGV of recall.lua for one read (schemas/scripts.py says what each one is)."""
     keys = layout.owner(owner)
     session = layout.session(owner, session_key)
-    args: list[ScriptArg] = [k, settings.recall_dedup_window, settings.session_ttl_seconds, now, int(record), len(keywords),
-                             archive.hits, archive.postings_per_term, archive.scored_terms, archive.neighbours]
-    fixed = [session.context, keys.profile, keys.memories, keys.access, session.injected, keys.archive, keys.positions, keys.ages]
-    indexes = [keys.keyword_prefix + word for word in keywords] + [keys.term_prefix + term for term in archive.terms]
-    return fixed + indexes, args
+    return RECALL.call(
+        context=session.context, profile=keys.profile, memories=keys.memories, access=keys.access, injected=session.injected,
+        archive=keys.archive, positions=keys.positions, ages=keys.ages,
+        keyword_sets=[keys.keyword_prefix + word for word in keywords], postings=[keys.term_prefix + term for term in archive.terms],
+        k=k, window=settings.recall_dedup_window, ttl=settings.session_ttl_seconds, now=now, record=int(record),
+        hits=archive.hits, postings_per_term=archive.postings_per_term, scored_terms=archive.scored_terms,
+        neighbours=archive.neighbours,
+    )
 
 
 def decode_recall(reply: Sequence[Any]) -> RecallResult:

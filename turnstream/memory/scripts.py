@@ -3,9 +3,7 @@ Redis and a Redis Cluster alike; `run_pipeline` sends such a pipeline in one rou
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib.resources import files
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -13,29 +11,24 @@ from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-_LUA = files("turnstream.memory").joinpath("lua")
+from turnstream.schemas.scripts import Call, ScriptSpec
 
 
-@lru_cache(maxsize=None)
-def script_text(name: str) -> str:
-    return _LUA.joinpath(name).read_text()
+def load_script(redis: Redis, spec: ScriptSpec) -> AsyncScript:
+    """The script of `spec`, registered on `redis`."""
+    return redis.register_script(spec.text())
 
 
-def load_script(redis: Redis, name: str) -> AsyncScript:
-    """`name` from memory/lua, registered on `redis`."""
-    return redis.register_script(script_text(name))
-
-
-async def queue_script(script: AsyncScript, pipe: Pipeline | ClusterPipeline, keys: Sequence[str], args: Sequence[object]) -> None:
+async def queue_script(script: AsyncScript, pipe: Pipeline | ClusterPipeline, call: Call) -> None:
     """Add one call of `script` to `pipe`, not sent yet; its reply comes with the pipeline's.
 
     A cluster pipeline refuses EVALSHA (it cannot load a missing script half-way), so there the call goes
     as EVAL with the script's text: redis-py sends it to the node of the keys' slot, the server caches it.
     """
     if isinstance(pipe, ClusterPipeline):
-        pipe.eval(script.script, len(keys), *keys, *args)  # type: ignore[arg-type]
+        pipe.eval(script.script, len(call.keys), *call.keys, *call.args)  # type: ignore[arg-type]
     else:
-        await script(keys=keys, args=args, client=pipe)
+        await script(keys=call.keys, args=call.args, client=pipe)
 
 
 async def run_pipeline(redis: Redis | RedisCluster, queue: Callable[[Any], Awaitable[None]]) -> list[Any]:

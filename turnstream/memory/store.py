@@ -24,6 +24,7 @@ from turnstream.memory.profile import append_profile, keep_tail
 from turnstream.memory.reads import ArchiveQuery, RecallResult, decode_recall, recall_request
 from turnstream.memory.scripts import load_script, queue_script, run_pipeline
 from turnstream.schemas.keys import KeyLayout, OwnerKeys
+from turnstream.schemas.scripts import RECALL, REMEMBER, REPLACE_PROFILE, Call
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8
@@ -82,9 +83,9 @@ class MemoryStore:
         self.redis = redis
         self.settings = settings
         self.layout = KeyLayout(settings.topic_prefix)
-        self._remember = load_script(redis, "remember.lua")
-        self._replace_profile = load_script(redis, "replace_profile.lua")
-        self._recall = load_script(redis, "recall.lua")
+        self._remember = load_script(redis, REMEMBER)
+        self._replace_profile = load_script(redis, REPLACE_PROFILE)
+        self._recall = load_script(redis, RECALL)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryStore:
@@ -138,12 +139,12 @@ class MemoryStore:
         upsert = next(iter(pending.values()))
         raise RuntimeError(f"profile or memories of {upsert.owner} kept changing; {len(upsert.memories)} memories not written")
 
-    async def _run_remember(self, calls: list[tuple[list[str], list[object]]]) -> list[Any]:
+    async def _run_remember(self, calls: list[Call]) -> list[Any]:
         """The script's replies to `calls`, in one round trip."""
 
         async def queue(pipe: Pipeline | ClusterPipeline) -> None:
-            for keys, args in calls:
-                await queue_script(self._remember, pipe, keys, args)
+            for call in calls:
+                await queue_script(self._remember, pipe, call)
 
         return await run_pipeline(self.redis, queue)
 
@@ -156,16 +157,19 @@ class MemoryStore:
             pipe.hmget(keys.memories, [m.id for m in upsert.memories])
             pipe.hmget(keys.created, [m.id for m in upsert.memories])
 
-    def _call(self, upsert: _Upsert) -> tuple[list[str], list[object]]:
+    def _call(self, upsert: _Upsert) -> Call:
         """The script's keys and arguments for `upsert`, on the base it read."""
         keys = self.keys(upsert.owner)
         merged = append_profile(upsert.profile, upsert.additions, self.settings.profile_write_chars, upsert.replaced)
-        expected = "" if merged == upsert.profile else str(upsert.version)
-        packed = [arg for m in upsert.memories for arg in (m.id, m.stored_json(), repr(m.created_at), "\n".join(m.keywords))]
-        args = [keys.keyword_prefix, expected, merged, self.settings.owner_ttl_seconds,
-                self.settings.memory_max_per_owner, *packed]
+        written = [dict(id=m.id, json=m.stored_json(), created_at=repr(m.created_at), keywords="\n".join(m.keywords))
+                   for m in upsert.memories]
         keyword_sets = {keys.keyword_prefix + k for k in upsert.keywords} | upsert.asked
-        return [keys.memories, keys.created, keys.profile, keys.access, *sorted(keyword_sets)], args
+        return REMEMBER.call(
+            memories=keys.memories, created=keys.created, profile=keys.profile, access=keys.access,
+            keyword_sets=sorted(keyword_sets), keyword_prefix=keys.keyword_prefix,
+            expected_version="" if merged == upsert.profile else str(upsert.version), profile_text=merged,
+            ttl=self.settings.owner_ttl_seconds, cap=self.settings.memory_max_per_owner, memories_written=written,
+        )
 
     async def list(self, owner: str) -> list[Memory]:
         """All memories of `owner`, oldest first."""
@@ -190,8 +194,9 @@ class MemoryStore:
         The write window applies here too: a runaway merge output must not outgrow the cheap path's bound.
         """
         keys = self.keys(owner)
-        args = [expected_version, keep_tail(text.strip(), self.settings.profile_write_chars)]
-        return bool(await self._replace_profile(keys=[keys.profile, keys.memories], args=args))
+        call = REPLACE_PROFILE.call(profile=keys.profile, memories=keys.memories, expected_version=expected_version,
+                                    text=keep_tail(text.strip(), self.settings.profile_write_chars))
+        return bool(await self._replace_profile(keys=call.keys, args=call.args))
 
     async def recall(
         self, owner: str, session_key: str, keywords: Sequence[str], k: int, archive: ArchiveQuery, record: bool = True

@@ -5,19 +5,17 @@ The worker's writer: compare-and-set writes; the reads are the SDK's (client/con
 
 from __future__ import annotations
 
-from importlib.resources import files
 from typing import Iterable
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from turnstream.client.contexts import ContextReader
-from turnstream.memory.scripts import queue_script, run_pipeline
+from turnstream.memory.scripts import load_script, queue_script, run_pipeline
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.keys import session_owner
+from turnstream.schemas.scripts import WRITE_CONTEXT
 from turnstream.settings import Settings
-
-_WRITE_SCRIPT = files("turnstream.store").joinpath("lua", "write_context.lua").read_text()
 
 
 class ContextStore(ContextReader):
@@ -27,7 +25,7 @@ class ContextStore(ContextReader):
         super().__init__(redis, settings)
         self._ttl = settings.session_ttl_seconds
         self._window = settings.dedup_window
-        self._write = redis.register_script(_WRITE_SCRIPT)  # EVALSHA, loaded on first use
+        self._write = load_script(redis, WRITE_CONTEXT)  # EVALSHA, loaded on first use
 
     async def queue_write(self, pipe: Pipeline, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> None:
         """Add to `pipe` the compare-and-set of `doc` (a no-op unless newer) and the session's owner pointer.
@@ -36,8 +34,9 @@ class ContextStore(ContextReader):
         """
         owner = owner or session_owner(doc.session_key)
         keys = self.keys(owner, doc.session_key)
-        args: list[str | bytes | int] = [doc.version, doc.to_json(), doc.last_turn_id, self._ttl, self._window, keys.updates, *applied_turn_ids]
-        await queue_script(self._write, pipe, [keys.context, keys.applied], args)
+        await queue_script(self._write, pipe, WRITE_CONTEXT.call(
+            context=keys.context, applied=keys.applied, version=doc.version, doc=doc.to_json(), last_turn_id=doc.last_turn_id,
+            ttl=self._ttl, dedup_window=self._window, updates=keys.updates, turn_ids=list(applied_turn_ids)))
         pipe.set(self.layout.owner_pointer(doc.session_key), owner, ex=self._ttl)
 
     async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> bool:

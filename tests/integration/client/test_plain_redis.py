@@ -20,6 +20,7 @@ from redis import Redis
 import turnstream
 from tests.support.worker import running_worker
 from turnstream.schemas import json_schema
+from turnstream.schemas.scripts import RECALL
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
@@ -92,12 +93,16 @@ async def test_a_gateway_reads_the_context_with_plain_redis_commands(settings: S
         wait_until_applied(redis, context, applied, "t4")
         assert orjson.loads(redis.execute_command("HGET", context, "doc"))["messages"][-1] == MESSAGES[4]
 
-        # the read script, loaded from the file the wheel ships, with the documented keys: only looking (ARGV[5] = 0)
+        # the read script, loaded from the file the wheel ships, with the keys docs/scripts.md names (put in its order
+        # by the spec it is generated from): only looking (record = 0)
         sha = redis.execute_command("SCRIPT", "LOAD", RECALL_LUA.read_text())
-        keys = [context, f"{p}:profile:{{{o}}}", f"{p}:mem:{{{o}}}", f"{p}:memaccess:{{{o}}}", f"{p}:injected:{{{o}}}:{s}",
-                f"{p}:arc:{{{o}}}", f"{p}:arcpos:{{{o}}}", f"{p}:arcage:{{{o}}}", f"{p}:memkw:{{{o}}}:budget",
-                f"{p}:arcterm:{{{o}}}:budget"]
-        args = [5, settings.recall_dedup_window, settings.session_ttl_seconds, time.time(), 0, 1, 32, 64, 8, 1]
+        keys, args = RECALL.call(
+            context=context, profile=f"{p}:profile:{{{o}}}", memories=f"{p}:mem:{{{o}}}", access=f"{p}:memaccess:{{{o}}}",
+            injected=f"{p}:injected:{{{o}}}:{s}", archive=f"{p}:arc:{{{o}}}", positions=f"{p}:arcpos:{{{o}}}",
+            ages=f"{p}:arcage:{{{o}}}", keyword_sets=[f"{p}:memkw:{{{o}}}:budget"], postings=[f"{p}:arcterm:{{{o}}}:budget"],
+            k=5, window=settings.recall_dedup_window, ttl=settings.session_ttl_seconds, now=time.time(), record=0,
+            hits=32, postings_per_term=64, scored_terms=8, neighbours=1,
+        )
         stored, profile, _profile_version, memories, archive = redis.execute_command("EVALSHA", sha, len(keys), *keys, *args)
         assert stored == redis.execute_command("HGET", context, "doc")
         assert any("3500" in orjson.loads(raw)["text"] for raw in memories[0::3])

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory import MemoryStore, memories_from_facts, owner_key
 from turnstream.memory.model import Memory
-from turnstream.memory.scripts import script_text
+from turnstream.schemas.scripts import REMEMBER
 from turnstream.settings import Settings
 
 OWNER = owner_key("u1", "acme", "s1")
@@ -72,7 +72,7 @@ async def test_every_key_remember_touches_is_declared(memory: MemoryStore, redis
         await memory.redis.expire(memory.keys(OWNER).memories, 500)  # half the ttl gone: a full restart
         await memory.remember(OWNER, [stated("My bike number is 88", 9)])  # over the cap of 4: one evicted
 
-    await memory.redis.script_load(script_text("remember.lua"))  # no NOSCRIPT round in what is watched
+    await memory.redis.script_load(REMEMBER.text())  # no NOSCRIPT round in what is watched
     calls = await scripted(redis_settings, writes)
     assert 3 <= len(calls) <= 5  # evicting and restarting ask for more keyword sets once, at most
     for declared, touched in calls:

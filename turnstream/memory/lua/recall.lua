@@ -1,23 +1,49 @@
--- The read path in one call, every key declared and under the owner's hash tag: a session's context,
--- its owner's profile, the top-k typed memories for the query keywords that this session was not
--- given in its last `window` prompts, and the archived turns that best match the query (BM25) with
--- the turns around them.
--- KEYS[1] context hash, KEYS[2] profile hash, KEYS[3] memories hash, KEYS[4] access-count hash,
--- KEYS[5] injected list (newest first, one comma-joined id list per prompt), KEYS[6] archive entries,
--- KEYS[7] archive positions, KEYS[8] archive ages, then ARGV[6] memory keyword sets, then the
--- archive postings of the query terms
--- ARGV[1] k, ARGV[2] window, ARGV[3] ttl seconds, ARGV[4] now, ARGV[5] record (1: count the memories
--- as injected and raise their access counts; 0: only look), ARGV[6] keyword sets, ARGV[7] archive
--- hits, ARGV[8] postings read per term, ARGV[9] terms scored, ARGV[10] neighbours on each side
--- Returns {doc, profile text, profile version, {memory JSON, access_count, score, ...}, archive JSON}:
--- the archive part is one JSON array of [score, entry] pairs, hits best first, each followed by its
--- neighbours (score 0), so the client parses one string instead of a hundred replies.
-local out = {redis.call('HGET', KEYS[1], 'doc')}
-local profile = redis.call('HMGET', KEYS[2], 'text', 'version')
+-- GENERATED HEADER, from this script's spec in turnstream/schemas/scripts.py: edit the spec, then run
+-- `python -m turnstream.schemas.script_render`. The body reads KEYS and ARGV by the names below only.
+-- The read path in one call, every key under the owner's hash tag: a session's context, its owner's profile,
+--   the top-k typed memories for the query keywords that this session was not given in its last `window`
+--   prompts, and the archived turns that best match the query (BM25) with the turns around them.
+-- KEYS[1] context: P:ctx:{O}:S, the session's context hash
+-- KEYS[2] profile: P:profile:{O}, the owner's profile hash {text, version}
+-- KEYS[3] memories: P:mem:{O}, memory id -> memory JSON
+-- KEYS[4] access: P:memaccess:{O}, memory id -> access count
+-- KEYS[5] injected: P:injected:{O}:S, the memory ids of the session's prompts, newest first, one comma-joined
+--   list each
+-- KEYS[6] archive: P:arc:{O}, archive entry id -> entry JSON
+-- KEYS[7] positions: P:arcpos:{O}, archive positions, both ways
+-- KEYS[8] ages: P:arcage:{O}, archive entry id -> arrival number
+-- KEYS[9 … 8 + ARGV[6]] keyword_sets: P:memkw:{O}:<keyword>, one per query keyword (lower-case words,
+--   `keywords` in turnstream/compaction/strategies/text.py); ARGV[6] of them
+-- KEYS[9 + ARGV[6] …] postings: P:arcterm:{O}:<term>, one per query term (stemmed words and CJK bigrams,
+--   `query_terms` in turnstream/text/terms.py)
+-- ARGV[1] k: memories returned at most
+-- ARGV[2] window: how many of the session's latest prompts count: what they were given is not given again
+-- ARGV[3] ttl: seconds the injected list lives after a recording call
+-- ARGV[4] now: unix time, for the memories' recency
+-- ARGV[5] record: 1: count the memories as injected and raise their access counts; 0: only look
+-- ARGV[6] keyword_count: how many keyword sets follow the fixed keys (the number of keyword_sets)
+-- ARGV[7] hits: archived turns returned at most, best first
+-- ARGV[8] postings_per_term: highest-weighted postings read per scored term
+-- ARGV[9] scored_terms: rarest query terms scored
+-- ARGV[10] neighbours: turns of the same session returned on each side of a hit
+-- Returns {doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON}: the
+--   archive part is one JSON array of [score, entry] pairs, hits best first, each followed by its neighbours
+--   (score 0), so the client parses one string instead of a hundred replies.
+local KEY = {
+  context = 1, profile = 2, memories = 3, access = 4, injected = 5, archive = 6, positions = 7, ages = 8
+}
+local FIXED_KEYS = 8
+local ARG = {
+  k = 1, window = 2, ttl = 3, now = 4, record = 5, keyword_count = 6, hits = 7, postings_per_term = 8,
+  scored_terms = 9, neighbours = 10
+}
+-- (end of the generated header)
+local out = {redis.call('HGET', KEYS[KEY.context], 'doc')}
+local profile = redis.call('HMGET', KEYS[KEY.profile], 'text', 'version')
 out[2], out[3] = profile[1], profile[2]
-local k, window, record = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[5] == '1'
-local keyword_count = tonumber(ARGV[6])
-local first_posting = 9 + keyword_count
+local k, window, record = tonumber(ARGV[ARG.k]), tonumber(ARGV[ARG.window]), ARGV[ARG.record] == '1'
+local keyword_count = tonumber(ARGV[ARG.keyword_count])
+local first_posting = FIXED_KEYS + 1 + keyword_count
 
 local function memories()
   local found = {}
@@ -25,25 +51,25 @@ local function memories()
     return found
   end
   local excluded = {}
-  for _, ids in ipairs(window > 0 and redis.call('LRANGE', KEYS[5], 0, window - 1) or {}) do
+  for _, ids in ipairs(window > 0 and redis.call('LRANGE', KEYS[KEY.injected], 0, window - 1) or {}) do
     for id in string.gmatch(ids, '[^,]+') do
       excluded[id] = true
     end
   end
   local hits = {}
-  for i = 9, first_posting - 1 do
+  for i = FIXED_KEYS + 1, first_posting - 1 do
     for _, id in ipairs(redis.call('SMEMBERS', KEYS[i])) do
       if not excluded[id] then
         hits[id] = (hits[id] or 0) + 1
       end
     end
   end
-  local now, scored = tonumber(ARGV[4]), {}
+  local now, scored = tonumber(ARGV[ARG.now]), {}
   for id, count in pairs(hits) do
-    local raw = redis.call('HGET', KEYS[3], id)
+    local raw = redis.call('HGET', KEYS[KEY.memories], id)
     if raw then
       local memory = cjson.decode(raw)
-      local access = tonumber(redis.call('HGET', KEYS[4], id)) or 0
+      local access = tonumber(redis.call('HGET', KEYS[KEY.access], id)) or 0
       local age_days = math.max(now - memory.updated_at, 0) / 86400
       -- keyword overlap weighted by importance; recency and use only break near-ties
       local score = (count / keyword_count) * (0.5 + memory.importance)
@@ -60,32 +86,33 @@ local function memories()
     local id, access = scored[i][1], scored[i][4]
     picked[i] = id
     if record then
-      access = redis.call('HINCRBY', KEYS[4], id, 1)
+      access = redis.call('HINCRBY', KEYS[KEY.access], id, 1)
     end
     found[#found + 1] = scored[i][2]
     found[#found + 1] = tostring(access)
     found[#found + 1] = tostring(scored[i][3])
   end
-  if record and #picked > 0 and redis.call('TTL', KEYS[4]) == -1 then
+  if record and #picked > 0 and redis.call('TTL', KEYS[KEY.access]) == -1 then
     -- the first access creates the hash: it expires with the memories it counts
-    local left = redis.call('TTL', KEYS[3])
+    local left = redis.call('TTL', KEYS[KEY.memories])
     if left > 0 then
-      redis.call('EXPIRE', KEYS[4], left)
+      redis.call('EXPIRE', KEYS[KEY.access], left)
     end
   end
   if record and window > 0 then
     -- a prompt that recalled nothing still counts towards the window
-    redis.call('LPUSH', KEYS[5], table.concat(picked, ','))
-    redis.call('LTRIM', KEYS[5], 0, window - 1)
-    redis.call('EXPIRE', KEYS[5], ARGV[3])
+    redis.call('LPUSH', KEYS[KEY.injected], table.concat(picked, ','))
+    redis.call('LTRIM', KEYS[KEY.injected], 0, window - 1)
+    redis.call('EXPIRE', KEYS[KEY.injected], ARGV[ARG.ttl])
   end
   return found
 end
 
 local function archive()
   local found = {}
-  local total = redis.call('ZCARD', KEYS[8])
-  local hits, per_term, scored_terms = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+  local total = redis.call('ZCARD', KEYS[KEY.ages])
+  local hits, per_term = tonumber(ARGV[ARG.hits]), tonumber(ARGV[ARG.postings_per_term])
+  local scored_terms = tonumber(ARGV[ARG.scored_terms])
   if total == 0 or hits <= 0 or first_posting > #KEYS then
     return '[]'
   end
@@ -123,11 +150,11 @@ local function archive()
     return '[]'
   end
   -- three reads for every hit and neighbour: where the hits are, who is around them, the entries
-  local around, ids = tonumber(ARGV[10]), {}
+  local around, ids = tonumber(ARGV[ARG.neighbours]), {}
   for n, hit in ipairs(best) do
     ids[n] = hit[1]
   end
-  local places, fields, owners = redis.call('HMGET', KEYS[7], unpack(ids)), {}, {}
+  local places, fields, owners = redis.call('HMGET', KEYS[KEY.positions], unpack(ids)), {}, {}
   for n, place in ipairs(places) do
     if place then
       local session, position = string.match(place, '^(.*)#(%d+)$')
@@ -139,7 +166,7 @@ local function archive()
       end
     end
   end
-  local near = #fields > 0 and redis.call('HMGET', KEYS[7], unpack(fields)) or {}
+  local near = #fields > 0 and redis.call('HMGET', KEYS[KEY.positions], unpack(fields)) or {}
   local order, given, seen = {}, {}, {}
   local function take(id, score)
     if id and not seen[id] then
@@ -156,7 +183,7 @@ local function archive()
       f = f + 1
     end
   end
-  local raws = redis.call('HMGET', KEYS[6], unpack(order))
+  local raws = redis.call('HMGET', KEYS[KEY.archive], unpack(order))
   for n, raw in ipairs(raws) do
     if raw then
       found[#found + 1] = '[' .. given[n] .. ',' .. raw .. ']'

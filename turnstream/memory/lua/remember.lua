@@ -1,22 +1,41 @@
--- Upsert memories of one owner and, optionally, compare-and-set the owner's profile; all or nothing.
--- Then hold the owner to `cap` memories and keep every memory key of the owner on one expiry.
--- KEYS[1] memories hash (id -> JSON), KEYS[2] created_at hash, KEYS[3] profile hash {text, version},
--- KEYS[4] access-count hash, KEYS[5..] the keyword sets the caller expects the call to touch: those of
--- the memories it writes, old keywords and new (a Redis Cluster requires every key declared)
--- ARGV[1] keyword-set key prefix, ARGV[2] expected profile version ('' leaves the profile alone),
--- ARGV[3] new profile text, ARGV[4] ttl seconds, ARGV[5] cap,
--- ARGV[6..] per memory: id, JSON, created_at, keywords joined by '\n'
--- Returns {1, the ids of the memories it evicted...} when applied, 0 when the profile moved past the
--- expected version, else the names of the keyword sets the call would touch that KEYS does not: those of
--- the memories it evicts, of every memory on an expiry restart, or changed by another writer; the caller
--- adds them and calls again. Nothing is written unless the reply starts with 1.
-local prefix, ttl, cap = ARGV[1], tonumber(ARGV[4]), tonumber(ARGV[5])
+-- GENERATED HEADER, from this script's spec in turnstream/schemas/scripts.py: edit the spec, then run
+-- `python -m turnstream.schemas.script_render`. The body reads KEYS and ARGV by the names below only.
+-- Upsert memories of one owner and, optionally, compare-and-set the owner's profile; all or nothing. Then hold
+--   the owner to `cap` memories and keep every memory key of the owner on one expiry.
+-- KEYS[1] memories: P:mem:{O}, memory id -> memory JSON
+-- KEYS[2] created: P:memcreated:{O}, memory id -> created_at
+-- KEYS[3] profile: P:profile:{O}, the owner's profile hash {text, version}
+-- KEYS[4] access: P:memaccess:{O}, memory id -> access count
+-- KEYS[5 …] keyword_sets: P:memkw:{O}:<keyword>, the keyword sets the caller expects the call to touch: those
+--   of the memories it writes, old keywords and new (a Redis Cluster requires every key declared)
+-- ARGV[1] keyword_prefix: the keyword sets' prefix, `P:memkw:{O}:`
+-- ARGV[2] expected_version: the profile version the new text was computed from; '' leaves the profile alone
+-- ARGV[3] profile_text: the new profile text
+-- ARGV[4] ttl: seconds every memory key of the owner lives after this write
+-- ARGV[5] cap: memories kept at most
+-- ARGV[6 …] memories_written: per memory written, 4 arguments each; j counts them from 0
+-- ARGV[6 + 4j] memories_written[j].id: memory id
+-- ARGV[7 + 4j] memories_written[j].json: memory JSON
+-- ARGV[8 + 4j] memories_written[j].created_at: created_at, kept if the memory has one already
+-- ARGV[9 + 4j] memories_written[j].keywords: its keywords joined by '\n'
+-- Returns {1, the ids of the memories it evicted...} when applied, 0 when the profile moved past the expected
+--   version, else the names of the keyword sets the call would touch that KEYS does not: those of the memories
+--   it evicts, of every memory on an expiry restart, or changed by another writer; the caller adds them and
+--   calls again. Nothing is written unless the reply starts with 1.
+local KEY = {memories = 1, created = 2, profile = 3, access = 4}
+local FIXED_KEYS = 4
+local ARG = {keyword_prefix = 1, expected_version = 2, profile_text = 3, ttl = 4, cap = 5}
+local FIXED_ARGV = 5
+local MEMORY = {id = 0, json = 1, created_at = 2, keywords = 3}
+local MEMORY_SIZE = 4
+-- (end of the generated header)
+local prefix, ttl, cap = ARGV[ARG.keyword_prefix], tonumber(ARGV[ARG.ttl]), tonumber(ARGV[ARG.cap])
 
 local declared = {}
-for k = 5, #KEYS do
+for k = FIXED_KEYS + 1, #KEYS do
   declared[KEYS[k]] = true
 end
-local left = redis.call('TTL', KEYS[1])
+local left = redis.call('TTL', KEYS[KEY.memories])
 -- the expiry is restarted in full when more than 1% of the ttl has passed since the last restart
 -- (at most ~100 full passes per ttl)
 local restart = left < 0 or ttl - left > math.max(ttl / 100, 1)
@@ -29,29 +48,29 @@ local function need(key)
 end
 
 local ids, adding, written = {}, 0, {}
-for i = 6, #ARGV, 4 do
-  local id = ARGV[i]
+for i = FIXED_ARGV + 1, #ARGV, MEMORY_SIZE do
+  local id = ARGV[i + MEMORY.id]
   if not written[id] then
-    written[id] = ARGV[i + 2]  -- its created_at, kept if it has one already
+    written[id] = ARGV[i + MEMORY.created_at]  -- its created_at, kept if it has one already
     ids[#ids + 1] = id
-    adding = adding + 1 - redis.call('HEXISTS', KEYS[1], id)
+    adding = adding + 1 - redis.call('HEXISTS', KEYS[KEY.memories], id)
   end
-  for keyword in string.gmatch(ARGV[i + 3], '[^\n]+') do
+  for keyword in string.gmatch(ARGV[i + MEMORY.keywords], '[^\n]+') do
     need(prefix .. keyword)
   end
 end
 
 -- Eviction order, chosen before anything is written: memories written by this call last, then the
 -- fewest accesses, the oldest created_at, the smallest id; a memory leaves with its keyword sets.
-local over, victims = redis.call('HLEN', KEYS[1]) + adding - cap, {}
+local over, victims = redis.call('HLEN', KEYS[KEY.memories]) + adding - cap, {}
 if over > 0 then
   local accesses, candidates = {}, {}
-  local flat = redis.call('HGETALL', KEYS[4])
+  local flat = redis.call('HGETALL', KEYS[KEY.access])
   for j = 1, #flat, 2 do
     accesses[flat[j]] = tonumber(flat[j + 1])
   end
   local created = {}
-  flat = redis.call('HGETALL', KEYS[2])
+  flat = redis.call('HGETALL', KEYS[KEY.created])
   for j = 1, #flat, 2 do
     created[flat[j]] = tonumber(flat[j + 1])
   end
@@ -76,13 +95,13 @@ end
 -- on a restart every memory
 local stored = {}
 if restart then
-  stored = redis.call('HVALS', KEYS[1])
+  stored = redis.call('HVALS', KEYS[KEY.memories])
 else
   for _, id in ipairs(ids) do
-    stored[#stored + 1] = redis.call('HGET', KEYS[1], id)
+    stored[#stored + 1] = redis.call('HGET', KEYS[KEY.memories], id)
   end
   for _, id in ipairs(victims) do
-    stored[#stored + 1] = redis.call('HGET', KEYS[1], id)
+    stored[#stored + 1] = redis.call('HGET', KEYS[KEY.memories], id)
   end
 end
 for n = 1, #stored do
@@ -96,16 +115,16 @@ if #missing > 0 then
   return missing
 end
 
-if ARGV[2] ~= '' then
-  local version = tonumber(redis.call('HGET', KEYS[3], 'version')) or 0
-  if version ~= tonumber(ARGV[2]) then
+if ARGV[ARG.expected_version] ~= '' then
+  local version = tonumber(redis.call('HGET', KEYS[KEY.profile], 'version')) or 0
+  if version ~= tonumber(ARGV[ARG.expected_version]) then
     return 0
   end
-  redis.call('HSET', KEYS[3], 'text', ARGV[3], 'version', version + 1)
+  redis.call('HSET', KEYS[KEY.profile], 'text', ARGV[ARG.profile_text], 'version', version + 1)
 end
 
 local function unindex(id)
-  local old = redis.call('HGET', KEYS[1], id)
+  local old = redis.call('HGET', KEYS[KEY.memories], id)
   if old then
     for _, keyword in ipairs(cjson.decode(old).keywords) do
       redis.call('SREM', prefix .. keyword, id)  -- the last member out deletes the set
@@ -114,13 +133,13 @@ local function unindex(id)
 end
 
 local touched = {}
-for i = 6, #ARGV, 4 do
-  local id = ARGV[i]
+for i = FIXED_ARGV + 1, #ARGV, MEMORY_SIZE do
+  local id = ARGV[i + MEMORY.id]
   -- re-index: the corrected text may have lost keywords ("2000") the old one had
   unindex(id)
-  redis.call('HSET', KEYS[1], id, ARGV[i + 1])
-  redis.call('HSETNX', KEYS[2], id, ARGV[i + 2])
-  for keyword in string.gmatch(ARGV[i + 3], '[^\n]+') do
+  redis.call('HSET', KEYS[KEY.memories], id, ARGV[i + MEMORY.json])
+  redis.call('HSETNX', KEYS[KEY.created], id, ARGV[i + MEMORY.created_at])
+  for keyword in string.gmatch(ARGV[i + MEMORY.keywords], '[^\n]+') do
     redis.call('SADD', prefix .. keyword, id)
     touched[#touched + 1] = prefix .. keyword
   end
@@ -128,26 +147,26 @@ end
 
 for _, id in ipairs(victims) do
   unindex(id)
-  redis.call('HDEL', KEYS[1], id)
-  redis.call('HDEL', KEYS[2], id)
-  redis.call('HDEL', KEYS[4], id)
+  redis.call('HDEL', KEYS[KEY.memories], id)
+  redis.call('HDEL', KEYS[KEY.created], id)
+  redis.call('HDEL', KEYS[KEY.access], id)
 end
 
 -- One expiry for all the owner's memory keys, so none outlives the others: restarted in full (see
 -- `restart`), else the sets this call touched join the current one.
 if restart then
-  for k = 1, 4 do
-    redis.call('EXPIRE', KEYS[k], ttl)
+  for _, key in ipairs({KEYS[KEY.memories], KEYS[KEY.created], KEYS[KEY.profile], KEYS[KEY.access]}) do
+    redis.call('EXPIRE', key, ttl)
   end
-  for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
+  for _, raw in ipairs(redis.call('HVALS', KEYS[KEY.memories])) do
     for _, keyword in ipairs(cjson.decode(raw).keywords) do
       redis.call('EXPIRE', prefix .. keyword, ttl)
     end
   end
 else
-  for k = 2, 4 do
-    if redis.call('TTL', KEYS[k]) == -1 then  -- created since the last restart
-      redis.call('EXPIRE', KEYS[k], left)
+  for _, key in ipairs({KEYS[KEY.created], KEYS[KEY.profile], KEYS[KEY.access]}) do
+    if redis.call('TTL', key) == -1 then  -- created since the last restart
+      redis.call('EXPIRE', key, left)
     end
   end
   for _, key in ipairs(touched) do

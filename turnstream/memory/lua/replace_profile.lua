@@ -1,14 +1,22 @@
+-- GENERATED HEADER, from this script's spec in turnstream/schemas/scripts.py: edit the spec, then run
+-- `python -m turnstream.schemas.script_render`. The body reads KEYS and ARGV by the names below only.
 -- Compare-and-set an owner's profile text on its version.
--- KEYS[1] profile hash {text, version}, KEYS[2] the owner's memories hash (whose expiry the profile shares)
--- ARGV[1] expected version (0 when none yet), ARGV[2] new text
+-- KEYS[1] profile: P:profile:{O}, the owner's profile hash {text, version}
+-- KEYS[2] memories: P:mem:{O}, the owner's memories, whose expiry the profile shares
+-- ARGV[1] expected_version: the version the text replaces (0 when none yet)
+-- ARGV[2] text: the new profile text
 -- Returns 1 when written (version + 1), 0 when the stored version differs.
-local stored = tonumber(redis.call('HGET', KEYS[1], 'version')) or 0
-if stored ~= tonumber(ARGV[1]) then
+local KEY = {profile = 1, memories = 2}
+local ARG = {expected_version = 1, text = 2}
+-- (end of the generated header)
+local stored = tonumber(redis.call('HGET', KEYS[KEY.profile], 'version')) or 0
+if stored ~= tonumber(ARGV[ARG.expected_version]) then
   return 0
 end
-redis.call('HSET', KEYS[1], 'text', ARGV[2], 'version', stored + 1)
-local left = redis.call('TTL', KEYS[2])
-if left > 0 and redis.call('TTL', KEYS[1]) == -1 then  -- a profile created here expires with the memories
-  redis.call('EXPIRE', KEYS[1], left)
+redis.call('HSET', KEYS[KEY.profile], 'text', ARGV[ARG.text], 'version', stored + 1)
+local left = redis.call('TTL', KEYS[KEY.memories])
+-- a profile created here expires with the memories
+if left > 0 and redis.call('TTL', KEYS[KEY.profile]) == -1 then
+  redis.call('EXPIRE', KEYS[KEY.profile], left)
 end
 return 1

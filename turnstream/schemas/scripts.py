@@ -16,8 +16,9 @@ Why the spec is Python and the Lua header generated, not the other way round (a 
 parsed by Python): the callers need names, tails, item groups and derived counts as typed data, which a
 comment header would have to encode in a small language of its own and parse on every import; the .lua
 files must stay whole as shipped (a gateway elsewhere `SCRIPT LOAD`s them from the wheel), so the header is
-written into each file rather than prepended at load time; and with the bodies reading named positions,
-moving or adding an argument is one edit here and one regeneration.
+written into each file rather than prepended at load time. Changing a script's arguments is then: edit its
+spec here, run the command, read the new name in the .lua body (`ARGV[ARG.new_name]`) and pass it by name where
+the script is called; no position is written by hand anywhere.
 
 Key patterns use schemas/keys.py's notation: P the topic prefix, O the owner, S the session key.
 """
@@ -124,18 +125,18 @@ class ScriptSpec:
         values = {**named, **{count: len(named.get(tail, ())) for count, tail in counted.items()}}
         args: list[ScriptArg] = [values[p.name] for p in self.argv]
         if self.arg_tail:
-            args.extend(self._tail_args(named.get(self.arg_tail.name, ())))
+            args.extend(self._tail_args(self.arg_tail, named.get(self.arg_tail.name, ())))
         return Call(keys, args)
 
-    def _tail_args(self, items: Sequence[Any]) -> list[ScriptArg]:
-        assert self.arg_tail is not None
-        fields = [f.name for f in self.arg_tail.fields]
+    def _tail_args(self, tail: ArgTail, items: Sequence[Any]) -> list[ScriptArg]:
+        """The ARGV tail flat: its values, or each item's fields in declared order."""
+        fields = [f.name for f in tail.fields]
         if not fields:
             return list(items)
         out: list[ScriptArg] = []
         for item in items:
             if item.keys() != set(fields):
-                raise TypeError(f"{self.name}: an item of {self.arg_tail.name} has {sorted(item)}, not {sorted(fields)}")
+                raise TypeError(f"{self.name}: an item of {tail.name} has {sorted(item)}, not {sorted(fields)}")
             out.extend(item[name] for name in fields)
         return out
 

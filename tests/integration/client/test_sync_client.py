@@ -94,7 +94,7 @@ async def test_a_timed_out_wait_returns_the_latest_doc_and_leaves_no_subscriptio
 async def test_build_prompt_is_the_async_clients_prompt(redis_settings: Settings, sync_client: SyncContextClient) -> None:
     async with ContextClient.from_settings(redis_settings) as client:
         assert client.memory is not None
-        await ContextStore(client.store.redis, settings).write(make_doc(4, messages=[{"role": "user", "content": "Plan my trip to Lisbon"},
+        await ContextStore(client.store.redis, redis_settings).write(make_doc(4, messages=[{"role": "user", "content": "Plan my trip to Lisbon"},
                                                        {"role": "assistant", "content": "Gladly."}]), ["t4"], owner=OWNER)
         await state_budget(client.memory, OWNER, "acme:s1")
         archive = ArchiveStore(client.store.redis, redis_settings)

@@ -58,7 +58,8 @@ async def test_a_detail_from_the_first_session_comes_back_after_500_turns(settin
     assert not any(DETAILS[language][0] == m.get("content") for m in docs[session_id].messages[1:])
     day, said = line.split("] ", 1)
     day += "]"
-    block = next(m["content"].splitlines() for m in prompt.messages if m["role"] == "system" and said in m["content"])
+    # the key facts may quote the detail too, dated; the recalled turn is the line that is the detail alone
+    block = next(lines for m in prompt.messages if m["role"] == "system" and said in (lines := m["content"].splitlines()))
     assert block.count(said) == 1  # on a line of its own, under the heading of the day it was said
     assert [text for text in block[:block.index(said)] if text.startswith("[")][-1] == day
     assert any(t["hit"] and t["line"] == line for t in prompt.archived)

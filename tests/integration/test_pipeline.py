@@ -70,7 +70,8 @@ async def wait_for_versions(
 
 def assert_context_matches_batch(doc: ContextDoc, turns: list[dict[str, Any]], settings: Settings) -> None:
     """The streamed context equals batch compaction of the session's own turns, each applied once, in order."""
-    expected = compact([t["message"] for t in turns], settings.budget_tokens, strategy=build_strategy(settings)).to_dict()
+    expected = compact([t["message"] for t in turns], settings.budget_tokens, strategy=build_strategy(settings),
+                       times=[t["ts"] for t in turns]).to_dict()
     assert doc.messages == expected["messages"]
     assert doc.dropped == expected["dropped"]
     assert doc.summary == expected["summary"]

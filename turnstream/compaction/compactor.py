@@ -405,11 +405,17 @@ def compact(
     strategy: Strategy | None = None,
     budget_messages: int | None = None,
     digest: Digest | None = None,
+    times: Sequence[float | None] | None = None,
 ) -> CompactionResult:
-    """Compact a whole conversation: the same result as feeding it to a SessionCompactor one message at a time."""
+    """Compact a whole conversation: the same result as feeding it to a SessionCompactor one message at a time.
+
+    `times`, one per message (epoch seconds, None where unknown), date the summary's periods as a worker
+    dates them from its turns' `ts`; without them the summary is one undated period."""
+    if times is not None and len(times) != len(messages):
+        raise ValueError(f"{len(times)} times for {len(messages)} messages")
     # Validate everything first, so a bad message fails before any strategy (maybe an LLM) runs.
     validate_messages(messages)
     window = Window(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy)
-    for message in messages:
-        window.append(message)
+    for message, ts in zip(messages, times or [None] * len(messages)):
+        window.append(message, ts=ts)
     return window.result()

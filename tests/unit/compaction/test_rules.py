@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from turnstream.compaction import MARKERS, compact, detect_language
+from turnstream.compaction.incremental import SessionCompactor
+from turnstream.compaction.strategies import build_strategy
 from turnstream.compaction.strategies.base import Digest, Fact
 from turnstream.compaction.tokens import count_messages
+from turnstream.settings import Settings
 
 from .helpers import Recorder, call, check_rules, result, sys_, thought, user
 
@@ -192,3 +195,21 @@ def test_an_oversized_list_of_parts_is_trimmed_to_its_text() -> None:
     content = res.messages[-1]["content"]
     assert content.startswith("describe this photo") and "[… trimmed" in content and "data:" not in content
     assert res.tokens.after <= 200
+
+
+def test_times_date_the_summary_as_a_session_fed_turn_by_turn_dates_it() -> None:
+    messages = [sys_(), user("go"), *turns(30)]
+    times = [1_700_000_000.0 + 86_400 * i for i in range(len(messages))]
+    strategy = build_strategy(Settings())
+    session = SessionCompactor(300, strategy=strategy)
+    for message, ts in zip(messages, times):
+        session.append(message, ts=ts)
+    dated = compact(messages, 300, strategy=strategy, times=times)
+    assert dated.to_dict() == session.result().to_dict()
+    assert "[2023-11-" in dated.summary  # the days the dropped turns were said
+    assert dated.summary != compact(messages, 300, strategy=strategy).summary
+
+
+def test_times_must_match_the_messages() -> None:
+    with pytest.raises(ValueError, match="2 times for 3 messages"):
+        compact([sys_(), user("go"), user("x")], 300, times=[1.0, 2.0])

@@ -55,7 +55,11 @@ def traceparent(headers: Headers) -> str | None:
 
 def trace_id(headers: Headers) -> str | None:
     """The 32-hex-digit trace id of the record's `traceparent`, for log lines."""
-    parent = traceparent(headers)
+    return trace_id_of(traceparent(headers))
+
+
+def trace_id_of(parent: str | None) -> str | None:
+    """The trace id of a valid traceparent (as `traceparent` returns it)."""
     return parent.split("-")[1] if parent else None
 
 

@@ -12,7 +12,7 @@ import faust
 from turnstream.agents.expiry import register_session_expiry
 from turnstream.agents.memory_resync import register_memory_resync
 from turnstream.agents.resync import register_context_resync
-from turnstream.agents.session import register_session_agent
+from turnstream.agents.session_agent import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.settings import Settings
 from turnstream.streams.admin import WORKER_APP

@@ -35,13 +35,13 @@ def sniffed_turn_id(value: bytes | None) -> str | None:
 def record_fields(record: Record, session: str | None = None, turn_id: str | None = None) -> dict[str, Any]:
     """`extra=` fields of a log line about `record`: the session (else the record's key), the turn id (else
     the one in the raw value), topic, partition, offset, and the trace id of its traceparent header."""
+    turn_id = turn_id if turn_id is not None else sniffed_turn_id(record.value)
+    return known_fields(record, session, turn_id, trace_id(record.headers))
+
+
+def known_fields(record: Record, session: str | None, turn_id: str | None, trace: str | None) -> dict[str, Any]:
+    """The same fields from what the caller has decoded already (agents/envelope.py): no second look at the record."""
     if session is None and record.key is not None:
         session = record.key.decode("utf-8", "replace")
-    return {
-        "session": session,
-        "turn_id": turn_id if turn_id is not None else sniffed_turn_id(record.value),
-        "topic": record.topic,
-        "partition": record.partition,
-        "offset": record.offset,
-        "trace_id": trace_id(record.headers),
-    }
+    return {"session": session, "turn_id": turn_id, "topic": record.topic, "partition": record.partition,
+            "offset": record.offset, "trace_id": trace}

@@ -1,22 +1,18 @@
-"""Ingest: decode and validate a raw turn; anything unusable goes to the dead-letter topic, a turn keyed
-by anything but its session key back to the turns topic under that key."""
+"""What the session agent re-produces of its input: anything unusable to the dead-letter topic, a turn keyed by
+anything but its session key back to the turns topic under that key, a held turn round again in seq order."""
 
 from __future__ import annotations
 
 import logging
 
 import faust
-from faust.types import EventT
 
-from turnstream.agents.fields import record_fields
+from turnstream.agents.envelope import REASON_HEADER, Envelope
 from turnstream.schemas import Turn, encode_turn
-from turnstream.schemas.keys import Forward
 from turnstream.streams.metrics import dead_letters_total, rekeyed_total
-from turnstream.tracing import header_items
 
 log = logging.getLogger(__name__)
 
-REASON_HEADER = "x-turnstream-reason"
 DETAIL_HEADER = "x-turnstream-detail"
 SOURCE_HEADER = "x-turnstream-source"
 """`topic/partition/offset` of the original record."""
@@ -32,28 +28,28 @@ def dead_letter_headers(original: list[tuple[str, bytes]], reason: str, detail: 
     return kept + [(REASON_HEADER, reason.encode()), (DETAIL_HEADER, detail.encode()[:1024]), (SOURCE_HEADER, source.encode())]
 
 
-async def dead_letter(dlq: faust.TopicT, event: EventT, reason: str, detail: str) -> None:
+async def dead_letter(dlq: faust.TopicT, envelope: Envelope, reason: str, detail: str) -> None:
     """Forward the original bytes and headers with why they were refused, and wait until the broker has them."""
-    message = event.message
-    source = f"{message.topic}/{message.partition}/{message.offset}"
-    headers = dead_letter_headers(header_items(message.headers), reason, detail, source)
+    message, source = envelope.event.message, envelope.source
+    headers = dead_letter_headers(envelope.headers, reason, detail, source)
     sent = await dlq.send(key=message.key, value=message.value, headers=headers)
     await sent  # the offset is committed only after this: the reject is never lost
     dead_letters_total.labels(reason).inc()
-    fields = record_fields(message)
+    fields = envelope.fields()
     log.warning("dead-lettered %s (session %s, turn %s): %s (%s)", source, fields["session"], fields["turn_id"],
                 reason, detail, extra={**fields, "reason": reason})
 
 
-async def forward(turns: faust.TopicT, event: EventT, where: Forward) -> None:
-    """Re-produce a mis-keyed turn's original bytes under its session key, and wait until the broker has them.
+async def forward(turns: faust.TopicT, envelope: Envelope) -> None:
+    """Re-produce a misrouted turn's original bytes under its session key, and wait until the broker has them.
 
     Its offset is acknowledged only after this, so the turn is never lost; a crash before that forwards
     it again, and the session's dedup applies it once. Its own headers (a traceparent) go with it.
     """
-    message = event.message
-    source = f"{message.topic}/{message.partition}/{message.offset}"
-    headers = [(name, value) for name, value in header_items(message.headers) if name not in (*OWN_HEADERS, ORIGINAL_KEY_HEADER)]
+    message, source, where = envelope.event.message, envelope.source, envelope.forward
+    if where is None:
+        raise ValueError(f"{source} is a {envelope.kind} record, not a misrouted turn")
+    headers = [(name, value) for name, value in envelope.headers if name not in (*OWN_HEADERS, ORIGINAL_KEY_HEADER)]
     headers += [(REASON_HEADER, where.reason.encode()), (SOURCE_HEADER, source.encode())]
     if message.key is not None:
         headers.append((ORIGINAL_KEY_HEADER, message.key[:1024]))
@@ -61,12 +57,7 @@ async def forward(turns: faust.TopicT, event: EventT, where: Forward) -> None:
     await sent
     rekeyed_total.labels(where.reason).inc()
     log.warning("forwarded %s under its session key %r: %s (key was %r)", source, where.key.decode(), where.reason,
-                message.key if message.key is None else message.key[:64], extra={**record_fields(message), "reason": where.reason})
-
-
-def was_forwarded(event: EventT) -> bool:
-    """A turns-topic record a worker forwarded (it carries the reason), rather than one a gateway produced."""
-    return any(name == REASON_HEADER for name, _ in header_items(event.message.headers))
+                message.key if message.key is None else message.key[:64], extra={**envelope.fields(), "reason": where.reason})
 
 
 async def send_round(turns: faust.TopicT, turn: Turn) -> None:

@@ -23,7 +23,7 @@ import redis.exceptions
 
 from turnstream.store import ContextStore
 from turnstream.schemas.control import is_forget_marker
-from turnstream.session import SessionCore, SessionState
+from turnstream.session import CoreConfig, SessionCore, SessionState
 from turnstream.settings import Settings
 from turnstream.streams.metrics import contexts_resynced_total
 from turnstream.streams.tables import SessionsTable
@@ -72,7 +72,7 @@ def register_context_resync(app: faust.App, settings: Settings, table: SessionsT
     """Run the re-sync every TURNSTREAM_RESYNC_INTERVAL_SECONDS on every worker, for its own partitions."""
     if not settings.resync_interval_seconds:
         return
-    core = SessionCore(settings)
+    core = SessionCore(CoreConfig.from_settings(settings))
 
     @app.timer(settings.resync_interval_seconds, name=f"{settings.topic_prefix}.context_resync")
     async def resync_lost_contexts() -> None:

@@ -53,8 +53,6 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from aiokafka.partitioner import murmur2
-
 _ESCAPES = str.maketrans({"%": "%25", ":": "%3A", "{": "%7B", "}": "%7D"})
 SESSION_OWNER_MARK = ":"
 """What starts the owner of a session without a user (no escaped id starts with it)."""
@@ -68,6 +66,8 @@ def escape(part: str) -> str:
 def partition_of(key: str, partitions: int) -> int:
     """The partition of a record keyed `key`: murmur2 of its UTF-8 bytes, as TurnProducer, the Java client and Faust
     place it (a session's turns and Table row; an owner's memory journal records)."""
+    from aiokafka.partitioner import murmur2  # here, so the pure layers that name keys load no Kafka client
+
     return int(murmur2(key.encode()) & 0x7FFFFFFF) % partitions
 
 

@@ -67,10 +67,12 @@ class Turn(BaseModel):
 class TurnError(ValueError):
     """A value that is not a valid Turn: `reason` is a short code, `detail` says what is wrong."""
 
-    def __init__(self, reason: str, detail: str) -> None:
+    def __init__(self, reason: str, detail: str, turn_id: str | None = None) -> None:
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
+        self.turn_id = turn_id
+        """The value's `turn_id` when it parsed to an object with a string one, for log lines."""
 
 
 def _schema_error(error: ValidationError) -> TurnError:
@@ -98,7 +100,12 @@ def decode_turn(raw: bytes, max_bytes: int) -> Turn:
         except UnicodeDecodeError as bad:
             raise TurnError("invalid_utf8", f"byte {bad.start}: {bad.reason}") from None
         raise TurnError("not_json", str(error)) from None
-    return validate_turn(data)
+    try:
+        return validate_turn(data)
+    except TurnError as error:
+        turn_id = data.get("turn_id") if isinstance(data, dict) else None
+        error.turn_id = turn_id if isinstance(turn_id, str) else None
+        raise
 
 
 def validate_turn(data: Any) -> Turn:

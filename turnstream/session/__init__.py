@@ -1,8 +1,15 @@
-"""The pure per-session state machine: a turn or a summary in, effects out; no Kafka, no Redis."""
+"""The pure per-session state machine: a turn or a summary in, effects out; no Kafka, no Redis, no client library."""
 
-from turnstream.session.core import SessionCore, Step
+from turnstream.session.batch import SessionBatch, StateLoader
+from turnstream.session.config import CoreConfig
+from turnstream.session.core import Input, SessionCore, Step
 from turnstream.session.reorder import Forwarded
-from turnstream.session.state import SessionState, SnapshotError
+from turnstream.session.rules import ERASED, Erased, Loaded, Skip, classify, loaded_from_row, opening
+from turnstream.session.state import HeldTurn, SessionState, SnapshotError
 from turnstream.session.summaries import SummaryRequest, SummaryRequests, SummaryResult
 
-__all__ = ["Forwarded", "SessionCore", "SessionState", "SnapshotError", "Step", "SummaryRequest", "SummaryRequests", "SummaryResult"]
+__all__ = [
+    "ERASED", "CoreConfig", "Erased", "Forwarded", "HeldTurn", "Input", "Loaded", "SessionBatch", "SessionCore",
+    "SessionState", "Skip", "SnapshotError", "StateLoader", "Step", "SummaryRequest", "SummaryRequests",
+    "SummaryResult", "classify", "loaded_from_row", "opening",
+]

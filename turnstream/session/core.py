@@ -12,29 +12,29 @@ from typing import Any, Literal
 
 from turnstream.compaction import MessageError, PopError
 from turnstream.compaction.greeting import is_small_talk
-from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, build_strategy
+from turnstream.compaction.strategies import CompositeStrategy, KeyInfoExtractor, RollingSummarizer
 from turnstream.compaction.tokens import count_text
-from turnstream.memory import Memory, memories_from_facts, owner_key, profile_additions, summary_memory
 from turnstream.memory.archive import ArchiveEntry, archive_entry
+from turnstream.memory.extract import memories_from_facts, summary_memory
+from turnstream.memory.model import Memory, owner_key
+from turnstream.memory.profile import profile_additions
 from turnstream.schemas import ContextDoc, Turn
 from turnstream.schemas.control import PopRequest
+from turnstream.session.config import CoreConfig
 from turnstream.session.reorder import Forwarded, due, hold, is_held, must_wait
 from turnstream.session.state import SessionState
 from turnstream.session.summaries import SummaryRequest, SummaryResult
-from turnstream.settings import Settings
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 
 SUMMARY_MEMORY_EVERY = 16
 """Applied turns between refreshes of a session's summary memory: a write per turn would buy little."""
-STALE_REQUEST_MARGIN_SECONDS = 30.0
-"""Beyond the summarizer's own retries: a request unanswered that long is taken as lost and re-sent."""
 MIN_OFFLINE_TAIL_TOKENS = 32
 """Below this, a line of offline digest says too little to be worth its tokens."""
 
 Outcome = Literal["applied", "duplicate", "held", "dead_letter", "summary", "stale_summary"]
-
-
+Input = Turn | Forwarded | SummaryResult | PopRequest
+"""What the core steps a session's state with."""
 
 
 @dataclass(frozen=True)
@@ -63,16 +63,25 @@ def is_greeting(message: dict[str, Any]) -> bool:
 
 
 class SessionCore:
-    """The rules every session follows, with the strategies the settings choose (offline on the hot path)."""
+    """The rules every session follows, with the offline strategies (no LLM on the hot path; the worker keeps
+    raw turns in the turns topic and the archive, so no archiver either)."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.strategy = build_strategy(settings, archive=False)
-        self.extractor = KeyInfoExtractor(settings.max_facts)
+    def __init__(self, config: CoreConfig) -> None:
+        self.config = config
+        self.strategy = CompositeStrategy(KeyInfoExtractor(config.max_facts), RollingSummarizer(config.summary_max_tokens))
+        self.extractor = KeyInfoExtractor(config.max_facts)
 
     def new_state(self, item: Turn | Forwarded) -> SessionState:
         turn = item.turn if isinstance(item, Forwarded) else item
-        return SessionState.new(turn.session_id, turn.tenant, self.owner_of(turn), self.settings)
+        return SessionState.new(turn.session_id, turn.tenant, self.owner_of(turn), self.config)
+
+    def on_input(self, state: SessionState, item: Input, now: float) -> Step:
+        """The step of whatever `item` is: a summary, a pop, or a turn (forwarded or not)."""
+        if isinstance(item, SummaryResult):
+            return self.on_summary(state, item, now)
+        if isinstance(item, PopRequest):
+            return self.on_pop(state, item)
+        return self.on_turn(state, item, now)
 
     @staticmethod
     def owner_of(turn: Turn) -> str:
@@ -96,19 +105,19 @@ class SessionCore:
             return Step(state.key, state.owner, "held")
         greeting = is_greeting(turn.message)
         try:
-            state.compactor.tracker.check(turn.message, state.compactor.seq, closing=True)
+            state.check_next(turn.message)
         except MessageError as error:
             return Step(state.key, state.owner, "dead_letter", dead_letter=("message", str(error)))
         # a call whose result was refused or lost must not wedge the session: it is answered as failed
-        unavailable = LOCALES[state.compactor.tally.language()].result_unavailable
+        unavailable = LOCALES[state.language()].result_unavailable
         said = turn.ts if turn.ts is not None else now
         dropped = state.close_pending_calls(unavailable, self.strategy, said) if turn.message["role"] != "tool" else []
         dropped += state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting, seq=turn.seq, ts=said)
         memories = self._memories(state, turn, greeting, now)
-        entry = archive_entry(state.key, turn.turn_id, state.compactor.seq - 1, turn.message, said, state.compactor.step_call())
+        entry = archive_entry(state.key, turn.turn_id, state.last_position, turn.message, said, state.step_call())
         request = None
-        if dropped and self.settings.llm_enabled:
-            request = state.summaries.queue(dropped, state.key, state.owner, now, self._stale_after())
+        if dropped and self.config.llm_enabled:
+            request = state.summaries.queue(dropped, state.key, state.owner, now, self.config.stale_after)
         return Step(
             state.key, state.owner, "applied", context_changed=True, applied_turn_id=turn.turn_id,
             memories=tuple(memories), profile_additions=tuple(profile_additions(memories)),
@@ -135,7 +144,7 @@ class SessionCore:
     def context_doc(self, state: SessionState, now: float, timings: dict[str, float]) -> ContextDoc:
         """The versioned document of `state`; `timings` are the latest change's stages, in milliseconds."""
         return ContextDoc(
-            **state.compactor.result().to_dict(),
+            **state.compaction().to_dict(),
             session_id=state.session_id,
             tenant=state.tenant,
             version=state.version,
@@ -149,17 +158,13 @@ class SessionCore:
         memories = []
         if turn.message.get("role") == "user" and not greeting:
             memories = memories_from_facts(state.owner, state.learn(turn.message, self.extractor), state.key, now)
-        if state.compactor.dropped and state.version % SUMMARY_MEMORY_EVERY == 0:
-            memories += filter(None, [summary_memory(state.owner, state.key, state.compactor.digest.summary, now)])
+        if state.has_dropped and state.version % SUMMARY_MEMORY_EVERY == 0:
+            memories += filter(None, [summary_memory(state.owner, state.key, state.summary, now)])
         return memories
 
     def _lay_on(self, summary: str, waiting: list[dict[str, Any]], language: Language) -> str:
         """The LLM summary kept whole, with the offline digest of the spans that waited in the room left."""
-        room = self.settings.summary_max_tokens - count_text(summary)
+        room = self.config.summary_max_tokens - count_text(summary)
         if not waiting or room < MIN_OFFLINE_TAIL_TOKENS:
             return summary
         return f"{summary}\n{RollingSummarizer(room).fold('', waiting, language)}"
-
-    def _stale_after(self) -> float:
-        settings = self.settings
-        return settings.llm_timeout_seconds * (settings.llm_max_retries + 1) + STALE_REQUEST_MARGIN_SECONDS

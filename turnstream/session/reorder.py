@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import orjson
-
-from turnstream.schemas import Turn, encode_turn, validate_turn
-from turnstream.session.state import SessionState
+from turnstream.schemas import Turn
+from turnstream.session.state import HeldTurn, SessionState
 
 MAX_HELD = 64
 """Turns one session may hold: more, and they are released with their gap unfilled."""
@@ -38,7 +36,7 @@ def _expected(state: SessionState) -> int:
 
 def is_held(state: SessionState, turn: Turn) -> bool:
     """Already waiting (a second copy of a forwarded turn)."""
-    return turn.seq is not None and any(seq == turn.seq for seq, _, _ in state.held)
+    return turn.seq is not None and any(held.seq == turn.seq for held in state.held)
 
 
 def must_wait(state: SessionState, turn: Turn, forwarded: bool) -> bool:
@@ -54,7 +52,7 @@ def must_wait(state: SessionState, turn: Turn, forwarded: bool) -> bool:
 def hold(state: SessionState, turn: Turn, now: float) -> None:
     if turn.seq is None:
         raise ValueError("only a numbered turn can wait for its gap")
-    state.held.append((turn.seq, encode_turn(turn).decode(), now))
+    state.held.append(HeldTurn(turn.seq, turn, now))
 
 
 def due(state: SessionState, now: float) -> list[Turn]:
@@ -62,12 +60,12 @@ def due(state: SessionState, now: float) -> list[Turn]:
     one's gap is filled, or, gap or not, once MAX_HELD wait or the oldest waited MAX_WAIT_SECONDS."""
     if not state.held:
         return []
-    first = min(seq for seq, _, _ in state.held)
-    forced = len(state.held) >= MAX_HELD or now - min(since for _, _, since in state.held) >= MAX_WAIT_SECONDS
+    first = min(held.seq for held in state.held)
+    forced = len(state.held) >= MAX_HELD or now - min(held.since for held in state.held) >= MAX_WAIT_SECONDS
     if first > _expected(state) and not forced:
         return []
     if forced:
-        state.released_through = max(seq for seq, _, _ in state.held)
-    released = [validate_turn(orjson.loads(raw)) for _, raw, _ in sorted(state.held)]
+        state.released_through = max(held.seq for held in state.held)
+    released = [held.turn for held in sorted(state.held, key=lambda held: (held.seq, held.since))]
     state.held = []
     return released

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import orjson
 
-from turnstream.compaction import SessionCompactor
+from turnstream.compaction import CompactionResult, SessionCompactor
 from turnstream.compaction.strategies import Fact, KeyInfoExtractor, Strategy
-from turnstream.memory import changed_facts
-from turnstream.schemas import session_key
+from turnstream.memory.extract import changed_facts
+from turnstream.schemas import Turn, session_key, validate_turn
+from turnstream.session.config import CoreConfig
 from turnstream.session.summaries import SummaryRequests, SummaryResult
-from turnstream.settings import Settings
 from turnstream.text.language import Language
 
-SNAPSHOT_VERSION = 2
-"""1: the first layout (short keys, no `v`, the compactor as a nested object); 2: named fields and `v`."""
+SNAPSHOT_VERSION = 3
+"""1: the first layout (short keys, no `v`, the compactor as a nested object); 2: named fields and `v`;
+3: held turns as JSON objects (2 kept each one as a JSON string inside the row)."""
 
 Fold = Callable[[str, list[dict[str, Any]], Language], str]
 """(summary, dropped span, the conversation's language) -> summary: how spans that waited are laid onto an LLM summary."""
@@ -30,6 +31,27 @@ Fold = Callable[[str, list[dict[str, Any]], Language], str]
 
 class SnapshotError(ValueError):
     """A Table row this version cannot read."""
+
+
+class HeldTurn(NamedTuple):
+    """A turn waiting in its session's state for the turns before it (session/reorder.py)."""
+
+    seq: int
+    turn: Turn
+    since: float
+    """When it began to wait, epoch seconds."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Its entry in the Table row: the turn as a JSON object (as encode_turn writes it), not a string."""
+        return {"seq": self.seq, "turn": self.turn.model_dump(exclude_unset=True), "since": self.since}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any] | list[Any]) -> HeldTurn:
+        """An entry of either row layout: `{"seq", "turn", "since"}`, or the first one, `[seq, turn JSON text, since]`."""
+        if isinstance(raw, list):
+            seq, text, since = raw
+            return cls(seq, validate_turn(orjson.loads(text)), since)
+        return cls(raw["seq"], validate_turn(raw["turn"]), raw["since"])
 
 
 @dataclass
@@ -54,16 +76,16 @@ class SessionState:
     """Key facts the user stated in this session, as extracted turn by turn (capped): restatements dedup against them."""
     last_seq: int | None = None
     """The highest gateway `seq` applied: a turn at or below it is a replay, however old."""
-    held: list[tuple[int, str, float]] = field(default_factory=list)
-    """Turns that arrived ahead of a gap in `seq` after a detour through another partition: (seq, turn
-    JSON, since when), waiting for the turns before them (session/reorder.py)."""
+    held: list[HeldTurn] = field(default_factory=list)
+    """Turns that arrived ahead of a gap in `seq` after a detour through another partition, waiting for
+    the turns before them (session/reorder.py)."""
     released_through: int | None = None
     """Held turns given up waiting for their gap were released up to this seq: they apply when back."""
 
     @classmethod
-    def new(cls, session_id: str, tenant: str | None, owner: str, settings: Settings) -> SessionState:
-        compactor = SessionCompactor(settings.budget_tokens, budget_messages=settings.budget_messages)
-        return cls(session_id, tenant, owner, compactor, deque(maxlen=settings.dedup_window))
+    def new(cls, session_id: str, tenant: str | None, owner: str, config: CoreConfig) -> SessionState:
+        compactor = SessionCompactor(config.budget_tokens, budget_messages=config.budget_messages)
+        return cls(session_id, tenant, owner, compactor, deque(maxlen=config.dedup_window))
 
     @property
     def key(self) -> str:
@@ -74,6 +96,38 @@ class SessionState:
         """Already applied: its id is among the recent ones, or the gateway numbered it at or below the last seq."""
         replayed = seq is not None and self.last_seq is not None and seq <= self.last_seq
         return replayed or turn_id in self.recent_turn_ids
+
+    def check_next(self, message: dict[str, Any]) -> None:
+        """Raise the compactor's MessageError if `message` cannot follow the session (a tool result with no
+        pending call, say); the state is unchanged either way."""
+        self.compactor.tracker.check(message, self.compactor.seq, closing=True)
+
+    def language(self) -> Language:
+        """The conversation's language, as tallied so far."""
+        return self.compactor.tally.language()
+
+    @property
+    def last_position(self) -> int:
+        """The conversation position of the newest message appended."""
+        return self.compactor.seq - 1
+
+    def step_call(self) -> dict[str, Any] | None:
+        """The assistant tool call the newest message answers, if it is a tool result (for its archive entry)."""
+        return self.compactor.step_call()
+
+    def compaction(self) -> CompactionResult:
+        """The compacted context as it stands."""
+        return self.compactor.result()
+
+    @property
+    def has_dropped(self) -> bool:
+        """Anything was compacted out of the window so far."""
+        return bool(self.compactor.dropped)
+
+    @property
+    def summary(self) -> str:
+        """The rolling summary of what was dropped."""
+        return self.compactor.digest.summary
 
     def close_pending_calls(self, content: str, strategy: Strategy | None, ts: float | None = None) -> list[dict[str, Any]]:
         """Answer every tool call still waiting for its result with `content` (at `ts`), so the session can go
@@ -125,7 +179,7 @@ class SessionState:
         if not self.summaries.answer(result):
             return False
         # spans dropped since the request are only in the offline summary: lay them onto the new one
-        self.compactor.replace_summary(fold(result.summary or "", self.summaries.pending, self.compactor.tally.language()), strategy)
+        self.compactor.replace_summary(fold(result.summary or "", self.summaries.pending, self.language()), strategy)
         self.version += 1
         return True
 
@@ -145,7 +199,7 @@ class SessionState:
             "summaries": self.summaries.to_json(),
             "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
             "last_seq": self.last_seq,
-            "held": [list(entry) for entry in self.held],
+            "held": [entry.to_json() for entry in self.held],
             "released_through": self.released_through,
         })
 
@@ -175,7 +229,7 @@ def _fields_v2(raw: dict[str, Any]) -> dict[str, Any]:
         "summaries": SummaryRequests.from_json(raw["summaries"]),
         "user_facts": tuple(Fact(*fact) for fact in raw["user_facts"]),
         "last_seq": raw.get("last_seq"),
-        "held": [tuple(entry) for entry in raw.get("held", [])],
+        "held": [HeldTurn.from_json(entry) for entry in raw.get("held", [])],
         "released_through": raw.get("released_through"),
     }
 
@@ -185,4 +239,5 @@ def _fields_v1(raw: dict[str, Any]) -> dict[str, Any]:
     return _fields_v2({**raw, **renamed})
 
 
-_READERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _fields_v1, 2: _fields_v2}
+_READERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _fields_v1, 2: _fields_v2, 3: _fields_v2}
+"""Versions 2 and 3 differ only in a held turn's layout, which HeldTurn.from_json reads either way."""

@@ -1,7 +1,7 @@
 """The memory journal topic on the broker: appending records outside the worker, and reading partitions back.
 
 The records are in memory/journal.py; the worker appends through its own Faust producer
-(agents/session.py), everything else (`turnstream forget`) through `append_records`.
+(agents/sinks.py), everything else (`turnstream forget`) through `append_records`.
 """
 
 from __future__ import annotations

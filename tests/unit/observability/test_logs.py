@@ -82,11 +82,11 @@ def test_the_json_config_sends_every_logger_through_the_formatter_at_the_level(
 ) -> None:
     logging.config.dictConfig(faust_logging_config("INFO", "json"))  # what Faust's worker applies
     logging.getLogger("faust.worker").info("[^Worker]: Starting...")
-    logging.getLogger("turnstream.agents.session").debug("not at INFO")
-    logging.getLogger("turnstream.agents.session").info("replay", extra={"session": "s", "offset": 3})
+    logging.getLogger("turnstream.agents.batch").debug("not at INFO")
+    logging.getLogger("turnstream.agents.batch").info("replay", extra={"session": "s", "offset": 3})
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     assert [(line["logger"], line["message"]) for line in lines] == [
-        ("faust.worker", "[^Worker]: Starting..."), ("turnstream.agents.session", "replay")]
+        ("faust.worker", "[^Worker]: Starting..."), ("turnstream.agents.batch", "replay")]
     assert lines[1]["session"] == "s" and lines[1]["offset"] == 3
 
 

@@ -140,7 +140,7 @@ def test_a_block_span_nests_under_the_current_span_and_its_context_is_injected(s
 def test_without_opentelemetry_nothing_imports_it_and_spans_are_no_ops() -> None:
     script = (
         "import sys; sys.modules['opentelemetry'] = None\n"  # as if the otel extra were not installed
-        "import turnstream.tracing as t, turnstream.agents.session, turnstream.client, turnstream.commands.worker\n"
+        "import turnstream.tracing as t, turnstream.agents.session_agent, turnstream.client, turnstream.commands.worker\n"
         "assert not t.recording()\n"
         "assert t.record_span('x', 1.0, 2.0) is None\n"
         "with t.span('y'): pass\n"

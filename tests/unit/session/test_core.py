@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.support.conversations import react_messages
 from turnstream.schemas import Turn
-from turnstream.session import SessionCore, SessionState, SnapshotError, SummaryResult
+from turnstream.session import CoreConfig, SessionCore, SessionState, SnapshotError, SummaryResult
 from turnstream.settings import Settings
 
 
@@ -23,7 +23,7 @@ def turn(n: int, message: dict[str, Any], session: str = "s1", user: str | None 
 
 
 def core(**overrides: Any) -> SessionCore:
-    return SessionCore(Settings(budget_tokens=300, **overrides))
+    return SessionCore(CoreConfig.from_settings(Settings(budget_tokens=300, **overrides)))
 
 
 def fresh(core_: SessionCore, first: Turn) -> SessionState:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.support.conversations import react_messages
 from turnstream.schemas import Turn
-from turnstream.session import Forwarded, SessionCore, SessionState
+from turnstream.session import CoreConfig, Forwarded, SessionCore, SessionState
 from turnstream.session.reorder import MAX_HELD, MAX_WAIT_SECONDS
 from turnstream.settings import Settings
 
@@ -38,7 +38,7 @@ def run(core: SessionCore, arrivals: list[Turn | Forwarded], now: float = NOW) -
 @hypothesis_settings(max_examples=60, deadline=None)
 @given(st.permutations(range(16)))
 def test_forwarded_turns_apply_once_in_seq_order_whatever_order_they_arrive_in(order: list[int]) -> None:
-    state, applied = run(SessionCore(Settings(budget_tokens=300)), [Forwarded(turn(n)) for n in order])
+    state, applied = run(SessionCore(CoreConfig.from_settings(Settings(budget_tokens=300))), [Forwarded(turn(n)) for n in order])
     assert applied == [f"t{n}" for n in range(16)]
     assert state.held == [] and state.version == 16
 
@@ -46,17 +46,17 @@ def test_forwarded_turns_apply_once_in_seq_order_whatever_order_they_arrive_in(o
 def test_a_keyed_turn_after_a_gap_is_applied_at_once() -> None:
     """Gateways that key their turns may skip seq numbers: nothing waits for them."""
     said = {"role": "user", "content": "noted"}
-    state, applied = run(SessionCore(Settings()), [turn(0), turn(5, said), turn(9, said)])
+    state, applied = run(SessionCore(CoreConfig.from_settings(Settings())), [turn(0), turn(5, said), turn(9, said)])
     assert applied == ["t0", "t5", "t9"] and state.held == []
 
 
 def test_a_keyed_turn_does_not_overtake_forwarded_ones_that_wait() -> None:
-    state, applied = run(SessionCore(Settings()), [turn(0), Forwarded(turn(2)), turn(3), Forwarded(turn(1))])
+    state, applied = run(SessionCore(CoreConfig.from_settings(Settings())), [turn(0), Forwarded(turn(2)), turn(3), Forwarded(turn(1))])
     assert applied == ["t0", "t1", "t2", "t3"]
 
 
 def test_a_second_copy_of_a_held_turn_is_a_duplicate() -> None:
-    core = SessionCore(Settings())
+    core = SessionCore(CoreConfig.from_settings(Settings()))
     state = core.new_state(turn(0))
     assert core.on_turn(state, Forwarded(turn(2)), NOW).outcome == "held"
     assert core.on_turn(state, Forwarded(turn(2)), NOW).outcome == "duplicate"
@@ -64,7 +64,7 @@ def test_a_second_copy_of_a_held_turn_is_a_duplicate() -> None:
 
 
 def test_a_gap_that_never_fills_is_given_up_after_the_wait_and_the_turns_apply() -> None:
-    core = SessionCore(Settings())
+    core = SessionCore(CoreConfig.from_settings(Settings()))
     state = core.new_state(turn(0))
     core.on_turn(state, turn(0), NOW)
     held = [core.on_turn(state, Forwarded(turn(n)), NOW) for n in (3, 2)]  # seq 1 never comes
@@ -77,7 +77,7 @@ def test_a_gap_that_never_fills_is_given_up_after_the_wait_and_the_turns_apply()
 
 
 def test_at_most_max_held_turns_wait() -> None:
-    core = SessionCore(Settings())
+    core = SessionCore(CoreConfig.from_settings(Settings()))
     state = core.new_state(turn(0))
     message = {"role": "user", "content": "and another thing"}
     steps = [core.on_turn(state, Forwarded(turn(n, message)), NOW) for n in range(1 + 1, MAX_HELD + 2)]
@@ -87,7 +87,7 @@ def test_at_most_max_held_turns_wait() -> None:
 
 
 def test_held_turns_survive_the_table_row() -> None:
-    core = SessionCore(Settings())
+    core = SessionCore(CoreConfig.from_settings(Settings()))
     state = core.new_state(turn(0))
     core.on_turn(state, Forwarded(turn(1)), NOW)
     restored = SessionState.restore(state.snapshot())

@@ -1,0 +1,72 @@
+"""The session agent's registration: one partition's single writer, concurrency 1, crashing on a batch it
+could not store."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import cast
+
+import faust
+from mode import CrashingSupervisor
+
+from turnstream.agents.batch import Stepper, TableStates, Tombstones
+from turnstream.agents.executor import Executor, Sinks, to_the_end
+from turnstream.agents.sinks import (ArchiveSink, ContextSink, DeadLetterSink, ForgetSink, ForwardSink, JournalSink,
+                                     MemorySink, RedisSink, ReleaseSink, SummaryRequestSink, TableSink)
+from turnstream.store import ContextStore
+from turnstream.memory import MemoryStore
+from turnstream.memory.archive_store import ArchiveStore
+from turnstream.session import CoreConfig, SessionCore
+from turnstream.settings import Settings
+from turnstream.streams.batches import acknowledge, take_batches
+from turnstream.streams.delivery import OrderedConsumer
+from turnstream.streams.topics import Topics
+
+log = logging.getLogger(__name__)
+
+
+def executor_for(settings: Settings, topics: Topics, sessions: faust.Table, store: ContextStore,
+                 tombstones: Tombstones) -> Executor:
+    """The executor with the worker's real sinks, over the sessions Table."""
+    core = SessionCore(CoreConfig.from_settings(settings))
+    stepper = Stepper(settings.summaries_topic, settings.max_content_bytes, TableStates(sessions), core, tombstones)
+    sinks = Sinks(
+        dead_letter=DeadLetterSink(topics.dlq),
+        forward=ForwardSink(topics.turns),
+        release=ReleaseSink(topics.turns),
+        memory=MemorySink(MemoryStore(store.redis, settings)),
+        redis=RedisSink(ArchiveSink(ArchiveStore(store.redis, settings)), ContextSink(store, core)),
+        journal=JournalSink(sessions.app, settings.memory_topic, settings.turn_partitions),
+        table=TableSink(sessions),
+        forget=ForgetSink(store, settings.forget_marker_seconds),
+        summary_request=SummaryRequestSink(topics.compaction),
+    )
+    return Executor(stepper, sinks)
+
+
+def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:
+    """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact."""
+    tombstones = Tombstones()  # one per worker: an agent restarted by a rebalance does not log the first again
+
+    # A batch whose effects could not be stored (an error no retry mends) is not acknowledged, and no later
+    # turn of its partition may be applied on top of the gap: the agent's crash stops the worker, rather
+    # than Faust's default of restarting the agent on the next events; the partition's next owner (or this
+    # worker, restarted) applies the batch again from the last committed offset.
+    @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1,
+               supervisor_strategy=CrashingSupervisor)
+    async def session_agent(stream: faust.StreamT) -> None:
+        store = ContextStore.from_settings(settings)
+        executor = executor_for(settings, topics, sessions, store, tombstones)
+        try:
+            gate = cast(OrderedConsumer, app.consumer)
+            gate.gate(topics.session_input.topics)
+            async for events in take_batches(stream, settings.batch_max_events, settings.batch_max_ms / 1000, gate):
+                try:
+                    await to_the_end(executor.store_then_acknowledge(events, functools.partial(acknowledge, stream)))
+                except Exception:
+                    log.critical("a batch of %d events could not be stored; its offsets stay unacknowledged and the "
+                                 "worker stops, so the partition's next owner applies it again", len(events), exc_info=True)
+                    raise
+        finally:
+            await store.aclose()

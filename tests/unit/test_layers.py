@@ -1,6 +1,7 @@
 """Imports run one way: no package imports another that imports it back; text <- compaction <- memory; the
 session core, memory and the SDK stay clear of what is above them; importing the compaction rules loads no LLM
-client; the gateway SDK (client, schemas) loads nothing of the worker or the embedded services."""
+client, importing the session core no client library at all; the gateway SDK (client, schemas) loads nothing of
+the worker or the embedded services."""
 
 from __future__ import annotations
 
@@ -188,6 +189,20 @@ def test_importing_the_sdk_loads_no_faust() -> None:
     check = (
         "import sys, turnstream.client, turnstream.schemas\n"
         f"loaded = [m for m in sys.modules if any(m == n or m.startswith(n + '.') for n in {WORKER_ONLY!r})]\n"
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True, timeout=60)
+
+
+CLIENT_LIBRARIES = (*NETWORK_CLIENTS, "pydantic_settings")
+"""What importing the session core must not load, through any module it imports: no broker, store, LLM or
+settings library."""
+
+
+def test_importing_the_session_rules_loads_no_client_library() -> None:
+    check = (
+        "import sys, turnstream.session\n"
+        f"loaded = [m for m in sys.modules if any(m == n or m.startswith(n + '.') for n in {CLIENT_LIBRARIES!r})]\n"
         "assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", check], check=True, timeout=60)

@@ -17,7 +17,7 @@ from faust.types import EventT
 from turnstream.agents.envelope import Envelope, open_envelope
 from turnstream.schemas import Turn
 from turnstream.schemas.control import ForgetRequest
-from turnstream.session import Loaded, SessionBatch, SessionCore, Skip, Step, loaded_from_row
+from turnstream.session import Loaded, SessionBatch, SessionCore, Skip, StateLoader, Step, loaded_from_row
 from turnstream.streams.metrics import turns_total
 from turnstream.tracing import kafka_attributes, record_span, recording
 
@@ -87,7 +87,7 @@ class Tombstones:
 class Stepper:
     """Opens each record of a batch once and steps its item on the batch's state of its session."""
 
-    def __init__(self, summaries_topic: str, max_content_bytes: int, loader: TableStates, core: SessionCore,
+    def __init__(self, summaries_topic: str, max_content_bytes: int, loader: StateLoader, core: SessionCore,
                  tombstones: Tombstones) -> None:
         self.summaries_topic = summaries_topic
         self.max_content_bytes = max_content_bytes

@@ -76,16 +76,15 @@ def open_envelope(event: EventT, summaries_topic: str, max_content_bytes: int) -
     if message.value is None:
         return Envelope("tombstone", event, headers, parent)
     try:
-        return _decoded(event, headers, parent, summaries_topic, max_content_bytes)
+        return _decoded(event, message.value, headers, parent, summaries_topic, max_content_bytes)
     except Exception as error:  # noqa: BLE001 - one bad record must not take the batch (or the worker) down
         envelope = Envelope("refused", event, headers, parent, refusal=("internal", repr(error)))
         log.exception("event at %s/%s failed; dead-lettered", message.partition, message.offset, extra=envelope.fields())
         return envelope
 
 
-def _decoded(event: EventT, headers: list[tuple[str, bytes]], parent: str | None, summaries_topic: str,
+def _decoded(event: EventT, value: bytes, headers: list[tuple[str, bytes]], parent: str | None, summaries_topic: str,
              max_content_bytes: int) -> Envelope:
-    value: bytes = event.message.value
     if event.message.topic == summaries_topic:
         summary = SummaryResult.from_bytes(value)
         return Envelope("summary", event, headers, parent, summary, summary.session_key)

@@ -13,12 +13,12 @@ import time
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol, TypeVar
+from typing import Any, Awaitable, Callable, Literal, Protocol, TypeVar
 
 import faust
 import redis.exceptions
 from faust.streams import _current_event  # the event a Table write is attributed to (its changelog partition)
-from faust.types import EventT
+from faust.types import AppT, EventT
 from redis.asyncio.client import Pipeline
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
@@ -223,7 +223,7 @@ class JournalSink:
     partition; waits for every ack, so the journal has the batch's memory writes before its rows move on.
     After the context write: the produce would otherwise compete with it for the event loop."""
 
-    app: faust.App
+    app: AppT
     topic: str
     partitions: int
 
@@ -236,8 +236,10 @@ class JournalSink:
                 sent.append(await self._send(step.owner, *memory_record(memory)))
             for entry in step.archive:
                 sent.append(await self._send(step.owner, *archive_record(step.owner, entry)))
+        evicted: tuple[tuple[Literal["m", "a"], dict[str, list[str]]], ...] = (
+            ("m", done.remembered.evicted), ("a", done.evicted_entries))
         sent += [await self._send(owner, journal_key(kind, owner, evicted_id), None)
-                 for kind, owners in (("m", done.remembered.evicted), ("a", done.evicted_entries))
+                 for kind, owners in evicted
                  for owner, ids in owners.items() for evicted_id in ids]
         await asyncio.gather(*sent)
 

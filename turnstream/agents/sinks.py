@@ -12,8 +12,9 @@ import logging
 import time
 import weakref
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Protocol, TypeVar
+from typing import Any, Awaitable, Callable, Iterator, Literal, Protocol, TypeVar
 
 import faust
 import redis.exceptions
@@ -248,12 +249,14 @@ class JournalSink:
         return await self.app.producer.send(self.topic, key, value, partition, None, None)
 
 
-def write_attributed(table: faust.Table, key: str, row: bytes, event: EventT) -> None:
-    """`table[key] = row`, its changelog record sent to the partition of `event` (Faust attributes a Table write
-    to the stream's current event, which a batch executed after its events were taken no longer has)."""
+@contextmanager
+def attributed_to(event: EventT) -> Iterator[None]:
+    """Table writes in the block go to the changelog partition of `event`, as if made while it was processed
+    (Faust attributes a write to the stream's current event, which a batch's rows, written after its events
+    were taken, no longer have). The one use of Faust's private `_current_event`."""
     token = _current_event.set(weakref.ref(event))
     try:
-        table[key] = row
+        yield
     finally:
         _current_event.reset(token)
 
@@ -268,7 +271,8 @@ class TableSink:
     async def write(self, batch: Batch, done: Done) -> None:
         for key, row, envelope in batch.sessions.rows():
             value = row.snapshot() if isinstance(row, SessionState) else forget_marker(row.requested_at)
-            write_attributed(self.table, key, value, envelope.event)
+            with attributed_to(envelope.event):
+                self.table[key] = value
         await self._changelog_sent()
 
     async def _changelog_sent(self) -> None:

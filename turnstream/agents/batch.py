@@ -110,9 +110,9 @@ class Stepper:
         if kind == "tombstone":
             self.tombstones.skip(envelope)
             return
-        if kind == "refused":
-            batch.dead.append((envelope, *envelope.refusal))  # type: ignore[misc]
-            _trace(envelope, decoding, None, envelope.refusal[0])  # type: ignore[index]
+        if envelope.refusal is not None:
+            batch.dead.append((envelope, *envelope.refusal))
+            _trace(envelope, decoding, None, envelope.refusal[0])
             return
         if kind == "misrouted":
             batch.forwards.append(envelope)

@@ -14,11 +14,11 @@ from turnstream.agents.batch import Stepper, TableStates, Tombstones
 from turnstream.agents.executor import Executor, Sinks, to_the_end
 from turnstream.agents.sinks import (ArchiveSink, ContextSink, DeadLetterSink, ForgetSink, ForwardSink, JournalSink,
                                      MemorySink, RedisSink, ReleaseSink, SummaryRequestSink, TableSink)
-from turnstream.store import ContextStore
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.session import CoreConfig, SessionCore
 from turnstream.settings import Settings
+from turnstream.store import ContextStore
 from turnstream.streams.batches import acknowledge, take_batches
 from turnstream.streams.delivery import OrderedConsumer
 from turnstream.streams.topics import Topics

@@ -10,22 +10,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterator, Literal, Protocol, TypeVar
+from typing import Any, Awaitable, Callable, Literal, Protocol, TypeVar
 
 import faust
 import redis.exceptions
-from faust.streams import _current_event  # the event a Table write is attributed to (its changelog partition)
 from faust.types import AppT, EventT
 from redis.asyncio.client import Pipeline
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.batch import Batch, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
-from turnstream.store import ContextStore
+from turnstream.faust_private.tables import attributed_to
 from turnstream.memory import Memory, MemoryStore
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.archive_store import ArchiveStore
@@ -36,6 +33,7 @@ from turnstream.schemas import ContextDoc
 from turnstream.schemas.control import forget_marker
 from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState
+from turnstream.store import ContextStore
 from turnstream.streams.metrics import redis_write_retries_total
 from turnstream.tracing import record_span
 
@@ -249,18 +247,6 @@ class JournalSink:
         return await self.app.producer.send(self.topic, key, value, partition, None, None)
 
 
-@contextmanager
-def attributed_to(event: EventT) -> Iterator[None]:
-    """Table writes in the block go to the changelog partition of `event`, as if made while it was processed
-    (Faust attributes a write to the stream's current event, which a batch's rows, written after its events
-    were taken, no longer have). The one use of Faust's private `_current_event`."""
-    token = _current_event.set(weakref.ref(event))
-    try:
-        yield
-    finally:
-        _current_event.reset(token)
-
-
 @dataclass
 class TableSink:
     """One Table row per session (its state, or the forget marker of an erased one), on the changelog partition
@@ -271,7 +257,7 @@ class TableSink:
     async def write(self, batch: Batch, done: Done) -> None:
         for key, row, envelope in batch.sessions.rows():
             value = row.snapshot() if isinstance(row, SessionState) else forget_marker(row.requested_at)
-            with attributed_to(envelope.event):
+            with attributed_to(envelope.event):  # the row goes to the changelog partition of the session's own records
                 self.table[key] = value
         await self._changelog_sent()
 

@@ -21,9 +21,10 @@ from turnstream.session.config import CoreConfig
 from turnstream.session.summaries import SummaryRequests, SummaryResult
 from turnstream.text.language import Language
 
-SNAPSHOT_VERSION = 3
-"""1: the first layout (short keys, no `v`, the compactor as a nested object); 2: named fields and `v`;
-3: held turns as JSON objects (2 kept each one as a JSON string inside the row)."""
+SNAPSHOT_VERSION = 2
+"""1: the first layout (short keys, no `v`, the compactor as a nested object); 2: named fields and `v`. A held
+turn, once a JSON string inside the row, is now an object (HeldTurn.from_json reads both); the version stays 2
+so a worker not yet upgraded, in a rolling deploy, still reads every row that holds no turn."""
 
 Fold = Callable[[str, list[dict[str, Any]], Language], str]
 """(summary, dropped span, the conversation's language) -> summary: how spans that waited are laid onto an LLM summary."""
@@ -239,5 +240,4 @@ def _fields_v1(raw: dict[str, Any]) -> dict[str, Any]:
     return _fields_v2({**raw, **renamed})
 
 
-_READERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _fields_v1, 2: _fields_v2, 3: _fields_v2}
-"""Versions 2 and 3 differ only in a held turn's layout, which HeldTurn.from_json reads either way."""
+_READERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _fields_v1, 2: _fields_v2}

@@ -88,15 +88,27 @@ def test_an_item_that_failed_leaves_no_trace_in_its_session() -> None:
     assert batch.states["s1"].version == 1 and list(batch.states["s1"].recent_turn_ids) == ["s1-0"]
 
 
+ROW_WITH_A_HELD_TURN_AS_TEXT = (
+    b'{"v":2,"session_id":"s1","tenant":null,"owner":":s1","compactor":{"v":1,"budget":[300,null],"seq":1,"dropped":0,'
+    b'"tokens_in":6,"pinned":true,"lang":[0,10,0,0],"calls":[-1,[]],"anchors":[[0,6,{"role":"user","content":"hello there"}]],'
+    b'"units":[],"summary":"","facts":[],"archived":[]},"recent_turn_ids":["s1-0"],"dedup_window":256,"version":1,'
+    b'"last_turn_id":"s1-0","greetings":1,"summaries":{"next":1,"base":"","inflight":null,"since":0.0,"inflight_spans":[],'
+    rb'"pending":[]},"user_facts":[],"last_seq":0,"held":[[2,"{\"turn_id\":\"s1-2\",\"session_id\":\"s1\",\"seq\":2,'
+    rb'\"message\":{\"role\":\"user\",\"content\":\"hello there\"}}",1700000000.0]],"released_through":null}'
+)
+"""A Table row as the worker wrote it before held turns were structured: turn s1-0 applied, s1-2 waiting for seq 1."""
+
+
 def test_a_row_written_before_held_turns_were_structured_restores() -> None:
-    """A Table row of format 2 kept each held turn as a JSON string inside the row."""
-    state = CORE.new_state(turn(0))
-    CORE.on_turn(state, turn(0), NOW)
-    CORE.on_turn(state, Forwarded(turn(2)), NOW)  # waits for seq 1
-    row = orjson.loads(state.snapshot())
-    assert row["v"] == 3 and row["held"][0]["turn"]["turn_id"] == "s1-2"  # an object, not a string
-    old = {**row, "v": 2, "held": [[2, orjson.dumps(row["held"][0]["turn"]).decode(), NOW]]}
-    restored = SessionState.restore(orjson.dumps(old))
-    assert restored.held == [HeldTurn(2, turn(2), NOW)]
+    restored = SessionState.restore(ROW_WITH_A_HELD_TURN_AS_TEXT)
+    assert restored.held == [HeldTurn(2, turn(2), NOW)] and restored.version == 1
     step = CORE.on_turn(restored, turn(1), NOW)
     assert step.outcome == "applied" and step.release == (turn(2),)
+
+
+def test_a_held_turn_is_an_object_in_the_row_and_comes_back_as_it_went() -> None:
+    state = SessionState.restore(ROW_WITH_A_HELD_TURN_AS_TEXT)
+    row = orjson.loads(state.snapshot())
+    assert row["held"] == [{"seq": 2, "turn": orjson.loads(orjson.dumps(turn(2).model_dump(exclude_unset=True))),
+                            "since": NOW}]
+    assert SessionState.restore(state.snapshot()).held == state.held

@@ -5,8 +5,10 @@ The order is the delivery guarantee. Nothing is acknowledged before every stage 
 failure at any stage leaves the batch unacknowledged and its partition's next owner applies it again from
 the last committed offset, onto the Table row as the last complete batch left it: every write before the
 Table row is idempotent (dead letters and forwards are sent again, memory upserts and archive appends are
-keyed, context writes compare-and-set on a version the replay recomputes), and every write after it is
-one the replay re-derives or the reader tolerates twice (a forget confirmation, a summary request).
+keyed, context writes compare-and-set on a version the replay recomputes). After it, the replay finds the
+new rows: a forget is confirmed again (its record replays whatever the row), and a summary request lost there
+is not asked again by the replay (its turns are duplicates now) but re-sent with the next dropped span once
+it is stale (session/summaries.py).
 """
 
 from __future__ import annotations

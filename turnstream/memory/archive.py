@@ -11,6 +11,8 @@ import orjson
 
 from turnstream.compaction.strategies.text import shorten
 from turnstream.text.chat import content_text, tool_calls
+from turnstream.text.dates import Notes, date_notes
+from turnstream.text.language import Language
 from turnstream.text.terms import recall_terms
 
 TEXT_CHARS = 1000
@@ -39,6 +41,10 @@ class ArchiveEntry:
     """When the turn happened (the turn's `ts`, else when it was applied), epoch seconds."""
     text: str
     """The turn condensed to searchable text (tool calls and results included)."""
+    dates: Notes | None = None
+    """Its relative dates pinned to the day it was said, as notes to insert into `text` (text/dates.py),
+    found once when it was archived; None for an entry archived before dates were pinned then, whose read
+    finds them (in the reading prompt's language)."""
 
     @property
     def position_field(self) -> str:
@@ -52,13 +58,20 @@ class ArchiveEntry:
 
     def to_json(self) -> bytes:
         """As stored and as the read script returns it."""
-        return orjson.dumps({"id": self.id, "session": self.session, "position": self.position, "role": self.role,
-                             "speaker": self.speaker, "ts": self.ts, "text": self.text})
+        data = {"id": self.id, "session": self.session, "position": self.position, "role": self.role,
+                "speaker": self.speaker, "ts": self.ts, "text": self.text}
+        return orjson.dumps(data if self.dates is None else {**data, "dates": self.dates})
 
     @classmethod
     def from_json(cls, raw: bytes | str) -> ArchiveEntry:
-        data = orjson.loads(raw)
-        return cls(data["id"], data["session"], data["position"], data["role"], data["speaker"], data["ts"], data["text"])
+        return cls.from_dict(orjson.loads(raw))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArchiveEntry:
+        """An entry as decoded from its JSON, with or without pinned dates."""
+        dates = data.get("dates")
+        return cls(data["id"], data["session"], data["position"], data["role"], data["speaker"], data["ts"], data["text"],
+                   None if dates is None else tuple((at, note) for at, note in dates))
 
 
 def entry_id(session: str, turn_id: str) -> str:
@@ -82,13 +95,18 @@ def archive_text(message: dict[str, Any], call: dict[str, Any] | None = None) ->
 
 
 def archive_entry(
-    session: str, turn_id: str, position: int, message: dict[str, Any], ts: float, call: dict[str, Any] | None = None
+    session: str, turn_id: str, position: int, message: dict[str, Any], ts: float, call: dict[str, Any] | None = None,
+    language: Language | None = None,
 ) -> ArchiveEntry | None:
-    """The archive entry of one applied turn; None for a system message (the anchors keep those) or no text."""
+    """The archive entry of one applied turn; None for a system message (the anchors keep those) or no text.
+
+    With the conversation's `language`, its relative dates are pinned now, once, rather than on every read.
+    """
     if message.get("role") == "system":
         return None
     text = archive_text(message, call)
     if not text:
         return None
     speaker = message.get("name") if isinstance(message.get("name"), str) else None
-    return ArchiveEntry(entry_id(session, turn_id), session, position, message["role"], speaker, ts, text)
+    dates = None if language is None else date_notes(text, ts, language)
+    return ArchiveEntry(entry_id(session, turn_id), session, position, message["role"], speaker, ts, text, dates)

@@ -83,5 +83,5 @@ def decode_recall(reply: Sequence[Any]) -> RecallResult:
     for raw, access, score in zip(memories[0::3], memories[1::3], memories[2::3]):
         memory = orjson.loads(raw)
         recalled.append(Recalled(memory["id"], memory["type"], memory["text"], float(score), int(access)))
-    entries = [(ArchiveEntry(**entry), float(score)) for score, entry in orjson.loads(archived)]
+    entries = [(ArchiveEntry.from_dict(entry), float(score)) for score, entry in orjson.loads(archived)]
     return RecallResult(doc, (profile or b"").decode(), recalled, entries)

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from turnstream.compaction.tokens import count_text
 from turnstream.memory.archive import ArchiveEntry
-from turnstream.text.dates import day_text, ground_dates
+from turnstream.text.dates import day_text, ground_dates, with_notes
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 
@@ -51,7 +51,9 @@ def day_heading(entry: ArchiveEntry, language: Language) -> str:
 def turn_line(entry: ArchiveEntry, language: Language) -> str:
     """`Caroline: I went there yesterday (7 May 2023).`: attributed, relative dates pinned to the day it was said."""
     speaker = entry.speaker or LOCALES[language].speakers.get(entry.role, entry.role)
-    return f"{speaker}: {ground_dates(entry.text, entry.ts, language)}"
+    # an entry archived before dates were pinned at write time is grounded here, as every entry once was
+    text = ground_dates(entry.text, entry.ts, language) if entry.dates is None else with_notes(entry.text, entry.dates)
+    return f"{speaker}: {text}"
 
 
 def recall_line(entry: ArchiveEntry, language: Language) -> str:

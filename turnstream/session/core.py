@@ -114,7 +114,9 @@ class SessionCore:
         dropped = state.close_pending_calls(unavailable, self.strategy, said) if turn.message["role"] != "tool" else []
         dropped += state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting, seq=turn.seq, ts=said)
         memories = self._memories(state, turn, greeting, now)
-        entry = archive_entry(state.key, turn.turn_id, state.last_position, turn.message, said, state.step_call())
+        # dates pinned in the conversation's language with this turn counted: what its context document says
+        entry = archive_entry(state.key, turn.turn_id, state.last_position, turn.message, said, state.step_call(),
+                              state.language())
         request = None
         if dropped and self.config.llm_enabled:
             request = state.summaries.queue(dropped, state.key, state.owner, now, self.config.stale_after)

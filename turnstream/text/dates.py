@@ -100,12 +100,59 @@ _CUES: dict[Language, re.Pattern[str]] = {
 """A word every rule needs: most lines have none, and then no rule runs."""
 
 
-def ground_dates(text: str, ts: float, language: Language) -> str:
-    """`text` with every relative time expression followed by the date it meant when said at `ts` (UTC)."""
+Notes = tuple[tuple[int, str], ...]
+"""Where a text's dates go: (offset in the text, what is inserted there) pairs, offsets rising."""
+
+
+def date_notes(text: str, ts: float, language: Language) -> Notes:
+    """The notes `ground_dates` inserts into `text` said at `ts` (UTC): what an archived turn keeps, so a read
+    pins its dates with no regex."""
     if not _CUES[language].search(text):
-        return text
+        return ()
     today = datetime.fromtimestamp(ts, timezone.utc).date()
     note = LOCALES[language].date_note
+    inserted = [False] * len(text)  # per character of `text` as it grows: True where a note put it
     for pattern, meaning in _RULES[language]:
-        text = pattern.sub(lambda m: m.group(0) + note.format(date=meaning(m, today)), text)
-    return text
+        matches = list(pattern.finditer(text))
+        if not matches:
+            continue
+        pieces: list[str] = []
+        marks: list[bool] = []
+        last = 0
+        for match in matches:  # re.sub's own scan: the same matches, left to right, none overlapping
+            added = note.format(date=meaning(match, today))
+            pieces += [text[last : match.end()], added]
+            marks += inserted[last : match.end()] + [True] * len(added)
+            last = match.end()
+        text, inserted = "".join([*pieces, text[last:]]), marks + inserted[last:]
+    notes: list[tuple[int, str]] = []
+    offset, run = 0, []
+    for char, added in zip(text, inserted):
+        if added:
+            run.append(char)
+            continue
+        if run:
+            notes.append((offset, "".join(run)))
+            run = []
+        offset += 1
+    if run:
+        notes.append((offset, "".join(run)))
+    return tuple(notes)
+
+
+def with_notes(text: str, notes: Notes) -> str:
+    """`text` with `notes` inserted: what ground_dates makes of it, without its regexes."""
+    if not notes:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for at, added in notes:
+        pieces += [text[last:at], added]
+        last = at
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def ground_dates(text: str, ts: float, language: Language) -> str:
+    """`text` with every relative time expression followed by the date it meant when said at `ts` (UTC)."""
+    return with_notes(text, date_notes(text, ts, language))

@@ -1,8 +1,10 @@
+import orjson
 
 from turnstream.memory.archive import MAX_DISTINCT_TERMS, ArchiveEntry, archive_entry, archive_text, entry_id
 from turnstream.compaction.tokens import count_text
 from hypothesis import given, strategies as st
 
+from turnstream.memory.reads import decode_recall
 from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, choose_turns, dated_lines, day_heading, turn_line, snippets
 
 
@@ -84,3 +86,43 @@ def test_dated_lines_head_each_run_of_a_day(pairs: list[tuple[str, str]]) -> Non
     assert [line for line in out if line in days] == days  # one heading per day, in order
     assert [line for line in out if line not in days] == [line for _, line in pairs if line not in days]
     assert len(out) == len(pairs) + len(days)
+
+
+MAY_8_2023 = 1683554160.0
+
+
+@given(text=st.sampled_from(["I went yesterday, and next week again.", "Nothing relative.", "我昨天去了，下个月再去。",
+                             "This morning the deploy broke; last Monday too."]),
+       language=st.sampled_from(["en", "zh"]), ts=st.floats(0, 4_102_444_800))
+def test_dates_pinned_at_archive_time_read_as_the_read_path_grounded_them(text: str, language: str, ts: float) -> None:
+    message = {"role": "user", "name": "Caroline", "content": text}
+    pinned = archive_entry("s1", "t1", 1, message, ts, language=language)  # type: ignore[arg-type]
+    before = archive_entry("s1", "t1", 1, message, ts)  # as entries were archived before dates were pinned
+    assert pinned is not None and before is not None and before.dates is None and pinned.dates is not None
+    assert turn_line(pinned, language) == turn_line(before, language)  # type: ignore[arg-type]
+    assert pinned.text == before.text and pinned.term_counts() == before.term_counts()  # indexed and matched as before
+    assert ArchiveEntry.from_json(pinned.to_json()) == pinned
+
+
+def test_an_entry_archived_before_dates_were_pinned_reads_grounded_in_the_prompts_language() -> None:
+    old = orjson.dumps({"id": "e", "session": "s1", "position": 3, "role": "user", "speaker": "Caroline",
+                        "ts": MAY_8_2023, "text": "I went yesterday."})
+    entry = ArchiveEntry.from_json(old)
+    assert entry.dates is None and entry.to_json() == old
+    assert turn_line(entry, "en") == "Caroline: I went yesterday (7 May 2023)."
+
+
+def test_a_pinned_entry_reads_its_notes_not_its_text_again() -> None:
+    entry = archive_entry("s1", "t1", 1, {"role": "user", "content": "I went yesterday."}, MAY_8_2023, language="en")
+    assert entry is not None and entry.dates == ((len("I went yesterday"), " (7 May 2023)"),)
+    assert turn_line(entry, "zh") == "用户: I went yesterday (7 May 2023)."  # pinned when said, whoever reads it
+
+
+def test_the_read_scripts_reply_keeps_each_entrys_pinned_dates_or_their_absence() -> None:
+    pinned = archive_entry("s1", "t1", 1, {"role": "user", "content": "See you tomorrow."}, MAY_8_2023, language="en")
+    old = archive_entry("s1", "t2", 2, {"role": "user", "content": "See you tomorrow."}, MAY_8_2023)
+    assert pinned is not None and old is not None
+    archived = b"[" + b",".join(b"[%s,%s]" % (score, e.to_json()) for score, e in ((b"1.5", pinned), (b"0", old))) + b"]"
+    result = decode_recall([None, b"", 0, [], archived])
+    assert result.archived == [(pinned, 1.5), (old, 0.0)]
+    assert hash(result.archived[0][0]) == hash(pinned)  # a frozen record still, its notes tuples

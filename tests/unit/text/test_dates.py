@@ -1,6 +1,13 @@
-import pytest
+from datetime import datetime, timezone
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from turnstream.text import dates
 from turnstream.text.dates import ground_dates
+from turnstream.text.language import Language
+from turnstream.text.locale import LOCALES
 
 
 MONDAY_8_MAY_2023 = 1683554160.0
@@ -36,3 +43,40 @@ def test_chinese() -> None:
     assert ground_dates("我昨天去了，上个月也去了，去年没去。", MONDAY_8_MAY_2023, "zh") == (
         "我昨天（2023年5月7日）去了，上个月（2023年4月）也去了，去年（2022年）没去。"
     )
+
+
+def grounded_on_read(text: str, ts: float, language: Language) -> str:
+    """ground_dates as the read path ran it before dates were pinned at write time: every rule's re.sub in turn."""
+    if not dates._CUES[language].search(text):
+        return text
+    today = datetime.fromtimestamp(ts, timezone.utc).date()
+    note = LOCALES[language].date_note
+    for pattern, meaning in dates._RULES[language]:
+        text = pattern.sub(lambda m: m.group(0) + note.format(date=meaning(m, today)), text)
+    return text
+
+
+_PHRASES = {
+    "en": ["yesterday", "Last night", "today", "this morning", "tomorrow", "last Monday", "next friday", "this Sunday",
+           "past weekend", "this weekend", "last week", "next week", "last month", "this month", "next month",
+           "last year", "this year", "next year", "3 days ago", "a couple of weeks ago", "two months ago", "ten years ago",
+           "the", "last", "this", "next", "ago", "weeks", "day", "I", "went", "(", ")", ",", ".", "\n", "```", "- ", "2023"],
+    "zh": ["前天", "昨天", "昨晚", "今天", "今晚", "明天", "后天", "上周", "上个星期", "下星期", "上个月", "下个月", "去年",
+           "今年", "明年", "我", "去了", "上", "下", "前", "后", "，", "。", "代码", "\n", "2023年"],
+}
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), language=st.sampled_from(["en", "zh"]),
+       ts=st.floats(0, 4_102_444_800, allow_nan=False))  # 1970 to 2100
+def test_dates_pinned_once_read_as_the_read_path_grounded_them(data: st.DataObject, language: Language, ts: float) -> None:
+    words = data.draw(st.lists(st.sampled_from(_PHRASES[language]) | st.text(max_size=4), max_size=40))
+    text = data.draw(st.sampled_from([" ", ""])).join(words)
+    notes = dates.date_notes(text, ts, language)
+    assert dates.with_notes(text, notes) == grounded_on_read(text, ts, language) == ground_dates(text, ts, language)
+    assert [at for at, _ in notes] == sorted({at for at, _ in notes}) and all(0 <= at <= len(text) for at, _ in notes)
+
+
+def test_a_text_without_relative_dates_has_no_notes() -> None:
+    assert dates.date_notes("We met in Lisbon.", MONDAY_8_MAY_2023, "en") == ()
+    assert dates.date_notes("I went yesterday.", MONDAY_8_MAY_2023, "en") == ((len("I went yesterday"), " (7 May 2023)"),)

@@ -45,6 +45,15 @@ def test_an_applied_turn_asks_for_its_context_archive_and_memories() -> None:
     assert state.version == 1 and state.last_turn_id == "s1-0"
 
 
+def test_an_archived_turn_has_its_dates_pinned_in_the_conversations_language() -> None:
+    c = core()
+    first = turn(0, {"role": "user", "content": "我昨天到了成都，明天去重庆。"})
+    step = c.on_turn(fresh(c, first), first, NOW)  # NOW + 0 is 14 November 2023
+    (entry,) = step.archive
+    assert entry.text == "我昨天到了成都，明天去重庆。"
+    assert entry.dates == ((3, "（2023年11月13日）"), (10, "（2023年11月15日）"))
+
+
 def test_a_duplicate_changes_nothing_and_asks_for_a_resync() -> None:
     c = core()
     first = turn(0, {"role": "user", "content": "Plan Lisbon."})

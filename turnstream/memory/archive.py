@@ -71,7 +71,7 @@ class ArchiveEntry:
         """An entry as decoded from its JSON, with or without pinned dates."""
         dates = data.get("dates")
         return cls(data["id"], data["session"], data["position"], data["role"], data["speaker"], data["ts"], data["text"],
-                   None if dates is None else tuple((at, note) for at, note in dates))
+                   None if dates is None else tuple(map(tuple, dates)))
 
 
 def entry_id(session: str, turn_id: str) -> str:

@@ -10,7 +10,8 @@ written once per day instead of once per line leaves room for more lines).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
+from functools import lru_cache
 from typing import Iterable
 
 from turnstream.compaction.tokens import count_text
@@ -45,7 +46,13 @@ class RecalledTurn:
 
 def day_heading(entry: ArchiveEntry, language: Language) -> str:
     """`[8 May 2023]`: the day the turn was said."""
-    return f"[{day_text(datetime.fromtimestamp(entry.ts, timezone.utc).date(), language)}]"
+    return _heading(datetime.fromtimestamp(entry.ts, timezone.utc).date(), language)
+
+
+@lru_cache(maxsize=1024)
+def _heading(day: date, language: Language) -> str:
+    # a prompt's candidates come from a few days: each heading is written once, not once per candidate
+    return f"[{day_text(day, language)}]"
 
 
 def turn_line(entry: ArchiveEntry, language: Language) -> str:

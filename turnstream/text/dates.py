@@ -127,8 +127,8 @@ def date_notes(text: str, ts: float, language: Language) -> Notes:
         text, inserted = "".join([*pieces, text[last:]]), marks + inserted[last:]
     notes: list[tuple[int, str]] = []
     offset, run = 0, []
-    for char, added in zip(text, inserted):
-        if added:
+    for char, noted in zip(text, inserted):
+        if noted:
             run.append(char)
             continue
         if run:

@@ -13,8 +13,9 @@ import orjson
 import pytest
 
 
-FIGURES = {"drain", "freshness", "reads", "recall", "archive", "prompt_size", "retention", "append_cost", "story", "churn"}
-SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "append_cost"}
+FIGURES = {"drain", "freshness", "reads", "recall", "archive", "long_reads", "prompt_size", "retention", "append_cost",
+           "story", "churn"}
+SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "long_reads", "append_cost"}
 BROKER_FIGURES = {"drain", "freshness"}
 """Measured on each broker; the others once, on the first (Tansu), or offline."""
 OFFLINE_FIGURES = {"prompt_size", "retention", "append_cost", "story"}

@@ -19,6 +19,7 @@ from turnstream.samples.recall_set import recall_case
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import percentile
+from turnstream.text.language import Language
 from turnstream.store import ContextStore
 
 SIZES = (1_000, 10_000)
@@ -37,8 +38,9 @@ def _turns(count: int) -> list[dict[str, Any]]:
     return [{**turn, "session_id": f"{turn['session_id']}-{n // 600}"} for n, turn in enumerate(turns[:count])]
 
 
-async def _fill(archive: ArchiveStore, owner: str, turns: list[dict[str, Any]]) -> None:
-    entries = [archive_entry(t["session_id"], t["turn_id"], t["seq"], t["message"], t["ts"]) for t in turns]
+async def fill_archive(archive: ArchiveStore, owner: str, turns: list[dict[str, Any]], language: Language) -> None:
+    """`turns` archived as the worker archives them, APPEND_BATCH at a time."""
+    entries = [archive_entry(t["session_id"], t["turn_id"], t["seq"], t["message"], t["ts"], language=language) for t in turns]
     kept = [e for e in entries if e is not None]
     for start in range(0, len(kept), APPEND_BATCH):
         await archive.append(owner, kept[start : start + APPEND_BATCH])
@@ -61,7 +63,7 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
         for size in SIZES:
             owner, session = f"bench-archive-{size}", f"bench-archive-{size}-s"
             turns = _turns(size)
-            await _fill(archive, owner, turns)
+            await fill_archive(archive, owner, turns, "en")
             memory = await _memory_bytes(redis, f"{settings.topic_prefix}:arc*{{{owner}}}*")
             result = compact([t["message"] for t in turns[-400:]], settings.budget_tokens)
             doc = ContextDoc(session_id=session, version=1, last_turn_id="t", updated_at=time.time(), **result.to_dict())

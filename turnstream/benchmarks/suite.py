@@ -18,6 +18,7 @@ from turnstream.benchmarks.pinning import chosen_split
 from turnstream.benchmarks.prompt_size import prompt_size
 from turnstream.benchmarks.reads import read_latency
 from turnstream.benchmarks.archive_reads import archive_reads
+from turnstream.benchmarks.long_reads import long_reads
 from turnstream.benchmarks.recall import recall_figure
 from turnstream.samples.recall_set import RecallCase
 from turnstream.benchmarks.retention import retention
@@ -100,7 +101,8 @@ def run_recall(
     settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]],
     broker: str,
 ) -> list[Figure]:
-    """The recall figures alone (coverage, then read cost and memory of the archive): the worker only."""
+    """The recall figures alone (coverage, then read cost and memory of the archive, and reads on long messages):
+    the worker only."""
     consumers = Consumers.of(settings)
     asyncio.run(create_topics(consumers))
     children.worker(consumers.pipeline)
@@ -112,7 +114,8 @@ async def _recall_only(
 ) -> list[Figure]:
     live = await Live.connect(consumers, children)
     try:
-        return [await recall_figure(live, recall, progress), await archive_reads(consumers.pipeline, plan.read_samples, progress)]
+        return [await recall_figure(live, recall, progress), await archive_reads(consumers.pipeline, plan.read_samples, progress),
+                await long_reads(consumers.pipeline, plan.read_samples, progress)]
     finally:
         await live.aclose()
 
@@ -137,7 +140,8 @@ async def _live_figures(
         progress("reads measured")
         recalled = await recall_figure(live, recall, progress)
         archived = await archive_reads(live.pipeline, plan.read_samples, progress)
-        return [drained, fresh, reads, recalled, archived]
+        long = await long_reads(live.pipeline, plan.read_samples, progress)
+        return [drained, fresh, reads, recalled, archived, long]
     finally:
         await live.aclose()
 

@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
              "measured agent (worker or yardstick) on one core, the broker, Redis, the bench's producers and the idle "
              "consumers on the others (with one CPU, unpinned only)",
     )
-    parser.add_argument("--recall-only", action="store_true", help="measure the recall figures alone: coverage, and the archive's read cost and memory (a worker, no yardstick agents)")
+    parser.add_argument("--recall-only", action="store_true", help="measure the recall figures alone: coverage, the archive's read cost and memory, and reads on long messages (a worker, no yardstick agents)")
     parser.set_defaults(run=run)
 
 

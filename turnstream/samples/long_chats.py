@@ -130,4 +130,5 @@ def long_chat(language: Language, messages: int = 120, seed: int = 0) -> LongCha
 
 def long_chats(chats: int = 4, messages: int = 120, seed: int = 0) -> list[LongChat]:
     """`chats` chats per language, English first."""
-    return [long_chat(language, messages, seed + n) for language in ("en", "zh") for n in range(chats)]
+    languages: tuple[Language, ...] = ("en", "zh")
+    return [long_chat(language, messages, seed + n) for language in languages for n in range(chats)]

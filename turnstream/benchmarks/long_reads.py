@@ -64,7 +64,7 @@ async def long_reads(settings: Settings, samples: int, progress: Callable[[str],
     met = bp99 / get99 <= TARGET_RATIO
     data = {"chats_per_language": chats, "messages_per_chat": messages,
             "answer_chars_mean": sum(answer_chars) / len(answer_chars), "samples_ms": timings}
-    return Figure("long_reads", "10 Reads on long messages", "build_prompt", "plain GET", rows,
+    return Figure("long_reads", "11 Reads on long messages", "build_prompt", "plain GET", rows,
                   Target(f"p99 ≤ {TARGET_RATIO:g}× GET", met), data)
 
 

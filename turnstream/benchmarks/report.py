@@ -49,7 +49,9 @@ def table(figures: list[Figure], title: str) -> Table:
     out = Table(title=title, title_justify="left")
     for column, justify in (("figure (A vs B)", "left"), ("broker", "left"), ("measure", "left"), ("unit", "left"),
                             ("A", "right"), ("B", "right"), ("A/B", "right"), ("target", "left"), ("met", "left")):
-        out.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        # only the target's text may wrap: a table wider than the console then folds it, rather than cutting
+        # the figure's title or a number short
+        out.add_column(column, justify=justify, no_wrap=column != "target")  # type: ignore[arg-type]
     for figure in grouped(figures):
         target = figure.target
         for index, row in enumerate(figure.rows):

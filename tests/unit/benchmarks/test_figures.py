@@ -11,7 +11,8 @@ from rich.console import Console
 
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, interleaved, p50_p99, ratio, rounded
 from turnstream.benchmarks.freshness import freshness_met
-from turnstream.benchmarks.report import FRESH_COLUMNS, FRESH_TITLE, STAGE_TITLE, print_stages, print_table, write_json
+from turnstream.benchmarks.report import (FRESH_COLUMNS, FRESH_TITLE, STAGE_TITLE, TABLE_WIDTH, print_stages, print_table,
+                                          write_json)
 
 
 
@@ -74,6 +75,18 @@ def test_the_table_shows_figures_ratio_and_target() -> None:
     text = console.export_text()
     assert "7 Something" in text and "ours vs theirs" in text
     assert "0.5" in text and "met" in text and "none set" in text
+
+
+def test_a_table_wider_than_the_console_folds_the_target_and_keeps_titles_and_numbers_whole() -> None:
+    console = Console(width=TABLE_WIDTH, record=True)
+    long = Figure("story", "10 Story of dropped sessions at 3,000 tokens", "ours", "theirs",
+                  [Row.of("drain rate, 256 a batch (default), pinned, on the shared cores", "turns/s", 1234.5, 5678.25)],
+                  Target("LoCoMo dev: ≥ 0.85× full at 2k, ≥ 0.95× at 4k, evidence ≥ 90 % at 4k; " * 3, False))
+    print_table([long], "title", console)
+    text = console.export_text()
+    assert "10 Story of dropped sessions at 3,000 tokens" in text
+    assert "drain rate, 256 a batch (default), pinned, on the shared cores" in text and "5,678" in text
+    assert max(len(line) for line in text.splitlines()) <= TABLE_WIDTH
 
 
 def test_the_json_holds_every_figure_with_its_target(tmp_path: Path) -> None:

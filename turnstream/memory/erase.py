@@ -21,8 +21,11 @@ from turnstream.settings import Settings
 KINDS = {
     "ctx": "contexts", "applied": "applied-turn sets", "injected": "recall lists", "mem": "memory hashes",
     "memcreated": "memory hashes", "memaccess": "memory hashes", "memkw": "keyword sets", "profile": "profiles",
+    "arcent": "archive keys", "arcat": "archive keys", "arcrec": "archive keys", "arcmeta": "archive keys",
+    "arcdict": "archive keys", "arcpost": "archive term postings", "owner": "owner pointers",
+    # the archive layout before short ids, until its keys expire or are deleted (docs/operations.md)
     "arc": "archive keys", "arcpos": "archive keys", "arcterms": "archive keys", "arcage": "archive keys",
-    "arcstat": "archive keys", "arcterm": "archive term postings", "owner": "owner pointers",
+    "arcstat": "archive keys", "arcterm": "archive term postings",
 }
 """Key kind (schemas/keys.py) -> the name it is counted under."""
 
@@ -99,9 +102,7 @@ class Eraser:
             return counts
         if present:
             await self.redis.unlink(*present)
-        if entries:
-            records = await self.redis.hmget(keys.entry_terms, entries)
-            await self.archive.evict_overflow(owner, [0, *[x for pair in zip(entries, records) for x in pair]])
+        await self.archive.evict(owner, entries)
         async with self.redis.pipeline(transaction=True) as pipe:
             for id_, memory in mine.items():
                 for keyword in memory["keywords"]:
@@ -114,14 +115,13 @@ class Eraser:
         """Ids of the memories and archived turns erasing the owner (or, with `session`, that session) removes:
         what the memory journal gets tombstones for."""
         if session is None or owner == session_owner(session):
-            keys = self.layout.owner(owner)
-            memories, entries = await self.redis.hkeys(keys.memories), await self.redis.hkeys(keys.archive)
-            return sorted(id_.decode() for id_ in memories), sorted(id_.decode() for id_ in entries)
+            memories = await self.redis.hkeys(self.layout.owner(owner).memories)
+            return sorted(id_.decode() for id_ in memories), sorted(await self.archive.stable_ids(owner))
         mine, entries = await self._session_data(owner, session)
-        return sorted(mine), sorted(entry.decode() for entry in entries)
+        return sorted(mine), sorted(await self.archive.stable_ids(owner, entries))
 
     async def _session_data(self, owner: str, session: str) -> tuple[dict[str, dict], list[bytes]]:
-        """The memories last taken from `session` (id -> memory) and the ids of its archived turns."""
+        """The memories last taken from `session` (id -> memory) and the short ids of its archived turns."""
         keys = self.layout.owner(owner)
         entries = [entry async for _, entry in self.redis.hscan_iter(keys.positions, match=glob_escape(session) + "#*")]
         memories = {id_.decode(): orjson.loads(raw) for id_, raw in (await self.redis.hgetall(keys.memories)).items()}

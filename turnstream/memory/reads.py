@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import orjson
 
 from turnstream.memory.archive import ArchiveEntry
+from turnstream.memory.archive_store import WEIGHT_SCALE
 from turnstream.memory.model import MemoryType
 from turnstream.schemas.keys import KeyLayout
 from turnstream.schemas.scripts import RECALL, Call
@@ -68,8 +69,9 @@ def recall_request(
     session = layout.session(owner, session_key)
     return RECALL.call(
         context=session.context, profile=keys.profile, memories=keys.memories, access=keys.access, injected=session.injected,
-        archive=keys.archive, positions=keys.positions, ages=keys.ages,
+        archive=keys.archive, positions=keys.positions, entry_terms=keys.entry_terms, dictionary=keys.dictionary,
         keyword_sets=[keys.keyword_prefix + word for word in keywords], postings=[keys.term_prefix + term for term in archive.terms],
+        terms=" ".join(archive.terms), weight_scale=WEIGHT_SCALE,
         k=k, window=settings.recall_dedup_window, ttl=settings.session_ttl_seconds, now=now, record=int(record),
         hits=archive.hits, postings_per_term=archive.postings_per_term, scored_terms=archive.scored_terms,
         neighbours=archive.neighbours,

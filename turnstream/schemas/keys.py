@@ -28,12 +28,17 @@ memories of sessions without a user (docs/decisions/0018-key-layout-escaping.md)
 - `P:memaccess:{O}`    HASH  memory id -> access_count (raised when a prompt injects it)
 - `P:memkw:{O}:<kw>`   SET   ids of the memories with that keyword
 - `P:profile:{O}`      HASH  text, version (compare-and-set on version)
-- `P:arc:{O}`          HASH  archive entry id -> entry JSON (one applied turn)
-- `P:arcpos:{O}`       HASH  `S#<position>` -> entry id, and entry id -> `S#<position>`: the turns around a hit
-- `P:arcterms:{O}`     HASH  entry id -> `length<TAB>S#<position><TAB>term term …`: what eviction removes
-- `P:arcage:{O}`       ZSET  entry id -> arrival number: the oldest go first when the archive is full
-- `P:arcstat:{O}`      HASH  total_length, next: what BM25 needs besides the postings
-- `P:arcterm:{O}:<t>`  ZSET  entry id -> BM25 term weight of term t in that entry (the postings)
+- `P:arcent:{O}`       HASH  short entry id -> entry JSON (one applied turn). A short id is the entry's arrival
+                             number in base 62 (`next` below), so it also says which entries are the oldest
+- `P:arcat:{O}`        HASH  `S#<position>` -> short entry id: the turns around a hit, and whether a turn is in
+- `P:arcrec:{O}`       HASH  short entry id -> `length<TAB>S#<position><TAB>term term …`: where a hit is, and what
+                             eviction removes
+- `P:arcmeta:{O}`      HASH  total_length, next, first: what BM25 needs besides the postings, and the id counter
+- `P:arcdict:{O}`      HASH  term t -> `id:weight,…`, the packed postings of a rare term, or `<df> <size>`, the
+                             document frequency of a term whose postings have a key of their own (below) and the
+                             size of that key
+- `P:arcpost:{O}:<t>`  ZSET  short entry id -> integer BM25 weight of t in that entry: the highest-weighted postings
+                             of a term past the packed limit (memory/archive_store.py)
 
 Outside the owner's slot:
 
@@ -126,8 +131,8 @@ class OwnerKeys(NamedTuple):
     archive: str
     positions: str
     entry_terms: str
-    ages: str
     stats: str
+    dictionary: str
     term_prefix: str
 
 
@@ -146,7 +151,8 @@ class KeyLayout:
         p, tag = self.prefix, _tag(owner)
         return OwnerKeys(
             f"{p}:mem:{tag}", f"{p}:memcreated:{tag}", f"{p}:memaccess:{tag}", f"{p}:profile:{tag}", f"{p}:memkw:{tag}:",
-            f"{p}:arc:{tag}", f"{p}:arcpos:{tag}", f"{p}:arcterms:{tag}", f"{p}:arcage:{tag}", f"{p}:arcstat:{tag}", f"{p}:arcterm:{tag}:",
+            f"{p}:arcent:{tag}", f"{p}:arcat:{tag}", f"{p}:arcrec:{tag}", f"{p}:arcmeta:{tag}", f"{p}:arcdict:{tag}",
+            f"{p}:arcpost:{tag}:",
         )
 
     def updates_channel(self, session_key: str) -> str:

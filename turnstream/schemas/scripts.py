@@ -147,11 +147,13 @@ def _text(path: str) -> str:
 
 
 _ARCHIVE_KEYS = (
-    Position("archive", "entry id -> entry JSON (one applied turn)", "P:arc:{O}"),
-    Position("positions", "`S#<position>` -> entry id and entry id -> `S#<position>`", "P:arcpos:{O}"),
-    Position("entry_terms", "entry id -> `length<TAB>S#<position><TAB>term term …`", "P:arcterms:{O}"),
-    Position("ages", "entry id -> arrival number", "P:arcage:{O}"),
-    Position("stats", "total_length, next", "P:arcstat:{O}"),
+    Position("archive", "short entry id -> entry JSON (one applied turn)", "P:arcent:{O}"),
+    Position("positions", "`S#<position>` -> short entry id", "P:arcat:{O}"),
+    Position("entry_terms", "short entry id -> `length<TAB>S#<position><TAB>term term …`", "P:arcrec:{O}"),
+    Position("stats", "total_length, next (the newest entry's number), first (the oldest's, or a gap before it)",
+             "P:arcmeta:{O}"),
+    Position("dictionary", "term -> its packed postings `id:weight,…` (a rare term), or `<df> <size>`: its document "
+             "frequency and its postings key's size (a term with a postings key)", "P:arcdict:{O}"),
 )
 
 RECALL = ScriptSpec(
@@ -166,15 +168,19 @@ RECALL = ScriptSpec(
         Position("access", "memory id -> access count", "P:memaccess:{O}"),
         Position("injected", "the memory ids of the session's prompts, newest first, one comma-joined list each",
                  "P:injected:{O}:S"),
-        Position("archive", "archive entry id -> entry JSON", "P:arc:{O}"),
-        Position("positions", "archive positions, both ways", "P:arcpos:{O}"),
-        Position("ages", "archive entry id -> arrival number", "P:arcage:{O}"),
+        Position("archive", "short archive entry id -> entry JSON", "P:arcent:{O}"),
+        Position("positions", "archive positions: `S#<position>` -> short entry id", "P:arcat:{O}"),
+        Position("entry_terms", "short archive entry id -> `length<TAB>S#<position><TAB>terms`: where a hit is",
+                 "P:arcrec:{O}"),
+        Position("dictionary", "the archive's term dictionary: term -> packed postings or `<df> <size>`",
+                 "P:arcdict:{O}"),
     ),
     key_tails=(
         KeyTail("keyword_sets", "one per query keyword (lower-case words, `keywords` in "
                 "turnstream/compaction/strategies/text.py)", "P:memkw:{O}:<keyword>", counted_by="keyword_count"),
         KeyTail("postings", "one per query term (stemmed words and CJK bigrams, `query_terms` in "
-                "turnstream/text/terms.py)", "P:arcterm:{O}:<term>"),
+                "turnstream/text/terms.py): the postings key of a term the dictionary gives a frequency",
+                "P:arcpost:{O}:<term>"),
     ),
     argv=(
         Position("k", "memories returned at most"),
@@ -187,6 +193,8 @@ RECALL = ScriptSpec(
         Position("postings_per_term", "highest-weighted postings read per scored term"),
         Position("scored_terms", "rarest query terms scored"),
         Position("neighbours", "turns of the same session returned on each side of a hit"),
+        Position("terms", "the query terms separated by spaces, in the order of the postings keys"),
+        Position("weight_scale", "what the stored integer weights are multiplied by"),
     ),
     reply="{doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON}: the archive "
     "part is one JSON array of [score, entry] pairs, hits best first, each followed by its neighbours (score 0), "
@@ -244,16 +252,22 @@ ARCHIVE_APPEND = ScriptSpec(
     path="memory/lua/archive_append.lua",
     purpose="Append turns to one owner's archive and index them for BM25; an entry already there is left alone.",
     keys=_ARCHIVE_KEYS,
-    key_tails=(KeyTail("postings", "the term postings this call writes to", "P:arcterm:{O}:<term>"),),
+    key_tails=(KeyTail("postings", "the postings keys of the terms this call indexes (only those of terms past "
+                       "`packed_max` are written)", "P:arcpost:{O}:<term>"),),
     argv=(
         Position("ttl", "seconds every archive key of the owner lives after this write"),
         Position("cap", "entries kept at most"),
         Position("evict_chunk", "entries reported over the cap beyond the excess, so the next appends need no eviction"),
         Position("k1", "BM25 k1"),
         Position("b", "BM25 b"),
+        Position("terms", "the call's terms separated by spaces, in the order of the postings keys"),
+        Position("weight_scale", "a weight is stored as the integer nearest weight × weight_scale"),
+        Position("packed_max", "postings a term keeps packed in its dictionary field; one more moves them to its key"),
+        Position("postings_kept", "postings a postings key holds at most, the highest-weighted (a read takes fewer)"),
+        Position("postings_trimmed", "postings a full postings key is cut back to, so that most additions need no cut"),
     ),
     arg_tail=ArgTail("entries", "per entry appended", item="entry", fields=(
-        Position("id", "entry id"),
+        Position("id", "the entry's stable id (entry_id): a turn whose position holds it already is not added"),
         Position("json", "entry JSON"),
         Position("record", "its terms record, `length<TAB>S#<position><TAB>term term …`"),
         Position("field", "its position field, `S#<position>`"),
@@ -261,20 +275,21 @@ ARCHIVE_APPEND = ScriptSpec(
         Position("postings", "its postings as `index:frequency` pairs separated by spaces, index counting from 1 "
                  "into the postings keys: one argument per entry, not two per term, keeps the call cheap"),
     )),
-    reply="{entries added, then id and terms record of every entry over the cap, oldest first}: the caller evicts "
-    "those with their postings (it alone can name their posting keys).",
+    reply="{entries added, then short id, terms record and stable id of every entry over the cap, oldest first}: "
+    "the caller evicts those with their postings (it alone can name their postings keys).",
 )
 
 ARCHIVE_EVICT = ScriptSpec(
     path="memory/lua/archive_evict.lua",
     purpose="Remove entries from one owner's archive together with their postings; safe to repeat.",
     keys=_ARCHIVE_KEYS,
-    key_tails=(KeyTail("postings", "the postings of the evicted entries' terms", "P:arcterm:{O}:<term>"),),
-    argv=(),
+    key_tails=(KeyTail("postings", "the postings keys of the evicted entries' terms", "P:arcpost:{O}:<term>"),),
+    argv=(Position("terms", "the evicted entries' terms separated by spaces, in the order of the postings keys"),),
     arg_tail=ArgTail("entries", "per entry evicted", item="entry", fields=(
-        Position("id", "entry id"),
+        Position("id", "short entry id"),
         Position("field", "its position field, `S#<position>`"),
         Position("length", "its length in terms"),
+        Position("terms", "its terms as indexes counting from 1 into `terms`, separated by spaces"),
     )),
     reply="the number of entries removed.",
 )

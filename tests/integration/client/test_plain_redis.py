@@ -98,10 +98,11 @@ async def test_a_gateway_reads_the_context_with_plain_redis_commands(settings: S
         sha = redis.execute_command("SCRIPT", "LOAD", RECALL_LUA.read_text())
         keys, args = RECALL.call(
             context=context, profile=f"{p}:profile:{{{o}}}", memories=f"{p}:mem:{{{o}}}", access=f"{p}:memaccess:{{{o}}}",
-            injected=f"{p}:injected:{{{o}}}:{s}", archive=f"{p}:arc:{{{o}}}", positions=f"{p}:arcpos:{{{o}}}",
-            ages=f"{p}:arcage:{{{o}}}", keyword_sets=[f"{p}:memkw:{{{o}}}:budget"], postings=[f"{p}:arcterm:{{{o}}}:budget"],
-            k=5, window=settings.recall_dedup_window, ttl=settings.session_ttl_seconds, now=time.time(), record=0,
-            hits=32, postings_per_term=64, scored_terms=8, neighbours=1,
+            injected=f"{p}:injected:{{{o}}}:{s}", archive=f"{p}:arcent:{{{o}}}", positions=f"{p}:arcat:{{{o}}}",
+            entry_terms=f"{p}:arcrec:{{{o}}}", dictionary=f"{p}:arcdict:{{{o}}}", keyword_sets=[f"{p}:memkw:{{{o}}}:budget"],
+            postings=[f"{p}:arcpost:{{{o}}}:budget"], k=5, window=settings.recall_dedup_window,
+            ttl=settings.session_ttl_seconds, now=time.time(), record=0, hits=32, postings_per_term=64, scored_terms=8,
+            neighbours=1, terms="budget", weight_scale=10_000,
         )
         stored, profile, _profile_version, memories, archive = redis.execute_command("EVALSHA", sha, len(keys), *keys, *args)
         assert stored == redis.execute_command("HGET", context, "doc")

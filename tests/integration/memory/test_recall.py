@@ -16,6 +16,7 @@ from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import ArchiveEntry, archive_entry
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.samples.recall_set import START_TS, recall_case
+from turnstream.schemas.keys import OwnerKeys
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
@@ -75,8 +76,15 @@ def entries(n: int, start: int = 0) -> list[ArchiveEntry]:
     return [e for e in made if e is not None]
 
 
-async def postings_of(redis: Redis, prefix: str) -> dict[str, set[str]]:
-    return {key.decode(): {m.decode() for m in await redis.zrange(key, 0, -1)} async for key in redis.scan_iter(f"{prefix}*")}
+async def postings_of(redis: Redis, keys: OwnerKeys) -> dict[str, set[str]]:
+    """Term -> the short ids of its postings, packed in the dictionary or in the term's own key."""
+    found = {}
+    for term, value in (await redis.hgetall(keys.dictionary)).items():
+        if b":" in value:
+            found[term.decode()] = {posting.split(b":")[0].decode() for posting in value.split(b",")}
+        else:
+            found[term.decode()] = {m.decode() for m in await redis.zrange(keys.term_prefix + term.decode(), 0, -1)}
+    return found
 
 
 async def test_the_cap_evicts_the_oldest_entries_with_their_postings(redis_settings: Settings) -> None:
@@ -90,13 +98,14 @@ async def test_the_cap_evicts_the_oldest_entries_with_their_postings(redis_setti
         kept = await archive.entries("u1")
         # over the cap, the oldest go, and a hundredth of the cap more (here 1), so most appends evict nothing
         assert [e.position for e in kept] == list(range(21, 70))
-        postings = await postings_of(archive.redis, keys.term_prefix)
-        ids = {e.id for e in kept}
-        assert set().union(*postings.values()) == ids  # no posting of an evicted entry is left
-        assert f"{keys.term_prefix}word3" not in postings and f"{keys.term_prefix}word69" in postings
+        postings = await postings_of(archive.redis, keys)
+        ids = {id_.decode() for id_ in await archive.redis.hkeys(keys.archive)}
+        assert len(ids) == 49 and set().union(*postings.values()) == ids  # no posting of an evicted entry is left
+        assert "word3" not in postings and "word69" in postings
+        assert [key async for key in archive.redis.scan_iter(keys.term_prefix + "*")]  # frequent terms have their own key
         total = int(await archive.redis.hget(keys.stats, "total_length"))
         assert total == sum(sum(e.term_counts().values()) for e in kept)
-        assert await archive.redis.hlen(keys.positions) == 2 * 49  # both ways: position -> id, id -> position
+        assert await archive.redis.hlen(keys.positions) == 49
     finally:
         await archive.redis.aclose()
 
@@ -105,9 +114,9 @@ async def test_an_owners_archive_keys_expire_together(redis_settings: Settings) 
     settings = redis_settings.model_copy(update={"owner_ttl_seconds": 2})
     archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
     try:
-        await archive.append("u2", entries(10))
+        await archive.append("u2", entries(40))  # "turn" in every one: past the packed postings, a key of its own
         tagged = [key async for key in archive.redis.scan_iter(f"{settings.topic_prefix}:*{{u2}}*")]
-        assert len(tagged) > 10
+        assert len(tagged) > 5 and archive.layout.owner("u2").term_prefix.encode() + b"turn" in tagged
         ttls = [await archive.redis.ttl(key) for key in tagged]
         assert all(0 < ttl <= 2 for ttl in ttls), ttls
         await asyncio.sleep(2.5)

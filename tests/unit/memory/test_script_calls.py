@@ -10,7 +10,9 @@ from redis.asyncio import Redis
 
 from turnstream.memory import Memory
 from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.archive_store import BM25_B, BM25_K1, ArchiveStore
+from turnstream.memory.archive_store import (
+    BM25_B, BM25_K1, PACKED_MAX, POSTINGS_KEPT, POSTINGS_TRIMMED, WEIGHT_SCALE, ArchiveStore, arrival_number,
+)
 from turnstream.memory.reads import ArchiveQuery, recall_request
 from turnstream.memory.store import MemoryStore, _Upsert
 from turnstream.schemas.context import ContextDoc
@@ -62,9 +64,10 @@ def test_recall_request_names_the_session_and_owner_keys_and_counts_the_keyword_
     call = recall_request(KeyLayout("P"), SETTINGS, "O", "S", ["budget", "lisbon"], 5, archive, record=False, now=1000.0)
     named = read_back(RECALL, call.keys, call.args)
     assert named == {
-        **patterns(RECALL), "keyword_sets": ["P:memkw:{O}:budget", "P:memkw:{O}:lisbon"], "postings": ["P:arcterm:{O}:budget"],
+        **patterns(RECALL), "keyword_sets": ["P:memkw:{O}:budget", "P:memkw:{O}:lisbon"], "postings": ["P:arcpost:{O}:budget"],
         "k": 5, "window": SETTINGS.recall_dedup_window, "ttl": SETTINGS.session_ttl_seconds, "now": 1000.0, "record": 0,
-        "keyword_count": 2, "hits": 9, "postings_per_term": 11, "scored_terms": 7, "neighbours": 3,
+        "keyword_count": 2, "hits": 9, "postings_per_term": 11, "scored_terms": 7, "neighbours": 3, "terms": "budget",
+        "weight_scale": WEIGHT_SCALE,
     }
 
 
@@ -87,22 +90,25 @@ async def test_an_archive_append_names_its_keys_and_each_entry_points_at_its_pos
         await store.queue_append(pipe, "O", entries)
         named = read_back(ARCHIVE_APPEND, *sent(pipe))
     assert {name: named.pop(name) for name in patterns(ARCHIVE_APPEND)} == patterns(ARCHIVE_APPEND)
-    assert named.pop("postings") == ["P:arcterm:{O}:dog", "P:arcterm:{O}:cat"]
+    assert named.pop("postings") == ["P:arcpost:{O}:dog", "P:arcpost:{O}:cat"]
     assert named.pop("entries") == [
         {"id": "e1", "json": entries[0].to_json(), "record": "2\tS#1\tdog", "field": "S#1", "length": 2, "postings": "1:2"},
         {"id": "e2", "json": entries[1].to_json(), "record": "2\tS#2\tcat dog", "field": "S#2", "length": 2,
          "postings": "2:1 1:1"},
     ]
     assert named == {"ttl": SETTINGS.owner_ttl_seconds, "cap": SETTINGS.archive_max_entries,
-                     "evict_chunk": SETTINGS.archive_max_entries // 100, "k1": BM25_K1, "b": BM25_B}
+                     "evict_chunk": SETTINGS.archive_max_entries // 100, "k1": BM25_K1, "b": BM25_B, "terms": "dog cat",
+                     "weight_scale": WEIGHT_SCALE, "packed_max": PACKED_MAX, "postings_kept": POSTINGS_KEPT,
+                     "postings_trimmed": POSTINGS_TRIMMED}
 
 
 def test_an_eviction_names_the_postings_of_the_terms_its_entries_were_indexed_under() -> None:
-    call = ArchiveStore(Redis(), SETTINGS).evict_call("O", [(b"e1", b"2\tS#1\tdog"), (b"e2", b"2\tS#2\tcat dog"), (b"e3", b"")])
+    call = ArchiveStore(Redis(), SETTINGS).evict_call("O", [(b"1", b"2\tS#1\tdog"), (b"2", b"2\tS#2\tcat dog"), (b"3", b"")])
     assert read_back(ARCHIVE_EVICT, call.keys, call.args) == {
-        **patterns(ARCHIVE_EVICT), "postings": ["P:arcterm:{O}:cat", "P:arcterm:{O}:dog"],
-        "entries": [{"id": b"e1", "field": "S#1", "length": "2"}, {"id": b"e2", "field": "S#2", "length": "2"},
-                    {"id": b"e3", "field": "", "length": "0"}],
+        **patterns(ARCHIVE_EVICT), "postings": ["P:arcpost:{O}:dog", "P:arcpost:{O}:cat"], "terms": "dog cat",
+        "entries": [{"id": b"1", "field": "S#1", "length": "2", "terms": "1"},
+                    {"id": b"2", "field": "S#2", "length": "2", "terms": "2 1"},
+                    {"id": b"3", "field": "", "length": "0", "terms": ""}],
     }
 
 

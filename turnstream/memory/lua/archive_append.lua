@@ -1,67 +1,171 @@
 -- GENERATED HEADER, from this script's spec in turnstream/schemas/scripts.py: edit the spec, then run
 -- `python -m turnstream.schemas.script_render`. The body reads KEYS and ARGV by the names below only.
 -- Append turns to one owner's archive and index them for BM25; an entry already there is left alone.
--- KEYS[1] archive: P:arc:{O}, entry id -> entry JSON (one applied turn)
--- KEYS[2] positions: P:arcpos:{O}, `S#<position>` -> entry id and entry id -> `S#<position>`
--- KEYS[3] entry_terms: P:arcterms:{O}, entry id -> `length<TAB>S#<position><TAB>term term …`
--- KEYS[4] ages: P:arcage:{O}, entry id -> arrival number
--- KEYS[5] stats: P:arcstat:{O}, total_length, next
--- KEYS[6 …] postings: P:arcterm:{O}:<term>, the term postings this call writes to
+-- KEYS[1] archive: P:arcent:{O}, short entry id -> entry JSON (one applied turn)
+-- KEYS[2] positions: P:arcat:{O}, `S#<position>` -> short entry id
+-- KEYS[3] entry_terms: P:arcrec:{O}, short entry id -> `length<TAB>S#<position><TAB>term term …`
+-- KEYS[4] stats: P:arcmeta:{O}, total_length, next (the newest entry's number), first (the oldest's, or a gap
+--   before it)
+-- KEYS[5] dictionary: P:arcdict:{O}, term -> its packed postings `id:weight,…` (a rare term), or `<df> <size>`:
+--   its document frequency and its postings key's size (a term with a postings key)
+-- KEYS[6 …] postings: P:arcpost:{O}:<term>, the postings keys of the terms this call indexes (only those of
+--   terms past `packed_max` are written)
 -- ARGV[1] ttl: seconds every archive key of the owner lives after this write
 -- ARGV[2] cap: entries kept at most
 -- ARGV[3] evict_chunk: entries reported over the cap beyond the excess, so the next appends need no eviction
 -- ARGV[4] k1: BM25 k1
 -- ARGV[5] b: BM25 b
--- ARGV[6 …] entries: per entry appended, 6 arguments each; j counts them from 0
--- ARGV[6 + 6j] entries[j].id: entry id
--- ARGV[7 + 6j] entries[j].json: entry JSON
--- ARGV[8 + 6j] entries[j].record: its terms record, `length<TAB>S#<position><TAB>term term …`
--- ARGV[9 + 6j] entries[j].field: its position field, `S#<position>`
--- ARGV[10 + 6j] entries[j].length: its length in terms
--- ARGV[11 + 6j] entries[j].postings: its postings as `index:frequency` pairs separated by spaces, index
+-- ARGV[6] terms: the call's terms separated by spaces, in the order of the postings keys
+-- ARGV[7] weight_scale: a weight is stored as the integer nearest weight × weight_scale
+-- ARGV[8] packed_max: postings a term keeps packed in its dictionary field; one more moves them to its key
+-- ARGV[9] postings_kept: postings a postings key holds at most, the highest-weighted (a read takes fewer)
+-- ARGV[10] postings_trimmed: postings a full postings key is cut back to, so that most additions need no cut
+-- ARGV[11 …] entries: per entry appended, 6 arguments each; j counts them from 0
+-- ARGV[11 + 6j] entries[j].id: the entry's stable id (entry_id): a turn whose position holds it already is not
+--   added
+-- ARGV[12 + 6j] entries[j].json: entry JSON
+-- ARGV[13 + 6j] entries[j].record: its terms record, `length<TAB>S#<position><TAB>term term …`
+-- ARGV[14 + 6j] entries[j].field: its position field, `S#<position>`
+-- ARGV[15 + 6j] entries[j].length: its length in terms
+-- ARGV[16 + 6j] entries[j].postings: its postings as `index:frequency` pairs separated by spaces, index
 --   counting from 1 into the postings keys: one argument per entry, not two per term, keeps the call cheap
--- Returns {entries added, then id and terms record of every entry over the cap, oldest first}: the caller
---   evicts those with their postings (it alone can name their posting keys).
-local KEY = {archive = 1, positions = 2, entry_terms = 3, ages = 4, stats = 5}
+-- Returns {entries added, then short id, terms record and stable id of every entry over the cap, oldest first}:
+--   the caller evicts those with their postings (it alone can name their postings keys).
+local KEY = {archive = 1, positions = 2, entry_terms = 3, stats = 4, dictionary = 5}
 local FIXED_KEYS = 5
-local ARG = {ttl = 1, cap = 2, evict_chunk = 3, k1 = 4, b = 5}
-local FIXED_ARGV = 5
+local ARG = {
+  ttl = 1, cap = 2, evict_chunk = 3, k1 = 4, b = 5, terms = 6, weight_scale = 7, packed_max = 8, postings_kept =
+  9, postings_trimmed = 10
+}
+local FIXED_ARGV = 10
 local ENTRY = {id = 0, json = 1, record = 2, field = 3, length = 4, postings = 5}
 local ENTRY_SIZE = 6
 -- (end of the generated header)
 local ttl, cap, chunk = tonumber(ARGV[ARG.ttl]), tonumber(ARGV[ARG.cap]), tonumber(ARGV[ARG.evict_chunk])
 local k1, b = tonumber(ARGV[ARG.k1]), tonumber(ARGV[ARG.b])
+local scale, packed_max = tonumber(ARGV[ARG.weight_scale]), tonumber(ARGV[ARG.packed_max])
+local kept, trimmed = tonumber(ARGV[ARG.postings_kept]), tonumber(ARGV[ARG.postings_trimmed])
+local DIGITS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+local BATCH = 1000  -- arguments per HMGET/HSET, well inside Lua's stack
+
+local function short_id(number)
+  local id = ''
+  repeat
+    local digit = number % 62
+    id = string.sub(DIGITS, digit + 1, digit + 1) .. id
+    number = (number - digit) / 62
+  until number == 0
+  return id
+end
+
+local terms = {}
+for term in string.gmatch(ARGV[ARG.terms], '%S+') do
+  terms[#terms + 1] = term
+end
+-- the dictionary fields of the call's terms, read once and written once: a rare term's postings are one string
+local fields, changed = {}, {}
+for start = 1, #terms, BATCH do
+  local values = redis.call('HMGET', KEYS[KEY.dictionary], unpack(terms, start, math.min(start + BATCH - 1, #terms)))
+  for n = 1, #values do
+    fields[start + n - 1] = values[n]
+  end
+end
+
+local touched = {}
+local function index(slot, id, weight)
+  local value = fields[slot]
+  local df, size = string.match(value or '', '^(%d+) (%d+)$')
+  if not value then
+    fields[slot] = id .. ':' .. weight
+  elseif not df and select(2, string.gsub(value, ',', ',')) + 1 < packed_max then
+    fields[slot] = value .. ',' .. id .. ':' .. weight
+  else
+    local key = KEYS[FIXED_KEYS + slot]
+    if df then
+      df, size = tonumber(df), tonumber(size)
+    else  -- one posting too many for the field: the term gets a postings key
+      df = 0
+      for packed_id, packed_weight in string.gmatch(value, '([^:,]+):(%d+)') do
+        redis.call('ZADD', key, packed_weight, packed_id)
+        df = df + 1
+      end
+      size = df
+    end
+    redis.call('ZADD', key, weight, id)
+    df, size = df + 1, size + 1
+    if size >= kept then  -- only the best are ever read
+      redis.call('ZREMRANGEBYRANK', key, 0, -trimmed - 1)
+      size = trimmed
+    end
+    fields[slot] = df .. ' ' .. size
+    touched[key] = true
+  end
+  changed[slot] = true
+end
+
 local added = 0
 for i = FIXED_ARGV + 1, #ARGV, ENTRY_SIZE do
-  local id, json = ARGV[i + ENTRY.id], ARGV[i + ENTRY.json]
+  local stable, json = ARGV[i + ENTRY.id], ARGV[i + ENTRY.json]
   local record, field = ARGV[i + ENTRY.record], ARGV[i + ENTRY.field]
   local length = tonumber(ARGV[i + ENTRY.length])
-  if redis.call('HSETNX', KEYS[KEY.archive], id, json) == 1 then
-    redis.call('HSET', KEYS[KEY.positions], field, id, id, field)
+  -- a replayed turn has its position already; a new turn at a taken position (a reused session key) takes it
+  local there = redis.call('HGET', KEYS[KEY.positions], field)
+  local same = there and string.find(redis.call('HGET', KEYS[KEY.archive], there) or '', '"id":"' .. stable .. '"', 1, true)
+  if not same then
+    local id = short_id(redis.call('HINCRBY', KEYS[KEY.stats], 'next', 1))
+    redis.call('HSET', KEYS[KEY.archive], id, json)
+    redis.call('HSET', KEYS[KEY.positions], field, id)
     redis.call('HSET', KEYS[KEY.entry_terms], id, record)
-    redis.call('ZADD', KEYS[KEY.ages], redis.call('HINCRBY', KEYS[KEY.stats], 'next', 1), id)
     local total = redis.call('HINCRBY', KEYS[KEY.stats], 'total_length', length)
     -- the length norm against the average at write time: postings are stored by weight, so a
-    -- read takes each term's best entries with one ZREVRANGE instead of scoring them all
-    local norm = k1 * (1 - b + b * length * redis.call('ZCARD', KEYS[KEY.ages]) / total)
-    for index, frequency in string.gmatch(ARGV[i + ENTRY.postings], '(%d+):(%d+)') do
+    -- read takes each term's best entries without scoring them all
+    local norm = k1 * (1 - b + b * length * redis.call('HLEN', KEYS[KEY.archive]) / total)
+    for slot, frequency in string.gmatch(ARGV[i + ENTRY.postings], '(%d+):(%d+)') do
       local tf = tonumber(frequency)
-      redis.call('ZADD', KEYS[FIXED_KEYS + tonumber(index)], tf * (k1 + 1) / (tf + norm), id)
+      index(tonumber(slot), id, math.max(1, math.floor(tf * (k1 + 1) / (tf + norm) * scale + 0.5)))
     end
     added = added + 1
   end
 end
-for k = 1, #KEYS do
+local writes = {}
+for slot in pairs(changed) do
+  writes[#writes + 1] = terms[slot]
+  writes[#writes + 1] = fields[slot]
+end
+for start = 1, #writes, BATCH do
+  redis.call('HSET', KEYS[KEY.dictionary], unpack(writes, start, math.min(start + BATCH - 1, #writes)))
+end
+for k = 1, FIXED_KEYS do
   redis.call('EXPIRE', KEYS[k], ttl)
 end
+for key in pairs(touched) do
+  redis.call('EXPIRE', key, ttl)
+end
 local out = {added}
-local count = redis.call('ZCARD', KEYS[KEY.ages])
+local count = redis.call('HLEN', KEYS[KEY.archive])
 if count > cap then
-  local over = redis.call('ZRANGE', KEYS[KEY.ages], 0, count - cap + chunk - 1)
-  local records = redis.call('HMGET', KEYS[KEY.entry_terms], unpack(over))
-  for n, id in ipairs(over) do
-    out[#out + 1] = id
-    out[#out + 1] = records[n] or ''
+  -- the oldest entries are those of the lowest numbers, from `first` on; erased entries leave gaps
+  local wanted = count - cap + chunk
+  local number = tonumber(redis.call('HGET', KEYS[KEY.stats], 'first')) or 1
+  local last = tonumber(redis.call('HGET', KEYS[KEY.stats], 'next'))
+  local first
+  while #out < 1 + 3 * wanted and number <= last do
+    local ids = {}
+    for n = number, math.min(number + wanted - 1, last) do
+      ids[#ids + 1] = short_id(n)
+    end
+    local records = redis.call('HMGET', KEYS[KEY.entry_terms], unpack(ids))
+    local raws = redis.call('HMGET', KEYS[KEY.archive], unpack(ids))
+    for n, id in ipairs(ids) do
+      if raws[n] and #out < 1 + 3 * wanted then
+        first = first or number + n - 1
+        out[#out + 1] = id
+        out[#out + 1] = records[n] or ''
+        out[#out + 1] = cjson.decode(raws[n]).id
+      end
+    end
+    number = number + #ids
   end
+  redis.call('HSET', KEYS[KEY.stats], 'first', first or number)
 end
 return out

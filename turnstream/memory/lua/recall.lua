@@ -9,13 +9,15 @@
 -- KEYS[4] access: P:memaccess:{O}, memory id -> access count
 -- KEYS[5] injected: P:injected:{O}:S, the memory ids of the session's prompts, newest first, one comma-joined
 --   list each
--- KEYS[6] archive: P:arc:{O}, archive entry id -> entry JSON
--- KEYS[7] positions: P:arcpos:{O}, archive positions, both ways
--- KEYS[8] ages: P:arcage:{O}, archive entry id -> arrival number
--- KEYS[9 … 8 + ARGV[6]] keyword_sets: P:memkw:{O}:<keyword>, one per query keyword (lower-case words,
+-- KEYS[6] archive: P:arcent:{O}, short archive entry id -> entry JSON
+-- KEYS[7] positions: P:arcat:{O}, archive positions: `S#<position>` -> short entry id
+-- KEYS[8] entry_terms: P:arcrec:{O}, short archive entry id -> `length<TAB>S#<position><TAB>terms`: where a hit
+--   is
+-- KEYS[9] dictionary: P:arcdict:{O}, the archive's term dictionary: term -> packed postings or `<df> <size>`
+-- KEYS[10 … 9 + ARGV[6]] keyword_sets: P:memkw:{O}:<keyword>, one per query keyword (lower-case words,
 --   `keywords` in turnstream/compaction/strategies/text.py); ARGV[6] of them
--- KEYS[9 + ARGV[6] …] postings: P:arcterm:{O}:<term>, one per query term (stemmed words and CJK bigrams,
---   `query_terms` in turnstream/text/terms.py)
+-- KEYS[10 + ARGV[6] …] postings: P:arcpost:{O}:<term>, one per query term (stemmed words and CJK bigrams,
+--   `query_terms` in turnstream/text/terms.py): the postings key of a term the dictionary gives a frequency
 -- ARGV[1] k: memories returned at most
 -- ARGV[2] window: how many of the session's latest prompts count: what they were given is not given again
 -- ARGV[3] ttl: seconds the injected list lives after a recording call
@@ -26,16 +28,19 @@
 -- ARGV[8] postings_per_term: highest-weighted postings read per scored term
 -- ARGV[9] scored_terms: rarest query terms scored
 -- ARGV[10] neighbours: turns of the same session returned on each side of a hit
+-- ARGV[11] terms: the query terms separated by spaces, in the order of the postings keys
+-- ARGV[12] weight_scale: what the stored integer weights are multiplied by
 -- Returns {doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON}: the
 --   archive part is one JSON array of [score, entry] pairs, hits best first, each followed by its neighbours
 --   (score 0), so the client parses one string instead of a hundred replies.
 local KEY = {
-  context = 1, profile = 2, memories = 3, access = 4, injected = 5, archive = 6, positions = 7, ages = 8
+  context = 1, profile = 2, memories = 3, access = 4, injected = 5, archive = 6, positions = 7, entry_terms = 8,
+  dictionary = 9
 }
-local FIXED_KEYS = 8
+local FIXED_KEYS = 9
 local ARG = {
   k = 1, window = 2, ttl = 3, now = 4, record = 5, keyword_count = 6, hits = 7, postings_per_term = 8,
-  scored_terms = 9, neighbours = 10
+  scored_terms = 9, neighbours = 10, terms = 11, weight_scale = 12
 }
 -- (end of the generated header)
 local out = {redis.call('HGET', KEYS[KEY.context], 'doc')}
@@ -110,28 +115,49 @@ end
 
 local function archive()
   local found = {}
-  local total = redis.call('ZCARD', KEYS[KEY.ages])
+  local total = redis.call('HLEN', KEYS[KEY.archive])
   local hits, per_term = tonumber(ARGV[ARG.hits]), tonumber(ARGV[ARG.postings_per_term])
-  local scored_terms = tonumber(ARGV[ARG.scored_terms])
-  if total == 0 or hits <= 0 or first_posting > #KEYS then
+  local scored_terms, scale = tonumber(ARGV[ARG.scored_terms]), tonumber(ARGV[ARG.weight_scale])
+  local names = {}
+  for term in string.gmatch(ARGV[ARG.terms], '%S+') do
+    names[#names + 1] = term
+  end
+  if total == 0 or hits <= 0 or #names == 0 then
     return '[]'
   end
-  -- the rarest terms say the most (idf); only `scored_terms` of them are read
+  -- the rarest terms say the most (idf); only `scored_terms` of them are read. A dictionary field is a
+  -- rare term's postings, packed, or the frequency of a term whose best postings have their own key
   local terms = {}
-  for i = first_posting, #KEYS do
-    local df = redis.call('ZCARD', KEYS[i])
-    if df > 0 then
-      terms[#terms + 1] = {KEYS[i], math.log(1 + (total - df + 0.5) / (df + 0.5))}
+  for n, value in ipairs(redis.call('HMGET', KEYS[KEY.dictionary], unpack(names))) do
+    if value then
+      local df = tonumber(string.match(value, '^(%d+) '))
+      local packed = not df and value or nil
+      df = df or select(2, string.gsub(value, ',', ',')) + 1
+      terms[#terms + 1] = {first_posting + n - 1, math.log(1 + (total - df + 0.5) / (df + 0.5)), packed}
     end
   end
   table.sort(terms, function(a, b) return a[2] > b[2] end)
   local scores = {}
   for t = 1, math.min(#terms, scored_terms) do
-    local idf = terms[t][2]
-    local posting = redis.call('ZREVRANGE', terms[t][1], 0, per_term - 1, 'WITHSCORES')
+    local idf, packed, posting = terms[t][2], terms[t][3], {}
+    if packed then
+      local pairs_ = {}
+      for id, weight in string.gmatch(packed, '([^:,]+):(%d+)') do
+        pairs_[#pairs_ + 1] = {id, tonumber(weight)}
+      end
+      if #pairs_ > per_term then  -- the order a postings key has: by weight, then by id, highest first
+        table.sort(pairs_, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] > b[1]) end)
+      end
+      for j = 1, math.min(#pairs_, per_term) do
+        posting[#posting + 1] = pairs_[j][1]
+        posting[#posting + 1] = pairs_[j][2]
+      end
+    else
+      posting = redis.call('ZREVRANGE', KEYS[terms[t][1]], 0, per_term - 1, 'WITHSCORES')
+    end
     for j = 1, #posting, 2 do
       local id = posting[j]
-      scores[id] = (scores[id] or 0) + idf * tonumber(posting[j + 1])
+      scores[id] = (scores[id] or 0) + idf * tonumber(posting[j + 1]) / scale
     end
   end
   -- the best `hits`, kept sorted by insertion: cheaper than sorting every candidate
@@ -154,10 +180,10 @@ local function archive()
   for n, hit in ipairs(best) do
     ids[n] = hit[1]
   end
-  local places, fields, owners = redis.call('HMGET', KEYS[KEY.positions], unpack(ids)), {}, {}
-  for n, place in ipairs(places) do
-    if place then
-      local session, position = string.match(place, '^(.*)#(%d+)$')
+  local records, fields, owners = redis.call('HMGET', KEYS[KEY.entry_terms], unpack(ids)), {}, {}
+  for n, record in ipairs(records) do
+    local session, position = string.match(record or '', '^%d+\t([^\t]*)#(%d+)\t')
+    if session then
       for d = -around, around do
         if d ~= 0 then
           fields[#fields + 1] = session .. '#' .. (tonumber(position) + d)

@@ -62,7 +62,7 @@ async def test_worker_and_clients_on_a_three_node_cluster(cluster_settings: tupl
             docs = await wait_for_versions(client, {sid: len(batch) for sid, batch in produced.items()}, worker)
             assert all(doc.last_turn_id == produced[sid][-1]["turn_id"] for sid, doc in docs.items())
             prefix = settings.topic_prefix
-            for kind in ("ctx", "mem", "arc", "owner"):
+            for kind in ("ctx", "mem", "arcent", "owner"):
                 assert all(await keys_per_node(ports, f"{prefix}:{kind}:*")), f"{kind} keys on every node"
 
             found = await InspectReader(client.store.redis, settings).sessions()  # SCAN node by node

@@ -45,7 +45,8 @@ Outside the owner's slot:
 - `P:owner:{S}`        STRING the session's current owner, for readers that do not know its user
 - `P:forgot:{S}`       STRING when session S was erased; set by the worker that dropped its Table row
 - `P:updates:S`        pub/sub channel: the new version, published on every context write
-- `P:journal:replayed` STRING set when the memory journal has been replayed into this Redis
+- `P:journal:replayed:<layout>` STRING set when the memory journal has been replayed into this Redis in archive
+                      layout ARCHIVE_LAYOUT: a Redis holding an older layout's archive replays it once more
 - `P:journal:lock`     STRING the worker replaying the journal (expires)
 
 **Kafka key contract.** A turn's record key must be its session key as UTF-8. `route()` decides, where
@@ -58,6 +59,9 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+ARCHIVE_LAYOUT = 2
+"""The archive's key layout (1: `P:arc:{O}` and per-term sorted sets of long ids, before short ids and the term
+dictionary). A worker of a new layout replays the memory journal once to rebuild the archive in it."""
 _ESCAPES = str.maketrans({"%": "%25", ":": "%3A", "{": "%7B", "}": "%7D"})
 SESSION_OWNER_MARK = ":"
 """What starts the owner of a session without a user (no escaped id starts with it)."""
@@ -166,8 +170,9 @@ class KeyLayout:
         return f"{self.prefix}:forgot:{_tag(session_key)}"
 
     def journal_replayed(self) -> str:
-        """Set once the memory journal has been replayed into this Redis: its absence means Redis lost its data."""
-        return f"{self.prefix}:journal:replayed"
+        """Set once the memory journal has been replayed into this Redis in the current archive layout: its absence
+        means Redis lost its data, or holds the archive in an older layout (the replay rebuilds it)."""
+        return f"{self.prefix}:journal:replayed:{ARCHIVE_LAYOUT}"
 
     def journal_lock(self) -> str:
         """Held by the one worker replaying the journal."""

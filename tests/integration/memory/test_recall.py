@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -14,7 +15,9 @@ from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import ArchiveEntry, archive_entry
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.memory.archive_store import (
+    BM25_B, BM25_K1, PACKED_MAX, POSTINGS_KEPT, POSTINGS_TRIMMED, WEIGHT_SCALE, ArchiveStore,
+)
 from turnstream.samples.recall_set import START_TS, recall_case
 from turnstream.schemas.keys import OwnerKeys
 from turnstream.settings import Settings
@@ -106,6 +109,67 @@ async def test_the_cap_evicts_the_oldest_entries_with_their_postings(redis_setti
         total = int(await archive.redis.hget(keys.stats, "total_length"))
         assert total == sum(sum(e.term_counts().values()) for e in kept)
         assert await archive.redis.hlen(keys.positions) == 49
+        frequencies = Counter(term for e in kept for term in e.term_counts())
+        assert await document_frequencies(archive.redis, keys) == dict(frequencies)  # the idf counts only what is kept
+    finally:
+        await archive.redis.aclose()
+
+
+async def document_frequencies(redis: Redis, keys: OwnerKeys) -> dict[str, int]:
+    """Term -> its document frequency as the read script takes it from the dictionary."""
+    found = {}
+    for term, value in (await redis.hgetall(keys.dictionary)).items():
+        found[term.decode()] = value.count(b",") + 1 if b":" in value else int(value.split()[0])
+    return found
+
+
+async def test_a_replayed_turn_is_the_same_entry_and_another_turn_at_its_position_a_new_one(redis_settings: Settings) -> None:
+    archive = ArchiveStore(Redis.from_url(redis_settings.redis_url), redis_settings)
+    keys = archive.layout.owner("u3")
+    try:
+        assert await archive.append("u3", entries(3)) == 3
+        assert await archive.append("u3", entries(3)[1:]) == 0
+        (again,) = [e for e in [archive_entry("s1", "other", 1, {"role": "user", "content": "a turn after a reset"}, 9.0)] if e]
+        assert await archive.append("u3", [again]) == 1  # a reused session key: its turn 1 is not the old turn 1
+        assert [e.text for e in await archive.entries("u3")][-1] == "a turn after a reset"
+        assert await archive.redis.hget(keys.archive, await archive.redis.hget(keys.positions, "s1#1")) == again.to_json()
+        assert await archive.append("u3", [again]) == 0
+        assert sorted(await archive.stable_ids("u3")) == sorted([e.id for e in entries(3)] + [again.id])
+    finally:
+        await archive.redis.aclose()
+
+
+async def test_a_frequent_terms_postings_leave_the_dictionary_for_a_key_that_keeps_the_best(redis_settings: Settings) -> None:
+    archive = ArchiveStore(Redis.from_url(redis_settings.redis_url), redis_settings)
+    keys = archive.layout.owner("u4")
+    # every entry says "turn"; the longer entries (more words) weigh less, so the best are known
+    made = [archive_entry("s1", f"t{i}", i, {"role": "user", "content": "turn " + " ".join(f"w{i}x{j}" for j in range(i % 9))}, 1.0)
+            for i in range(PACKED_MAX + POSTINGS_KEPT + 40)]
+    written = [e for e in made if e is not None]
+    try:
+        await archive.append("u4", written[:PACKED_MAX])
+        assert (await archive.redis.hget(keys.dictionary, "turn")).count(b",") == PACKED_MAX - 1  # packed
+        assert not await archive.redis.exists(keys.term_prefix + "turn")
+        await archive.append("u4", written[PACKED_MAX:PACKED_MAX + 1])
+        assert await archive.redis.hget(keys.dictionary, "turn") == f"{PACKED_MAX + 1} {PACKED_MAX + 1}".encode()
+        for start in range(PACKED_MAX + 1, len(written), 7):
+            await archive.append("u4", written[start:start + 7])
+        df, size = map(int, (await archive.redis.hget(keys.dictionary, "turn")).split())
+        weights = await archive.redis.zrange(keys.term_prefix + "turn", 0, -1, withscores=True)
+        assert df == len(written) and size == len(weights) and POSTINGS_TRIMMED <= size < POSTINGS_KEPT
+        # the key holds the best: each posting's weight as written (against the average length then), the best
+        # POSTINGS_TRIMMED of them all are in it whatever was cut
+        short = {ArchiveEntry.from_json(raw).id: id_.decode() for id_, raw in (await archive.redis.hgetall(keys.archive)).items()}
+        written_weights, total = {}, 0
+        for count, entry in enumerate(written, 1):
+            tf, length = entry.term_counts()["turn"], sum(entry.term_counts().values())
+            total += length
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * length * count / total)
+            written_weights[short[entry.id]] = max(1, int(tf * (BM25_K1 + 1) / (tf + norm) * WEIGHT_SCALE + 0.5))
+        assert {m.decode(): int(w) for m, w in weights}.items() <= written_weights.items()
+        best = sorted(written_weights.items(), key=lambda item: (item[1], item[0]), reverse=True)[:POSTINGS_TRIMMED]
+        assert {id_ for id_, _ in best} <= {m.decode() for m, _ in weights}
+        assert await archive.redis.object("encoding", keys.term_prefix + "turn") in (b"ziplist", b"listpack")
     finally:
         await archive.redis.aclose()
 

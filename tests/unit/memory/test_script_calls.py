@@ -126,3 +126,8 @@ def test_a_remember_call_names_its_keys_the_profile_it_sets_and_each_memory() ->
         "cap": SETTINGS.memory_max_per_owner,
         "memories_written": [{"id": "m1", "json": memory.stored_json(), "created_at": "10.5", "keywords": "gate\n4"}],
     }
+
+
+def test_a_short_id_is_its_arrival_number_in_base_62_so_sorting_by_it_is_the_age_order() -> None:
+    assert [arrival_number(id_) for id_ in ("1", "9", "A", "z", "10", b"zz", "100")] == [1, 9, 10, 61, 62, 3843, 3844]
+    assert sorted(["10", "z", "2", "Zz"], key=arrival_number) == ["2", "z", "10", "Zz"]

@@ -6,8 +6,10 @@ without scoring them all and its work stays bounded however large the archive gr
 
 Most terms of an archive are rare: their postings sit packed in the term's field of the owner's term
 dictionary (no key per term, which costs more than the postings). A term with more than PACKED_MAX
-postings gets a sorted set of its own, holding its POSTINGS_KEPT best: a read takes at most
-`postings_per_term` of them (64), and the dictionary keeps the term's document frequency for the idf.
+postings gets a sorted set of its own, holding its best POSTINGS_TRIMMED to POSTINGS_KEPT: a read takes
+at most `postings_per_term` of them (64), and the dictionary keeps the term's document frequency for the
+idf, the set's size (so a full set is cut without asking its size) and the lowest weight the set kept at
+its last cut (a posting below it is never among the best, and is not written at all).
 A key that keeps the best only forgets the rest: once eviction has removed some of a frequent term's best
 postings, that term's next best among the older entries no longer come back (its newer postings do).
 """

@@ -34,9 +34,10 @@ memories of sessions without a user (docs/decisions/0018-key-layout-escaping.md)
 - `P:arcrec:{O}`       HASH  short entry id -> `length<TAB>S#<position><TAB>term term …`: where a hit is, and what
                              eviction removes
 - `P:arcmeta:{O}`      HASH  total_length, next, first: what BM25 needs besides the postings, and the id counter
-- `P:arcdict:{O}`      HASH  term t -> `id:weight,…`, the packed postings of a rare term, or `<df> <size>`, the
-                             document frequency of a term whose postings have a key of their own (below) and the
-                             size of that key
+- `P:arcdict:{O}`      HASH  term t -> `id:weight,…`, the packed postings of a rare term, or `<df> <size> <least>`,
+                             the document frequency of a term whose postings have a key of their own (below), the
+                             size of that key and the lowest weight it kept at its last cut; and a `hash table`
+                             field that keeps the hash in Redis's hash table encoding
 - `P:arcpost:{O}:<t>`  ZSET  short entry id -> integer BM25 weight of t in that entry: the highest-weighted postings
                              of a term past the packed limit (memory/archive_store.py)
 

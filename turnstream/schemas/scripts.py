@@ -152,8 +152,10 @@ _ARCHIVE_KEYS = (
     Position("entry_terms", "short entry id -> `length<TAB>S#<position><TAB>term term …`", "P:arcrec:{O}"),
     Position("stats", "total_length, next (the newest entry's number), first (the oldest's, or a gap before it)",
              "P:arcmeta:{O}"),
-    Position("dictionary", "term -> its packed postings `id:weight,…` (a rare term), or `<df> <size>`: its document "
-             "frequency and its postings key's size (a term with a postings key)", "P:arcdict:{O}"),
+    Position("dictionary", "term -> its packed postings `id:weight,…` (a rare term), or `<df> <size> <least>`: its "
+             "document frequency, its postings key's size and the lowest weight the key kept at its last cut (a term "
+             "with a postings key); and `hash table`, a field no term can be that keeps the hash in Redis's hash "
+             "table encoding", "P:arcdict:{O}"),
 )
 
 RECALL = ScriptSpec(
@@ -172,7 +174,7 @@ RECALL = ScriptSpec(
         Position("positions", "archive positions: `S#<position>` -> short entry id", "P:arcat:{O}"),
         Position("entry_terms", "short archive entry id -> `length<TAB>S#<position><TAB>terms`: where a hit is",
                  "P:arcrec:{O}"),
-        Position("dictionary", "the archive's term dictionary: term -> packed postings or `<df> <size>`",
+        Position("dictionary", "the archive's term dictionary: term -> packed postings or `<df> <size> <least>`",
                  "P:arcdict:{O}"),
     ),
     key_tails=(

@@ -83,6 +83,8 @@ async def postings_of(redis: Redis, keys: OwnerKeys) -> dict[str, set[str]]:
     """Term -> the short ids of its postings, packed in the dictionary or in the term's own key."""
     found = {}
     for term, value in (await redis.hgetall(keys.dictionary)).items():
+        if b" " in term:  # the field that keeps the hash's encoding
+            continue
         if b":" in value:
             found[term.decode()] = {posting.split(b":")[0].decode() for posting in value.split(b",")}
         else:
@@ -119,6 +121,8 @@ async def document_frequencies(redis: Redis, keys: OwnerKeys) -> dict[str, int]:
     """Term -> its document frequency as the read script takes it from the dictionary."""
     found = {}
     for term, value in (await redis.hgetall(keys.dictionary)).items():
+        if b" " in term:
+            continue
         found[term.decode()] = value.count(b",") + 1 if b":" in value else int(value.split()[0])
     return found
 
@@ -151,10 +155,10 @@ async def test_a_frequent_terms_postings_leave_the_dictionary_for_a_key_that_kee
         assert (await archive.redis.hget(keys.dictionary, "turn")).count(b",") == PACKED_MAX - 1  # packed
         assert not await archive.redis.exists(keys.term_prefix + "turn")
         await archive.append("u4", written[PACKED_MAX:PACKED_MAX + 1])
-        assert await archive.redis.hget(keys.dictionary, "turn") == f"{PACKED_MAX + 1} {PACKED_MAX + 1}".encode()
+        assert await archive.redis.hget(keys.dictionary, "turn") == f"{PACKED_MAX + 1} {PACKED_MAX + 1} 0".encode()
         for start in range(PACKED_MAX + 1, len(written), 7):
             await archive.append("u4", written[start:start + 7])
-        df, size = map(int, (await archive.redis.hget(keys.dictionary, "turn")).split())
+        df, size, least = map(int, (await archive.redis.hget(keys.dictionary, "turn")).split())
         weights = await archive.redis.zrange(keys.term_prefix + "turn", 0, -1, withscores=True)
         assert df == len(written) and size == len(weights) and POSTINGS_TRIMMED <= size < POSTINGS_KEPT
         # the key holds the best: each posting's weight as written (against the average length then), the best
@@ -167,6 +171,8 @@ async def test_a_frequent_terms_postings_leave_the_dictionary_for_a_key_that_kee
             norm = BM25_K1 * (1 - BM25_B + BM25_B * length * count / total)
             written_weights[short[entry.id]] = max(1, int(tf * (BM25_K1 + 1) / (tf + norm) * WEIGHT_SCALE + 0.5))
         assert {m.decode(): int(w) for m, w in weights}.items() <= written_weights.items()
+        assert 0 < least <= min(int(w) for _, w in weights)
+        assert await archive.redis.object("encoding", keys.dictionary) == b"hashtable"
         best = sorted(written_weights.items(), key=lambda item: (item[1], item[0]), reverse=True)[:POSTINGS_TRIMMED]
         assert {id_ for id_, _ in best} <= {m.decode() for m, _ in weights}
         assert await archive.redis.object("encoding", keys.term_prefix + "turn") in (b"ziplist", b"listpack")

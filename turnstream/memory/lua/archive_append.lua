@@ -6,8 +6,10 @@
 -- KEYS[3] entry_terms: P:arcrec:{O}, short entry id -> `length<TAB>S#<position><TAB>term term …`
 -- KEYS[4] stats: P:arcmeta:{O}, total_length, next (the newest entry's number), first (the oldest's, or a gap
 --   before it)
--- KEYS[5] dictionary: P:arcdict:{O}, term -> its packed postings `id:weight,…` (a rare term), or `<df> <size>`:
---   its document frequency and its postings key's size (a term with a postings key)
+-- KEYS[5] dictionary: P:arcdict:{O}, term -> its packed postings `id:weight,…` (a rare term), or `<df> <size>
+--   <least>`: its document frequency, its postings key's size and the lowest weight the key kept at its last
+--   cut (a term with a postings key); and `hash table`, a field no term can be that keeps the hash in Redis's
+--   hash table encoding
 -- KEYS[6 …] postings: P:arcpost:{O}:<term>, the postings keys of the terms this call indexes (only those of
 --   terms past `packed_max` are written)
 -- ARGV[1] ttl: seconds every archive key of the owner lives after this write
@@ -58,12 +60,17 @@ local function short_id(number)
   return id
 end
 
+-- a field no term can be (terms hold no space) whose value is longer than a compact hash's values may be: the
+-- dictionary stays a hash table from its first write. In the compact encoding (a few hundred terms of a young
+-- archive) every field written is a linear scan and a move of the whole hash, more than all the postings cost
+redis.call('HSETNX', KEYS[KEY.dictionary], 'hash table', string.rep('-', 65))
+
 local terms = {}
 for term in string.gmatch(ARGV[ARG.terms], '%S+') do
   terms[#terms + 1] = term
 end
 -- the dictionary fields of the call's terms, read once and written once: a rare term's postings are one string
-local fields, changed = {}, {}
+local fields = {}
 for start = 1, #terms, BATCH do
   local values = redis.call('HMGET', KEYS[KEY.dictionary], unpack(terms, start, math.min(start + BATCH - 1, #terms)))
   for n = 1, #values do
@@ -71,36 +78,49 @@ for start = 1, #terms, BATCH do
   end
 end
 
-local touched = {}
-local function index(slot, id, weight)
+-- per term touched: its packed postings as a list (parsed once, joined once), or its frequency and key size
+local state, touched = {}, {}
+local function term_state(slot)
   local value = fields[slot]
-  local df, size = string.match(value or '', '^(%d+) (%d+)$')
-  if not value then
-    fields[slot] = id .. ':' .. weight
-  elseif not df and select(2, string.gsub(value, ',', ',')) + 1 < packed_max then
-    fields[slot] = value .. ',' .. id .. ':' .. weight
-  else
-    local key = KEYS[FIXED_KEYS + slot]
+  if not state[slot] then
+    local df, size, least = string.match(value or '', '^(%d+) (%d+) (%d+)$')
     if df then
-      df, size = tonumber(df), tonumber(size)
-    else  -- one posting too many for the field: the term gets a postings key
-      df = 0
-      for packed_id, packed_weight in string.gmatch(value, '([^:,]+):(%d+)') do
-        redis.call('ZADD', key, packed_weight, packed_id)
-        df = df + 1
-      end
-      size = df
+      state[slot] = {df = tonumber(df), size = tonumber(size), least = tonumber(least)}
+    elseif value then
+      state[slot] = {packed = {value}, count = select(2, string.gsub(value, ',', ',')) + 1}
+    else
+      state[slot] = {packed = {}, count = 0}
     end
-    redis.call('ZADD', key, weight, id)
-    df, size = df + 1, size + 1
-    if size >= kept then  -- only the best are ever read
-      redis.call('ZREMRANGEBYRANK', key, 0, -trimmed - 1)
-      size = trimmed
-    end
-    fields[slot] = df .. ' ' .. size
-    touched[key] = true
   end
-  changed[slot] = true
+  return state[slot]
+end
+
+local function index(slot, id, weight)
+  local term = term_state(slot)
+  if term.packed and term.count < packed_max then
+    term.packed[#term.packed + 1] = id .. ':' .. weight
+    term.count = term.count + 1
+    return
+  end
+  local key = KEYS[FIXED_KEYS + slot]
+  if term.packed then  -- one posting too many for the field: the term gets a postings key
+    for packed_id, packed_weight in string.gmatch(table.concat(term.packed, ','), '([^:,]+):(%d+)') do
+      redis.call('ZADD', key, packed_weight, packed_id)
+    end
+    term.packed, term.df, term.size, term.least = nil, term.count, term.count, 0
+  end
+  term.df = term.df + 1
+  -- below the lowest weight the key kept at its last cut, with as many as a cut keeps: never among the best
+  if term.size >= trimmed and weight < term.least then
+    return
+  end
+  redis.call('ZADD', key, weight, id)
+  term.size = term.size + 1
+  if term.size >= kept then  -- only the best are ever read
+    redis.call('ZREMRANGEBYRANK', key, 0, -trimmed - 1)
+    term.size, term.least = trimmed, tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+  end
+  touched[key] = true
 end
 
 local added = 0
@@ -128,9 +148,9 @@ for i = FIXED_ARGV + 1, #ARGV, ENTRY_SIZE do
   end
 end
 local writes = {}
-for slot in pairs(changed) do
+for slot, term in pairs(state) do
   writes[#writes + 1] = terms[slot]
-  writes[#writes + 1] = fields[slot]
+  writes[#writes + 1] = term.packed and table.concat(term.packed, ',') or table.concat({term.df, term.size, term.least}, ' ')
 end
 for start = 1, #writes, BATCH do
   redis.call('HSET', KEYS[KEY.dictionary], unpack(writes, start, math.min(start + BATCH - 1, #writes)))

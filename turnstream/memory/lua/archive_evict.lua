@@ -6,8 +6,10 @@
 -- KEYS[3] entry_terms: P:arcrec:{O}, short entry id -> `length<TAB>S#<position><TAB>term term …`
 -- KEYS[4] stats: P:arcmeta:{O}, total_length, next (the newest entry's number), first (the oldest's, or a gap
 --   before it)
--- KEYS[5] dictionary: P:arcdict:{O}, term -> its packed postings `id:weight,…` (a rare term), or `<df> <size>`:
---   its document frequency and its postings key's size (a term with a postings key)
+-- KEYS[5] dictionary: P:arcdict:{O}, term -> its packed postings `id:weight,…` (a rare term), or `<df> <size>
+--   <least>`: its document frequency, its postings key's size and the lowest weight the key kept at its last
+--   cut (a term with a postings key); and `hash table`, a field no term can be that keeps the hash in Redis's
+--   hash table encoding
 -- KEYS[6 …] postings: P:arcpost:{O}:<term>, the postings keys of the evicted entries' terms
 -- ARGV[1] terms: the evicted entries' terms separated by spaces, in the order of the postings keys
 -- ARGV[2 …] entries: per entry evicted, 4 arguments each; j counts them from 0
@@ -47,7 +49,7 @@ for i = FIXED_ARGV + 1, #ARGV, ENTRY_SIZE do
 end
 for slot, ids in pairs(gone) do
   local value = redis.call('HGET', KEYS[KEY.dictionary], terms[slot])
-  local df, size = string.match(value or '', '^(%d+) (%d+)$')
+  local df, size, least = string.match(value or '', '^(%d+) (%d+) (%d+)$')
   if df then
     df = tonumber(df) - #ids
     size = tonumber(size)
@@ -60,7 +62,7 @@ for slot, ids in pairs(gone) do
       redis.call('DEL', KEYS[FIXED_KEYS + slot])
       redis.call('HDEL', KEYS[KEY.dictionary], terms[slot])
     else
-      redis.call('HSET', KEYS[KEY.dictionary], terms[slot], df .. ' ' .. size)
+      redis.call('HSET', KEYS[KEY.dictionary], terms[slot], table.concat({df, size, least}, ' '))
     end
   elseif value then
     local drop, left = {}, {}

@@ -13,7 +13,8 @@
 -- KEYS[7] positions: P:arcat:{O}, archive positions: `S#<position>` -> short entry id
 -- KEYS[8] entry_terms: P:arcrec:{O}, short archive entry id -> `length<TAB>S#<position><TAB>terms`: where a hit
 --   is
--- KEYS[9] dictionary: P:arcdict:{O}, the archive's term dictionary: term -> packed postings or `<df> <size>`
+-- KEYS[9] dictionary: P:arcdict:{O}, the archive's term dictionary: term -> packed postings or `<df> <size>
+--   <least>`
 -- KEYS[10 … 9 + ARGV[6]] keyword_sets: P:memkw:{O}:<keyword>, one per query keyword (lower-case words,
 --   `keywords` in turnstream/compaction/strategies/text.py); ARGV[6] of them
 -- KEYS[10 + ARGV[6] …] postings: P:arcpost:{O}:<term>, one per query term (stemmed words and CJK bigrams,

@@ -104,6 +104,15 @@ Notes = tuple[tuple[int, str], ...]
 """Where a text's dates go: (offset in the text, what is inserted there) pairs, offsets rising."""
 
 
+def _meant(meaning: Callable[[re.Match[str], date], str], match: re.Match[str], today: date) -> str | None:
+    """The date `match` meant, or None when it falls outside the calendar ("99999999 days ago"): such a turn is
+    archived with its words as said, not refused."""
+    try:
+        return meaning(match, today)
+    except (OverflowError, ValueError):
+        return None
+
+
 def date_notes(text: str, ts: float, language: Language) -> Notes:
     """The notes `ground_dates` inserts into `text` said at `ts` (UTC): what an archived turn keeps, so a read
     pins its dates with no regex."""
@@ -120,7 +129,8 @@ def date_notes(text: str, ts: float, language: Language) -> Notes:
         marks: list[bool] = []
         last = 0
         for match in matches:  # re.sub's own scan: the same matches, left to right, none overlapping
-            added = note.format(date=meaning(match, today))
+            meant = _meant(meaning, match, today)
+            added = "" if meant is None else note.format(date=meant)
             pieces += [text[last : match.end()], added]
             marks += inserted[last : match.end()] + [True] * len(added)
             last = match.end()

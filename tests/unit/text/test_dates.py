@@ -73,8 +73,19 @@ def test_dates_pinned_once_read_as_the_read_path_grounded_them(data: st.DataObje
     words = data.draw(st.lists(st.sampled_from(_PHRASES[language]) | st.text(max_size=4), max_size=40))
     text = data.draw(st.sampled_from([" ", ""])).join(words)
     notes = dates.date_notes(text, ts, language)
-    assert dates.with_notes(text, notes) == grounded_on_read(text, ts, language) == ground_dates(text, ts, language)
+    try:
+        before = grounded_on_read(text, ts, language)
+    except (OverflowError, ValueError):  # a date outside the calendar: the old read path raised, now it is left bare
+        before = None
+    if before is not None:
+        assert dates.with_notes(text, notes) == before == ground_dates(text, ts, language)
     assert [at for at, _ in notes] == sorted({at for at, _ in notes}) and all(0 <= at <= len(text) for at, _ in notes)
+
+
+def test_an_expression_beyond_the_calendar_keeps_its_words_and_gets_no_date() -> None:
+    text = "I went 99999999 days ago and 40000 months ago, yesterday too."
+    assert ground_dates(text, MONDAY_8_MAY_2023, "en") == (
+        "I went 99999999 days ago and 40000 months ago, yesterday (7 May 2023) too.")
 
 
 def test_a_text_without_relative_dates_has_no_notes() -> None:

@@ -185,13 +185,18 @@ def test_the_gateway_sdk_imports_nothing_of_the_worker_or_the_embedded_services(
     assert not {module for module in loaded if is_worker_only(module)}
 
 
-def test_importing_the_sdk_loads_no_faust() -> None:
+def assert_importing_loads_none(imported: str, banned: tuple[str, ...]) -> None:
+    """Importing `imported` (modules, comma separated) in a fresh interpreter loads no module of `banned`."""
     check = (
-        "import sys, turnstream.client, turnstream.schemas\n"
-        f"loaded = [m for m in sys.modules if any(m == n or m.startswith(n + '.') for n in {WORKER_ONLY!r})]\n"
+        f"import sys, {imported}\n"
+        f"loaded = [m for m in sys.modules if any(m == n or m.startswith(n + '.') for n in {banned!r})]\n"
         "assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", check], check=True, timeout=60)
+
+
+def test_importing_the_sdk_loads_no_faust() -> None:
+    assert_importing_loads_none("turnstream.client, turnstream.schemas", WORKER_ONLY)
 
 
 CLIENT_LIBRARIES = (*NETWORK_CLIENTS, "pydantic_settings")
@@ -200,9 +205,4 @@ settings library."""
 
 
 def test_importing_the_session_rules_loads_no_client_library() -> None:
-    check = (
-        "import sys, turnstream.session\n"
-        f"loaded = [m for m in sys.modules if any(m == n or m.startswith(n + '.') for n in {CLIENT_LIBRARIES!r})]\n"
-        "assert not loaded, loaded"
-    )
-    subprocess.run([sys.executable, "-c", check], check=True, timeout=60)
+    assert_importing_loads_none("turnstream.session", CLIENT_LIBRARIES)

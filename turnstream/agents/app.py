@@ -28,8 +28,8 @@ def create_app(settings: Settings, replication_factor: int | None = None) -> fau
     app = faust_app(settings, WORKER_APP, replication_factor)
     topics = declare_topics(app, settings)
     sessions = sessions_table(app, settings)
-    register_session_agent(app, settings, topics, sessions)
-    register_session_expiry(app, settings, sessions)
+    live = register_session_agent(app, settings, topics, sessions)
+    register_session_expiry(app, settings, sessions, live)
     register_context_resync(app, settings, sessions)
     register_memory_resync(app, settings)
     if settings.llm_enabled:

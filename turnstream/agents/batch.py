@@ -1,8 +1,8 @@
 """A batch of the session agent: its records opened once (agents/envelope.py), their items stepped through the
 pure session batch (session/batch.py), the effects they ask for collected.
 
-No I/O but reading the sessions Table, through the state loader: the executor (agents/executor.py) carries the
-effects out.
+No I/O but reading the sessions Table, through the state loader (the live state, when there is one): the
+executor (agents/executor.py) carries the effects out.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from faust.types import EventT
 from turnstream.agents.envelope import Envelope, open_envelope
 from turnstream.schemas import Turn
 from turnstream.schemas.control import ForgetRequest
-from turnstream.session import Loaded, SessionBatch, SessionCore, Skip, StateLoader, Step, loaded_from_row
+from turnstream.session import LiveStates, Loaded, SessionBatch, SessionCore, Skip, Step, loaded_from_row
 from turnstream.streams.metrics import turns_total
 from turnstream.tracing import kafka_attributes, record_span, recording
 
@@ -55,7 +55,8 @@ class Batch:
 
 
 class TableStates:
-    """The state loader of today: a session's Table row, restored (session/rules.py says what a row stands for)."""
+    """The durable state loader: a session's Table row, restored (session/rules.py says what a row stands for);
+    the live states (session/live.py) fall back on it."""
 
     def __init__(self, sessions: faust.Table) -> None:
         self.sessions = sessions
@@ -87,7 +88,7 @@ class Tombstones:
 class Stepper:
     """Opens each record of a batch once and steps its item on the batch's state of its session."""
 
-    def __init__(self, summaries_topic: str, max_content_bytes: int, loader: StateLoader, core: SessionCore,
+    def __init__(self, summaries_topic: str, max_content_bytes: int, loader: LiveStates, core: SessionCore,
                  tombstones: Tombstones) -> None:
         self.summaries_topic = summaries_topic
         self.max_content_bytes = max_content_bytes

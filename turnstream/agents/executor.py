@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Sequence
+from typing import Awaitable, Callable
 
 from faust.types import EventT
 
@@ -62,9 +62,8 @@ class Executor:
     stepper: Stepper
     sinks: Sinks
 
-    async def run(self, events: Sequence[EventT]) -> Done:
-        """Step `events` and store every effect they ask for; raises, with the stages after unrun, when one fails."""
-        batch = self.stepper.batch(list(events))
+    async def store(self, batch: Batch) -> Done:
+        """Store every effect `batch` asks for; raises, with the stages after unrun, when one fails."""
         done = Done()
         for stage in PLAN:
             started = time.perf_counter()
@@ -75,9 +74,16 @@ class Executor:
 
     async def store_then_acknowledge(self, events: list[EventT],
                                      acknowledge: Callable[[list[EventT]], Awaitable[None]]) -> None:
-        """Run the batch, and acknowledge its records only once every stage has stored its effects."""
-        await self.run(events)
-        await acknowledge(events)
+        """Step the batch, and acknowledge its records only once every stage has stored its effects; its sessions'
+        states live on only then (a batch that fails leaves the next one, or the replay, their Table rows)."""
+        batch = self.stepper.batch(events)
+        try:
+            await self.store(batch)
+            await acknowledge(events)
+        except BaseException:
+            self.stepper.loader.failed(batch.sessions)
+            raise
+        self.stepper.loader.stored(batch.sessions, time.monotonic())
 
 
 def _count(batch: Batch, done: Done) -> None:

@@ -1,4 +1,4 @@
-"""Session expiry: a timer removes the Table rows of sessions idle past TURNSTREAM_SESSION_TTL_SECONDS.
+"""Session expiry: a timer removes the Table rows (and live states) of sessions idle past TURNSTREAM_SESSION_TTL_SECONDS.
 
 Redis already lets their context, applied-turn ids and owner pointer expire after the same idle time
 (every write sets it); without this sweep the Table, and every restart's recovery, would keep every
@@ -15,6 +15,7 @@ from typing import Mapping
 import faust
 
 from turnstream.schemas.control import is_forget_marker
+from turnstream.session import LiveStates
 from turnstream.settings import Settings
 from turnstream.streams.metrics import sessions_expired_total
 from turnstream.streams.tables import SessionsTable
@@ -37,8 +38,8 @@ def idle_sessions(touched: Mapping[str, float], now: float, ttl_seconds: float) 
     return [key for key, at in touched.items() if now - at > ttl_seconds]
 
 
-def sweep(table: SessionsTable, held: set[int], now: float, settings: Settings) -> int:
-    """Expire the idle sessions of the partitions in `held`; the number expired.
+def sweep(table: SessionsTable, held: set[int], now: float, settings: Settings, live: LiveStates) -> int:
+    """Expire the idle sessions of the partitions in `held`, rows and live states; the number expired.
 
     Rows of other partitions are left alone (another worker owns them now); rows no longer in the Table
     are forgotten. A forget marker stays for TURNSTREAM_FORGET_MARKER_SECONDS instead.
@@ -53,11 +54,12 @@ def sweep(table: SessionsTable, held: set[int], now: float, settings: Settings) 
         partition = table.partition.get(key)
         if partition in held:
             table.expire(key, partition)
+            live.forget(key)
             expired += 1
     return expired
 
 
-def register_session_expiry(app: faust.App, settings: Settings, table: SessionsTable) -> None:
+def register_session_expiry(app: faust.App, settings: Settings, table: SessionsTable, live: LiveStates) -> None:
     """Run the sweep on every worker, for its own partitions, while no rebalance or recovery is under way."""
 
     @app.timer(sweep_interval(settings.session_ttl_seconds), name=f"{settings.topic_prefix}.session_expiry")
@@ -65,7 +67,7 @@ def register_session_expiry(app: faust.App, settings: Settings, table: SessionsT
         if app.rebalancing or not app.tables.recovery.completed.is_set():
             return
         held = {tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic}
-        expired = sweep(table, held, time.time(), settings)
+        expired = sweep(table, held, time.time(), settings, live)
         if expired:
             sessions_expired_total.inc(expired)
             log.info("expired %d idle sessions from the Table", expired)

@@ -8,6 +8,7 @@ import logging
 from typing import cast
 
 import faust
+from faust.types import TP
 from mode import CrashingSupervisor
 
 from turnstream.agents.batch import Stepper, TableStates, Tombstones
@@ -16,7 +17,8 @@ from turnstream.agents.sinks import (ArchiveSink, ContextSink, DeadLetterSink, F
                                      MemorySink, RedisSink, ReleaseSink, SummaryRequestSink, TableSink)
 from turnstream.memory import MemoryStore
 from turnstream.memory.archive_store import ArchiveStore
-from turnstream.session import CoreConfig, SessionCore
+from turnstream.schemas.keys import partition_of
+from turnstream.session import CoreConfig, LiveStates, SessionCore
 from turnstream.settings import Settings
 from turnstream.store import ContextStore
 from turnstream.streams.batches import acknowledge, take_batches
@@ -26,11 +28,17 @@ from turnstream.streams.topics import Topics
 log = logging.getLogger(__name__)
 
 
+def live_states(settings: Settings, sessions: faust.Table) -> LiveStates:
+    """The worker's live session states, over the sessions Table (TURNSTREAM_LIVE_STATES_*)."""
+    return LiveStates(TableStates(sessions), functools.partial(partition_of, partitions=settings.turn_partitions),
+                      settings.live_states_max, settings.live_states_idle_seconds)
+
+
 def executor_for(settings: Settings, topics: Topics, sessions: faust.Table, store: ContextStore,
-                 tombstones: Tombstones) -> Executor:
-    """The executor with the worker's real sinks, over the sessions Table."""
+                 tombstones: Tombstones, live: LiveStates) -> Executor:
+    """The executor with the worker's real sinks, over the sessions Table and the live states kept beside it."""
     core = SessionCore(CoreConfig.from_settings(settings))
-    stepper = Stepper(settings.summaries_topic, settings.max_content_bytes, TableStates(sessions), core, tombstones)
+    stepper = Stepper(settings.summaries_topic, settings.max_content_bytes, live, core, tombstones)
     sinks = Sinks(
         dead_letter=DeadLetterSink(topics.dlq),
         forward=ForwardSink(topics.turns),
@@ -45,9 +53,22 @@ def executor_for(settings: Settings, topics: Topics, sessions: faust.Table, stor
     return Executor(stepper, sinks)
 
 
-def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> None:
-    """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact."""
+def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> LiveStates:
+    """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact; returns
+    its live session states (session expiry drops them with their rows)."""
     tombstones = Tombstones()  # one per worker: an agent restarted by a rebalance does not log the first again
+    live = live_states(settings, sessions)
+    session_topics = set(topics.session_input.topics)
+
+    # A rebalance revokes every partition before it assigns (the eager protocol), and a partition that comes back
+    # may have moved on at another worker meanwhile: its sessions are restored from the Table rows it recovered.
+    @app.on_partitions_revoked.connect
+    async def drop_revoked_states(sender: faust.App, revoked: set[TP], **kwargs: object) -> None:
+        live.revoked({tp.partition for tp in revoked if tp.topic in session_topics})
+
+    @app.on_partitions_assigned.connect
+    async def keep_assigned_states(sender: faust.App, assigned: set[TP], **kwargs: object) -> None:
+        live.assigned({tp.partition for tp in assigned if tp.topic in session_topics})
 
     # A batch whose effects could not be stored (an error no retry mends) is not acknowledged, and no later
     # turn of its partition may be applied on top of the gap: the agent's crash stops the worker, rather
@@ -57,7 +78,8 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
                supervisor_strategy=CrashingSupervisor)
     async def session_agent(stream: faust.StreamT) -> None:
         store = ContextStore.from_settings(settings)
-        executor = executor_for(settings, topics, sessions, store, tombstones)
+        live.restart()
+        executor = executor_for(settings, topics, sessions, store, tombstones, live)
         try:
             gate = cast(OrderedConsumer, app.consumer)
             gate.gate(topics.session_input.topics)
@@ -70,3 +92,5 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
                     raise
         finally:
             await store.aclose()
+
+    return live

@@ -3,13 +3,14 @@
 from turnstream.session.batch import SessionBatch, StateLoader
 from turnstream.session.config import CoreConfig
 from turnstream.session.core import Input, SessionCore, Step
+from turnstream.session.live import LiveMap, LiveStates
 from turnstream.session.reorder import Forwarded
 from turnstream.session.rules import ERASED, Erased, Loaded, Skip, classify, loaded_from_row, opening
 from turnstream.session.state import HeldTurn, SessionState, SnapshotError
 from turnstream.session.summaries import SummaryRequest, SummaryRequests, SummaryResult
 
 __all__ = [
-    "ERASED", "CoreConfig", "Erased", "Forwarded", "HeldTurn", "Input", "Loaded", "SessionBatch", "SessionCore",
-    "SessionState", "Skip", "SnapshotError", "StateLoader", "Step", "SummaryRequest", "SummaryRequests",
+    "ERASED", "CoreConfig", "Erased", "Forwarded", "HeldTurn", "Input", "LiveMap", "LiveStates", "Loaded",
+    "SessionBatch", "SessionCore", "SessionState", "Skip", "SnapshotError", "StateLoader", "Step", "SummaryRequest", "SummaryRequests",
     "SummaryResult", "classify", "loaded_from_row", "opening",
 ]

@@ -20,9 +20,9 @@ S = TypeVar("S")
 
 
 class StateLoader(Protocol):
-    """Where a batch finds the state of a session it holds none of yet (the Table row, restored, today; a
-    state kept live per assigned partition could be another loader). The batch changes what it gets, so a
-    loader that keeps states must hand out one it may change, and take the batch's states back after."""
+    """Where a batch finds the state of a session it holds none of yet: the Table row, restored, or the state
+    kept live (session/live.py). The batch changes what it gets, so a loader that keeps states must hand out one
+    it may change, and take the batch's states back only once they are stored."""
 
     def load(self, key: str) -> Loaded: ...
 

@@ -14,7 +14,7 @@ from turnstream.agents.batch import Batch, Stepper, Tombstones
 from turnstream.agents.executor import PLAN, Executor, Sinks
 from turnstream.agents.sinks import ArchiveSink, ContextSink, Done
 from turnstream.schemas.control import forget_marker, forget_record
-from turnstream.session import CoreConfig, Loaded, SessionCore, SessionState, loaded_from_row
+from turnstream.session import CoreConfig, LiveStates, Loaded, SessionCore, SessionState, loaded_from_row
 from turnstream.settings import Settings
 
 TURNS = "t.turns"
@@ -149,6 +149,8 @@ class ModelSink:
 
 def executor(world: World, **overrides: Any) -> Executor:
     """An executor as a worker builds one (a new owner of the partition builds a new one), over model sinks."""
-    core = SessionCore(CoreConfig.from_settings(Settings(budget_tokens=300, **overrides)))
-    stepper = Stepper(SUMMARIES, 256 * 1024, RowLoader(world), core, Tombstones())
+    settings = Settings(budget_tokens=300, **overrides)
+    core = SessionCore(CoreConfig.from_settings(settings))
+    live = LiveStates(RowLoader(world), lambda key: 0, settings.live_states_max, settings.live_states_idle_seconds)
+    stepper = Stepper(SUMMARIES, 256 * 1024, live, core, Tombstones())
     return Executor(stepper, Sinks(**{stage: ModelSink(world, stage) for stage in PLAN}))

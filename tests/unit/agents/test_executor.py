@@ -8,8 +8,9 @@ from dataclasses import fields
 
 import pytest
 
-from tests.unit.agents.fixtures import Failed, World, conversation, executor, record, turn_value
+from tests.unit.agents.fixtures import NOW, Failed, World, conversation, executor, record, turn_value
 from turnstream.agents.executor import PLAN, Sinks, to_the_end
+from turnstream.schemas.control import forget_record
 
 pytestmark = pytest.mark.unit
 
@@ -101,3 +102,41 @@ def test_a_batch_cancelled_midway_is_stored_and_acknowledged_whole_before_the_ca
 
     asyncio.run(main())
     assert world.written == list(PLAN) and world.acknowledged == [0, 1, 2]
+
+
+@pytest.mark.parametrize("stage", PLAN)
+def test_the_same_worker_replaying_a_failed_batch_stores_what_one_clean_run_stores(stage: str) -> None:
+    clean = World()
+    first = [record(turn_value("s1", 0, "Lisbon, 3500 EUR."), b"s1", 0)]
+    run = executor(clean)
+    for events in (first, conversation()):
+        asyncio.run(run.store_then_acknowledge(events, clean.acknowledge))
+    world = World()
+    run = executor(world)  # one worker throughout: s1's state is live after the first batch
+    asyncio.run(run.store_then_acknowledge(first, world.acknowledge))
+    world.fail_at = stage
+    with pytest.raises(Failed):
+        asyncio.run(run.store_then_acknowledge(conversation(), world.acknowledge))
+    assert len(run.stepper.loader.live) == 0  # none of the failed batch's half-applied states is live
+    world.fail_at = None
+    asyncio.run(run.store_then_acknowledge(conversation(), world.acknowledge))
+    assert world.stored() == clean.stored()
+
+
+def test_a_session_s_next_batch_steps_its_live_state_not_its_row() -> None:
+    world = World()
+    run = executor(world)
+    asyncio.run(run.store_then_acknowledge([record(turn_value("s1", 0, "Lisbon."), b"s1", 0)], world.acknowledge))
+    world.rows["s1"] = b"not a row"  # were the row restored, the turn would fail and be dead-lettered
+    asyncio.run(run.store_then_acknowledge([record(turn_value("s1", 1, "And Porto."), b"s1", 1)], world.acknowledge))
+    assert world.dead == [] and world.contexts == {"s1": 2}
+
+
+def test_an_erased_session_s_live_state_goes_with_it() -> None:
+    world = World()
+    run = executor(world)
+    batches = [[record(turn_value("s1", 0, "Lisbon."), b"s1", 0)], [record(forget_record("s1", NOW), b"s1", 1)],
+               [record(turn_value("s1", 1, "a late turn"), b"s1", 2)]]
+    for events in batches:
+        asyncio.run(run.store_then_acknowledge(events, world.acknowledge))
+    assert world.stored()["rows"] == {"s1": "erased"} and world.contexts == {"s1": 1}

@@ -125,12 +125,15 @@ def _ranked(lines: Sequence[str], background: Mapping[str, int] | None = None) -
         for key in keys:
             frequency[key] = frequency.get(key, 0) + 1
 
+    # shared with a few other lines: the period's topic; shared with most of them: filler
+    topical = {k for k, count in frequency.items() if 1 < count <= max(2, len(lines) // 4)}
+    # said nowhere else in the summary: what only this line tells
+    rare = {k for k in frequency if background.get(k, 0) <= 1} if background else set()
+
     def score(index: int) -> float:
         salience, keys = signals[index]
-        # shared with a few other lines: the period's topic; shared with most of them: filler
-        central = sum(1.0 for k in keys if 1 < frequency[k] <= max(2, len(lines) // 4)) / math.sqrt(len(keys) + 1)
-        # said nowhere else in the summary: what only this line tells
-        distinct = sum(1.0 for k in keys if background.get(k, 0) <= 1) / math.sqrt(len(keys) + 1) if background else 0.0
+        central = len(keys & topical) / math.sqrt(len(keys) + 1)
+        distinct = len(keys & rare) / math.sqrt(len(keys) + 1) if background else 0.0
         return salience + central + distinct
 
     order = sorted(range(len(lines)), key=lambda i: (-score(i), i))  # among equals the older line: said first, it is the one restated
@@ -138,7 +141,7 @@ def _ranked(lines: Sequence[str], background: Mapping[str, int] | None = None) -
     later: list[int] = []
     for index in order:
         keys = signals[index][1]
-        repeats = any(_overlap(keys, signals[c][1]) >= RESTATED for c in chosen)
+        repeats = any(_restates(keys, signals[c][1]) for c in chosen)
         (later if repeats else chosen).append(index)
     # every speaker's best line before anyone's second: a period says who did what, not what one of them said
     turns: dict[str, int] = {}
@@ -163,11 +166,17 @@ def _speaker_of(line: str) -> str:
 def _novel(lines: Sequence[str], shown: Sequence[str]) -> list[str]:
     """`lines` less those that restate one of `shown`."""
     seen = [_signals(line)[1] for line in shown]
-    return [line for line in lines if not any(_overlap(_signals(line)[1], keys) >= RESTATED for keys in seen)]
+    return [line for line in lines if not any(_restates(_signals(line)[1], keys) for keys in seen)]
 
 
-def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+def _restates(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Keywords `a` and `b` overlap by at least RESTATED (shared over either's): most pairs are told by their sizes
+    alone, since the overlap is at most the smaller size over the larger."""
+    size_a, size_b = len(a), len(b)
+    if not size_a or not size_b or min(size_a, size_b) / max(size_a, size_b) < RESTATED:
+        return False
+    shared = len(a & b)
+    return shared / (size_a + size_b - shared) >= RESTATED
 
 
 def _args(arguments: str) -> str:

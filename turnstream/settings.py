@@ -176,8 +176,8 @@ class Settings(BaseSettings):
     """Events the session agent takes at once: one Redis round trip and one Table row per session per batch."""
     batch_max_ms: float = Field(5.0, gt=0, le=10_000)
     """How long the session agent keeps filling a batch while more events are waiting; a batch goes at once when none are."""
-    live_states_max: int = Field(10_000, ge=0)
-    """Session states a worker keeps live in memory across batches (the least recently used leave first), so a session's next batch need not restore its Table row; 0 restores every session from its row in every batch."""
+    live_states_max: int = Field(1_000, ge=0)
+    """Session states a worker keeps live in memory across batches (the least recently used leave first), so a session's next batch need not restore its Table row; about 4 KiB each for a short session, 70 KiB for a long one at the default budget; 0 restores every session from its row in every batch."""
     live_states_idle_seconds: float = Field(600.0, ge=0)
     """A live session state unused for this long leaves memory (its session, when it comes back, is restored from its Table row); 0 no idle limit."""
     broker_session_timeout: float = Field(30.0, gt=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import cast
+from typing import Any, cast
 
 import faust
 from faust.types import TP
@@ -63,11 +63,11 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
     # A rebalance revokes every partition before it assigns (the eager protocol), and a partition that comes back
     # may have moved on at another worker meanwhile: its sessions are restored from the Table rows it recovered.
     @app.on_partitions_revoked.connect
-    async def drop_revoked_states(sender: faust.App, revoked: set[TP], **kwargs: object) -> None:
+    async def drop_revoked_states(sender: Any, revoked: set[TP], **kwargs: Any) -> None:
         live.revoked({tp.partition for tp in revoked if tp.topic in session_topics})
 
     @app.on_partitions_assigned.connect
-    async def keep_assigned_states(sender: faust.App, assigned: set[TP], **kwargs: object) -> None:
+    async def keep_assigned_states(sender: Any, assigned: set[TP], **kwargs: Any) -> None:
         live.assigned({tp.partition for tp in assigned if tp.topic in session_topics})
 
     # A batch whose effects could not be stored (an error no retry mends) is not acknowledged, and no later

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from turnstream.compaction import MessageError, PopError
 from turnstream.compaction.greeting import is_small_talk
-from turnstream.compaction.strategies import CompositeStrategy, KeyInfoExtractor, RollingSummarizer
+from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, offline_strategy
 from turnstream.compaction.tokens import count_text
 from turnstream.memory.archive import ArchiveEntry, archive_entry
 from turnstream.memory.extract import memories_from_facts, summary_memory
@@ -68,7 +68,7 @@ class SessionCore:
 
     def __init__(self, config: CoreConfig) -> None:
         self.config = config
-        self.strategy = CompositeStrategy(KeyInfoExtractor(config.max_facts), RollingSummarizer(config.summary_max_tokens))
+        self.strategy = offline_strategy(config.max_facts, config.summary_max_tokens, archive=False)
         self.extractor = KeyInfoExtractor(config.max_facts)
 
     def new_state(self, item: Turn | Forwarded) -> SessionState:

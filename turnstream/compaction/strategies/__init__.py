@@ -26,6 +26,7 @@ __all__ = [
     "RollingSummarizer",
     "Strategy",
     "build_strategy",
+    "offline_strategy",
     "merge_facts",
 ]
 
@@ -37,5 +38,10 @@ def build_strategy(settings: Settings, archive: bool = True) -> CompositeStrateg
     `archive=False` leaves the archiver out, for owners that keep the raw turns elsewhere (the stream
     worker: the turns topic itself is the archive).
     """
+    return offline_strategy(settings.max_facts, settings.summary_max_tokens, archive)
+
+
+def offline_strategy(max_facts: int, summary_max_tokens: int, archive: bool = True) -> CompositeStrategy:
+    """build_strategy from the two numbers it takes of the settings: for callers that hold no Settings (the session core)."""
     archiver = (Archiver(),) if archive else ()
-    return CompositeStrategy(*archiver, KeyInfoExtractor(settings.max_facts), RollingSummarizer(settings.summary_max_tokens))
+    return CompositeStrategy(*archiver, KeyInfoExtractor(max_facts), RollingSummarizer(summary_max_tokens))

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,9 +135,16 @@ def render_properties(properties: dict[str, str]) -> str:
     return "".join(f"{key}={value}\n" for key, value in properties.items())
 
 
-def cluster_id() -> str:
-    """A fresh KRaft cluster id: a UUID in URL-safe base64, unpadded (22 characters)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+def cluster_id(random_bytes: Callable[[], bytes] = lambda: uuid.uuid4().bytes) -> str:
+    """A fresh KRaft cluster id: a UUID in URL-safe base64, unpadded (22 characters).
+
+    One in 64 such ids starts with "-", which the storage tool's argument parser reads as an option
+    ("--cluster-id/-t: expected one argument"); Kafka's own Uuid.randomUuid draws again, and so do we.
+    """
+    while True:
+        found = base64.urlsafe_b64encode(random_bytes()).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
 
 
 def java_command(lib: Path, main_class: str, *arguments: str, jvm_options: tuple[str, ...] = ()) -> list[str]:

@@ -62,6 +62,11 @@ def test_a_cluster_id_is_a_uuid_in_unpadded_url_safe_base64() -> None:
     assert cluster_id() != found
 
 
+def test_a_cluster_id_never_starts_with_a_dash_the_storage_tool_would_read_as_an_option() -> None:
+    draws = iter([b"\xf8" + bytes(15), b"\x00" * 16])  # the first encodes as "-AAAA..."
+    assert cluster_id(lambda: next(draws)) == "A" * 22
+
+
 def test_missing_jars_name_the_folder_and_the_command_that_fetches_them(tmp_path: Path) -> None:
     with pytest.raises(KafkaUnavailable, match=rf"no Apache Kafka jars in {tmp_path}: run `make kafka`"):
         kafka_lib(str(tmp_path))

@@ -28,7 +28,7 @@ from turnstream.benchmarks.recall import LOCOMO_DEV, dated_history, locomo_case
 from turnstream.compaction.tokens import count_messages
 from turnstream.samples.recall_set import DETAILS, RecallCase, recall_case
 from turnstream.schemas import Turn
-from turnstream.session import SessionCore
+from turnstream.session import CoreConfig, SessionCore
 from turnstream.settings import Settings
 from turnstream.text.chat import content_text
 from turnstream.text.language import Language
@@ -104,7 +104,7 @@ def share_told(events: Sequence[str], messages: Sequence[dict[str, Any]], names:
 
 def compacted(case: RecallCase, budget: int = BUDGET_TOKENS) -> tuple[list[dict[str, Any]], set[int]]:
     """The compacted context after every turn went through the pure core, and the turn indexes in its kept tail."""
-    core = SessionCore(Settings(budget_tokens=budget))
+    core = SessionCore(CoreConfig.from_settings(Settings(budget_tokens=budget)))
     turns = [Turn(**turn) for turn in case.turns]
     state = core.new_state(turns[0])
     for turn in turns:

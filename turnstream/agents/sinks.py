@@ -22,6 +22,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.batch import Batch, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
+from turnstream.faust_private.producer import send_buffered
 from turnstream.faust_private.tables import attributed_to
 from turnstream.memory import Memory, MemoryStore
 from turnstream.memory.archive import ArchiveEntry
@@ -267,10 +268,8 @@ class TableSink:
         this agent."""
         producer = self.table.app.producer
         deadline = time.monotonic() + CHANGELOG_WAIT_SECONDS
-        while producer.buffer.size and time.monotonic() < deadline:
-            await producer.buffer.flush_atmost(producer.buffer.size)
         try:
-            if producer.buffer.size:
+            if not await send_buffered(producer, deadline):
                 raise asyncio.TimeoutError
             await asyncio.wait_for(producer.flush(), max(deadline - time.monotonic(), 0.1))
         except asyncio.TimeoutError:

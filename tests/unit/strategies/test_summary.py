@@ -86,6 +86,17 @@ def test_a_dated_span_becomes_a_day_of_attributed_statements() -> None:
     assert "Maya: I signed up for a pottery class" in summary and "Sol: I ran a charity race" in summary
 
 
+def test_a_day_keeps_what_its_speaker_did_before_a_preference_a_feeling_or_a_photo() -> None:
+    span = [
+        said(0, "Maya", "I really love quiet mornings with a good cup of coffee and some jazz."),
+        said(0, "Maya", "[shares a photo of a lake at sunset with two canoes on the shore]"),
+        said(0, "Maya", "It has been a long and honestly pretty exhausting couple of weeks at work."),
+        said(0, "Maya", "I finally joined the rowing club at the lake last weekend with my sister."),
+    ]
+    summary = fold_days(RollingSummarizer(30), [span]).summary
+    assert summary.splitlines() == ["[2023-05-08]", "Maya: I finally joined the rowing club at the lake last weekend with my sister."]
+
+
 def test_old_days_fold_into_months_and_every_period_keeps_its_best_line() -> None:
     places = ["Lisbon", "Porto", "Madrid", "Seville", "Granada", "Valencia", "Bilbao", "Toledo", "Cadiz", "Malaga", "Girona", "Ronda"]
     things = ["tiles", "wine", "a hat", "olives", "a fan", "oranges", "cheese", "a map", "salt", "a guitar", "a scarf", "honey"]

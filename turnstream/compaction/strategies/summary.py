@@ -6,8 +6,9 @@ statements, one a line, each attributed to its speaker (`Caroline: …`, else th
 before any header are undated (spans without times, or an LLM's text).
 
 A span is split by day; each day keeps its most salient statements (extractive: centrality among the
-day's statements, named entities and numbers, key-information cues, a statement in the first person over a
-reaction to the other's news, every named speaker's best line before anyone's second; a restatement of a
+day's statements, named entities and numbers, the speaker's own doings and plans and when they happened
+(over key-information cues, which the facts block carries), a statement in the first person over a reaction to
+the other's news, every named speaker's best line before anyone's second; a restatement of a
 line or a fact the block already shows is left out). When the summary outgrows its cap, the period holding the most lines gives up its
 weakest, its words said nowhere else in the summary counting for it (so every period keeps its best line
 before any keeps a second; the newest detail is in the kept tail anyway); once every period is down to one line, the oldest day folds into its month, the oldest
@@ -59,6 +60,20 @@ _FIRST_PERSON_PAST = re.compile(
     r"|我[^，。！？]{0,12}(?:了|过)",
     re.I,
 )
+_DOING = re.compile(
+    r"\b(?:i|we)(?:'ve| have| just| finally| recently| also)*\s+(?:\w+ed|went|got|made|took|began|started|joined|found|met|won"
+    r"|lost|had|saw|bought|ran|gave|did|came|tried|signed|am (?:planning|thinking|going)|'m (?:planning|thinking|going))\b"
+    r"|我(?:们)?(?:刚|已经|最近)?(?:打算|准备|计划|开始|参加|报名|搬)",
+    re.I,
+)
+"""The speaker's own doing or plan, the verb right after the pronoun: what LoCoMo's gold events and a reader's
+"what happened" are made of."""
+_WHEN = re.compile(
+    r"\b(?:yesterday|recently|just|ago|last (?:week|weekend|month|night|year|fri|sat|sun|mon|tue|wed|thu)\w*"
+    r"|(?:this|next) (?:week|weekend|month))\b|昨天|上周|上个月|最近|刚",
+    re.I,
+)
+"""A statement placed in time: something happened, or will."""
 _ROLE_LABELS = frozenset(label.rstrip(" :：") for locale in LOCALES.values() for label in locale.summary_labels.values())
 _REACTION = re.compile(
     r"^(?:wow|aw+|oh|ooh|omg|that'?s|that is|sounds|so cool|how|what an?|good (?:to|for)|glad|congrats|thanks?|i'?m so (?:happy|glad|sorry))\b"
@@ -100,10 +115,18 @@ def _signals(line: str) -> tuple[float, frozenset[str]]:
     said = line.split(": ", 1)[-1].split("：", 1)[-1]
     keys = frozenset(keywords(said))
     score = min(len(keys), 10) / 5
+    # a key-information cue (a need, a preference) counts for little: the facts block carries those; the
+    # summary tells what happened
     if classify(said, "user") is not None:
-        score += 3.0
+        score += 1.0
     if _FIRST_PERSON_PAST.search(said):
         score += 1.5
+    if _DOING.search(said):
+        score += 2.0
+    if _WHEN.search(said):
+        score += 1.0
+    if said.startswith("["):  # "[shares a photo of …]": what was shown, not what was said or done
+        score -= 1.0
     score += 0.8 * min(len(_ENTITY.findall(said)), 2) + (0.5 if _SALIENT_NUMBER.search(said) else 0.0)
     if _QUESTION.search(said):
         score -= 2.0

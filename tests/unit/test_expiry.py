@@ -1,6 +1,8 @@
 from aiokafka.partitioner import DefaultPartitioner
 
-from turnstream.agents.expiry import idle_sessions, sweep_interval
+import ctypes.util
+
+from turnstream.agents.expiry import heap_trimmer, idle_sessions, sweep_interval
 from turnstream.schemas.keys import partition_of
 
 
@@ -21,3 +23,10 @@ def test_sweep_interval_is_a_tenth_of_the_ttl_within_bounds() -> None:
     assert sweep_interval(4) == 0.5
     assert sweep_interval(100) == 10
     assert sweep_interval(7 * 24 * 3600) == 60
+
+
+def test_the_heap_trimmer_is_glibc_s_malloc_trim_and_none_where_there_is_none() -> None:
+    trim = heap_trimmer()
+    assert trim is not None and trim() in (0, 1)  # 1: memory was handed back
+    assert heap_trimmer(None) is None
+    assert heap_trimmer("libturnstream-absent.so.0") is None

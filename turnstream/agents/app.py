@@ -14,6 +14,7 @@ from turnstream.agents.memory_resync import register_memory_resync
 from turnstream.agents.resync import register_context_resync
 from turnstream.agents.session_agent import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
+from turnstream.faust_private import versions
 from turnstream.settings import Settings
 from turnstream.streams.admin import WORKER_APP
 from turnstream.streams.app import faust_app
@@ -42,5 +43,8 @@ def create_app(settings: Settings, replication_factor: int | None = None) -> fau
 def __getattr__(name: str) -> faust.App:
     # `faust -A turnstream.agents.app worker` looks up `app`; built on demand so importing is free
     if name == "app":
+        # the check `turnstream worker` makes, for a worker started by Faust's own command
+        if (untested := versions.refusal(versions.installed())) is not None:
+            raise SystemExit(f"turnstream: {untested}")
         return create_app(Settings())
     raise AttributeError(name)

@@ -66,13 +66,15 @@ class LiveMap:
     def drop_partitions(self, partitions: Iterable[int]) -> None:
         """Drop the states of the sessions on `partitions`."""
         dropped = set(partitions)
-        for key in [key for key, kept in self.kept.items() if kept.partition in dropped]:
-            del self.kept[key]
+        self._drop_where(lambda partition: partition in dropped)
 
     def keep_partitions(self, partitions: Iterable[int]) -> None:
         """Drop the states of the sessions on any partition but `partitions`."""
         held = set(partitions)
-        for key in [key for key, kept in self.kept.items() if kept.partition not in held]:
+        self._drop_where(lambda partition: partition not in held)
+
+    def _drop_where(self, goes: Callable[[int], bool]) -> None:
+        for key in [key for key, kept in self.kept.items() if goes(kept.partition)]:
             del self.kept[key]
 
     def clear(self) -> None:

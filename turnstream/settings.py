@@ -105,6 +105,10 @@ class Settings(BaseSettings):
     """Token budget of one session's compacted context."""
     budget_messages: int | None = Field(None, ge=2)
     """Optional cap on the number of messages in the compacted context."""
+    drop_headroom: float = Field(0.1, ge=0.0, le=0.5)
+    """Share of the token budget a context is cut below once it outgrows the budget: the summary folds one
+    span every few turns instead of one every turn, and the prompt's head (anchors, summary, facts) stays the
+    same between cuts, which providers' prompt caches reward. 0 cuts only as far as the budget."""
     summary_max_tokens: int = Field(400, ge=16)
     """Cap on the rolling summary."""
     max_facts: int = Field(40, ge=1)

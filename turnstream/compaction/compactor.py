@@ -175,14 +175,20 @@ class Window:
         budget_messages: int | None = None,
         digest: Digest | None = None,
         strategy: Strategy | None = None,
+        headroom_tokens: int = 0,
     ) -> None:
         if budget_tokens < 1:
             raise ValueError(f"budget_tokens must be positive, got {budget_tokens}")
         if budget_messages is not None and budget_messages < 1:
             raise ValueError(f"budget_messages must be positive, got {budget_messages}")
+        if not 0 <= headroom_tokens < budget_tokens:
+            raise ValueError(f"headroom_tokens must be at least 0 and below the budget, got {headroom_tokens}")
         digest = digest or Digest()
         self.budget_tokens = budget_tokens
         self.budget_messages = budget_messages
+        self.headroom_tokens = headroom_tokens
+        """Once the context outgrows its budget, units go until it fits this much under it: a span folds every few
+        turns, not every turn, and the head of the prompt stays the same between cuts."""
         self.strategy: Strategy = strategy or KEEP_DIGEST
         self.digest = replace(digest, archived=())
         self.archived: list[ArchivedTurn] = list(digest.archived)
@@ -299,14 +305,19 @@ class Window:
         return trim_message(message, room - step, language) or (message, tokens)
 
     def _settle(self, strategy: Strategy) -> list[Message]:
-        """Drop whole units from the tail's front until the context fits; fold each span into the digest."""
+        """When the context outgrows its budget, drop whole units from the tail's front until it fits
+        `headroom_tokens` under it; fold each span into the digest."""
         dropped: list[Entry] = []
         folded = 0
+        cutting = False
         while True:
-            while len(self.units) > 1 and not self._fits():
-                unit = self._pop_unit()
-                dropped.extend(unit.entries)
-                self.dropped += len(unit.entries)
+            # once cutting, down to the headroom, a fold's bigger block included
+            cutting = cutting or not self._fits()
+            if cutting:
+                while len(self.units) > 1 and not self._fits(self.headroom_tokens):
+                    unit = self._pop_unit()
+                    dropped.extend(unit.entries)
+                    self.dropped += len(unit.entries)
             if folded == len(dropped):
                 return [entry.message for entry in dropped]
             # The folded digest may render a bigger block, so fit again after each fold.
@@ -322,7 +333,8 @@ class Window:
         self.archived.extend(digest.archived)
         self.digest = replace(digest, archived=(), language=None, times=())
 
-    def _fits(self) -> bool:
+    def _fits(self, headroom: int = 0) -> bool:
+        """Whether the context, marker and block included, is within the budget less `headroom` tokens."""
         tokens = REPLY_PRIMING_TOKENS + self.anchor_tokens + self.tail_tokens
         count = len(self.anchors) + self.tail_count
         if self.dropped:
@@ -330,7 +342,7 @@ class Window:
             block = self._block_at_cap(language)
             tokens += marker_tokens(language) + (block[1] if block else 0)
             count += 2 if block else 1
-        return tokens <= self.budget_tokens and (self.budget_messages is None or count <= self.budget_messages)
+        return tokens <= self.budget_tokens - headroom and (self.budget_messages is None or count <= self.budget_messages)
 
     def _block_at_cap(self, language: Language) -> tuple[Message, int] | None:
         """`cut_block` of the digest at the cap. Asked after every drop and again for the result while the

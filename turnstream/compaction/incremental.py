@@ -70,7 +70,7 @@ class SessionCompactor(Window):
         """The whole state as plain JSON values; token counts travel with it so nothing is counted again."""
         return {
             "v": _FORMAT,
-            "budget": [self.budget_tokens, self.budget_messages],
+            "budget": [self.budget_tokens, self.budget_messages, self.headroom_tokens],
             "seq": self.seq,
             "dropped": self.dropped,
             "tokens_in": self.tokens_in,
@@ -89,13 +89,14 @@ class SessionCompactor(Window):
         """Rebuild a session from `snapshot()` output; `strategy` becomes its default strategy."""
         if state.get("v") != _FORMAT:
             raise ValueError(f"unknown SessionCompactor state format {state.get('v')!r}")
-        budget_tokens, budget_messages = state["budget"]
+        budget_tokens, budget_messages, *headroom = state["budget"]  # rows before the headroom have none
         digest = Digest(
             summary=state["summary"],
             facts=tuple(Fact(type, text, key, source_seq) for type, text, key, source_seq in state["facts"]),
             archived=tuple(ArchivedTurn(seq, message, tuple(keywords)) for seq, message, keywords in state["archived"]),
         )
-        session = cls(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy)
+        session = cls(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy,
+                      headroom_tokens=headroom[0] if headroom else 0)
         session.seq = state["seq"]
         session.dropped = state["dropped"]
         session.tokens_in = state["tokens_in"]

@@ -19,6 +19,7 @@ class CoreConfig:
 
     budget_tokens: int
     budget_messages: int | None
+    drop_headroom: float
     summary_max_tokens: int
     max_facts: int
     dedup_window: int
@@ -31,10 +32,15 @@ class CoreConfig:
     def from_settings(cls, settings: Settings) -> CoreConfig:
         return cls(
             budget_tokens=settings.budget_tokens, budget_messages=settings.budget_messages,
-            summary_max_tokens=settings.summary_max_tokens, max_facts=settings.max_facts,
+            drop_headroom=settings.drop_headroom, summary_max_tokens=settings.summary_max_tokens, max_facts=settings.max_facts,
             dedup_window=settings.dedup_window, llm_enabled=settings.llm_enabled,
             llm_timeout_seconds=settings.llm_timeout_seconds, llm_max_retries=settings.llm_max_retries,
         )
+
+    @property
+    def headroom_tokens(self) -> int:
+        """`drop_headroom` of the budget, in tokens."""
+        return int(self.budget_tokens * self.drop_headroom)
 
     @property
     def stale_after(self) -> float:

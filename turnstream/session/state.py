@@ -85,7 +85,8 @@ class SessionState:
 
     @classmethod
     def new(cls, session_id: str, tenant: str | None, owner: str, config: CoreConfig) -> SessionState:
-        compactor = SessionCompactor(config.budget_tokens, budget_messages=config.budget_messages)
+        compactor = SessionCompactor(config.budget_tokens, budget_messages=config.budget_messages,
+                                     headroom_tokens=config.headroom_tokens)
         return cls(session_id, tenant, owner, compactor, deque(maxlen=config.dedup_window))
 
     @property

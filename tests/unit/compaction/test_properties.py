@@ -77,3 +77,32 @@ def test_an_unchanged_session_survives_a_round_trip(trace: tuple[list, str], bud
         session.append(message, strategy=Recorder())
     restored = SessionCompactor.from_bytes(session.to_bytes())
     assert orjson.dumps(restored.result().to_dict()) == orjson.dumps(session.result().to_dict())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=react_traces(), budget=st.integers(200, 1500), share=st.sampled_from([0.05, 0.1, 0.25]))
+def test_a_cut_goes_below_the_budget_by_the_headroom_and_the_head_holds_between_cuts(
+        trace: tuple[list, str], budget: int, share: float) -> None:
+    messages, language = trace
+    headroom = int(budget * share)
+    session = SessionCompactor(budget, strategy=Recorder(), headroom_tokens=headroom)
+    head: tuple = ()
+    for message in messages:
+        dropped = session.append(message)
+        res = session.result()
+        assert res.tokens.after <= budget or len(session.units) == 1
+        tail_start = len(res.messages) - session.tail_count
+        if dropped:
+            assert res.tokens.after <= budget - headroom or len(session.units) == 1
+        elif res.marker_index is not None and len(session.units) > 1:  # a lone oversized step cuts the block itself
+            assert res.messages[:tail_start] == head, "the head changed without a cut"
+        head = res.messages[:tail_start]
+    check_rules(messages, session.result(), budget, language=language)
+
+
+def test_a_row_from_before_the_headroom_restores_without_one() -> None:
+    session = SessionCompactor(300, headroom_tokens=30)
+    state = session.snapshot()
+    assert state["budget"] == [300, None, 30] and SessionCompactor.restore(state).headroom_tokens == 30
+    state["budget"] = [300, None]
+    assert SessionCompactor.restore(state).headroom_tokens == 0

@@ -219,3 +219,19 @@ def test_a_message_nested_too_deep_is_refused_before_anything_is_written() -> No
         deep = {"type": "x", "inner": deep}
     with pytest.raises(ValueError, match="nested more than"):
         turn(0, {"role": "user", "content": [deep]})
+
+
+def test_a_session_cuts_its_context_the_settings_share_below_the_budget_once_it_outgrows_it() -> None:
+    c = core(drop_headroom=0.2)
+    first = turn(0, {"role": "user", "content": "Plan a week in Lisbon for two."})
+    state = fresh(c, first)
+    assert state.compactor.headroom_tokens == 60
+    filler = "Day {n}: the tram to Belem at nine, pasteis at the bakery by the monastery, then the tower and the river walk."
+    for n in range(1, 40):
+        dropped_before = state.compactor.dropped
+        c.on_turn(state, turn(n, {"role": "user" if n % 2 == 0 else "assistant", "content": filler.format(n=n)}), NOW)
+        after = state.compactor.result().tokens.after
+        assert after <= 300
+        if state.compactor.dropped > dropped_before:  # a cut: down to 60 tokens under the budget
+            assert after <= 240
+    assert state.compactor.dropped > 0

@@ -24,6 +24,7 @@ from turnstream.memory import owner_key
 from turnstream.memory.archive import archive_entry, entry_id
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.schemas import ContextDoc, session_key
+from turnstream.session import CoreConfig
 from turnstream.schemas.keys import partition_of
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
@@ -71,7 +72,8 @@ async def wait_for_versions(
 def assert_context_matches_batch(doc: ContextDoc, turns: list[dict[str, Any]], settings: Settings) -> None:
     """The streamed context equals batch compaction of the session's own turns, each applied once, in order."""
     expected = compact([t["message"] for t in turns], settings.budget_tokens, strategy=build_strategy(settings),
-                       times=[t["ts"] for t in turns]).to_dict()
+                       times=[t["ts"] for t in turns],
+                       headroom_tokens=CoreConfig.from_settings(settings).headroom_tokens).to_dict()
     assert doc.messages == expected["messages"]
     assert doc.dropped == expected["dropped"]
     assert doc.summary == expected["summary"]

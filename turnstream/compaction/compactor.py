@@ -418,16 +418,19 @@ def compact(
     budget_messages: int | None = None,
     digest: Digest | None = None,
     times: Sequence[float | None] | None = None,
+    headroom_tokens: int = 0,
 ) -> CompactionResult:
     """Compact a whole conversation: the same result as feeding it to a SessionCompactor one message at a time.
 
     `times`, one per message (epoch seconds, None where unknown), date the summary's periods as a worker
-    dates them from its turns' `ts`; without them the summary is one undated period."""
+    dates them from its turns' `ts`; without them the summary is one undated period. `headroom_tokens`: how far
+    under the budget a cut goes (a worker's is `TURNSTREAM_DROP_HEADROOM` of it; one-shot, 0 fills the budget)."""
     if times is not None and len(times) != len(messages):
         raise ValueError(f"{len(times)} times for {len(messages)} messages")
     # Validate everything first, so a bad message fails before any strategy (maybe an LLM) runs.
     validate_messages(messages)
-    window = Window(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy)
+    window = Window(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy,
+                    headroom_tokens=headroom_tokens)
     for message, ts in zip(messages, times or [None] * len(messages)):
         window.append(message, ts=ts)
     return window.result()

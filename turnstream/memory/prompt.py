@@ -11,7 +11,7 @@ goes back to the tail.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, get_args
 
 from turnstream.compaction.greeting import is_small_talk
@@ -167,6 +167,19 @@ def memory_block(profile: str, recalled: list[Recalled], turns: list[RecalledTur
     return {"role": "system", "content": "\n".join(parts)}
 
 
+def without_lines(recalled: list[Recalled], lines: set[str]) -> list[Recalled]:
+    """`recalled` less the lines of their texts that are among `lines`: a summary memory's statement that a
+    recalled turn shows, dated to its day, is said once, by the turn."""
+    if not lines:
+        return recalled
+    kept = []
+    for memory in recalled:
+        text = "\n".join(line for line in memory.text.splitlines() if line.strip() not in lines)
+        if text.strip():
+            kept.append(memory if text == memory.text else replace(memory, text=text))
+    return kept
+
+
 def _fill_block(
     profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]],
     shown_texts: frozenset[str], room: int, language: Language,
@@ -190,9 +203,10 @@ def _fill_block(
     overhead = count_text(locale.turns_heading) + LINE_SEPARATOR_TOKENS + title
     turns = choose_turns(archived, shown, room - base - overhead, language, shown_texts)
     while turns:  # the line counts are estimates: check the real block, dropping the weakest line if needed
-        block = memory_block(profile, recalled, turns, language)
+        said = without_lines(recalled, {turn.line for turn in turns})
+        block = memory_block(profile, said, turns, language)
         if block is not None and count_message(block) <= room:
-            return block, recalled, turns
+            return block, said, turns
         turns.remove(min(turns, key=lambda t: (t.score, t.hit)))
     return memory_block(profile, recalled, [], language), recalled, []
 

@@ -6,7 +6,7 @@ from turnstream.compaction import compact
 from turnstream.compaction.marker import MARKERS, marker_message
 from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.prompt import assemble, split_context
+from turnstream.memory.prompt import assemble, split_context, without_lines
 from turnstream.memory.reads import Recalled
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
@@ -187,3 +187,11 @@ def test_tool_results_never_lose_their_call_in_a_cut() -> None:
         tool_ids = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
         assert tool_ids in ([], ["c0", "c1", "c2"])
         assert (call in messages) == bool(tool_ids)
+
+
+def test_a_memory_line_a_recalled_turn_shows_is_said_once_by_the_turn() -> None:
+    summary = Recalled("sum", "summary", "[2023-05]\nLin: my sister's cat is called Pistachio.\nLin: the rent goes up.", 0.9, 1)
+    fact = Recalled("f1", "fact", "Lin: my sister's cat is called Pistachio.", 0.8, 1)
+    kept = without_lines([summary, fact], {"Lin: my sister's cat is called Pistachio."})
+    assert [(m.id, m.text) for m in kept] == [("sum", "[2023-05]\nLin: the rent goes up.")]  # the fact said nothing else
+    assert without_lines([summary], set()) == [summary]

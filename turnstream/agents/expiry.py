@@ -35,8 +35,10 @@ SWEEP_FRACTION = 10
 SWEEP_BOUNDS_SECONDS = (0.5, 60.0)
 
 
-def heap_trimmer(libc_name: str | None = ctypes.util.find_library("c")) -> Callable[[], int] | None:
-    """A call that returns freed heap pages to the system (glibc's `malloc_trim(0)`); None where there is none."""
+def heap_trimmer(find_libc: Callable[[], str | None] = lambda: ctypes.util.find_library("c")) -> Callable[[], int] | None:
+    """A call that returns freed heap pages to the system (glibc's `malloc_trim(0)`); None where there is none.
+    The C library is looked for here, when the worker registers its sweep, not when this module is imported."""
+    libc_name = find_libc()
     if libc_name is None:
         return None
     try:

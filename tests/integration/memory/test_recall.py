@@ -143,6 +143,38 @@ async def test_a_replayed_turn_is_the_same_entry_and_another_turn_at_its_positio
         await archive.redis.aclose()
 
 
+async def test_one_call_with_a_turn_twice_and_a_reused_position_stores_what_calls_one_by_one_store(
+    redis_settings: Settings,
+) -> None:
+    archive = ArchiveStore(Redis.from_url(redis_settings.redis_url), redis_settings)
+    (reset,) = [e for e in [archive_entry("s1", "other", 1, {"role": "user", "content": "a turn after a reset"}, 9.0)] if e]
+    calls = [entries(3), [*entries(5)[2:], entries(5)[3], reset, reset]]
+    try:
+        added = [await archive.append("one-call", [e for call in calls for e in call])]
+        added += [await archive.append("one-by-one", [e]) for call in calls for e in call]
+        assert added == [6, 1, 1, 1, 0, 1, 1, 0, 1, 0]
+        one, each = archive.layout.owner("one-call"), archive.layout.owner("one-by-one")
+        for name in ("archive", "positions", "entry_terms", "stats", "dictionary"):
+            assert await archive.redis.hgetall(getattr(one, name)) == await archive.redis.hgetall(getattr(each, name)), name
+    finally:
+        await archive.redis.aclose()
+
+
+async def test_a_turn_without_index_terms_is_evicted_like_any_other(redis_settings: Settings) -> None:
+    settings = redis_settings.model_copy(update={"archive_max_entries": 3})
+    archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
+    (bare,) = [e for e in [archive_entry("s1", "t-bare", 0, {"role": "user", "content": "在吗？"}, 1.0)] if e]
+    assert not bare.term_counts()
+    try:
+        await archive.append("u5", [bare])
+        await archive.append("u5", entries(4, start=1))  # over the cap: the bare turn is the oldest, it goes first
+        assert [e.position for e in await archive.entries("u5")] == [3, 4]
+        assert int(await archive.redis.hget(archive.layout.owner("u5").stats, "total_length")) == \
+            sum(sum(e.term_counts().values()) for e in entries(2, start=3))
+    finally:
+        await archive.redis.aclose()
+
+
 async def test_a_frequent_terms_postings_leave_the_dictionary_for_a_key_that_keeps_the_best(redis_settings: Settings) -> None:
     archive = ArchiveStore(Redis.from_url(redis_settings.redis_url), redis_settings)
     keys = archive.layout.owner("u4")

@@ -48,7 +48,7 @@ local k1, b = tonumber(ARGV[ARG.k1]), tonumber(ARGV[ARG.b])
 local scale, packed_max = tonumber(ARGV[ARG.weight_scale]), tonumber(ARGV[ARG.packed_max])
 local kept, trimmed = tonumber(ARGV[ARG.postings_kept]), tonumber(ARGV[ARG.postings_trimmed])
 local DIGITS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
-local BATCH = 1000  -- arguments per HMGET/HSET, well inside Lua's stack
+local BATCH = 1000  -- arguments per HMGET/HSET/ZADD, well inside Lua's stack
 
 local function short_id(number)
   local id = ''
@@ -58,6 +58,23 @@ local function short_id(number)
     number = (number - digit) / 62
   until number == 0
   return id
+end
+
+local function hmget(key, names)
+  local values = {}
+  for start = 1, #names, BATCH do
+    local got = redis.call('HMGET', key, unpack(names, start, math.min(start + BATCH - 1, #names)))
+    for n = 1, #got do
+      values[start + n - 1] = got[n]
+    end
+  end
+  return values
+end
+
+local function hset(key, pairs_)
+  for start = 1, #pairs_, BATCH do
+    redis.call('HSET', key, unpack(pairs_, start, math.min(start + BATCH - 1, #pairs_)))
+  end
 end
 
 -- a field no term can be (terms hold no space) whose value is longer than a compact hash's values may be: the
@@ -70,13 +87,7 @@ for term in string.gmatch(ARGV[ARG.terms], '%S+') do
   terms[#terms + 1] = term
 end
 -- the dictionary fields of the call's terms, read once and written once: a rare term's postings are one string
-local fields = {}
-for start = 1, #terms, BATCH do
-  local values = redis.call('HMGET', KEYS[KEY.dictionary], unpack(terms, start, math.min(start + BATCH - 1, #terms)))
-  for n = 1, #values do
-    fields[start + n - 1] = values[n]
-  end
-end
+local fields = hmget(KEYS[KEY.dictionary], terms)
 
 -- per term touched: its packed postings as a list (parsed once, joined once), or its frequency and key size
 local state, touched = {}, {}
@@ -95,6 +106,25 @@ local function term_state(slot)
   return state[slot]
 end
 
+-- postings added to a term's key, sent in one ZADD per key (before any cut of it, and at the end)
+local pending = {}
+local function add(key, weight, id)
+  local queue = pending[key]
+  if not queue then
+    queue = {}
+    pending[key] = queue
+  end
+  queue[#queue + 1] = weight
+  queue[#queue + 1] = id
+end
+local function flush(key)
+  local queue = pending[key]
+  for start = 1, queue and #queue or 0, BATCH do
+    redis.call('ZADD', key, unpack(queue, start, math.min(start + BATCH - 1, #queue)))
+  end
+  pending[key] = nil
+end
+
 local function index(slot, id, weight)
   local term = term_state(slot)
   if term.packed and term.count < packed_max then
@@ -105,7 +135,7 @@ local function index(slot, id, weight)
   local key = KEYS[FIXED_KEYS + slot]
   if term.packed then  -- one posting too many for the field: the term gets a postings key
     for packed_id, packed_weight in string.gmatch(table.concat(term.packed, ','), '([^:,]+):(%d+)') do
-      redis.call('ZADD', key, packed_weight, packed_id)
+      add(key, packed_weight, packed_id)
     end
     term.packed, term.df, term.size, term.least = nil, term.count, term.count, 0
   end
@@ -114,32 +144,60 @@ local function index(slot, id, weight)
   if term.size >= trimmed and weight < term.least then
     return
   end
-  redis.call('ZADD', key, weight, id)
+  add(key, weight, id)
   term.size = term.size + 1
   if term.size >= kept then  -- only the best are ever read
+    flush(key)
     redis.call('ZREMRANGEBYRANK', key, 0, -trimmed - 1)
     term.size, term.least = trimmed, tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
   end
   touched[key] = true
 end
 
-local added = 0
+-- every entry's position and what holds it, read at once: a replayed turn has its position already
+local positions = {}
 for i = FIXED_ARGV + 1, #ARGV, ENTRY_SIZE do
-  local stable, json = ARGV[i + ENTRY.id], ARGV[i + ENTRY.json]
-  local record, field = ARGV[i + ENTRY.record], ARGV[i + ENTRY.field]
+  positions[#positions + 1] = ARGV[i + ENTRY.field]
+end
+local holders = hmget(KEYS[KEY.positions], positions)
+local held, holder_ids = {}, {}
+for n = 1, #positions do
+  if holders[n] then
+    holder_ids[#holder_ids + 1] = holders[n]
+  end
+end
+for n, raw in ipairs(hmget(KEYS[KEY.archive], holder_ids)) do
+  held[holder_ids[n]] = raw or ''
+end
+
+-- the counters as they stand; each new entry takes the next number, and its length norm is against the
+-- archive as it is once the entry is in, as if the entries were written one by one
+local stats = redis.call('HMGET', KEYS[KEY.stats], 'next', 'total_length')
+local number, total = tonumber(stats[1]) or 0, tonumber(stats[2]) or 0
+local size = redis.call('HLEN', KEYS[KEY.archive])
+local placed, archive_writes, position_writes, record_writes = {}, {}, {}, {}
+local added = 0
+for n = 1, #positions do
+  local i = FIXED_ARGV + 1 + (n - 1) * ENTRY_SIZE
+  local stable, field = ARGV[i + ENTRY.id], positions[n]
   local length = tonumber(ARGV[i + ENTRY.length])
-  -- a replayed turn has its position already; a new turn at a taken position (a reused session key) takes it
-  local there = redis.call('HGET', KEYS[KEY.positions], field)
-  local same = there and string.find(redis.call('HGET', KEYS[KEY.archive], there) or '', '"id":"' .. stable .. '"', 1, true)
+  -- a new turn at a taken position (a reused session key) takes it; one placed by this call counts too
+  local there = placed[field] and ('"id":"' .. placed[field] .. '"') or (holders[n] and held[holders[n]])
+  local same = there and string.find(there, '"id":"' .. stable .. '"', 1, true)
   if not same then
-    local id = short_id(redis.call('HINCRBY', KEYS[KEY.stats], 'next', 1))
-    redis.call('HSET', KEYS[KEY.archive], id, json)
-    redis.call('HSET', KEYS[KEY.positions], field, id)
-    redis.call('HSET', KEYS[KEY.entry_terms], id, record)
-    local total = redis.call('HINCRBY', KEYS[KEY.stats], 'total_length', length)
+    number = number + 1
+    local id = short_id(number)
+    placed[field] = stable
+    archive_writes[#archive_writes + 1] = id
+    archive_writes[#archive_writes + 1] = ARGV[i + ENTRY.json]
+    position_writes[#position_writes + 1] = field
+    position_writes[#position_writes + 1] = id
+    record_writes[#record_writes + 1] = id
+    record_writes[#record_writes + 1] = ARGV[i + ENTRY.record]
+    total, size = total + length, size + 1
     -- the length norm against the average at write time: postings are stored by weight, so a
     -- read takes each term's best entries without scoring them all
-    local norm = k1 * (1 - b + b * length * redis.call('HLEN', KEYS[KEY.archive]) / total)
+    local norm = k1 * (1 - b + b * length * size / total)
     for slot, frequency in string.gmatch(ARGV[i + ENTRY.postings], '(%d+):(%d+)') do
       local tf = tonumber(frequency)
       index(tonumber(slot), id, math.max(1, math.floor(tf * (k1 + 1) / (tf + norm) * scale + 0.5)))
@@ -147,14 +205,21 @@ for i = FIXED_ARGV + 1, #ARGV, ENTRY_SIZE do
     added = added + 1
   end
 end
+if added > 0 then
+  hset(KEYS[KEY.archive], archive_writes)
+  hset(KEYS[KEY.positions], position_writes)
+  hset(KEYS[KEY.entry_terms], record_writes)
+  redis.call('HSET', KEYS[KEY.stats], 'next', number, 'total_length', total)
+end
+for key in pairs(pending) do
+  flush(key)
+end
 local writes = {}
 for slot, term in pairs(state) do
   writes[#writes + 1] = terms[slot]
   writes[#writes + 1] = term.packed and table.concat(term.packed, ',') or table.concat({term.df, term.size, term.least}, ' ')
 end
-for start = 1, #writes, BATCH do
-  redis.call('HSET', KEYS[KEY.dictionary], unpack(writes, start, math.min(start + BATCH - 1, #writes)))
-end
+hset(KEYS[KEY.dictionary], writes)
 for k = 1, FIXED_KEYS do
   redis.call('EXPIRE', KEYS[k], ttl)
 end

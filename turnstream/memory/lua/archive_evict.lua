@@ -38,7 +38,10 @@ for i = FIXED_ARGV + 1, #ARGV, ENTRY_SIZE do
     if redis.call('HGET', KEYS[KEY.positions], field) == id then  -- a later turn may have taken the position
       redis.call('HDEL', KEYS[KEY.positions], field)
     end
-    redis.call('HINCRBY', KEYS[KEY.stats], 'total_length', -tonumber(ARGV[i + ENTRY.length]))
+    local length = tonumber(ARGV[i + ENTRY.length])
+    if length > 0 then  -- a turn with no index terms ("在吗？"): -0 would reach Redis as "-0", not an integer
+      redis.call('HINCRBY', KEYS[KEY.stats], 'total_length', -length)
+    end
     for slot in string.gmatch(ARGV[i + ENTRY.terms], '%d+') do
       slot = tonumber(slot)
       gone[slot] = gone[slot] or {}

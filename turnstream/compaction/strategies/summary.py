@@ -162,10 +162,14 @@ def _ranked(lines: Sequence[str], background: Mapping[str, int] | None = None) -
     order = sorted(range(len(lines)), key=lambda i: (-score(i), i))  # among equals the older line: said first, it is the one restated
     chosen: list[int] = []
     later: list[int] = []
+    chosen_keys: list[frozenset[str]] = []
     for index in order:
         keys = signals[index][1]
-        repeats = any(_restates(keys, signals[c][1]) for c in chosen)
-        (later if repeats else chosen).append(index)
+        if _restates_any(keys, chosen_keys):
+            later.append(index)
+        else:
+            chosen.append(index)
+            chosen_keys.append(keys)
     # every speaker's best line before anyone's second: a period says who did what, not what one of them said
     turns: dict[str, int] = {}
     rounds = []
@@ -189,17 +193,24 @@ def _speaker_of(line: str) -> str:
 def _novel(lines: Sequence[str], shown: Sequence[str]) -> list[str]:
     """`lines` less those that restate one of `shown`."""
     seen = [_signals(line)[1] for line in shown]
-    return [line for line in lines if not any(_restates(_signals(line)[1], keys) for keys in seen)]
+    return [line for line in lines if not _restates_any(_signals(line)[1], seen)]
 
 
-def _restates(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Keywords `a` and `b` overlap by at least RESTATED (shared over either's): most pairs are told by their sizes
-    alone, since the overlap is at most the smaller size over the larger."""
-    size_a, size_b = len(a), len(b)
-    if not size_a or not size_b or min(size_a, size_b) / max(size_a, size_b) < RESTATED:
+def _restates_any(keys: frozenset[str], others: Sequence[frozenset[str]]) -> bool:
+    """Keywords `keys` overlap one of `others` by at least RESTATED (shared over either's). Most pairs are told by
+    their sizes alone, since the overlap is at most the smaller size over the larger; one loop, not a call per
+    pair: a fold checks thousands of pairs."""
+    size = len(keys)
+    if not size:
         return False
-    shared = len(a & b)
-    return shared / (size_a + size_b - shared) >= RESTATED
+    for other in others:
+        size_b = len(other)
+        if not size_b or (size / size_b if size < size_b else size_b / size) < RESTATED:
+            continue
+        shared = len(keys & other)
+        if shared / (size + size_b - shared) >= RESTATED:
+            return True
+    return False
 
 
 def _args(arguments: str) -> str:
@@ -310,11 +321,18 @@ def _coarser(key: str) -> str:
 def _fit(periods: list[_Period], cap: int) -> None:
     """Give up lines, then fold old periods upwards, until the periods fit `cap` tokens."""
     total = sum(p.tokens() for p in periods)
+    counts: dict[str, int] | None = None  # the summary's keyword counts, kept up to date as lines go
     while total > cap and periods:
         fullest = max(enumerate(periods), key=lambda pair: (len(pair[1].lines), -pair[0]))[1]
         if len(fullest.lines) > 1:
-            fullest.lines.remove(_ranked(fullest.lines, _key_counts(periods))[-1])
-        elif (index := _oldest_foldable(periods)) is not None:
+            counts = _key_counts(periods) if counts is None else counts
+            worst = _ranked(fullest.lines, counts)[-1]
+            fullest.lines.remove(worst)
+            for key in _signals(worst)[1]:
+                counts[key] -= 1
+            total -= _line_tokens(worst)  # the period keeps its heading
+            continue
+        if (index := _oldest_foldable(periods)) is not None:
             period = periods[index]
             period.key = _coarser(period.key)
             # a neighbour already at that month (or year) takes its lines
@@ -325,7 +343,9 @@ def _fit(periods: list[_Period], cap: int) -> None:
                     index = first
         else:
             # one line a period and nothing left to fold: the oldest line goes
-            periods[0].lines.pop(0)
+            oldest = periods[0].lines.pop(0)
+            for key in _signals(oldest)[1] if counts is not None else ():
+                counts[key] -= 1
             if not periods[0].lines:
                 periods.pop(0)
         total = sum(p.tokens() for p in periods)

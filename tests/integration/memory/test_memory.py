@@ -75,6 +75,22 @@ async def test_stated_restated_corrected_fact_is_one_memory(client: ContextClien
     assert "3500" in profile and "2000" not in profile and version >= 1
 
 
+async def test_a_rewritten_memory_keeps_the_keywords_it_keeps_and_a_lost_keyword_set_comes_back(client: ContextClient) -> None:
+    memory, redis = client.memory, client.memory.redis
+    index = memory.keys(OWNER).keyword_prefix
+    first = summary_memory(OWNER, "acme:s1", "Maya booked the Lisbon flight and the Porto hotel", time.time())
+    second = summary_memory(OWNER, "acme:s1", "Maya booked the Lisbon flight and the Seville train", time.time())
+    assert first and second and first.id == second.id
+    await memory.remember(OWNER, [first])
+    await redis.delete(index + "flight")  # a set lost on its own (an eviction, a partial restore)
+    await memory.remember(OWNER, [second])
+    members = {word: await redis.smembers(index + word) for word in ("lisbon", "flight", "porto", "seville")}
+    assert members == {"lisbon": {first.id.encode()}, "flight": {first.id.encode()}, "porto": set(),
+                       "seville": {first.id.encode()}}
+    ttls = [await redis.ttl(index + word) for word in ("lisbon", "flight", "seville")]
+    assert all(0 < ttl <= memory.settings.owner_ttl_seconds for ttl in ttls), ttls  # kept, re-made, new: each expires
+
+
 async def test_related_question_recalls_it_and_a_greeting_skips_recall(client: ContextClient) -> None:
     await state_budget(client.memory)
     greeting = await client.build_prompt("s2", "hi!", tenant="acme", user_id="u1")

@@ -135,13 +135,25 @@ end
 local touched = {}
 for i = FIXED_ARGV + 1, #ARGV, MEMORY_SIZE do
   local id = ARGV[i + MEMORY.id]
-  -- re-index: the corrected text may have lost keywords ("2000") the old one had
-  unindex(id)
+  local keywords = {}
+  for keyword in string.gmatch(ARGV[i + MEMORY.keywords], '[^\n]+') do
+    keywords[keyword] = true
+  end
+  -- re-index: the corrected text may have lost keywords ("2000") the old one had; the keywords it keeps
+  -- stay as they are (a rewritten summary memory keeps most of its thirty)
+  local old = redis.call('HGET', KEYS[KEY.memories], id)
+  for _, keyword in ipairs(old and cjson.decode(old).keywords or {}) do
+    if not keywords[keyword] then
+      redis.call('SREM', prefix .. keyword, id)  -- the last member out deletes the set
+    end
+  end
   redis.call('HSET', KEYS[KEY.memories], id, ARGV[i + MEMORY.json])
   redis.call('HSETNX', KEYS[KEY.created], id, ARGV[i + MEMORY.created_at])
-  for keyword in string.gmatch(ARGV[i + MEMORY.keywords], '[^\n]+') do
-    redis.call('SADD', prefix .. keyword, id)
-    touched[#touched + 1] = prefix .. keyword
+  for keyword in pairs(keywords) do
+    -- added again even when the old text had it: a set lost on its own comes back with the next write
+    if redis.call('SADD', prefix .. keyword, id) == 1 then
+      touched[#touched + 1] = prefix .. keyword  -- a set this made, or one that lacked the id, gets the TTL
+    end
   end
 end
 

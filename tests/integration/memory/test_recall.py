@@ -171,6 +171,10 @@ async def test_a_turn_without_index_terms_is_evicted_like_any_other(redis_settin
         assert [e.position for e in await archive.entries("u5")] == [3, 4]
         assert int(await archive.redis.hget(archive.layout.owner("u5").stats, "total_length")) == \
             sum(sum(e.term_counts().values()) for e in entries(2, start=3))
+        # erasure takes the same path: a session that holds such a turn is erased whole
+        await archive.append("u6", [bare, *entries(2, start=1)])
+        await archive.evict("u6", await archive.redis.hkeys(archive.layout.owner("u6").archive))
+        assert await archive.entries("u6") == []
     finally:
         await archive.redis.aclose()
 

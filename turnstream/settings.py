@@ -145,7 +145,7 @@ class Settings(BaseSettings):
     owner_ttl_seconds: int = Field(90 * 24 * 3600, ge=1)
     """Idle time after which an owner's archive, memories and profile expire from Redis."""
     memory_max_per_owner: int = Field(500, ge=1)
-    """Long-term memories kept per owner; past it the fewest accessed, then the oldest, go (with their keyword index)."""
+    """Long-term memories kept per owner; past it the fewest accessed, then the oldest, go (with their keyword index), a twentieth of it more than the excess at a time."""
 
     openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"))
     """OpenAI-compatible endpoint; unset turns every LLM path off."""

@@ -28,6 +28,9 @@ from turnstream.schemas.scripts import RECALL, REMEMBER, REPLACE_PROFILE, Call
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8
+EVICT_SHARE = 20
+"""An owner past its memory cap loses a twentieth of the cap more than the excess: an eviction reads every
+memory's access count and age, so the next writes, needing none, stay cheap."""
 """Writers of one owner race only on the profile and the keyword sets; each retry re-reads the profile and names
 the sets the script asked for, so a few always suffice."""
 
@@ -101,7 +104,8 @@ class MemoryStore:
         `profile_additions` to the profile within `profile_write_chars`, atomically.
 
         The same script holds the owner to `memory_max_per_owner` memories (eviction order in remember.lua:
-        fewest accesses, then oldest, never one this call wrote while another can go) and keeps every memory
+        fewest accesses, then oldest, never one this call wrote while another can go; past the cap, a twentieth
+        of it more than the excess goes, EVICT_SHARE) and keeps every memory
         key of the owner on one expiry, `owner_ttl_seconds` after the owner's latest write.
 
         The profile merge runs here, not in Lua (Lua counts bytes, the window is in characters): the
@@ -168,7 +172,8 @@ class MemoryStore:
             memories=keys.memories, created=keys.created, profile=keys.profile, access=keys.access,
             keyword_sets=sorted(keyword_sets), keyword_prefix=keys.keyword_prefix,
             expected_version="" if merged == upsert.profile else str(upsert.version), profile_text=merged,
-            ttl=self.settings.owner_ttl_seconds, cap=self.settings.memory_max_per_owner, memories_written=written,
+            ttl=self.settings.owner_ttl_seconds, cap=self.settings.memory_max_per_owner,
+            evict_chunk=self.settings.memory_max_per_owner // EVICT_SHARE, memories_written=written,
         )
 
     async def list(self, owner: str) -> list[Memory]:

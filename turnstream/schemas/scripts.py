@@ -223,6 +223,8 @@ REMEMBER = ScriptSpec(
         Position("profile_text", "the new profile text"),
         Position("ttl", "seconds every memory key of the owner lives after this write"),
         Position("cap", "memories kept at most"),
+        Position("evict_chunk", "memories evicted beyond the excess once the cap is passed, so the next writes need "
+                 "no eviction (an eviction reads every memory's access count and age)"),
     ),
     arg_tail=ArgTail("memories_written", "per memory written", item="memory", fields=(
         Position("id", "memory id"),

@@ -42,14 +42,18 @@ async def keyword_sets(memory: MemoryStore) -> dict[str, set[str]]:
 
 
 async def test_two_hundred_statements_leave_the_cap_and_no_orphan_keyword_set(memory: MemoryStore) -> None:
+    evicted = []
     for n in range(220):
         (remembered,) = stated(n)
-        await memory.remember(OWNER, [remembered], profile_additions([remembered]))
+        evicted.append(len(await memory.remember(OWNER, [remembered], profile_additions([remembered]))))
+    # past the cap of 50, each eviction takes two more than the excess (a twentieth of the cap), so two writes
+    # in three evict nothing
+    assert evicted[:50] == [0] * 50 and evicted[50:] == [3, 0, 0] * 56 + [3, 0]
     kept = await memory.list(OWNER)
-    assert len(kept) == 50
-    assert {m.text for m in kept} == {m.text for n in range(170, 220) for m in stated(n)}  # no access: the oldest went
+    assert len(kept) == 49
+    assert {m.text for m in kept} == {m.text for n in range(171, 220) for m in stated(n)}  # no access: the oldest went
     keys = memory.keys(OWNER)
-    assert await memory.redis.hlen(keys.created) == 50
+    assert await memory.redis.hlen(keys.created) == 49
     index = await keyword_sets(memory)
     expected: dict[str, set[str]] = {}
     for m in kept:

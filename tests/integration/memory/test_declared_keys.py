@@ -87,7 +87,8 @@ async def test_an_undeclared_keyword_set_is_named_and_nothing_written(memory: Me
     await memory.remember(OWNER, [first])
     keys = memory.keys(OWNER)
     second = stated("My seat number is 34", 2)
-    args = [keys.keyword_prefix, "", "", 1000, 4, second.id, second.stored_json(), repr(second.created_at), "\n".join(second.keywords)]
+    args = [keys.keyword_prefix, "", "", 1000, 4, 0, second.id, second.stored_json(), repr(second.created_at),
+            "\n".join(second.keywords)]
     fixed = [keys.memories, keys.created, keys.profile, keys.access]
 
     left_out = keys.keyword_prefix + second.keywords[0]

@@ -123,7 +123,7 @@ def test_a_remember_call_names_its_keys_the_profile_it_sets_and_each_memory() ->
     assert named == {
         **patterns(REMEMBER), "keyword_sets": ["P:memkw:{O}:4", "P:memkw:{O}:gate", "P:memkw:{O}:old"],
         "keyword_prefix": "P:memkw:{O}:", "expected_version": "3", "ttl": SETTINGS.owner_ttl_seconds,
-        "cap": SETTINGS.memory_max_per_owner,
+        "cap": SETTINGS.memory_max_per_owner, "evict_chunk": SETTINGS.memory_max_per_owner // 20,
         "memories_written": [{"id": "m1", "json": memory.stored_json(), "created_at": "10.5", "keywords": "gate\n4"}],
     }
 

@@ -13,23 +13,26 @@
 -- ARGV[3] profile_text: the new profile text
 -- ARGV[4] ttl: seconds every memory key of the owner lives after this write
 -- ARGV[5] cap: memories kept at most
--- ARGV[6 …] memories_written: per memory written, 4 arguments each; j counts them from 0
--- ARGV[6 + 4j] memories_written[j].id: memory id
--- ARGV[7 + 4j] memories_written[j].json: memory JSON
--- ARGV[8 + 4j] memories_written[j].created_at: created_at, kept if the memory has one already
--- ARGV[9 + 4j] memories_written[j].keywords: its keywords joined by '\n'
+-- ARGV[6] evict_chunk: memories evicted beyond the excess once the cap is passed, so the next writes need no
+--   eviction (an eviction reads every memory's access count and age)
+-- ARGV[7 …] memories_written: per memory written, 4 arguments each; j counts them from 0
+-- ARGV[7 + 4j] memories_written[j].id: memory id
+-- ARGV[8 + 4j] memories_written[j].json: memory JSON
+-- ARGV[9 + 4j] memories_written[j].created_at: created_at, kept if the memory has one already
+-- ARGV[10 + 4j] memories_written[j].keywords: its keywords joined by '\n'
 -- Returns {1, the ids of the memories it evicted...} when applied, 0 when the profile moved past the expected
 --   version, else the names of the keyword sets the call would touch that KEYS does not: those of the memories
 --   it evicts, of every memory on an expiry restart, or changed by another writer; the caller adds them and
 --   calls again. Nothing is written unless the reply starts with 1.
 local KEY = {memories = 1, created = 2, profile = 3, access = 4}
 local FIXED_KEYS = 4
-local ARG = {keyword_prefix = 1, expected_version = 2, profile_text = 3, ttl = 4, cap = 5}
-local FIXED_ARGV = 5
+local ARG = {keyword_prefix = 1, expected_version = 2, profile_text = 3, ttl = 4, cap = 5, evict_chunk = 6}
+local FIXED_ARGV = 6
 local MEMORY = {id = 0, json = 1, created_at = 2, keywords = 3}
 local MEMORY_SIZE = 4
 -- (end of the generated header)
 local prefix, ttl, cap = ARGV[ARG.keyword_prefix], tonumber(ARGV[ARG.ttl]), tonumber(ARGV[ARG.cap])
+local chunk = tonumber(ARGV[ARG.evict_chunk])
 
 local declared = {}
 for k = FIXED_KEYS + 1, #KEYS do
@@ -86,7 +89,7 @@ if over > 0 then
     if a[4] ~= b[4] then return a[4] < b[4] end
     return a[1] < b[1]
   end)
-  for n = 1, math.min(over, #candidates) do
+  for n = 1, math.min(over + chunk, #candidates) do  -- a few more than the excess: the next writes scan nothing
     victims[n] = candidates[n][1]
   end
 end

@@ -63,6 +63,17 @@ _CONSTRAINT = re.compile(
     r"|必须|不能|不要|不可以|最多|最少|至少|不超过|不得|务必|一定要|只能|以内|之内|以下|之前|别|需要|总是|只要",
     re.I,
 )
+_LOOSE_CUES = frozenset({"like", "love", "into", "want", "wants", "rather", "need", "needs", "always", "never", "under", "below"})
+"""Cue words as often something else ("looks like", "love and support", "into a reality", "kids who need one", "isn't
+always easy", "below the horizon"): a cue only as the speaker's own verb, or before an amount."""
+_OWN_CUE = re.compile(
+    r"^\s*(?:need|always|never)\b"
+    r"|\b(?:i|we|my|our)(?:'d)?\s+(?:(?!(?:not|isn't|wasn't|aren't|weren't)\b)[a-z']+\s+){0,2}"
+    r"(?:like|love|want|wants|rather|need|needs|always|never)\b"
+    r"|\b(?:i'm|we're|i am|we are)\s+(?:[a-z]+\s+)?into\b"
+    r"|\b(?:under|below)\s+(?:[$€£¥]\s?)?\d",
+    re.I,
+)
 FAILURE = re.compile(
     r"\b(?:fail(?:ed|s|ure|ing)?|errors?|exception|didn't work|did not work|doesn't work|not working|broken|crash(?:ed)?"
     r"|timed? ?out|timeout|unavailable|refused|denied|invalid|couldn't|could not|unable to|not found|no results)\b"
@@ -175,9 +186,9 @@ def classify(clause: str, role: str) -> tuple[FactType, str] | None:
     if role != "user" or _REACTION.search(clause):
         return None
     is_question = bool(_QUESTION.search(clause))
-    if _PREFERENCE.search(clause) and (_FIRST_PERSON.search(clause) or not is_question):
+    if _cued(_PREFERENCE, clause) and (_FIRST_PERSON.search(clause) or not is_question):
         return "preference", "pref:" + slug(_after(_PREFERENCE, clause))
-    if _CONSTRAINT.search(clause):
+    if _cued(_CONSTRAINT, clause):
         return "constraint", "constraint:" + slug(clause)
     if is_question:
         return None
@@ -189,6 +200,19 @@ def classify(clause: str, role: str) -> tuple[FactType, str] | None:
     if _FIRST_PERSON.search(clause) and (_NUMBER.search(clause) or _ENTITY.search(clause)):
         return "fact", "fact:" + slug(clause)
     return None
+
+
+def _cued(cue: re.Pattern[str], clause: str) -> bool:
+    """Whether `cue` marks `clause`: one of its words that means one thing, or a loose one (`_LOOSE_CUES`) said as the
+    speaker's own verb ("I'd love", "we never", "my kids need"), at a clause's start, or before an amount."""
+    hits = {match.group(0).lower() for match in cue.finditer(clause)}
+    if hits - _LOOSE_CUES:
+        return True
+    for match in _OWN_CUE.finditer(clause) if hits else ():
+        said = match.group(0).lower().split()
+        if (said[0] if said[0] in ("under", "below") else said[-1]) in hits:
+            return True
+    return False
 
 
 def _similar_key(text: str, kind: FactType, facts: Sequence[Fact], threshold: float) -> str | None:

@@ -48,3 +48,14 @@ def test_a_restated_fact_keeps_its_latest_form_and_date() -> None:
 @pytest.mark.parametrize("text", ["That must have been awesome.", "Can't wait to see your pottery project!", "Let me know if you need anything."])
 def test_a_reaction_to_the_other_side_is_no_fact(text: str) -> None:
     assert facts_of((text, MAY_8)) == []
+
+
+def test_a_changed_preference_replaces_the_old_one() -> None:
+    facts = facts_of(("I prefer window seats.", MAY_8), ("On second thought I prefer aisle seats.", MAY_8 + DAY))
+    assert facts == ["[2023-05-09] Maya: On second thought I prefer aisle seats."]
+
+
+def test_preferences_that_end_at_their_cue_keep_keys_of_their_own() -> None:
+    # "受不了" ends both clauses: the key is made of what the clause says, not of the full stop after the cue
+    facts = facts_of(("我不吃香菜，闻到就受不了。", MAY_8), ("我不喝咖啡，一喝就心慌，真受不了。", MAY_8 + DAY))
+    assert facts == ["[2023-05-08] Maya: 我不吃香菜，闻到就受不了。", "[2023-05-09] Maya: 我不喝咖啡，一喝就心慌，真受不了。"]

@@ -97,7 +97,7 @@ _DATE = re.compile(
 _NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万]+\s*(?:元|块|岁|个|人|天|晚|小时|分钟|公里|次|点)")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|our|us)\b|我", re.I)
 _CORRECTION = re.compile(
-    r"\bactually\b|\bcorrection\b|\bi meant\b|\bchanged? (?:my|our) minds?\b|\binstead\b|\bscratch that\b|\bupdate\b|\bno longer\b"
+    r"\bactually\b|\bcorrection\b|\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\binstead\b|\bscratch that\b|\bupdate\b|\bno longer\b"
     r"|\bnot\s+\$?\d|\brather than\b|改主意|改成|改为|更正|其实|纠正|说错|换成|不再|而是",
     re.I,
 )
@@ -168,9 +168,10 @@ def _subject_slot(clause: str) -> str | None:
 
 
 def _after(pattern: re.Pattern[str], clause: str) -> str:
-    """Text after the first match of `pattern`: the object of a preference verb."""
+    """Text after the first match of `pattern`: the object of a preference verb; the clause when nothing with a
+    keyword follows ("闻到就受不了。" ends at the cue: "。" must not become a key every such clause shares)."""
     match = pattern.search(clause)
-    return clause[match.end() :] if match and clause[match.end() :].strip() else clause
+    return clause[match.end() :] if match and keywords(clause[match.end() :]) else clause
 
 
 @lru_cache(maxsize=_REMEMBERED_TEXTS)

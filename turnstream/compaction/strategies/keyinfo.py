@@ -63,13 +63,15 @@ _CONSTRAINT = re.compile(
     r"|必须|不能|不要|不可以|最多|最少|至少|不超过|不得|务必|一定要|只能|以内|之内|以下|之前|别|需要|总是|只要",
     re.I,
 )
-_LOOSE_CUES = frozenset({"like", "love", "into", "want", "wants", "rather", "need", "needs", "always", "never", "under", "below"})
+_LOOSE_CUES = frozenset({"like", "love", "into", "want", "wants", "rather", "need", "needs", "always", "never", "don't", "do not",
+                         "under", "below"})
 """Cue words as often something else ("looks like", "love and support", "into a reality", "kids who need one", "isn't
-always easy", "below the horizon"): a cue only as the speaker's own verb, or before an amount."""
+always easy", "tough times don't last", "below the horizon"): a cue only as the speaker's own verb, at a clause's start
+(an instruction: "Don't book hostels"), or before an amount."""
 _OWN_CUE = re.compile(
-    r"^\s*(?:need|always|never)\b"
+    r"^\s*(?:need|always|never|don't|do not)\b"
     r"|\b(?:i|we|my|our)(?:'d)?\s+(?:(?!(?:not|isn't|wasn't|aren't|weren't)\b)[a-z']+\s+){0,2}"
-    r"(?:like|love|want|wants|rather|need|needs|always|never)\b"
+    r"(?:like|love|want|wants|rather|need|needs|always|never|don't|do not)\b"
     r"|\b(?:i'm|we're|i am|we are)\s+(?:[a-z]+\s+)?into\b"
     r"|\b(?:under|below)\s+(?:[$€£¥]\s?)?\d",
     re.I,
@@ -210,8 +212,8 @@ def _cued(cue: re.Pattern[str], clause: str) -> bool:
     if hits - _LOOSE_CUES:
         return True
     for match in _OWN_CUE.finditer(clause) if hits else ():
-        said = match.group(0).lower().split()
-        if (said[0] if said[0] in ("under", "below") else said[-1]) in hits:
+        said = match.group(0).lower()
+        if any(said.endswith(hit) or said.startswith(hit) for hit in hits):
             return True
     return False
 

@@ -34,17 +34,31 @@ def _days(today: date, n: int, language: Language = "en") -> str:
     return day_text(today + timedelta(days=n), language)
 
 
+def _weekday_offset(direction: str, target: int, today: date) -> int:
+    """Days from `today` to weekday `target` before it ("last") or after it ("next", "this"), never 0."""
+    if direction.lower() in ("last", "past"):
+        return -((today.weekday() - target) % 7 or 7)
+    return (target - today.weekday()) % 7 or 7
+
+
 def _weekday(match: re.Match[str], today: date) -> str:
     """The named weekday before ("last") or after ("next", "this") `today`, never `today` itself."""
-    target = _WEEKDAYS.index(match.group(2).lower())
-    if match.group(1).lower() in ("last", "past"):
-        return _days(today, -((today.weekday() - target) % 7 or 7))
-    return _days(today, (target - today.weekday()) % 7 or 7)
+    return _days(today, _weekday_offset(match.group(1), _WEEKDAYS.index(match.group(2).lower()), today))
+
+
+def _weekday_abbreviated(match: re.Match[str], today: date) -> str:
+    """"last Fri": the day with the weekday's whole name ("Friday, 14 July 2023"), the word a reader asking
+    "which Friday" looks for."""
+    target = next(i for i, day in enumerate(_WEEKDAYS) if day.startswith(match.group(2).lower()[:3]))
+    return f"{_WEEKDAYS[target].title()}, {_days(today, _weekday_offset(match.group(1), target, today))}"
 
 
 def _ago(match: re.Match[str], today: date) -> str:
     n = int(match.group(1)) if match.group(1).isdigit() else _NUMBERS[match.group(1).lower()]
     unit = match.group(2).lower().rstrip("s")
+    if unit == "weekend":
+        # the Saturday of the weekend n before this one
+        return f"the weekend of {_days(today, _weekday_offset('last', 5, today) - 7 * (n - 1))}"
     if unit == "day":
         return _days(today, -n)
     if unit == "week":
@@ -63,6 +77,8 @@ _ENGLISH: list[Rule] = [
     (_en(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), lambda m, t: _days(t, 0)),
     (_en(r"\b(tomorrow)\b"), lambda m, t: _days(t, 1)),
     (_en(r"\b(last|past|next|this) (" + "|".join(_WEEKDAYS) + r")\b"), _weekday),
+    # "last Fri", "next Tues"; "sat", "sun" and "wed" are verbs and nouns in lower case ("who last sat there")
+    (re.compile(r"\b((?i:last|past|next)) ((?i:mon|tues?|thu(?:rs?)?|fri)|Wed|Sat|Sun)\b"), _weekday_abbreviated),
     (_en(r"\b(last|past) (weekend)\b"), lambda m, t: f"the weekend before {_days(t, 0)}"),
     (_en(r"\b(this|next) (weekend)\b"), lambda m, t: f"the weekend after {_days(t, 0)}"),
     (_en(r"\b(last|past) (week)\b"), lambda m, t: f"the week before {_days(t, 0)}"),
@@ -73,7 +89,7 @@ _ENGLISH: list[Rule] = [
     (_en(r"\b(last|past) (year)\b"), lambda m, t: str(t.year - 1)),
     (_en(r"\b(this) (year)\b"), lambda m, t: str(t.year)),
     (_en(r"\b(next) (year)\b"), lambda m, t: str(t.year + 1)),
-    (_en(rf"\b{_COUNT} (days?|weeks?|months?|years?) ago\b"), _ago),
+    (_en(rf"\b{_COUNT} (days?|weeks?|weekends?|months?|years?) ago\b"), _ago),
 ]
 
 _CHINESE: list[Rule] = [

@@ -28,6 +28,12 @@ MONDAY_8_MAY_2023 = 1683554160.0
         ("It started three days ago.", "It started three days ago (5 May 2023)."),
         ("Next month in Lisbon.", "Next month (June 2023) in Lisbon."),
         ("Nothing relative here.", "Nothing relative here."),
+        ("Last Fri I took the kids.", "Last Fri (Friday, 5 May 2023) I took the kids."),
+        ("I joined last tues.", "I joined last tues (Tuesday, 2 May 2023)."),
+        ("Back next Thurs", "Back next Thurs (Thursday, 11 May 2023)"),
+        ("We hiked last Sat.", "We hiked last Sat (Saturday, 6 May 2023)."),
+        ("the one who last sat there", "the one who last sat there"),
+        ("We camped two weekends ago.", "We camped two weekends ago (the weekend of 29 April 2023)."),
     ],
 )
 def test_english(said: str, grounded: str) -> None:

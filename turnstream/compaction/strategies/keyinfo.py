@@ -63,15 +63,16 @@ _CONSTRAINT = re.compile(
     r"|必须|不能|不要|不可以|最多|最少|至少|不超过|不得|务必|一定要|只能|以内|之内|以下|之前|别|需要|总是|只要",
     re.I,
 )
-_LOOSE_CUES = frozenset({"like", "love", "into", "want", "wants", "rather", "need", "needs", "always", "never", "don't", "do not",
-                         "under", "below"})
+_OWN_VERBS = ("like", "love", "want", "wants", "rather", "need", "needs", "always", "never", "don't", "do not")
+"""Loose cue words that count when the speaker says them of themselves ("I'd love", "my kids need")."""
+_LOOSE_CUES = frozenset({*_OWN_VERBS, "into", "under", "below"})
 """Cue words as often something else ("looks like", "love and support", "into a reality", "kids who need one", "isn't
 always easy", "tough times don't last", "below the horizon"): a cue only as the speaker's own verb, at a clause's start
 (an instruction: "Don't book hostels"), or before an amount."""
 _OWN_CUE = re.compile(
     r"^\s*(?:need|always|never|don't|do not)\b"
     r"|\b(?:i|we|my|our)(?:'d)?\s+(?:(?!(?:not|isn't|wasn't|aren't|weren't)\b)[a-z']+\s+){0,2}"
-    r"(?:like|love|want|wants|rather|need|needs|always|never|don't|do not)\b"
+    rf"(?:{'|'.join(_OWN_VERBS)})\b"
     r"|\b(?:i'm|we're|i am|we are)\s+(?:[a-z]+\s+)?into\b"
     r"|\b(?:under|below)\s+(?:[$€£¥]\s?)?\d",
     re.I,

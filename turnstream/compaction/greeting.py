@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from turnstream.text.locale import LOCALES
+from turnstream.text.terms import CJK_RUN, spaced_words
 
 MAX_SMALL_TALK_CHARS = 40
 """Longer messages carry content even when they open with a greeting."""
@@ -44,3 +45,33 @@ def is_small_talk(text: str | None) -> bool:
     if not _PUNCTUATION_AND_EMOJI.sub("", stripped):
         return True  # only emoji or punctuation
     return _is_spaced_small_talk(stripped) or _is_unspaced_small_talk(stripped)
+
+
+
+_SENTENCE_SPAN = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)\s*|\s+")
+"""A sentence with its end marks and the space after it, or a run of space: joined again they give the text."""
+_SPACED_FILLER = _SPACED_SMALL_TALK | frozenset(word for locale in LOCALES.values() if locale.spaced for word in locale.praise)
+_UNSPACED_FILLER = re.compile("^(?:" + "|".join(re.escape(w) for w in sorted(
+    {w for locale in LOCALES.values() if not locale.spaced for w in (*locale.small_talk, *locale.praise)},
+    key=len, reverse=True)) + ")+$")
+NAME_PREFIX_CHARS = 3
+"""A word of at least this many letters that begins a speaker's name is the name ("Mel" for Melanie)."""
+
+
+def is_filler(sentence: str, names: frozenset[str] = frozenset()) -> bool:
+    """True for a sentence made only of small talk, praise and the lower-cased `names`: "Thanks, Mel!",
+    "Wow, that's so inspiring!", "太好了！". A number, or any other word, makes it say something."""
+    if CJK_RUN.search(sentence):
+        return _UNSPACED_FILLER.match(_PUNCTUATION_AND_EMOJI.sub("", sentence)) is not None
+    words = spaced_words(sentence)
+    return bool(words) and all(
+        word in _SPACED_FILLER or (len(word) >= NAME_PREFIX_CHARS and any(name.startswith(word) for name in names))
+        for word in words
+    )
+
+
+def without_filler(text: str, names: frozenset[str] = frozenset()) -> str:
+    """`text` less its filler sentences (is_filler); `text` itself when nothing else is left."""
+    spans = _SENTENCE_SPAN.findall(text)
+    kept = [span for span in spans if not is_filler(span, names)]
+    return text if len(kept) == len(spans) else "".join(kept).strip() or text

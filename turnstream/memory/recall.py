@@ -4,7 +4,9 @@ The read script returns the best-matching turns (BM25 hits, best first), each fo
 around it in its session. Here they are grouped back into snippets, those the context already shows
 are dropped, the best snippets fill the room, and the chosen lines are laid out in time order under
 one heading per day, each with its speaker, so a model can answer "when" and "who" from them (a date
-written once per day instead of once per line leaves room for more lines).
+written once per day instead of once per line leaves room for more lines). A line leaves out the turn's
+sentences that say nothing ("Thanks, Mel!", "Wow, that's so inspiring!"): the room they took goes to
+more lines.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from datetime import date, datetime, timezone
 from functools import lru_cache
 from typing import Iterable
 
+from turnstream.compaction.greeting import without_filler
 from turnstream.compaction.tokens import count_text
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.text.dates import day_text, ground_dates, with_notes
@@ -55,12 +58,13 @@ def _heading(day: date, language: Language) -> str:
     return f"[{day_text(day, language)}]"
 
 
-def turn_line(entry: ArchiveEntry, language: Language) -> str:
-    """`Caroline: I went there yesterday (7 May 2023).`: attributed, relative dates pinned to the day it was said."""
+def turn_line(entry: ArchiveEntry, language: Language, names: frozenset[str] | None = None) -> str:
+    """`Caroline: I went there yesterday (7 May 2023).`: attributed, relative dates pinned to the day it was said;
+    with `names` (the lower-cased speakers around it), less its filler sentences (greeting.is_filler)."""
     speaker = entry.speaker or LOCALES[language].speakers.get(entry.role, entry.role)
     # an entry archived before dates were pinned at write time is grounded here, as every entry once was
     text = ground_dates(entry.text, entry.ts, language) if entry.dates is None else with_notes(entry.text, entry.dates)
-    return f"{speaker}: {text}"
+    return f"{speaker}: {text if names is None else without_filler(text, names)}"
 
 
 def recall_line(entry: ArchiveEntry, language: Language) -> str:
@@ -100,11 +104,13 @@ def choose_turns(
     A snippet that does not fit whole may still give its hit alone."""
     chosen: dict[str, RecalledTurn] = {}
     days: set[str] = set()
+    archived = list(archived)
+    names = frozenset(e.speaker.lower() for e, _ in archived if e.speaker)
     for group in snippets(archived):
         best = group[0][1]
         fresh = [(e, s) for e, s in group
                  if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts]
-        lines = [(e, s, day_heading(e, language), turn_line(e, language)) for e, s in fresh]
+        lines = [(e, s, day_heading(e, language), turn_line(e, language, names)) for e, s in fresh]
         cost = _cost(lines, days)
         if cost > room:  # the hit alone, when it is still fresh
             lines = [line for line in lines if line[1] > 0]

@@ -58,6 +58,9 @@ class Locale:
     """The tool result a session gives a call whose result never arrived, so the provider's pairing rule holds."""
     small_talk: tuple[str, ...]
     """Greetings, thanks, farewells and acknowledgements: a short message made only of these asks nothing."""
+    praise: tuple[str, ...]
+    """Praise, sympathy and agreement: a sentence made only of these and small talk ("Wow, that's so inspiring,
+    Mel!") tells a recalled turn's reader nothing."""
     spaced: bool
     """Whether the language puts spaces between words (small talk is then matched word by word)."""
     request_cue: str | None
@@ -100,6 +103,7 @@ LOCALES: Mapping[Language, Locale] = MappingProxyType({
             啊 呀 吧 呢 哇 哟 嘛 啦 了 的 你 您 我 们 也 还 很 挺 都
             """.split()
         ),
+        praise=tuple("太好了 真好 真棒 真不错 不错 厉害 好厉害 太棒了 棒 加油 哇塞 羡慕 可爱 好看 漂亮 同意 对 是的 没错 确实 真的 开心 高兴 为你高兴 太 真".split()),
         spaced=False,
         request_cue=None,
     ),
@@ -131,6 +135,14 @@ LOCALES: Mapping[Language, Locale] = MappingProxyType({
             you u ya there all folks how's hows how are r doing going it what's whats up is everything
             fine well alright sounds lol haha hah hmm yes yeah yep nope sure welcome so much lot again
             dear friend buddy pal mate bot assistant again soon take care a the and to day have
+            """.split()
+        ),
+        praise=tuple(
+            """
+            wow oh omg amazing fantastic wonderful incredible beautiful lovely gorgeous stunning impressive brilliant
+            cute fun blast glad happy proud hear sound love really super totally absolutely definitely exciting
+            excited interesting inspiring inspire inspired support means mean appreciate agree true right exactly
+            keep congrats congratulations job luck best pretty just like look looks kind words
             """.split()
         ),
         spaced=True,

@@ -44,6 +44,9 @@ def test_stored_form_round_trips() -> None:
     assert ArchiveEntry.from_json(entry.to_json()) == entry
 
 
+MAY_8_2023 = 1683554160.0
+
+
 def entry(position: int, text: str = "words", session: str = "s1") -> ArchiveEntry:
     return ArchiveEntry(f"{session}-{position}", session, position, "user", None, 1683554160.0 + position, text)
 
@@ -78,6 +81,17 @@ def test_a_day_heading_costs_room_once() -> None:
     assert len(choose_turns(apart, set(), room, "en")) == 2  # each new day pays for its heading
 
 
+def test_recalled_lines_leave_out_what_says_nothing_and_the_room_it_took() -> None:
+    said = [(ArchiveEntry("e1", "s1", 4, "user", "Caroline", MAY_8_2023, "I adopted a dog. Thanks, Mel!"), 2.0),
+            (ArchiveEntry("e2", "s1", 5, "assistant", "Melanie", MAY_8_2023, "Wow, Caroline, that's so inspiring! What breed?"), 0.0)]
+    turns = choose_turns(said, set(), 10_000, "en")
+    assert [t.line for t in turns] == ["Caroline: I adopted a dog.", "Melanie: What breed?"]
+    assert [t.entry.text for t in turns] == [e.text for e, _ in said]  # the entries themselves are whole
+    # the room counted is the lines' as written in the block
+    room = sum(count_text(t.line) + LINE_SEPARATOR_TOKENS for t in turns) + count_text(turns[0].day) + LINE_SEPARATOR_TOKENS
+    assert len(choose_turns(said, set(), room, "en")) == 2
+
+
 @given(st.lists(st.tuples(st.sampled_from(["[1 May]", "[2 May]", "[3 May]"]), st.text(min_size=1, max_size=5)), max_size=20))
 def test_dated_lines_head_each_run_of_a_day(pairs: list[tuple[str, str]]) -> None:
     pairs.sort(key=lambda pair: pair[0])
@@ -86,9 +100,6 @@ def test_dated_lines_head_each_run_of_a_day(pairs: list[tuple[str, str]]) -> Non
     assert [line for line in out if line in days] == days  # one heading per day, in order
     assert [line for line in out if line not in days] == [line for _, line in pairs if line not in days]
     assert len(out) == len(pairs) + len(days)
-
-
-MAY_8_2023 = 1683554160.0
 
 
 @given(text=st.sampled_from(["I went yesterday, and next week again.", "Nothing relative.", "我昨天去了，下个月再去。",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from turnstream.text.locale import LOCALES
-from turnstream.text.terms import CJK_RUN, spaced_words
+from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS
 
 MAX_SMALL_TALK_CHARS = 40
 """Longer messages carry content even when they open with a greeting."""
@@ -56,22 +57,33 @@ _UNSPACED_FILLER = re.compile("^(?:" + "|".join(re.escape(w) for w in sorted(
     key=len, reverse=True)) + ")+$")
 NAME_PREFIX_CHARS = 3
 """A word of at least this many letters that begins a speaker's name is the name ("Mel" for Melanie)."""
+MAX_FILLER_CHARS = 60
+"""A longer sentence always says something (on LoCoMo's chats every filler sentence is shorter)."""
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+@lru_cache(maxsize=256)
+def _allowed(names: frozenset[str]) -> frozenset[str]:
+    """The words a filler sentence is made of: function words, small talk, praise, `names` and their beginnings."""
+    return FUNCTION_WORDS | _SPACED_FILLER | {name[:n] for name in names for n in range(NAME_PREFIX_CHARS, len(name) + 1)}
 
 
 def is_filler(sentence: str, names: frozenset[str] = frozenset()) -> bool:
     """True for a sentence made only of small talk, praise and the lower-cased `names`: "Thanks, Mel!",
     "Wow, that's so inspiring!", "太好了！". A number, or any other word, makes it say something."""
+    if len(sentence) > MAX_FILLER_CHARS:
+        return False
     if CJK_RUN.search(sentence):
-        return _UNSPACED_FILLER.match(_PUNCTUATION_AND_EMOJI.sub("", sentence)) is not None
-    words = spaced_words(sentence)
-    return bool(words) and all(
-        word in _SPACED_FILLER or (len(word) >= NAME_PREFIX_CHARS and any(name.startswith(word) for name in names))
-        for word in words
-    )
+        return _UNSPACED_FILLER.fullmatch(_PUNCTUATION_AND_EMOJI.sub("", sentence)) is not None
+    words = set(_TOKEN.findall(sentence.lower().replace("\u2019", "'")))
+    # set operations, not a loop: the read path checks every sentence of every recalled turn
+    return words <= _allowed(names) and not words <= FUNCTION_WORDS
 
 
+@lru_cache(maxsize=8192)
 def without_filler(text: str, names: frozenset[str] = frozenset()) -> str:
-    """`text` less its filler sentences (is_filler); `text` itself when nothing else is left."""
+    """`text` less its filler sentences (is_filler); `text` itself when nothing else is left. Remembered: the
+    same turns come back in one owner's prompts."""
     spans = _SENTENCE_SPAN.findall(text)
     kept = [span for span in spans if not is_filler(span, names)]
     return text if len(kept) == len(spans) else "".join(kept).strip() or text

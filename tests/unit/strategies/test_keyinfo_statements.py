@@ -59,3 +59,19 @@ def test_preferences_that_end_at_their_cue_keep_keys_of_their_own() -> None:
     # "受不了" ends both clauses: the key is made of what the clause says, not of the full stop after the cue
     facts = facts_of(("我不吃香菜，闻到就受不了。", MAY_8), ("我不喝咖啡，一喝就心慌，真受不了。", MAY_8 + DAY))
     assert facts == ["[2023-05-08] Maya: 我不吃香菜，闻到就受不了。", "[2023-05-09] Maya: 我不喝咖啡，一喝就心慌，真受不了。"]
+
+
+@pytest.mark.parametrize(("first", "correction", "latest"), [
+    ("My budget is 2,000 euros for the trip.", "Actually, make that 2,500.", "My budget is 2,500 euros for the trip."),
+    ("We are 4 people.", "Sorry, make it 5.", "We are 5 people."),
+    ("预算2000元。", "改成2500吧。", "预算2500元。"),
+])
+def test_a_correction_that_names_no_slot_gives_the_newest_value_its_slot(first: str, correction: str, latest: str) -> None:
+    facts = facts_of((first, MAY_8), (correction, MAY_8 + DAY))
+    assert facts == [f"[2023-05-09] Maya: {latest}"]
+
+
+def test_a_bare_correction_with_two_numbers_or_none_changes_nothing() -> None:
+    kept = ["[2023-05-08] Maya: My budget is 2000 euros."]
+    assert facts_of(("My budget is 2000 euros.", MAY_8), ("Actually, make that 2500 or 3000.", MAY_8 + DAY)) == kept
+    assert facts_of(("My budget is 2000 euros.", MAY_8), ("Actually, change it to more.", MAY_8 + DAY)) == kept

@@ -101,9 +101,11 @@ _NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万]+\s*(?:元
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|our|us)\b|我", re.I)
 _CORRECTION = re.compile(
     r"\bactually\b|\bcorrection\b|\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\binstead\b|\bscratch that\b|\bupdate\b|\bno longer\b"
-    r"|\bnot\s+\$?\d|\brather than\b|改主意|改成|改为|更正|其实|纠正|说错|换成|不再|而是",
+    r"|\bnot\s+\$?\d|\brather than\b|\bmake (?:that|it) (?:[$€£¥]\s?)?\d|\bchange (?:that|it) to\b|改主意|改成|改为|更正|其实|纠正|说错|换成|不再|而是",
     re.I,
 )
+_VALUE = re.compile(r"\d[\d,.]*\d|\d")
+"""A number as written: "2,500", "3.5", "7"."""
 _OLD_VALUE = re.compile(r"\b(?:not|instead of|rather than)\s+([^,.;!?]{1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I)
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
 _REACTION = re.compile(
@@ -244,6 +246,27 @@ def _split_old_values(sentence: str, facts: Sequence[Fact]) -> tuple[list[Fact],
     return kept, removed
 
 
+def _restated_value(sentence: str, facts: Sequence[Fact], seq: int) -> list[Fact]:
+    """A correction that names no slot ("Actually, make that 2500."): the user's newest fact with one number
+    takes the sentence's one number, in its own words ("My budget is 2500 euros."); nothing when either is
+    ambiguous."""
+    values = _VALUE.findall(sentence)
+    if len(values) != 1:
+        return []
+    for fact in reversed(facts):
+        if fact.type not in ("constraint", "fact", "preference") or fact.key.startswith(_NOT_THE_USERS):
+            continue
+        said = _PREFIX.match(fact.text)
+        body = fact.text[said.end() if said else 0:]
+        if len(_VALUE.findall(body)) == 1:
+            return [Fact(type=fact.type, text=_VALUE.sub(values[0], body), key=fact.key, source_seq=seq)]
+    return []
+
+
+_NOT_THE_USERS = ("data:", "failure:", *(f"{kind}:{role}-" for kind in _TYPE_VALUE for role in ("assistant", "tool", "system")))
+"""Keys of facts the user's word does not change: tool results, failures, what the assistant said."""
+
+
 @lru_cache(maxsize=_REMEMBERED_TEXTS)
 def _fact_keywords(text: str) -> frozenset[str]:
     """A fact's keywords, as a set; its date and speaker aside."""
@@ -363,6 +386,8 @@ class KeyInfoExtractor:
                     unique[fact.text] = fact
             whole = [f for f in unique.values()
                      if not any(f.text != g.text and _fact_keywords(f.text) < _fact_keywords(g.text) for g in unique.values())]
+            if correcting and not whole and not replaced and role == "user":
+                whole = _restated_value(sentence, facts, seq)
             found = [replace(fact, text=said + fact.text) if said else fact for fact in whole]
             current = merge_facts(facts, found, self.max_facts)
         return current

@@ -1,4 +1,5 @@
-"""Greeting and small-talk detection: such turns need no memory recall. The words are each Locale's."""
+"""Greeting, small-talk and filler detection: such turns need no memory recall, such sentences no room in a
+recalled line. The words are each Locale's."""
 
 from __future__ import annotations
 
@@ -17,9 +18,14 @@ _WORDS = re.compile(r"[a-z']+")
 _PUNCTUATION_AND_EMOJI = re.compile(r"[\s\W_]+", re.UNICODE)
 _SPACED_SMALL_TALK = frozenset(word for locale in LOCALES.values() if locale.spaced for word in locale.small_talk)
 """Small-talk words of the languages with spaces: a message made only of them asks nothing."""
-_UNSPACED_SMALL_TALK = re.compile(
-    "^(?:" + "|".join(re.escape(w) for locale in LOCALES.values() if not locale.spaced for w in locale.small_talk) + ")+$"
-)
+
+
+def _phrases_only(phrases: set[str]) -> re.Pattern[str]:
+    """Text made of these phrases and nothing else, in a language written without spaces."""
+    return re.compile("^(?:" + "|".join(re.escape(p) for p in sorted(phrases)) + ")+$")
+
+
+_UNSPACED_SMALL_TALK = _phrases_only({w for locale in LOCALES.values() if not locale.spaced for w in locale.small_talk})
 """Small-talk phrases of the languages without spaces: a message whose letters are only these asks nothing."""
 _REQUEST_CUES = [re.compile(locale.request_cue) for locale in LOCALES.values() if locale.request_cue]
 
@@ -48,13 +54,10 @@ def is_small_talk(text: str | None) -> bool:
     return _is_spaced_small_talk(stripped) or _is_unspaced_small_talk(stripped)
 
 
-
 _SENTENCE_SPAN = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)\s*|\s+")
 """A sentence with its end marks and the space after it, or a run of space: joined again they give the text."""
 _SPACED_FILLER = _SPACED_SMALL_TALK | frozenset(word for locale in LOCALES.values() if locale.spaced for word in locale.praise)
-_UNSPACED_FILLER = re.compile("^(?:" + "|".join(re.escape(w) for w in sorted(
-    {w for locale in LOCALES.values() if not locale.spaced for w in (*locale.small_talk, *locale.praise)},
-    key=len, reverse=True)) + ")+$")
+_UNSPACED_FILLER = _phrases_only({w for locale in LOCALES.values() if not locale.spaced for w in (*locale.small_talk, *locale.praise)})
 NAME_PREFIX_CHARS = 3
 """A word of at least this many letters that begins a speaker's name is the name ("Mel" for Melanie)."""
 MAX_FILLER_CHARS = 60

@@ -64,6 +64,7 @@ def test_preferences_that_end_at_their_cue_keep_keys_of_their_own() -> None:
 @pytest.mark.parametrize(("first", "correction", "latest"), [
     ("My budget is 2,000 euros for the trip.", "Actually, make that 2,500.", "My budget is 2,500 euros for the trip."),
     ("We are 4 people.", "Sorry, make it 5.", "We are 5 people."),
+    ("My budget is 2000 euros.", "No, 2500.", "My budget is 2500 euros."),
     ("预算2000元。", "改成2500吧。", "预算2500元。"),
 ])
 def test_a_correction_that_names_no_slot_gives_the_newest_value_its_slot(first: str, correction: str, latest: str) -> None:
@@ -75,3 +76,9 @@ def test_a_bare_correction_with_two_numbers_or_none_changes_nothing() -> None:
     kept = ["[2023-05-08] Maya: My budget is 2000 euros."]
     assert facts_of(("My budget is 2000 euros.", MAY_8), ("Actually, make that 2500 or 3000.", MAY_8 + DAY)) == kept
     assert facts_of(("My budget is 2000 euros.", MAY_8), ("Actually, change it to more.", MAY_8 + DAY)) == kept
+
+
+@pytest.mark.parametrize("text", ["Actually it was 3 weeks ago.", "Actually, the museum opens at 10."])
+def test_a_correction_stating_something_else_leaves_the_last_value_alone(text: str) -> None:
+    facts = facts_of(("My budget is 2000 euros.", MAY_8), (text, MAY_8 + DAY))
+    assert "[2023-05-08] Maya: My budget is 2000 euros." in facts

@@ -106,6 +106,13 @@ _CORRECTION = re.compile(
 )
 _VALUE = re.compile(r"\d[\d,.]*\d|\d")
 """A number as written: "2,500", "3.5", "7"."""
+_NEW_VALUE = re.compile(
+    r"\bmake (?:that|it) (?:[$€£¥]\s?)?\d|\bchange (?:that|it) to\b|\bi meant (?:[$€£¥]\s?)?\d"
+    r"|^\W*(?:actually|sorry|correction|no)\W+(?:[$€£¥]\s?)?\d[\d,.]*\W*$|改成|改为|换成",
+    re.I,
+)
+"""A correction that gives a new value and says nothing else ("make that 2,500", "Sorry, 5."): only such a
+sentence may re-value a slot it does not name; "Actually I have 2 kids" states a fact of its own."""
 _OLD_VALUE = re.compile(r"\b(?:not|instead of|rather than)\s+([^,.;!?]{1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I)
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
 _REACTION = re.compile(
@@ -247,7 +254,7 @@ def _split_old_values(sentence: str, facts: Sequence[Fact]) -> tuple[list[Fact],
 
 
 def _restated_value(sentence: str, facts: Sequence[Fact], seq: int) -> list[Fact]:
-    """A correction that names no slot ("Actually, make that 2500."): the user's newest fact with one number
+    """A new value alone ("Actually, make that 2500.", "No, 2500."): the user's newest fact with one number
     takes the sentence's one number, in its own words ("My budget is 2500 euros."); nothing when either is
     ambiguous."""
     values = _VALUE.findall(sentence)
@@ -386,7 +393,7 @@ class KeyInfoExtractor:
                     unique[fact.text] = fact
             whole = [f for f in unique.values()
                      if not any(f.text != g.text and _fact_keywords(f.text) < _fact_keywords(g.text) for g in unique.values())]
-            if correcting and not whole and not replaced and role == "user":
+            if not whole and not replaced and role == "user" and _NEW_VALUE.search(sentence):
                 whole = _restated_value(sentence, facts, seq)
             found = [replace(fact, text=said + fact.text) if said else fact for fact in whole]
             current = merge_facts(facts, found, self.max_facts)

@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from turnstream.text.locale import LOCALES
-from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS
+from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS, lower_words
 
 MAX_SMALL_TALK_CHARS = 40
 """Longer messages carry content even when they open with a greeting."""
@@ -62,7 +62,6 @@ NAME_PREFIX_CHARS = 3
 """A word of at least this many letters that begins a speaker's name is the name ("Mel" for Melanie)."""
 MAX_FILLER_CHARS = 60
 """A longer sentence always says something (on LoCoMo's chats every filler sentence is shorter)."""
-_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
 
 @lru_cache(maxsize=256)
@@ -78,7 +77,7 @@ def is_filler(sentence: str, names: frozenset[str] = frozenset()) -> bool:
         return False
     if CJK_RUN.search(sentence):
         return _UNSPACED_FILLER.fullmatch(_PUNCTUATION_AND_EMOJI.sub("", sentence)) is not None
-    words = set(_TOKEN.findall(sentence.lower().replace("\u2019", "'")))
+    words = set(lower_words(sentence))
     # set operations, not a loop: the read path checks every sentence of every recalled turn
     return words <= _allowed(names) and not words <= FUNCTION_WORDS
 

@@ -65,10 +65,14 @@ def cjk_bigrams(text: str) -> list[str]:
     return grams
 
 
+def lower_words(text: str) -> list[str]:
+    """Lower-cased words and numbers, curly apostrophes straightened ("that’s" is "that's"), in order."""
+    return _WORD.findall(text.lower().translate(_APOSTROPHES))
+
+
 def spaced_words(text: str) -> list[str]:
     """Lower-cased words and numbers outside CJK runs, function words dropped, in order."""
-    plain = _THOUSANDS.sub("", CJK_RUN.sub(" ", text.lower().translate(_APOSTROPHES)))
-    return [word for word in _WORD.findall(plain) if word not in FUNCTION_WORDS]
+    return [word for word in lower_words(_THOUSANDS.sub("", CJK_RUN.sub(" ", text))) if word not in FUNCTION_WORDS]
 
 
 def recall_terms(text: str) -> list[str]:

@@ -99,11 +99,6 @@ _DATE = re.compile(
 )
 _NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万]+\s*(?:元|块|岁|个|人|天|晚|小时|分钟|公里|次|点)")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|our|us)\b|我", re.I)
-_CORRECTION = re.compile(
-    r"\bactually\b|\bcorrection\b|\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\binstead\b|\bscratch that\b|\bupdate\b|\bno longer\b"
-    r"|\bnot\s+\$?\d|\brather than\b|\bmake (?:that|it) (?:[$€£¥]\s?)?\d|\bchange (?:that|it) to\b|改主意|改成|改为|更正|其实|纠正|说错|换成|不再|而是",
-    re.I,
-)
 _VALUE = re.compile(r"\d[\d,.]*\d|\d")
 """A number as written: "2,500", "3.5", "7"."""
 _NEW_VALUE = re.compile(
@@ -113,6 +108,11 @@ _NEW_VALUE = re.compile(
 )
 """A correction that gives a new value and says nothing else ("make that 2,500", "Sorry, 5."): only such a
 sentence may re-value a slot it does not name; "Actually I have 2 kids" states a fact of its own."""
+_CORRECTION = re.compile(
+    r"\bactually\b|\bcorrection\b|\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\binstead\b|\bscratch that\b|\bupdate\b|\bno longer\b"
+    r"|\bnot\s+\$?\d|\brather than\b|改主意|更正|其实|纠正|说错|不再|而是|" + _NEW_VALUE.pattern,  # a new value alone corrects too
+    re.I,
+)
 _OLD_VALUE = re.compile(r"\b(?:not|instead of|rather than)\s+([^,.;!?]{1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I)
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
 _REACTION = re.compile(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from turnstream.compaction.strategies.keyinfo import classify
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, classify
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,46 @@ def test_a_loose_cue_word_that_is_not_the_speakers_own_verb_is_no_fact(text: str
 def test_the_same_words_as_the_speakers_own_verb_or_before_an_amount_are(text: str, kind: str) -> None:
     found = classify(text, "user")
     assert found is not None and found[0] == kind, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Enjoy your day!", "Must be awesome to see your stuff on display.", "Must've taken you ages to design it.", "I couldn't agree more.",
+     "I couldn't have done it without them.", "I love that you chose pottery for your art.", "There's something I want to tell you.",
+     "I'd love to check them out.", "Don't worry", "I am always there for you!", "I'll let you know if I need anything else.",
+     "plus we can always count on them.", "no matter what.", "别担心"],
+)
+def test_a_reaction_or_pleasantry_is_no_fact_whatever_cue_it_holds(text: str) -> None:
+    assert classify(text, "user") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Max", "I can picture waking up to nature.", "people I looked up to", "Never saw this coming.",
+     "Don't feel like I'm making much of an impact here", "Maybe this is the change I need", "the push I needed to do what I love.",
+     "Investing in our future generations is key", "Our bond with him was so special and something I cherish.", "our fam is so important."],
+)
+def test_names_feelings_pasts_and_opinions_are_no_facts(text: str) -> None:
+    assert classify(text, "user") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [("max 3 stops", ("constraint", "constraint:3-stops")), ("up to 2 bags each", ("constraint", "constraint:2-bags")),
+     ("Never fly Ryanair", ("constraint", "constraint:fly-ryanair")), ("Don't need a car", ("constraint", "constraint:car")),
+     ("My hotel is the Hilton", ("fact", "hotel")), ("My seat preference is aisle", ("fact", "seat preference")),
+     ("I couldn't book the hotel", ("failure", "failure:book-hotel")), ("It must be vegetarian", ("constraint", "diet"))],
+)
+def test_the_same_words_as_a_limit_an_instruction_or_a_value_still_are(text: str, found: tuple[str, str]) -> None:
+    assert classify(text, "user") == found
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [("If I need anything, I'll be sure to reach out.", []), ("If we need help, we can always count on them.", []),
+     ("If possible, I want a window seat.", ["If possible, I want a window seat."]),
+     ("If it is over 300 do not book it.", ["If it is over 300 do not book it."])],
+)
+def test_a_condition_is_the_context_of_what_follows_it_not_a_fact(text: str, kept: list[str]) -> None:
+    facts = KeyInfoExtractor(40).extract((), [{"role": "user", "content": text}], 0)
+    assert [fact.text for fact in facts] == kept

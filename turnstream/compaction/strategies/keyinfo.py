@@ -48,6 +48,13 @@ _MY_SLOT_EN = re.compile(
     re.I,
 )
 _MY_SLOT_ZH = re.compile(r"我(?:的|们的)([\u4e00-\u9fff]{1,6}?)(?:是|为|改成|改为|定在|定为|在)")
+_OPINION = re.compile(
+    r"\s*(?:not\s+)?(?:so|really|very|such|pretty|super|too|quite|truly|always)\b"
+    r"|\s*(?:the\s+)?(?:key|important|special|crucial|essential|everything|amazing|awesome|great|cool|cute|fun|hard|tough"
+    r"|beautiful|wonderful|incredible|best)\b",
+    re.I,
+)
+"""What follows "my X is" when it judges rather than tells ("…is so special", "…is key"): an opinion, no value of a slot."""
 _SLOT_FILLER = frozenset({"new", "actual", "real", "total", "current", "main", "usual", "own", "favorite", "favourite"})
 
 _PREFERENCE = re.compile(
@@ -65,16 +72,22 @@ _CONSTRAINT = re.compile(
 )
 _OWN_VERBS = ("like", "love", "want", "wants", "rather", "need", "needs", "always", "never", "don't", "do not")
 """Loose cue words that count when the speaker says them of themselves ("I'd love", "my kids need")."""
-_LOOSE_CUES = frozenset({*_OWN_VERBS, "into", "under", "below"})
+_AMOUNT_CUES = ("under", "below", "max", "up to")
+"""Cue words that limit an amount ("under 2000", "max 8", "up to 4 people"), and are as often something else ("Max", our
+dog; "waking up to nature")."""
+_LOOSE_CUES = frozenset({*_OWN_VERBS, "into", *_AMOUNT_CUES})
 """Cue words as often something else ("looks like", "love and support", "into a reality", "kids who need one", "isn't
 always easy", "tough times don't last", "below the horizon"): a cue only as the speaker's own verb, at a clause's start
 (an instruction: "Don't book hostels"), or before an amount."""
+_NOT_AN_INSTRUCTION = r"(?!\s+(?:feel|think|know|get|mind|worry|care|believe|understand|\w*[^e\W]ed|saw|knew|thought|was|were|been|had|got|felt)\b)"
+"""After "never" or "don't" at a clause's start: a feeling or a past ("Don't feel like it", "Never saw this coming"),
+not an instruction."""
 _OWN_CUE = re.compile(
-    r"^\s*(?:need|always|never|don't|do not)\b"
+    rf"^\s*(?:need|always|(?:never|don't|do not){_NOT_AN_INSTRUCTION})\b"
     r"|\b(?:i|we|my|our)(?:'d)?\s+(?:(?!(?:not|isn't|wasn't|aren't|weren't)\b)[a-z']+\s+){0,2}"
-    rf"(?:{'|'.join(_OWN_VERBS)})\b"
+    rf"(?:{'|'.join(_OWN_VERBS)})\b(?=\s+\w)"
     r"|\b(?:i'm|we're|i am|we are)\s+(?:[a-z]+\s+)?into\b"
-    r"|\b(?:under|below)\s+(?:[$€£¥]\s?)?\d",
+    rf"|\b(?:{'|'.join(_AMOUNT_CUES)})\s+(?:[$€£¥]\s?)?\d",
     re.I,
 )
 FAILURE = re.compile(
@@ -116,11 +129,20 @@ _CORRECTION = re.compile(
 _OLD_VALUE = re.compile(r"\b(?:not|instead of|rather than)\s+([^,.;!?]{1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I)
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
 _REACTION = re.compile(
-    r"\b(?:can'?t wait|cannot wait|let me know|must(?:'ve| have) (?:been|felt|had)|good luck|no worries|sounds? (?:great|good|amazing|fun|awesome))\b"
-    r"|太好了|真棒|加油|等不及",
+    r"\b(?:can'?t wait|cannot wait|let (?:me|you) know|must(?:'ve| have) (?:been|felt|had|taken)|good luck|no worries|don't worry"
+    r"|sounds? (?:great|good|amazing|fun|awesome)|enjoy your|take care|(?:here|there) for you|count on (?:me|us|them|you)"
+    r"|must be (?:so |really |pretty |super )?(?:awesome|amazing|great|fun|hard|tough|challenging|difficult|nice|cool|exciting"
+    r"|scary|rewarding|special|wonderful|incredible)|(?:love|like) (?:that|how) you|(?:tell|show|ask) you\b"
+    r"|love to (?:see|check|hear|read) (?:it|them|that|this|those|more)|check (?:it|them) out|couldn'?t (?:agree|have done it)"
+    r"|no matter what)\b"
+    r"|太好了|真棒|加油|等不及|别担心",
     re.I,
 )
-"""A reaction to what the other side said: no information about the speaker, whatever cue it holds."""
+"""A reaction to what the other side said, or a pleasantry ("Must be awesome!", "I love that you chose pottery", "I
+couldn't agree more", "Enjoy your day!"): no information about the speaker, whatever cue it holds."""
+_CONDITION = re.compile(r"^\s*(?:if|unless|in case)\b|^\s*(?:如果|要是|假如)", re.I)
+"""A clause that opens with a condition ("If I need anything, I'll reach out"): the clause after it says what holds,
+with the condition as its context."""
 _FRAGMENT = re.compile(r"^[a-z]|^[,;，；、]")
 """A clause that starts inside a sentence ("quiet, I need…"): the sentence states it better."""
 _PREFIX = re.compile(r"^(?:\[\d{4}-\d{2}-\d{2}\] )?(?:[^\s:：]{1,40}[:：] ?)?")
@@ -172,6 +194,8 @@ def slug(text: str, n: int = 3) -> str:
 def _subject_slot(clause: str) -> str | None:
     """The attribute a clause sets, from "my X is" / "我的X是", filler words removed."""
     match = _MY_SLOT_EN.search(clause)
+    if match and _OPINION.match(clause, match.end()):
+        return None
     if match:
         slot = [w for w in match.group(1).lower().replace("'s", "").split() if w not in _SLOT_FILLER]
         return " ".join(slot) or None
@@ -192,11 +216,13 @@ def classify(clause: str, role: str) -> tuple[FactType, str] | None:
     for key, kind, trigger in _SLOTS:
         if trigger.search(clause):
             return kind, key
+    if _REACTION.search(clause):
+        return None  # "I couldn't agree more" is no failure
     if FAILURE.search(clause):
         return "failure", "failure:" + slug(clause)
     if _DECISION.search(clause):
         return "event", "decision:" + slug(clause)
-    if role != "user" or _REACTION.search(clause):
+    if role != "user":
         return None
     is_question = bool(_QUESTION.search(clause))
     if _cued(_PREFERENCE, clause) and (_FIRST_PERSON.search(clause) or not is_question):
@@ -357,9 +383,13 @@ class KeyInfoExtractor:
             correcting = bool(_CORRECTION.search(sentence))
             facts, replaced = _split_old_values(sentence, current) if correcting else (list(current), [])
             context = ""
-            for clause in clauses(sentence):
+            parts = clauses(sentence)
+            for index, clause in enumerate(parts):
                 if correcting and _OLD_VALUE.match(clause):
                     continue  # "not 2000" names the wrong value, already removed
+                if _CONDITION.match(clause) and index + 1 < len(parts):
+                    context = clause  # "If we need help, …" holds only with what follows it
+                    continue
                 kind_key = classify(clause, role)
                 if kind_key is None and replaced and (_NUMBER.search(clause) or _ENTITY.search(clause)):
                     # "make that 3000, not 2000": the new value takes the slot of the value it corrects,

@@ -84,7 +84,8 @@ _NOT_AN_INSTRUCTION = r"(?!\s+(?:feel|think|know|get|mind|worry|care|believe|und
 not an instruction."""
 _OWN_CUE = re.compile(
     rf"^\s*(?:need|always|(?:never|don't|do not){_NOT_AN_INSTRUCTION})\b"
-    r"|\b(?:i|we|my|our)(?:'d)?\s+(?:(?!(?:not|isn't|wasn't|aren't|weren't)\b)[a-z']+\s+){0,2}"
+    r"|\b(?:i|we|my|our)(?:'d)?\s+(?:(?!(?:not|isn't|wasn't|aren't|weren't|feel|feels|felt|look|looks|looked|seem|seems"
+    r"|sound|sounds|stuff|things|something)\b)[a-z']+\s+){0,2}"
     rf"(?:{'|'.join(_OWN_VERBS)})\b(?=\s+\w)"
     r"|\b(?:i'm|we're|i am|we are)\s+(?:[a-z]+\s+)?into\b"
     rf"|\b(?:{'|'.join(_AMOUNT_CUES)})\s+(?:[$€£¥]\s?)?\d",

@@ -43,6 +43,8 @@ LOCOMO_DEV = ("26.json", "30.json", "41.json")
 _WORD = re.compile(r"[^\W_]+")
 _SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2}) ([ap]m) on (\d{1,2}) (\w+), (\d{4})")
 _DIA_ID = re.compile(r"D\d+:\d+")
+_SAYS_PHOTO = re.compile(r"an? (?:photo|photograph|photography|picture|image) of\b", re.I)
+"""A caption that already says it shows a photo ("a photo of a dog", as BLIP writes most)."""
 
 
 def answer_covered(answer: str, text: str, words: set[str]) -> bool:
@@ -109,6 +111,11 @@ def _locomo_ts(when: str) -> float:
     return parsed.replace(tzinfo=timezone.utc).timestamp()
 
 
+def _photo(caption: str) -> str:
+    """What a shared image's caption reads as: "shares a photo of a dog", never "a photo of a photo of"."""
+    return f"shares {caption}" if _SAYS_PHOTO.match(caption) else f"shares a photo of {caption}"
+
+
 def locomo_case(path: Path) -> RecallCase:
     """One LoCoMo conversation as turns: the first speaker as the user, the second as the assistant, both named."""
     data = orjson.loads(path.read_bytes())
@@ -119,7 +126,7 @@ def locomo_case(path: Path) -> RecallCase:
     for _, key in sessions:
         start = _locomo_ts(data[f"{key}_date_time"])
         for n, said in enumerate(data[key]):
-            text = said["text"] + (f" [shares a photo of {said['blip_caption']}]" if said.get("blip_caption") else "")
+            text = said["text"] + (f" [{_photo(said['blip_caption'])}]" if said.get("blip_caption") else "")
             role = "user" if said["speaker"] == first else "assistant"
             message = {"role": role, "name": re.sub(r"[^A-Za-z0-9_-]", "_", said["speaker"]), "content": text}
             turns.append({"turn_id": said["dia_id"], "session_id": session_id, "user_id": f"{session_id}-{first}",

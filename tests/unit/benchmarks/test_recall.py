@@ -60,13 +60,15 @@ def test_the_generated_chats_name_the_turn_each_detail_was_planted_in() -> None:
 def test_locomo_evidence_is_split_and_checked_against_the_turns(tmp_path: Path) -> None:
     data = {"speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat."},
-                          {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely!", "blip_caption": "a cat"}],
+                          {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely!", "blip_caption": "a cat"},
+                          {"speaker": "Ann", "dia_id": "D1:3", "text": "Here.", "blip_caption": "a photo of a cat on a sofa"}],
             "qa": [{"question": "What did Ann adopt?", "answer": "a cat", "evidence": ["D1:1; D1:2", "D9:9"], "category": 4},
                    {"question": "Trick?", "adversarial_answer": "none", "evidence": ["D1:1"], "category": 5}]}
     (tmp_path / "26.json").write_bytes(orjson.dumps(data))
     c = locomo_case(tmp_path / "26.json")
     assert c.questions == [("What did Ann adopt?", "a cat")] and c.evidence == [("D1:1", "D1:2")]
     assert c.turns[1]["message"] == {"role": "assistant", "name": "Bo", "content": "Lovely! [shares a photo of a cat]"}
+    assert c.turns[2]["message"]["content"] == "Here. [shares a photo of a cat on a sofa]"
 
 
 def measured(ours: float, full: float, evidence: float) -> dict[str, object]:

@@ -3,6 +3,7 @@
 import pytest
 
 from turnstream.compaction.strategies import KeyInfoExtractor
+from turnstream.compaction.strategies.keyinfo import classify
 
 
 
@@ -47,3 +48,24 @@ def test_needs_wants_and_refusals_are_kept(text: str, kind: str) -> None:
 @pytest.mark.parametrize("text", ["No.", "no thanks", "Nothing else, thanks!"])
 def test_a_bare_no_is_not_a_constraint(text: str) -> None:
     assert KeyInfoExtractor(40).extract((), [{"role": "user", "content": text}], 0) == ()
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "slot", "relative"),
+    [
+        ("I live in Lyon.", "My brother moved to Valparaiso for his job.", "home city", "brother"),
+        ("I'm allergic to sesame.", "My youngest son is allergic to peanuts.", "allergy", "son"),
+        ("I'm vegetarian.", "My husband's vegan.", "diet", "husband"),
+        ("我住在杭州。", "我哥哥因为工作搬到了成都。", "home city", "哥哥"),
+    ],
+)
+def test_a_relatives_slot_is_theirs_and_leaves_the_speakers_own(mine: str, theirs: str, slot: str, relative: str) -> None:
+    facts = KeyInfoExtractor(40).extract((), [{"role": "user", "content": mine}, {"role": "user", "content": theirs}], 0)
+    assert [(f.key, f.text) for f in facts] == [(slot, mine), (f"{relative} {slot}", theirs)]
+
+
+@pytest.mark.parametrize(
+    "text", ["My wife and I moved to Lyon.", "Me and my brother moved to Lyon.", "I live near my brother.", "我和我妈妈住在上海。"]
+)
+def test_a_move_the_speaker_shares_is_the_speakers(text: str) -> None:
+    assert classify(text, "user") == ("fact", "home city")

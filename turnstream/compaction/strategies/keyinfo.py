@@ -14,6 +14,7 @@ import orjson
 from turnstream.compaction.strategies.base import Digest, Fact, FactType, Message
 from turnstream.compaction.strategies.text import clauses, keywords, sentences, shorten
 from turnstream.text.chat import content_text, tool_calls
+from turnstream.text.terms import CJK_RUN
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
         # looking from every position would (`.` stops at a line's end), without rescanning the line from each.
         ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?m:^(?=.*{_MONEY})(?=.*{_LIMIT}))"),
         ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
-        ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)"),
+        ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)|搬到|搬去"),
         ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
         ("age", "fact", r"\bi'?m \d{1,3} (?:years?|yrs?)\b|\bmy age\b|\bi turned \d|我\s*(?:今年)?\s*\d{1,3}\s*岁|我今年"),
         ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|(?:\d+|[两三四五六七八九十])\s*(?:个人|位)|一共\S{0,3}人"),
@@ -47,7 +48,21 @@ _MY_SLOT_EN = re.compile(
     r"\b(?:my|our)\s+((?:[a-z][a-z'\-]*\s+){0,3}?[a-z][a-z'\-]*)\s+(?:is|are|was|were|will be|would be|should be|has to be|stays?|remains?|=)\b",
     re.I,
 )
-_MY_SLOT_ZH = re.compile(r"我(?:的|们的)([\u4e00-\u9fff]{1,6}?)(?:是|为|改成|改为|定在|定为|在)")
+_KIN_ZH = "妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|妈|爸|父母|老婆|老公|丈夫|妻子|女儿|儿子|孩子|男朋友|女朋友|朋友|同事|室友"
+"""Whom "我" owns without "的" ("我妹妹"): Chinese drops it before kin, as before the home ("我家")."""
+_MY_SLOT_ZH = re.compile(
+    rf"我(?:的|们的)([\u4e00-\u9fff]{{1,6}}?)(?:是|为|叫|改成|改为|定在|定为|在)|我们?((?:{_KIN_ZH}|家)(?:的[\u4e00-\u9fff]{{1,3}}?)?)(?:是|叫)"
+)
+_KIN_EN = (r"sister|brother|mom|mum|mother|dad|father|parents|wife|husband|partner|son|daughter|kids?|child(?:ren)?"
+           r"|friend|colleague|boss|manager|roommate|boyfriend|girlfriend|grandma|grandpa|grandmother|grandfather"
+           r"|aunt|uncle|cousin|niece|nephew")
+_SOMEONE_ELSES = re.compile(
+    rf"(?<!and\s)\b(?:my|our)\s+(?:\w+\s+)?({_KIN_EN})\b(?:'s)?(?!\s+and\s+i\b)|(?<![和跟与])我们?({_KIN_ZH})(?![和跟与]我)", re.I
+)
+"""Someone of the speaker's own ("my brother", "我哥哥") a personal slot before it belongs to, not the speaker."""
+_PERSONAL = frozenset({"name", "allergy", "diet", "home city", "occupation", "age"})
+_SPEAKER_CUE = re.compile(r"i\b|i'|my\b|call me|我", re.I)
+"""A slot cue that names the speaker ("I live", "my job", "我住"): the slot is the speaker's whoever else the clause names."""
 _OPINION = re.compile(
     r"\s*(?:not\s+)?(?:so|really|very|such|pretty|super|too|quite|truly|always)\b"
     r"|\s*(?:the\s+)?(?:key|important|special|crucial|essential|everything|amazing|awesome|great|cool|cute|fun|hard|tough"
@@ -101,17 +116,18 @@ FAILURE = re.compile(
 _DECISION = re.compile(
     r"\blet'?s (?:go with|do|book|take|pick|use)\b|\b(?:i|we)(?:'ve| have)? decided\b|\b(?:i|we)'?ll (?:take|go with|book)\b"
     r"|\bgo with\b|\bbook (?:it|that|the)\b|\b(?:booked|reserved|confirmed|scheduled|ordered|purchased|cancell?ed)\b"
-    r"|决定|就选|就订|就这么定|选定|已预订|已预定|已确认|已下单|订好了|已取消|定了",
+    r"|决定|就选|就订|就这么定|选定|已预订|已预定|已确认|已下单|订好了|订在|已取消|定了",
     re.I,
 )
 _DATE = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|next (?:week|month|year))\b"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}\b|\b\d{1,2}(?::\d{2})? ?(?:am|pm)\b"
-    r"|\d{1,2}\s*[月号日]|周[一二三四五六日天]|星期[一二三四五六日天]|明天|后天|下周|下个月|明年|今晚",
+    r"|\d{1,2}\s*[月号日]|周[一二三四五六日天](?![部个本只件次种位条张家气])|星期[一二三四五六日天]|明天|后天|下周|下个月|明年|今晚",
     re.I,
 )
-_NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万]+\s*(?:元|块|岁|个|人|天|晚|小时|分钟|公里|次|点)")
+_NUMBER = re.compile(r"\d|(?!一[个次点天人晚])[一二两三四五六七八九十百千万]+\s*(?:元|块|岁|个|人|天|晚|小时|分钟|公里|次|点)")
+"""A number: digits, or a Chinese numeral before its measure; a lone 一 before one ("一个", "一点") is "a", not one."""
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|our|us)\b|我", re.I)
 _VALUE = re.compile(r"\d[\d,.]*\d|\d")
 """A number as written: "2,500", "3.5", "7"."""
@@ -149,7 +165,10 @@ _FRAGMENT = re.compile(r"^[a-z]|^[,;，；、]")
 _PREFIX = re.compile(r"^(?:\[\d{4}-\d{2}-\d{2}\] )?(?:[^\s:：]{1,40}[:：] ?)?")
 """The date and speaker a fact's text may open with (`[2023-05-08] Maya: `)."""
 # A capitalised word after a lower-case one: a name, not the start of a sentence.
-_ENTITY = re.compile(r"(?<=[a-z0-9,'’]\s)[A-Z][a-zA-Z]+")
+_ENTITY = re.compile(r"(?<=[a-z0-9,'’]\s)[A-Z][a-zA-Z]+|《[^》]+》|(?:名字叫|名叫|叫做)[\u4e00-\u9fff]{1,4}")
+"""A name: capitalised after a lower-case word, a title in 《》, or what something is called (叫饼干)."""
+_NAMED = re.compile(r"名字叫|名叫|叫做")
+"""What something is called ("名字叫饼干", a pet's or a child's name): a fact whoever the sentence's subject is."""
 
 _REMEMBERED_TEXTS = 8192
 """Clauses whose class, and fact texts whose keywords, are remembered: a user message is read when it
@@ -201,7 +220,16 @@ def _subject_slot(clause: str) -> str | None:
         slot = [w for w in match.group(1).lower().replace("'s", "").split() if w not in _SLOT_FILLER]
         return " ".join(slot) or None
     match = _MY_SLOT_ZH.search(clause)
-    return match.group(1) if match else None
+    return (match.group(1) or match.group(2)) if match else None
+
+
+def _slot_owner(clause: str, cue: re.Match[str], key: str) -> str:
+    """The slot a cue sets, for whom: "brother home city" for "My brother moved to Valparaiso", so that a kin's
+    move, allergy or job never overwrites the speaker's own."""
+    if key not in _PERSONAL or _SPEAKER_CUE.match(cue.group()):
+        return key
+    other = _SOMEONE_ELSES.search(clause, 0, cue.start())
+    return f"{(other.group(1) or other.group(2)).lower()} {key}" if other else key
 
 
 def _after(pattern: re.Pattern[str], clause: str) -> str:
@@ -215,8 +243,8 @@ def _after(pattern: re.Pattern[str], clause: str) -> str:
 def classify(clause: str, role: str) -> tuple[FactType, str] | None:
     """(type, key) of the key information a clause carries, or None for small talk, questions and prose."""
     for key, kind, trigger in _SLOTS:
-        if trigger.search(clause):
-            return kind, key
+        if match := trigger.search(clause):
+            return kind, _slot_owner(clause, match, key)
     if _REACTION.search(clause):
         return None  # "I couldn't agree more" is no failure
     if FAILURE.search(clause):
@@ -237,6 +265,8 @@ def classify(clause: str, role: str) -> tuple[FactType, str] | None:
         return "fact", slot
     if _DATE.search(clause):
         return "event", "event:" + slug(clause)
+    if _NAMED.search(clause) or (CJK_RUN.search(clause) and _NUMBER.search(clause) and not _NEW_VALUE.search(clause)):
+        return "fact", "fact:" + slug(clause)  # Chinese drops the subject: "房东说房租要涨到四千五百元"
     if _FIRST_PERSON.search(clause) and (_NUMBER.search(clause) or _ENTITY.search(clause)):
         return "fact", "fact:" + slug(clause)
     return None
@@ -408,7 +438,8 @@ class KeyInfoExtractor:
                 kind, key = kind_key
                 if ":" not in key and role != "user":
                     key = f"{kind}:{role}-{key}"  # the user's own slots (budget, name…) change only by the user's word
-                text = shorten(f"{context}, {clause}" if context else clause, MAX_FACT_CHARS)
+                joined = f"{context}，{clause}" if CJK_RUN.search(clause) else f"{context}, {clause}"
+                text = shorten(joined if context else clause, MAX_FACT_CHARS)
                 context = ""
                 if ":" in key:
                     # Generic keys: a restatement or a correction of an earlier entry takes over its key.

@@ -1,0 +1,47 @@
+"""Chinese key facts: the subject is often dropped, kin are owned without 的, and names come after 叫."""
+
+import pytest
+
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, classify
+from turnstream.samples.recall_set import _ADJECTIVES, _FILLER, DETAILS
+
+
+def facts_of(text: str) -> list[tuple[str, str, str]]:
+    return [(f.type, f.key, f.text) for f in KeyInfoExtractor(40).extract((), [{"role": "user", "content": text}], 0)]
+
+
+@pytest.mark.parametrize(("said", "answer"), [(said, answer) for said, _, answer in DETAILS["zh"]])
+def test_each_planted_chinese_detail_is_a_fact_holding_its_answer(said: str, answer: str) -> None:
+    assert [text for _, _, text in facts_of(said)] == [said]
+    assert answer in said
+
+
+def test_the_generated_chats_small_talk_gives_no_fact() -> None:
+    topics, lines, _ = _FILLER["zh"]
+    said = [line.format(t=topic, a=adjective) for topic in topics for line in lines for adjective in _ADJECTIVES["zh"]]
+    assert [(text, facts_of(text)) for text in said if facts_of(text)] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("我爸是医生。", ("fact", "爸")),
+        ("我妹妹的猫叫开心果。", ("fact", "妹妹的猫")),
+        ("我家是开餐馆的。", ("fact", "家")),
+        ("房东说房租要涨到四千五百元。", ("fact", "fact:房东-东说-说房")),
+        ("名字叫饼干。", ("fact", "fact:名字-字叫-叫饼")),
+        ("我们的晚餐订在了山城小馆。", ("event", "decision:的晚-晚餐-餐订")),
+        ("下周一去北京。", ("event", "event:下周-周一-一去")),
+    ],
+)
+def test_kin_names_amounts_and_bookings_are_facts(text: str, found: tuple[str, str]) -> None:
+    assert classify(text, "user") == found
+
+
+@pytest.mark.parametrize("text", ["这周一部电影感觉有点美好。", "这周天气感觉有点忙。", "今天一个播客挺好笑的。", "我一直在想一点小事。"])
+def test_a_week_before_a_measure_word_or_a_lone_yi_is_no_date_or_number(text: str) -> None:
+    assert classify(text, "user") is None
+
+
+def test_a_leading_clause_joins_with_a_chinese_comma() -> None:
+    assert facts_of("对了，我妹妹的猫叫开心果。") == [("fact", "妹妹的猫", "对了，我妹妹的猫叫开心果。")]

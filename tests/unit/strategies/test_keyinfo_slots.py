@@ -69,3 +69,12 @@ def test_a_relatives_slot_is_theirs_and_leaves_the_speakers_own(mine: str, their
 )
 def test_a_move_the_speaker_shares_is_the_speakers(text: str) -> None:
     assert classify(text, "user") == ("fact", "home city")
+
+
+@pytest.mark.parametrize(
+    "later", ["Losing my job was a bummer.", "It's been tough going since I lost my job.", "Losing my job was hard."]
+)
+def test_talk_about_the_job_leaves_the_stated_occupation(later: str) -> None:
+    facts = KeyInfoExtractor(40).extract((), [{"role": "user", "content": "I lost my job as a banker yesterday."},
+                                              {"role": "user", "content": later}], 0)
+    assert [(f.key, f.text) for f in facts] == [("occupation", "I lost my job as a banker yesterday.")]

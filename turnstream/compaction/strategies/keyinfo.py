@@ -36,7 +36,7 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
         ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?m:^(?=.*{_MONEY})(?=.*{_LIMIT}))"),
         ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
         ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)|搬到|搬去"),
-        ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy job\b|\bmy profession\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
+        ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy (?:job|profession) (?:is|as|at|for|in|with)\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
         ("age", "fact", r"\bi'?m \d{1,3} (?:years?|yrs?)\b|\bmy age\b|\bi turned \d|我\s*(?:今年)?\s*\d{1,3}\s*岁|我今年"),
         ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|(?:\d+|[两三四五六七八九十])\s*(?:个人|位)|一共\S{0,3}人"),
         ("deadline", "constraint", r"\bdeadline\b|\bdue (?:by|on)\b|截止|最晚"),
@@ -44,8 +44,9 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
 )
 
 # "my X is …" / "我的X是…": the subject slot names the key, so "my seat preference is…" restated or corrected collides.
+# After a verb's -ing form, "my X" is its object, not the subject: "Losing my job was a bummer" sets no slot.
 _MY_SLOT_EN = re.compile(
-    r"\b(?:my|our)\s+((?:[a-z][a-z'\-]*\s+){0,3}?[a-z][a-z'\-]*)\s+(?:is|are|was|were|will be|would be|should be|has to be|stays?|remains?|=)\b",
+    r"(?<!ing\s)\b(?:my|our)\s+((?:[a-z][a-z'\-]*\s+){0,3}?[a-z][a-z'\-]*)\s+(?:is|are|was|were|will be|would be|should be|has to be|stays?|remains?|=)\b",
     re.I,
 )
 _KIN_ZH = "妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|妈|爸|父母|老婆|老公|丈夫|妻子|女儿|儿子|孩子|男朋友|女朋友|朋友|同事|室友"

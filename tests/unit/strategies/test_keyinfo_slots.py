@@ -78,3 +78,24 @@ def test_talk_about_the_job_leaves_the_stated_occupation(later: str) -> None:
     facts = KeyInfoExtractor(40).extract((), [{"role": "user", "content": "I lost my job as a banker yesterday."},
                                               {"role": "user", "content": later}], 0)
     assert [(f.key, f.text) for f in facts] == [("occupation", "I lost my job as a banker yesterday.")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What are their names?", "I used to go horseback riding with my dad when I was a kid.",
+     "Unemployment in our community was the reason behind it.", "I learnt that my own happiness is the most important thing.",
+     "Those milestones are great reminders of how special our bonds are.",
+     "I color-code achievements so I can easily track my progress and stay motivated."],
+)
+def test_an_object_a_question_or_an_exclamation_sets_no_slot(text: str) -> None:
+    found = classify(text, "user")
+    assert found is None or ":" in found[1]  # a generic fact at most, never a named slot another clause overwrites
+
+
+@pytest.mark.parametrize(
+    ("text", "slot"),
+    [("My goal is to give kids a loving home.", "goal"), ("By the way, my sister's cat is called Pistachio.", "sister cat"),
+     ("My name's Ana.", "name"), ("My family is my motivation.", "family")],
+)
+def test_the_speakers_own_subject_still_sets_its_slot(text: str, slot: str) -> None:
+    assert classify(text, "user") == ("fact", slot)

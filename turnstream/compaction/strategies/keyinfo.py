@@ -29,7 +29,7 @@ _LIMIT = r"(?:\bat most\b|\bunder\b|\bno more than\b|\bmax(?:imum)?\b|\bup to\b|
 _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
     (key, kind, re.compile(pattern, re.I))
     for key, kind, pattern in (
-        ("name", "fact", r"\bmy name\b|\bcall me\b|\bi'?m called\b|\bname'?s\b|我叫|叫我|我的名字|我姓"),
+        ("name", "fact", r"\bmy name\b|\bcall me\b|\bi'?m called\b|\bname['’]s\b|我叫|叫我|我的名字|我姓"),
         ("allergy", "constraint", r"allerg|过敏"),
         # Money and a limit on one line: looked for from each line's start only, which finds the same pair as
         # looking from every position would (`.` stops at a line's end), without rescanning the line from each.
@@ -44,9 +44,11 @@ _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
 )
 
 # "my X is …" / "我的X是…": the subject slot names the key, so "my seat preference is…" restated or corrected collides.
-# After a verb's -ing form, "my X" is its object, not the subject: "Losing my job was a bummer" sets no slot.
+# After a verb's -ing form or a preposition, "my X" is an object, not the subject: "Losing my job was a bummer",
+# "riding with my dad when I was a kid" and "unemployment in our community was" set no slot.
 _MY_SLOT_EN = re.compile(
-    r"(?<!ing\s)\b(?:my|our)\s+((?:[a-z][a-z'\-]*\s+){0,3}?[a-z][a-z'\-]*)\s+(?:is|are|was|were|will be|would be|should be|has to be|stays?|remains?|=)\b",
+    r"(?<!ing\s)(?<!\bin\s)(?<!\bof\s)(?<!\bon\s)(?<!\bat\s)(?<!\bto\s)(?<!\bby\s)(?<!\bfor\s)(?<!\bwith\s)(?<!\bfrom\s)(?<!\babout\s)"
+    r"\b(?:my|our)\s+((?:[a-z][a-z'\-]*\s+){0,3}?[a-z][a-z'\-]*)\s+(?:is|are|was|were|will be|would be|should be|has to be|stays?|remains?|=)\b",
     re.I,
 )
 _KIN_ZH = "妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|妈|爸|父母|老婆|老公|丈夫|妻子|女儿|儿子|孩子|男朋友|女朋友|朋友|同事|室友"
@@ -66,12 +68,16 @@ _SPEAKER_CUE = re.compile(r"i\b|i'|my\b|call me|我", re.I)
 """A slot cue that names the speaker ("I live", "my job", "我住"): the slot is the speaker's whoever else the clause names."""
 _OPINION = re.compile(
     r"\s*(?:not\s+)?(?:so|really|very|such|pretty|super|too|quite|truly|always)\b"
-    r"|\s*(?:the\s+)?(?:key|important|special|crucial|essential|everything|amazing|awesome|great|cool|cute|fun|hard|tough"
+    r"|\s*(?:the\s+)?(?:most\s+)?(?:key|important|special|crucial|essential|everything|amazing|awesome|great|cool|cute|fun|hard|tough"
     r"|beautiful|wonderful|incredible|best)\b",
     re.I,
 )
 """What follows "my X is" when it judges rather than tells ("…is so special", "…is key"): an opinion, no value of a slot."""
 _SLOT_FILLER = frozenset({"new", "actual", "real", "total", "current", "main", "usual", "own", "favorite", "favourite"})
+_NOT_IN_A_SLOT = frozenset({"and", "or", "but", "when", "while", "if", "because", "so", "since", "that", "who", "i", "we", "you"})
+"""Words that end a noun phrase: "my progress and stay motivated" names no slot "progress and"."""
+_EXCLAIMED = re.compile(r"\bhow\s+[a-z]+\s+$", re.I)
+"""What comes before an exclamation's subject ("how special our bonds are"): a judgement, no slot."""
 
 _PREFERENCE = re.compile(
     r"\b(?:like|love|prefer|preferably|enjoy|adore|hate|dislike|avoid|can't stand|cannot stand|detest|fond of|into|favou?rite|rather"
@@ -215,10 +221,13 @@ def slug(text: str, n: int = 3) -> str:
 def _subject_slot(clause: str) -> str | None:
     """The attribute a clause sets, from "my X is" / "我的X是", filler words removed."""
     match = _MY_SLOT_EN.search(clause)
-    if match and _OPINION.match(clause, match.end()):
+    if match and (_OPINION.match(clause, match.end()) or _EXCLAIMED.search(clause, 0, match.start())):
         return None
     if match:
-        slot = [w for w in match.group(1).lower().replace("'s", "").split() if w not in _SLOT_FILLER]
+        words = match.group(1).lower().replace("'s", "").split()
+        if _NOT_IN_A_SLOT.intersection(words):
+            return None
+        slot = [w for w in words if w not in _SLOT_FILLER]
         return " ".join(slot) or None
     match = _MY_SLOT_ZH.search(clause)
     return (match.group(1) or match.group(2)) if match else None

@@ -174,10 +174,15 @@ def without_lines(recalled: list[Recalled], lines: set[str]) -> list[Recalled]:
         return recalled
     kept = []
     for memory in recalled:
-        text = "\n".join(line for line in memory.text.splitlines() if line.strip() not in lines)
+        text = lines_not_in(memory.text, lines)
         if text.strip():
             kept.append(memory if text == memory.text else replace(memory, text=text))
     return kept
+
+
+def lines_not_in(text: str, lines: set[str]) -> str:
+    """`text` less its lines that are among `lines` (a profile's or a memory's statement a recalled turn shows)."""
+    return "\n".join(line for line in text.splitlines() if line.strip() not in lines) if lines else text
 
 
 def _fill_block(
@@ -203,8 +208,10 @@ def _fill_block(
     overhead = count_text(locale.turns_heading) + LINE_SEPARATOR_TOKENS + title
     turns = choose_turns(archived, shown, room - base - overhead, language, shown_texts)
     while turns:  # the line counts are estimates: check the real block, dropping the weakest line if needed
-        said = without_lines(recalled, {turn.line for turn in turns})
-        block = memory_block(profile, said, turns, language)
+        # a statement the profile or a memory repeats from a recalled turn is said once, by the dated turn
+        lines = {turn.line for turn in turns}
+        said = without_lines(recalled, lines)
+        block = memory_block(lines_not_in(profile, lines).strip(), said, turns, language)
         if block is not None and count_message(block) <= room:
             return block, said, turns
         turns.remove(min(turns, key=lambda t: (t.score, t.hit)))

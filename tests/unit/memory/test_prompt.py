@@ -195,3 +195,13 @@ def test_a_memory_line_a_recalled_turn_shows_is_said_once_by_the_turn() -> None:
     kept = without_lines([summary, fact], {"Lin: my sister's cat is called Pistachio."})
     assert [(m.id, m.text) for m in kept] == [("sum", "[2023-05]\nLin: the rent goes up.")]  # the fact said nothing else
     assert without_lines([summary], set()) == [summary]
+
+
+def test_a_profile_line_a_recalled_turn_shows_is_said_once_by_the_turn() -> None:
+    profile = "Caroline: My sister's cat is called Pistachio.\nCaroline: I live in Lyon."
+    archived = [(entry(3, "My sister's cat is called Pistachio."), 2.0)]
+    block = next(m for m in messages_of(None, profile, [], "What is the cat called?", limits(), archived) if m["role"] == "system")
+    lines = block["content"].splitlines()
+    assert lines.count("Caroline: My sister's cat is called Pistachio.") == 1
+    assert lines.index("Caroline: My sister's cat is called Pistachio.") > lines.index("[8 May 2023]")
+    assert "Caroline: I live in Lyon." in lines

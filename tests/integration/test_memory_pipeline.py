@@ -60,6 +60,48 @@ async def test_a_corrected_fact_is_one_memory_and_is_recalled_without_an_llm(set
             assert server.count == asked_before, "the read path never calls the LLM"
 
 
+SEAT_CORRECTION = [
+    "Quick note: I am severely allergic to sesame, please remember that.",
+    "Also my hometown is Tampere, and I prefer aisle seats.",
+    "Correction: I prefer window seats, not aisle seats.",
+]
+
+
+def trip_planning_trace() -> list[dict[str, Any]]:
+    """A ReAct step after the user's notes: a thought, two parallel tool calls, their results, an answer."""
+    calls = [{"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": args}}
+             for n, (name, args) in enumerate([("search_flights", '{"from": "TMP", "to": "LIS"}'),
+                                               ("search_hotels", '{"city": "Lisbon"}')])]
+    return [
+        {"role": "assistant", "content": "Thought: I should find flights from Tampere and a hotel."},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "call_0", "content": '{"flights": 3, "cheapest": "TMP-LIS 189 EUR"}'},
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"hotels": 5, "best": "Casa Alfama 95 EUR"}'},
+        {"role": "assistant", "content": "I found 3 flights and 5 hotels; the cheapest flight is 189 EUR."},
+    ]
+
+
+async def test_a_corrected_preference_is_one_memory_in_its_own_words(settings: Settings) -> None:
+    turns = user_turns("trip-seat", "ilona", SEAT_CORRECTION)
+    turns += [{"turn_id": f"trip-seat-{len(turns) + n}", "session_id": "trip-seat", "user_id": "ilona",
+               "seq": len(turns) + n, "message": message} for n, message in enumerate(trip_planning_trace())]
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
+            await wait_for_versions(client, {"trip-seat": len(turns)}, worker)
+            memory = MemoryStore(client.store.redis, settings)
+            texts = [m.text for m in await memory.list("ilona")]
+            assert [text for text in texts if "seat" in text] == ["Correction: I prefer window seats, not aisle seats."]
+            assert any("Tampere" in text for text in texts) and any("sesame" in text for text in texts), texts
+            profile, _ = await memory.profile("ilona")
+            assert "I prefer aisle seats" not in profile and "window seats" in profile, profile
+            prompt = await client.build_prompt("trip-seat", "Which seat should I book on the flight?", user_id="ilona")
+            block = [m["content"] for m in prompt.messages if m["role"] == "system" and "window" in (m["content"] or "")]
+            assert block and not any("I prefer aisle seats" in text for text in block), block
+            assert not any("I prefer aisle seats" in m["text"] for m in prompt.recalled), prompt.recalled
+
+
 def profile_or_summary(body: dict[str, Any]) -> str:
     if "profile" in body["messages"][0]["content"]:
         return "Maya: budget 3500 EUR, boutique hotels, Lisbon in May."

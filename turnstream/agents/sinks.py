@@ -24,7 +24,7 @@ from turnstream.agents.batch import Batch, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
 from turnstream.faust_private.producer import send_buffered
 from turnstream.faust_private.tables import attributed_to
-from turnstream.memory import Memory, MemoryStore
+from turnstream.memory import MemoryStore
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.archive_store import ArchiveStore
 from turnstream.memory.journal import archive_record, journal_key, memory_record
@@ -34,6 +34,7 @@ from turnstream.schemas import ContextDoc
 from turnstream.schemas.control import forget_marker
 from turnstream.schemas.keys import partition_of
 from turnstream.session import SessionCore, SessionState
+from turnstream.session.writes import memory_writes
 from turnstream.store import ContextStore
 from turnstream.streams.metrics import redis_write_retries_total
 from turnstream.tracing import record_span
@@ -117,11 +118,7 @@ class MemorySink:
     memory: MemoryStore
 
     async def write(self, batch: Batch, done: Done) -> None:
-        writes: defaultdict[str, tuple[list[Memory], list[str]]] = defaultdict(lambda: ([], []))
-        for step, _ in batch.steps:
-            if step.memories:
-                writes[step.owner][0].extend(step.memories)
-                writes[step.owner][1].extend(step.profile_additions)
+        writes = memory_writes(step for step, _ in batch.steps)
         if writes:
             done.remembered = await until_redis_answers(lambda: self.memory.remember_many(writes))
 

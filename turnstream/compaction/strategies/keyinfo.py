@@ -145,12 +145,23 @@ _NEW_VALUE = re.compile(
 )
 """A correction that gives a new value and says nothing else ("make that 2,500", "Sorry, 5."): only such a
 sentence may re-value a slot it does not name; "Actually I have 2 kids" states a fact of its own."""
+_STOPPED = r"\bno longer\b|(?:\bnot|n't)\b[^,.;!?]{0,30}\bany ?more\b|不再"
+"""A statement that something the speaker said before holds no more ("I no longer eat sushi", "我不再喝咖啡")."""
+_STOPPED_CUE = re.compile(_STOPPED, re.I)
+_CUE_PHRASES = (r"\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\bscratch that\b|\brather than\b"
+                r"|改主意|更正|其实|纠正|说错|而是")
+"""Correction cues of more than one word, or in Chinese."""
 _CORRECTION = re.compile(
-    r"\bactually\b|\bcorrection\b|\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\binstead\b|\bscratch that\b|\bupdate\b|\bno longer\b"
-    r"|\bnot\s+\$?\d|\brather than\b|改主意|更正|其实|纠正|说错|不再|而是|" + _NEW_VALUE.pattern,  # a new value alone corrects too
+    r"\bactually\b|\bcorrection\b|\binstead\b|\bupdate\b|\bnot\s+\$?\d|\bnot\s+[^,.;!?]{1,40}?\s+but\b|"
+    + _CUE_PHRASES + "|" + _STOPPED + "|" + _NEW_VALUE.pattern,  # a new value alone corrects too
     re.I,
 )
-_OLD_VALUE = re.compile(r"\b(?:not|instead of|rather than)\s+([^,.;!?]{1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I)
+_CUE_WORDS = re.compile(_CUE_PHRASES + r"|\bno longer\b|\bany ?more\b|不再", re.I)
+"""Words of a correction's cue that no keyword says what a statement is about by ("changed my mind", "anymore")."""
+_OLD_VALUE = re.compile(
+    r"\b(?:not|instead of|rather than)\s+((?:(?!\bbut\b)[^,.;!?]){1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I
+)
+"""The value a correction names as wrong: "not aisle seats", "instead of Rome", "not 2000 but…", "不是上海"."""
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[？?]?\s*$")
 _REACTION = re.compile(
     r"\b(?:can'?t wait|cannot wait|let (?:me|you) know|must(?:'ve| have) (?:been|felt|had|taken)|good luck|no worries|don't worry"
@@ -211,10 +222,14 @@ def eviction_order(facts: Sequence[Fact]) -> list[int]:
     return sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]), facts[i].source_seq, i))
 
 
+def _is_cue(word: str) -> bool:
+    """Whether a keyword is a cue ("prefer", "must", "actually") rather than what a statement is about."""
+    return any(cue.fullmatch(word) for cue in (_PREFERENCE, _CONSTRAINT, _CORRECTION))
+
+
 def slug(text: str, n: int = 3) -> str:
     """A short stable identity of `text`: its first meaningful keywords, cue words removed."""
-    cues = (_PREFERENCE, _CONSTRAINT, _CORRECTION)
-    keys = [k for k in keywords(_OLD_VALUE.split(text)[0]) if not any(c.fullmatch(k) for c in cues)]
+    keys = [k for k in keywords(_OLD_VALUE.split(text)[0]) if not _is_cue(k)]
     return "-".join(keys[:n]) or shorten(text.lower(), 24)
 
 
@@ -295,29 +310,100 @@ def _cued(cue: re.Pattern[str], clause: str) -> bool:
     return False
 
 
-def _similar_key(text: str, kind: FactType, facts: Sequence[Fact], threshold: float) -> str | None:
-    """Key of the newest fact of the same type whose keywords overlap `text` at least `threshold` (Jaccard)."""
-    mine = set(keywords(text))
+def _similar_key(text: str, kind: FactType, facts: Sequence[Fact], correcting: bool) -> str | None:
+    """Key of the newest fact of the same type whose keywords overlap `text` (Jaccard): a restatement shares most of
+    them, a correction ("Actually, I prefer window seats") a quarter of what both are about, cue words aside."""
+    words, threshold = (_content_words, 0.25) if correcting else (_fact_keywords, 0.6)
+    mine = words(text)
     if not mine:
         return None
     for fact in reversed(facts):
         if fact.type != kind:
             continue
-        theirs = _fact_keywords(fact.text)
+        theirs = words(fact.text)
         if theirs and len(mine & theirs) / len(mine | theirs) >= threshold:
             return fact.key
     return None
 
 
-def _split_old_values(sentence: str, facts: Sequence[Fact]) -> tuple[list[Fact], list[Fact]]:
-    """(kept, removed): removed facts state a value this correction names as wrong ("not 2000", "instead of Rome", "不是上海")."""
+def _split_old_values(sentence: str, facts: Sequence[Fact], role: str) -> tuple[list[Fact], list[Fact]]:
+    """(kept, removed): removed facts state a value this correction names as wrong ("not 2000", "instead of Rome",
+    "不是上海"), among those the speaker's word may change."""
     kept, removed = list(facts), []
     for match in _OLD_VALUE.finditer(sentence):
         old = set(keywords(match.group(1) or match.group(2) or ""))
         if old:
-            removed += [f for f in kept if old <= _fact_keywords(f.text)]
-            kept = [f for f in kept if not old <= _fact_keywords(f.text)]
+            removed += [f for f in kept if _changes(role, f) and old <= _fact_keywords(f.text)]
+            kept = [f for f in kept if f not in removed]
     return kept, removed
+
+
+def _changes(role: str, fact: Fact) -> bool:
+    """Whether what `role` says may correct `fact`: the user's word changes the user's facts, the others' their own."""
+    return fact.key.startswith(_NOT_THE_USERS) != (role == "user")
+
+
+def _names_old_value(clause: str) -> bool:
+    """Whether a clause only names the value a correction replaces ("not aisle seats", "不是成都")."""
+    return bool(_OLD_VALUE.match(clause))
+
+
+def _says_something(clause: str) -> bool:
+    """Whether a clause holds a word besides a correction's cue ("Actually", "Correction", "No" say nothing)."""
+    return any(not _CORRECTION.fullmatch(word) for word in keywords(clause))
+
+
+def _corrected_spans(sentence: str, parts: Sequence[str]) -> dict[int, str]:
+    """Clause index -> the correction's own words, that clause with the old value it names: "I prefer window seats,
+    not aisle seats" ("Y, not X"), "Not aisle seats but window seats" and "不是成都，而是重庆" (the value after)."""
+    starts, at = [], 0
+    for part in parts:
+        at = sentence.find(part, at)
+        starts.append(at)
+        at += len(part)
+    spans: dict[int, tuple[int, int]] = {}
+    for index, part in enumerate(parts):
+        if not _names_old_value(part):
+            continue
+        before, after = index - 1, index + 1
+        if before >= 0 and not _names_old_value(parts[before]) and _says_something(parts[before]):
+            partner = before
+        elif after < len(parts) and not _names_old_value(parts[after]):
+            partner = after
+        else:
+            continue
+        first, last = spans.get(partner, (partner, partner))
+        spans[partner] = (min(first, index), max(last, index))
+    return {index: sentence[starts[first] : starts[last] + len(parts[last])] for index, (first, last) in spans.items()}
+
+
+def _stopped_fact(clause: str, facts: Sequence[Fact], role: str) -> Fact | None:
+    """The newest earlier fact a "no longer" clause takes back ("I no longer eat sushi" of "I love sushi"): half the
+    words of the shorter of the two, cue words aside, are in both."""
+    mine = _content_words(clause)
+    for fact in reversed(facts):
+        theirs = _content_words(fact.text)
+        if _changes(role, fact) and mine and theirs and 2 * len(mine & theirs) >= min(len(mine), len(theirs)):
+            return fact
+    return None
+
+
+def _claim_keys(found: Sequence[Fact], replaced: Sequence[Fact]) -> list[Fact]:
+    """`found` with the keys of the facts a correction removed: the statement of the new value takes the key of the
+    value it replaces (same type first, else the first statement with a generic key the newest removed one's), so
+    the old fact, its memory and its profile line are rewritten, not kept beside it."""
+    left = [fact for fact in replaced if fact.key not in {f.key for f in found}]
+    claimed = list(found)
+    for index, fact in enumerate(claimed):
+        match = next((old for old in reversed(left) if old.type == fact.type), None) if ":" in fact.key else None
+        if match:
+            left.remove(match)
+            claimed[index] = replace(fact, key=match.key)
+    if len(left) == len(replaced) and left:
+        index = next((i for i, fact in enumerate(claimed) if ":" in fact.key), None)
+        if index is not None:
+            claimed[index] = replace(claimed[index], key=left[-1].key)
+    return claimed
 
 
 def _restated_value(sentence: str, facts: Sequence[Fact], seq: int) -> list[Fact]:
@@ -330,8 +416,7 @@ def _restated_value(sentence: str, facts: Sequence[Fact], seq: int) -> list[Fact
     for fact in reversed(facts):
         if fact.type not in ("constraint", "fact", "preference") or fact.key.startswith(_NOT_THE_USERS):
             continue
-        said = _PREFIX.match(fact.text)
-        body = fact.text[said.end() if said else 0:]
+        body = _body(fact.text)
         if len(_VALUE.findall(body)) == 1:
             return [Fact(type=fact.type, text=_VALUE.sub(values[0], body), key=fact.key, source_seq=seq)]
     return []
@@ -341,10 +426,22 @@ _NOT_THE_USERS = ("data:", "failure:", *(f"{kind}:{role}-" for kind in _TYPE_VAL
 """Keys of facts the user's word does not change: tool results, failures, what the assistant said."""
 
 
+def _body(text: str) -> str:
+    """A fact's words, without the date and speaker it opens with."""
+    said = _PREFIX.match(text)
+    return text[said.end() if said else 0 :]
+
+
 @lru_cache(maxsize=_REMEMBERED_TEXTS)
 def _fact_keywords(text: str) -> frozenset[str]:
     """A fact's keywords, as a set; its date and speaker aside."""
-    return frozenset(keywords(_PREFIX.sub("", text, count=1)))
+    return frozenset(keywords(_body(text)))
+
+
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
+def _content_words(text: str) -> frozenset[str]:
+    """What a statement is about: its keywords less cue words ("prefer", "actually", "no longer")."""
+    return frozenset(k for k in _fact_keywords(_CUE_WORDS.sub(" ", text)) if not _is_cue(k))
 
 
 def _has_subject(text: str) -> bool:
@@ -420,56 +517,79 @@ class KeyInfoExtractor:
         for sentence in sentences(text):
             if sentence.rstrip().endswith(("?", "？")):
                 continue  # a question states nothing: "are we under budget?" must not take the budget's slot
-            found: list[Fact] = []
             correcting = bool(_CORRECTION.search(sentence))
-            facts, replaced = _split_old_values(sentence, current) if correcting else (list(current), [])
-            context = ""
-            parts = clauses(sentence)
-            for index, clause in enumerate(parts):
-                if correcting and _OLD_VALUE.match(clause):
-                    continue  # "not 2000" names the wrong value, already removed
-                if _CONDITION.match(clause) and index + 1 < len(parts):
-                    context = clause  # "If we need help, …" holds only with what follows it
-                    continue
-                kind_key = classify(clause, role)
-                if kind_key is None and replaced and (_NUMBER.search(clause) or _ENTITY.search(clause)):
-                    # "make that 3000, not 2000": the new value takes the slot of the value it corrects,
-                    # and the whole sentence is the clearest statement of it.
-                    found.append(Fact(type=replaced[-1].type, text=shorten(sentence, MAX_FACT_CHARS), key=replaced[-1].key, source_seq=seq))
-                    continue
-                if kind_key is None:
-                    if found and role == "user" and len(clause) < 40 and not _QUESTION.search(clause):
-                        # A trailing clause without a cue ("…; window please") completes the fact before it.
-                        found[-1] = replace(found[-1], text=shorten(f"{found[-1].text}; {clause}", MAX_FACT_CHARS))
-                    else:
-                        # A leading clause without a cue ("For the hotel") gives context to the next one.
-                        context = clause if len(clause) < 40 else ""
-                    continue
-                kind, key = kind_key
-                if ":" not in key and role != "user":
-                    key = f"{kind}:{role}-{key}"  # the user's own slots (budget, name…) change only by the user's word
-                joined = f"{context}，{clause}" if CJK_RUN.search(clause) else f"{context}, {clause}"
-                text = shorten(joined if context else clause, MAX_FACT_CHARS)
-                context = ""
-                if ":" in key:
-                    # Generic keys: a restatement or a correction of an earlier entry takes over its key.
-                    key = _similar_key(text, kind, facts + found, 0.25 if correcting else 0.6) or key
-                elif not _NUMBER.search(clause) and any(f.key == key and _NUMBER.search(f.text) for f in facts):
-                    continue  # "budget stays the same" names the slot but no value: the stated one stands
-                found.append(Fact(type=kind, text=_statement(text, sentence), key=key, source_seq=seq))
-            # one sentence, one statement: clauses of it that fell back to the whole sentence are one fact, and a
-            # clause the sentence's fact already holds is not a second one
-            unique: dict[str, Fact] = {}
-            for fact in found:  # of clauses that give the same statement, the most valuable kind names it
-                if fact.text not in unique or fact_value(fact) > fact_value(unique[fact.text]):
-                    unique[fact.text] = fact
-            whole = [f for f in unique.values()
-                     if not any(f.text != g.text and _fact_keywords(f.text) < _fact_keywords(g.text) for g in unique.values())]
-            if not whole and not replaced and role == "user" and _NEW_VALUE.search(sentence):
+            facts, replaced = _split_old_values(sentence, current, role) if correcting else (list(current), [])
+            whole, taken = self._sentence_facts(sentence, role, seq, facts, replaced, correcting)
+            replaced += [fact for fact in taken if fact not in replaced]
+            if replaced:
+                whole = _claim_keys(whole, replaced)
+                if not whole and role == "user":  # a correction that drops a value is the slot's new statement
+                    whole = [Fact(type=replaced[-1].type, text=shorten(sentence, MAX_FACT_CHARS), key=replaced[-1].key, source_seq=seq)]
+            elif not whole and role == "user" and _NEW_VALUE.search(sentence):
                 whole = _restated_value(sentence, facts, seq)
             found = [replace(fact, text=said + fact.text) if said else fact for fact in whole]
             current = merge_facts(facts, found, self.max_facts)
         return current
+
+    @staticmethod
+    def _sentence_facts(
+        sentence: str, role: str, seq: int, facts: list[Fact], replaced: list[Fact], correcting: bool
+    ) -> tuple[list[Fact], list[Fact]]:
+        """The statements of one sentence, each clause classified, a correction's in its own words; and the
+        earlier facts a "no longer" clause of it takes back."""
+        found: list[Fact] = []
+        taken_back: list[Fact] = []
+        context = ""
+        parts = clauses(sentence)
+        corrected = _corrected_spans(sentence, parts) if correcting else {}
+        for index, clause in enumerate(parts):
+            if correcting and _names_old_value(clause):
+                continue  # "not 2000" names the wrong value, already removed; the clause it goes with says it
+            if _CONDITION.match(clause) and index + 1 < len(parts):
+                context = clause  # "If we need help, …" holds only with what follows it
+                continue
+            kind_key = classify(clause, role)
+            taken = None  # the earlier fact this clause restates, by its own cue
+            if correcting and _STOPPED_CUE.search(clause):
+                taken = _stopped_fact(clause, facts, role)
+                taken_back += [taken] if taken else []
+            elif kind_key is None and replaced and (index in corrected or _NUMBER.search(clause) or _ENTITY.search(clause)):
+                taken = replaced[-1]  # "make that 3000, not 2000": the new value takes the slot it corrects
+            if taken is not None:
+                kind_key = (kind_key[0] if kind_key else taken.type, taken.key)
+            if kind_key is None:
+                if found and role == "user" and len(clause) < 40 and not _QUESTION.search(clause):
+                    # A trailing clause without a cue ("…; window please") completes the fact before it.
+                    found[-1] = replace(found[-1], text=shorten(f"{found[-1].text}; {clause}", MAX_FACT_CHARS))
+                else:
+                    # A leading clause without a cue ("For the hotel") gives context to the next one.
+                    context = clause if len(clause) < 40 else ""
+                continue
+            kind, key = kind_key
+            if ":" not in key and role != "user":
+                key = f"{kind}:{role}-{key}"  # the user's own slots (budget, name…) change only by the user's word
+            own = corrected.get(index, clause)
+            joined = f"{context}，{own}" if CJK_RUN.search(own) else f"{context}, {own}"
+            text = shorten(joined if context else own, MAX_FACT_CHARS)
+            context = ""
+            if taken is not None:
+                pass
+            elif ":" in key:
+                # Generic keys: a restatement or a correction of an earlier entry takes over its key.
+                key = _similar_key(text, kind, facts + found, correcting) or key
+            elif not _NUMBER.search(clause) and any(f.key == key and _NUMBER.search(_body(f.text)) for f in facts):
+                continue  # "budget stays the same" names the slot but no value: the stated one stands
+            found.append(Fact(type=kind, text=_statement(text, sentence), key=key, source_seq=seq))
+        # one sentence, one statement: clauses of it that fell back to the whole sentence are one fact, and a
+        # clause the sentence's fact already holds is not a second one
+        unique: dict[str, Fact] = {}
+        for fact in found:  # of clauses that give the same statement, the most valuable kind names it
+            if fact.text not in unique or fact_value(fact) > fact_value(unique[fact.text]):
+                unique[fact.text] = fact
+        own_words = set(corrected.values())  # a correction's statement stays its own, whatever else the sentence says
+        whole = [f for f in unique.values() if f.text in own_words
+                 or not any(f.text != g.text and _fact_keywords(f.text) < _fact_keywords(g.text) for g in unique.values())]
+        return whole, taken_back
 
     @staticmethod
     def _tool_fact(message: dict[str, Any], names: dict[str, list[str]], seq: int) -> Fact | None:

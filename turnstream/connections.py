@@ -1,17 +1,14 @@
-"""Connection options from the settings, in one place: every Kafka client and every Redis client is built here.
+"""Kafka connection options from the settings, in one place: every Kafka client is built from these (the Redis
+clients are built in redis/connect.py).
 
 `kafka_options` feeds aiokafka (TurnProducer, the admin client, start-up checks); `faust_credentials`
 feeds Faust's `broker_credentials`, which Faust turns into the same aiokafka options for its consumer,
-producer and topic creation. `redis_client` and `sync_redis_client` apply TURNSTREAM_REDIS_PASSWORD and
-TURNSTREAM_REDIS_CA_FILE, and return redis-py's cluster client when TURNSTREAM_REDIS_CLUSTER is set: it
-learns the other nodes from the one in the URL and sends each command (each script) to its key's slot;
-or a client of the primary that Sentinel names, with TURNSTREAM_REDIS_SENTINEL_MASTER.
+producer and topic creation.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import ssl
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +17,6 @@ from turnstream.settings import SASL_PROTOCOLS, TLS_PROTOCOLS, Settings
 
 if TYPE_CHECKING:
     from faust.types.auth import CredentialsT
-    from redis import Redis as SyncRedis
-    from redis.asyncio import Redis
-
-
-_SENTINEL_URL = re.compile(r"^(?P<scheme>rediss?)://(?:(?P<user>[^@/]*)@)?(?P<hosts>[^/?#@]+)(?P<tail>.*)$")
 
 
 class ConnectionSettingsError(ValueError):
@@ -108,72 +100,3 @@ def faust_credentials(settings: Settings) -> CredentialsT | None:
         # Faust derives SASL_SSL from the presence of a context, SASL_PLAINTEXT from its absence
         ssl_context=kafka_ssl_context(settings) if protocol == "SASL_SSL" else None,
     )
-
-
-def redis_client(settings: Settings, **options: Any) -> Redis:
-    """An asyncio client on settings.redis_url (a RedisCluster with TURNSTREAM_REDIS_CLUSTER, Sentinel's primary
-    with TURNSTREAM_REDIS_SENTINEL_MASTER), with TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
-    from redis.asyncio import Redis, RedisCluster
-    from redis.asyncio.sentinel import Sentinel
-
-    client: Redis = _topology_client(settings, options, Redis, RedisCluster, Sentinel)
-    return client
-
-
-def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
-    """The same as redis_client, for threads: a redis.Redis or redis.RedisCluster (the synchronous ContextClient's)."""
-    from redis import Redis as SyncRedis, RedisCluster
-    from redis.sentinel import Sentinel
-
-    client: SyncRedis = _topology_client(settings, options, SyncRedis, RedisCluster, Sentinel)
-    return client
-
-
-def _topology_client(settings: Settings, options: dict[str, Any], plain: Any, cluster: Any, sentinel: Any) -> Any:
-    """The client of the configured topology, from the classes of one redis-py flavour (asyncio or threads).
-
-    The cluster client offers the commands, scripts and pipelines turnstream uses under the same names.
-    """
-    url, options = _redis_url_and_options(settings, options)
-    if settings.redis_sentinel_master:
-        sentinels, options = sentinel_options(url, options)
-        return sentinel(sentinels).master_for(settings.redis_sentinel_master, **options)
-    if settings.redis_cluster:
-        return cluster.from_url(url, **options)
-    return plain.from_url(url, **options)
-
-
-def sentinel_options(url: str, options: dict[str, Any]) -> tuple[list[tuple[str, int]], dict[str, Any]]:
-    """The sentinels a URL lists (`redis://[:password@]s1:26379,s2:26379/db`) and the options of the primary's
-    connections: the URL's password, db and query, TLS for rediss://. The sentinels themselves are asked
-    without password or TLS (redis-py's default)."""
-    from redis.connection import parse_url
-
-    found = _SENTINEL_URL.match(url)
-    if found is None:
-        raise ConnectionSettingsError("bad Sentinel URL: use redis://sentinel1:26379,sentinel2:26379/0")
-    sentinels = []
-    for host in found["hosts"].split(","):
-        name, _, port = host.strip().rpartition(":")
-        if not name or not port.isdigit():
-            raise ConnectionSettingsError(f"bad sentinel address {host!r}: use host:port")
-        sentinels.append((name, int(port)))
-    user = f"{found['user']}@" if found["user"] is not None else ""
-    parsed = parse_url(f"{found['scheme']}://{user}{sentinels[0][0]}:{sentinels[0][1]}{found['tail']}")
-    for routed in ("host", "port", "connection_class"):  # the pool asks Sentinel where the primary is
-        parsed.pop(routed, None)
-    if found["scheme"] == "rediss":
-        parsed["ssl"] = True
-    return sentinels, {**options, **parsed}  # as from_url: what the URL says wins
-
-
-def _redis_url_and_options(settings: Settings, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    if not settings.redis_url:
-        raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
-    if settings.redis_password is not None:
-        # redis-py lets a password inside the URL take precedence over this one
-        options.setdefault("password", settings.redis_password.get_secret_value())
-    if settings.redis_ca_file is not None:
-        # rediss:// alone turns TLS on and verifies against the system CAs
-        options.setdefault("ssl_ca_certs", str(settings.redis_ca_file))
-    return settings.redis_url, options

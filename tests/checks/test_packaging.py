@@ -74,7 +74,7 @@ def test_the_wheel_requires_no_worker_package_and_names_them_in_its_extras(wheel
 def test_the_wheel_ships_py_typed_and_the_lua_scripts(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "turnstream/py.typed" in names
-    assert {"turnstream/memory/lua/recall.lua", "turnstream/store/lua/write_context.lua"} <= names
+    assert {"turnstream/redis/lua/recall.lua", "turnstream/redis/lua/write_context.lua"} <= names
 
 
 def test_the_sdk_of_the_wheel_imports_and_builds_its_clients_without_the_worker_packages(installed: Path) -> None:

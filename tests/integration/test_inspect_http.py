@@ -10,8 +10,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.integration.client.fixtures import make_doc
-from turnstream.store import ContextStore
-from turnstream.connections import redis_client
+from turnstream.redis.writer import ContextWriter
+from turnstream.redis.connect import redis_client
 from turnstream.inspect.app import build_app
 from turnstream.inspect.reader import InspectReader
 from turnstream.settings import Settings
@@ -19,7 +19,7 @@ from turnstream.settings import Settings
 @pytest.fixture
 async def stored(redis_settings: Settings) -> Settings:
     """Two sessions of one tenant, one owned by user maya, one by itself."""
-    store = ContextStore.from_settings(redis_settings)
+    store = ContextWriter.from_settings(redis_settings)
     await store.write(make_doc(4, "s1", messages=[{"role": "user", "content": "<script>x</script> hello"}]), owner="acme:maya")
     await store.write(make_doc(2, "s2"))
     await store.redis.hset(f"{redis_settings.topic_prefix}:ctx:{{:old}}:old", "doc", b'{"session_id": "old"}')  # not a ContextDoc

@@ -10,7 +10,7 @@ from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
-from turnstream.memory import MemoryStore
+from turnstream.redis.memories import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 

@@ -35,7 +35,7 @@ from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.agents.ingest import REASON_HEADER
 from turnstream.client import ContextClient
-from turnstream.schemas.keys import partition_of, session_key
+from turnstream.schemas.ids import partition_of, session_key
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 from turnstream.streams.apache_kafka import LOG_CONFIG, kafka_lib

@@ -22,10 +22,10 @@ from turnstream.compaction import compact
 from turnstream.compaction.strategies import build_strategy
 from turnstream.memory import owner_key
 from turnstream.memory.archive import archive_entry, entry_id
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas import ContextDoc, session_key
 from turnstream.session import CoreConfig
-from turnstream.schemas.keys import partition_of
+from turnstream.schemas.ids import partition_of
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 

@@ -16,7 +16,7 @@ from tests.support.redis_sentinel import MASTER, SentinelSetup, redis_sentinel
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.client.sync import SyncContextClient
-from turnstream.schemas.keys import KeyLayout
+from turnstream.redis.keys import KeyLayout
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 from turnstream.streams.embedded import LOOPBACK

@@ -11,7 +11,7 @@ from tests.integration.test_pipeline import assert_context_matches_batch, produc
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
-from turnstream.connections import redis_client
+from turnstream.redis.connect import redis_client
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

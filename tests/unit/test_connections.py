@@ -12,7 +12,8 @@ import pytest
 from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 from pydantic import ValidationError
 
-from turnstream.connections import faust_credentials, kafka_options, kafka_security, redis_client
+from turnstream.connections import faust_credentials, kafka_options, kafka_security
+from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
 
 
@@ -229,7 +230,7 @@ def test_redis_topology_settings_that_cannot_work_are_refused(fields: dict[str, 
 def test_sentinel_urls_list_the_sentinels_and_the_primarys_options() -> None:
     from redis.asyncio.sentinel import SentinelConnectionPool
 
-    from turnstream.connections import sentinel_options
+    from turnstream.redis.connect import sentinel_options
 
     sentinels, options = sentinel_options("redis://:pw@s1:26379,s2:26380/2?socket_timeout=3", {"password": "x"})
     assert sentinels == [("s1", 26379), ("s2", 26380)]

@@ -3,7 +3,7 @@ from aiokafka.partitioner import DefaultPartitioner
 import ctypes.util
 
 from turnstream.agents.expiry import heap_trimmer, idle_sessions, sweep_interval
-from turnstream.schemas.keys import partition_of
+from turnstream.schemas.ids import partition_of
 
 
 def test_idle_means_strictly_older_than_the_ttl() -> None:

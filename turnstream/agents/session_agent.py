@@ -15,12 +15,12 @@ from turnstream.agents.batch import Stepper, TableStates, Tombstones
 from turnstream.agents.executor import Executor, Sinks, to_the_end
 from turnstream.agents.sinks import (ArchiveSink, ContextSink, DeadLetterSink, ForgetSink, ForwardSink, JournalSink,
                                      MemorySink, RedisSink, ReleaseSink, SummaryRequestSink, TableSink)
-from turnstream.memory import MemoryStore
-from turnstream.memory.archive_store import ArchiveStore
-from turnstream.schemas.keys import partition_of
+from turnstream.redis.memories import MemoryStore
+from turnstream.redis.archive import ArchiveStore
+from turnstream.schemas.ids import partition_of
 from turnstream.session import CoreConfig, LiveStates, SessionCore
 from turnstream.settings import Settings
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.streams.batches import acknowledge, take_batches
 from turnstream.streams.delivery import OrderedConsumer
 from turnstream.streams.topics import Topics
@@ -34,7 +34,7 @@ def live_states(settings: Settings, sessions: faust.Table) -> LiveStates:
                       settings.live_states_max, settings.live_states_idle_seconds)
 
 
-def executor_for(settings: Settings, topics: Topics, sessions: faust.Table, store: ContextStore,
+def executor_for(settings: Settings, topics: Topics, sessions: faust.Table, store: ContextWriter,
                  tombstones: Tombstones, live: LiveStates) -> Executor:
     """The executor with the worker's real sinks, over the sessions Table and the live states kept beside it."""
     core = SessionCore(CoreConfig.from_settings(settings))
@@ -77,7 +77,7 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
     @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1,
                supervisor_strategy=CrashingSupervisor)
     async def session_agent(stream: faust.StreamT) -> None:
-        store = ContextStore.from_settings(settings)
+        store = ContextWriter.from_settings(settings)
         live.restart()
         executor = executor_for(settings, topics, sessions, store, tombstones, live)
         try:

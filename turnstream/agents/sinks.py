@@ -24,18 +24,18 @@ from turnstream.agents.batch import Batch, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
 from turnstream.faust_private.producer import send_buffered
 from turnstream.faust_private.tables import attributed_to
-from turnstream.memory import MemoryStore
+from turnstream.redis.memories import MemoryStore
 from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.redis.archive import ArchiveStore
 from turnstream.memory.journal import archive_record, journal_key, memory_record
-from turnstream.memory.scripts import run_pipeline
-from turnstream.memory.store import Remembered
+from turnstream.redis.aio import run_pipeline
+from turnstream.redis.memories import Remembered
 from turnstream.schemas import ContextDoc
 from turnstream.schemas.control import forget_marker
-from turnstream.schemas.keys import partition_of
+from turnstream.schemas.ids import partition_of
 from turnstream.session import SessionCore, SessionState
 from turnstream.session.writes import memory_writes
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.streams.metrics import redis_write_retries_total
 from turnstream.tracing import record_span
 
@@ -151,7 +151,7 @@ class ContextSink:
     """The latest context document of every session the batch changed, queued on a shared pipeline (each a
     compare-and-set on its version, with the turn ids it applied)."""
 
-    store: ContextStore
+    store: ContextWriter
     core: SessionCore
 
     @staticmethod
@@ -278,7 +278,7 @@ class TableSink:
 class ForgetSink:
     """Once the forget markers are on the changelog, tell `turnstream forget` (which erases Redis only then)."""
 
-    store: ContextStore
+    store: ContextWriter
     lifetime: int
     """Seconds the confirmation lives (TURNSTREAM_FORGET_MARKER_SECONDS)."""
 

@@ -13,7 +13,7 @@ from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 from turnstream.agents.fields import record_fields
 from turnstream.session.summaries import SummaryRequest, SummaryResult
 from turnstream.llm.calls import client_options, merge_profile, merge_summary
-from turnstream.memory import MemoryStore
+from turnstream.redis.memories import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.metrics import llm_requests_total, observe_ms
 from turnstream.streams.topics import Topics

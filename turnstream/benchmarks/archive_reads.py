@@ -14,13 +14,13 @@ from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.client import ContextClient
 from turnstream.compaction import compact
 from turnstream.memory.archive import archive_entry
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.redis.archive import ArchiveStore
 from turnstream.samples.recall_set import recall_case
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import percentile
 from turnstream.text.language import Language
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 
 SIZES = (1_000, 10_000)
 TARGET_RATIO = 3.0
@@ -67,7 +67,7 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
             memory = await _memory_bytes(redis, f"{settings.topic_prefix}:arc*{{{owner}}}*")
             result = compact([t["message"] for t in turns[-400:]], settings.budget_tokens)
             doc = ContextDoc(session_id=session, version=1, last_turn_id="t", updated_at=time.time(), **result.to_dict())
-            await ContextStore(redis, settings).write(doc, ["t"], owner=owner)
+            await ContextWriter.on(redis, settings).write(doc, ["t"], owner=owner)
             raw_key = f"{settings.topic_prefix}:bench:raw:{owner}"
             await redis.set(raw_key, doc.to_json())
             timings = await _timed(client, redis, raw_key, session, owner, questions, samples)

@@ -19,8 +19,8 @@ from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.live import BenchTimeout, POLL_SECONDS, READY_TIMEOUT_SECONDS
 from turnstream.client import TurnProducer
-from turnstream.store import ContextStore
-from turnstream.schemas.keys import session_owner
+from turnstream.redis.writer import ContextWriter
+from turnstream.schemas.ids import session_owner
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
@@ -55,7 +55,7 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for process {pid}")
 
 
-async def _applied(store: ContextStore, session_ids: list[str], version: int, children: Children, what: str) -> None:
+async def _applied(store: ContextWriter, session_ids: list[str], version: int, children: Children, what: str) -> None:
     """Wait until every session in `session_ids` has its context at `version` (they are polled right after their write,
     well within the TTL)."""
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
@@ -77,7 +77,7 @@ async def _side(settings: Settings, children: Children, sessions: int, progress:
     await ensure_topics(settings)
     name = settings.topic_prefix.rsplit("-", 1)[-1]
     child = children.worker(settings, f"worker-churn-{name}")
-    store = ContextStore.from_settings(settings)
+    store = ContextWriter.from_settings(settings)
     producer = TurnProducer(settings.model_copy(update={"idempotent_producer": "off"}))
     await producer.start()
     try:

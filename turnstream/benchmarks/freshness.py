@@ -72,7 +72,7 @@ async def pipeline_latencies(live: Live, turns: list[dict[str, Any]], rate: floa
     """Milliseconds from each turn's `TurnProducer.send` until `ContextClient.wait_for` returned a context
     including it: one waiter per turn, started right after the send, as a gateway that reads its own writes
     waits. The producer sends a dict's JSON as given: the same bytes the SET-only agent gets."""
-    client = ContextClient(live.store)
+    client = ContextClient(live.store.reader)
     latencies: list[float] = []
 
     async def wait(turn: dict[str, Any], sent: float) -> None:

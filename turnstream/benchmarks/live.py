@@ -18,9 +18,9 @@ from turnstream.benchmarks.passthrough import MODES, count_key, value_key
 from turnstream.benchmarks.pinning import UNPINNED, CoreSplit, affinities, apply
 from turnstream.benchmarks.stages import Scrape
 from turnstream.client import TurnProducer
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.samples.conversations import generate_conversations, turns_of
-from turnstream.schemas.keys import session_key, session_owner
+from turnstream.schemas.ids import session_key, session_owner
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 from turnstream.streams.embedded import free_port
@@ -111,7 +111,7 @@ class Live:
     children: Children
     producer: TurnProducer
     redis: Redis
-    store: ContextStore
+    store: ContextWriter
 
     @classmethod
     async def connect(cls, consumers: Consumers, children: Children) -> Live:
@@ -119,7 +119,7 @@ class Live:
         # one plain acks=all producer for every side, whatever the broker offers
         producer = TurnProducer(consumers.pipeline.model_copy(update={"idempotent_producer": "off"}))
         await producer.start()
-        store = ContextStore.from_settings(consumers.pipeline)
+        store = ContextWriter.from_settings(consumers.pipeline)
         return cls(consumers.pipeline, consumers.single, consumers.count, consumers.set, children, producer, store.redis, store)
 
     async def aclose(self) -> None:
@@ -168,7 +168,7 @@ class Live:
         """A check: has every session's context, as `worker` (the default one) writes them, reached its expected
         version? Asks only about those still behind."""
         behind = dict(expected)
-        store = self.store if worker is None else ContextStore(self.redis, worker)
+        store = self.store if worker is None else ContextWriter.on(self.redis, worker)
 
         async def done() -> bool:
             keys = list(behind)

@@ -17,13 +17,13 @@ from turnstream.benchmarks.archive_reads import fill_archive
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.client import ContextClient
 from turnstream.compaction import compact
-from turnstream.memory.prompt import Prompt
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.prompt.assemble import Prompt
+from turnstream.redis.archive import ArchiveStore
 from turnstream.samples.long_chats import LongChat, long_chats
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import percentile
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 
 TARGET_RATIO = 3.0
 CHATS_PER_LANGUAGE = 4
@@ -39,7 +39,7 @@ async def write_chat(client: ContextClient, settings: Settings, chat: LongChat) 
     result = compact([t["message"] for t in chat.turns], settings.budget_tokens)
     doc = ContextDoc(session_id=chat.session_id, version=1, last_turn_id=chat.turns[-1]["turn_id"], updated_at=time.time(),
                      **result.to_dict())
-    await ContextStore(redis, settings).write(doc, [chat.turns[-1]["turn_id"]], owner=owner)
+    await ContextWriter.on(redis, settings).write(doc, [chat.turns[-1]["turn_id"]], owner=owner)
     raw_key = f"{settings.topic_prefix}:bench:raw:{owner}"
     await redis.set(raw_key, doc.to_json())
     return raw_key

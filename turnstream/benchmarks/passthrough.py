@@ -14,7 +14,7 @@ import sys
 
 import faust
 
-from turnstream.connections import redis_client
+from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
 from turnstream.streams.app import faust_app
 from turnstream.streams.shutdown import Worker

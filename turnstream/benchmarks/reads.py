@@ -8,7 +8,8 @@ from typing import Awaitable, Callable
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.benchmarks.live import Live
 from turnstream.client import ContextClient
-from turnstream.memory import MemoryStore, owner_key
+from turnstream.memory import owner_key
+from turnstream.redis.memories import MemoryStore
 from turnstream.schemas import session_key
 
 TARGET = 1.5
@@ -17,8 +18,8 @@ QUESTION = "Before you book anything, remind me of my budget and what I asked fo
 
 async def read_latency(live: Live, session_id: str, user_id: str, samples: int) -> Figure:
     """Each iteration times the three reads, in ABBA order, on one connection pool."""
-    client = ContextClient(live.store, MemoryStore(live.redis, live.pipeline))
-    context_key = live.store.keys(owner_key(user_id, None, session_id), session_key(session_id)).context
+    client = ContextClient(live.store.reader, MemoryStore(live.redis, live.pipeline))
+    context_key = live.store.reader.keys(owner_key(user_id, None, session_id), session_key(session_id)).context
     raw_key = f"{live.pipeline.topic_prefix}:bench:raw:{session_id}"
     # the very bytes `get` reads, under a plain string key
     await live.redis.set(raw_key, await live.redis.hget(context_key, "doc"))

@@ -25,9 +25,9 @@ from turnstream.benchmarks.live import Live, encode, last_versions
 from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import archive_entry, entry_id
-from turnstream.memory.recall import recall_line
+from turnstream.prompt.recalled import recall_line
 from turnstream.samples.recall_set import RecallCase, recall_case
-from turnstream.schemas.keys import session_key
+from turnstream.schemas.ids import session_key
 from turnstream.text.chat import content_text
 from turnstream.text.language import detect_language
 from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS

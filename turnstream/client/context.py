@@ -8,8 +8,9 @@ from types import TracebackType
 
 
 from turnstream.client.reads import WaitResult, session_and_owner
-from turnstream.client.contexts import ContextReader
-from turnstream.memory import MemoryStore, Prompt, build_prompt
+from turnstream.redis.reader import ContextReader
+from turnstream.prompt.assemble import Prompt
+from turnstream.redis.memories import MemoryStore
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.tracing import span
@@ -80,7 +81,7 @@ class ContextClient:
             raise RuntimeError("build_prompt needs a MemoryStore: ContextClient(store, memory) or from_settings()")
         key, owner = session_and_owner(session_id, tenant, user_id)
         with span("turnstream.build_prompt", {"db.system": "redis", "turnstream.session": key}):
-            return await build_prompt(self.memory, key, owner or await self.store.owner_of(key), user_text, k, record)
+            return await self.memory.build_prompt(key, owner or await self.store.owner_of(key), user_text, k, record)
 
     async def aclose(self) -> None:
         await self.store.aclose()

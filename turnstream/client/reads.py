@@ -1,7 +1,7 @@
-"""What both context clients read, without I/O: the session and owner a call names, and the replies decoded.
+"""What both context clients decide without I/O: the session and owner a call names, and what a wait found.
 
-ContextClient (asyncio) and SyncContextClient (threads) send the same commands with the same keys
-(schemas/keys.py); the decisions and decoding live here so the two cannot drift apart.
+ContextClient (asyncio) and SyncContextClient (threads) run the same reads (redis/reads.py); what a call
+names lives here so the two cannot drift apart.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from turnstream.memory.model import owner_key
 from turnstream.schemas.context import ContextDoc
-from turnstream.schemas.keys import session_key, session_owner
+from turnstream.schemas.ids import session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,14 +28,3 @@ def session_and_owner(session_id: str, tenant: str | None, user_id: str | None) 
     key = session_key(session_id, tenant)
     return key, owner_key(user_id, tenant, session_id) if user_id else None
 
-
-def owner_from(stored: bytes | str | None, session_key: str) -> str:
-    """The owner pointer's value; a session the worker has not written yet is its own owner."""
-    if stored is None:
-        return session_owner(session_key)
-    return stored.decode() if isinstance(stored, bytes) else stored
-
-
-def doc_from(stored: bytes | str | None) -> ContextDoc | None:
-    """The context hash's `doc` field as a ContextDoc; None when the session has no context."""
-    return None if stored is None else ContextDoc.from_json(stored)

@@ -1,8 +1,8 @@
 """SyncContextClient: ContextClient for threaded gateways (Flask, Django, WSGI), on a blocking redis.Redis.
 
-Same methods, keys, script and prompt assembly as the asyncio ContextClient (client/reads.py,
-memory/reads.py, memory/prompt.py); only the I/O differs. A redis.Redis is thread-safe (a pool of
-connections), so one client serves every thread of a gateway.
+The same reads, keys, script and prompt assembly as the asyncio ContextClient: both run the reads of
+redis/reads.py, this one through the blocking executor (redis/blocking.py). A redis.Redis is thread-safe
+(a pool of connections), so one client serves every thread of a gateway.
 """
 
 from __future__ import annotations
@@ -11,17 +11,16 @@ import time
 from types import TracebackType
 
 from redis import Redis
-from redis.client import PubSub
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from turnstream.client.reads import WaitResult, doc_from, owner_from, session_and_owner
-from turnstream.client.updates import SUBSCRIBE_TIMEOUT
-from turnstream.connections import sync_redis_client
-from turnstream.memory.prompt import Prompt, finish_prompt, prompt_query
-from turnstream.memory.reads import decode_recall, recall_request
+from turnstream.client.reads import WaitResult, session_and_owner
+from turnstream.prompt.assemble import Prompt, finish_prompt
+from turnstream.prompt.query import prompt_query
+from turnstream.redis import reads
+from turnstream.redis.blocking import execute, published, subscribed
+from turnstream.redis.connect import sync_redis_client
+from turnstream.redis.keys import KeyLayout
+from turnstream.redis.recall import recall_read
 from turnstream.schemas.context import ContextDoc
-from turnstream.schemas.keys import KeyLayout
-from turnstream.schemas.scripts import RECALL
 from turnstream.settings import Settings
 
 
@@ -32,7 +31,6 @@ class SyncContextClient:
         self.redis = redis
         self.settings = settings
         self.layout = KeyLayout(settings.topic_prefix)
-        self._recall = redis.register_script(RECALL.text())  # EVALSHA, loaded on first use
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SyncContextClient:
@@ -46,8 +44,7 @@ class SyncContextClient:
     def get(self, session_id: str, tenant: str | None = None, user_id: str | None = None) -> ContextDoc | None:
         """The session's current context, in one round trip with `user_id` (two without); None when it has none."""
         key, owner = session_and_owner(session_id, tenant, user_id)
-        context = self.layout.session(owner or self._owner_of(key), key).context
-        return doc_from(self.redis.hget(context, "doc"))
+        return execute(self.redis, reads.context_read(self.layout, key, owner or self._owner_of(key)))
 
     def wait_for(
         self, session_id: str, turn_id: str, timeout: float, tenant: str | None = None, user_id: str | None = None
@@ -58,18 +55,14 @@ class SyncContextClient:
         return, on time-out and on error alike: a wait leaves no subscription behind.
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
+        owner = owner or self._owner_of(key)
         deadline = time.monotonic() + timeout
-        pubsub = self.redis.pubsub()  # type: ignore[no-untyped-call]  # unannotated in redis-py
-        try:
-            # subscribed (and confirmed) before the first read: an update landing between the two is still seen
-            _subscribe(pubsub, self.layout.updates_channel(key))
+        # subscribed (and confirmed) before the first read: an update landing between the two is still seen
+        with subscribed(self.redis, self.layout.updates_channel(key)) as pubsub:
             doc, included = self._read_including(key, owner, turn_id)
             while not included and (remaining := deadline - time.monotonic()) > 0:
-                message = pubsub.get_message(timeout=remaining)
-                if message is not None and message["type"] == "message":
+                if published(pubsub, remaining):
                     doc, included = self._read_including(key, owner, turn_id)
-        finally:
-            pubsub.close()
         if not included:
             # the last look: whatever landed since the last notification, however late
             doc, included = self._read_including(key, owner, turn_id)
@@ -86,21 +79,20 @@ class SyncContextClient:
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
         query = prompt_query(user_text, k, self.settings)
-        keys, args = recall_request(self.layout, self.settings, owner or self._owner_of(key), key, query.keywords,
-                                    query.k, query.archive, record, time.time())
-        return finish_prompt(query, decode_recall(self._recall(keys=keys, args=args)), self.settings)
+        read = recall_read(self.layout, self.settings, owner or self._owner_of(key), key, query.keywords, query.k,
+                           query.archive, record, time.time())
+        return finish_prompt(query, execute(self.redis, read), self.settings)
+
+    def forgotten(self, session_id: str, tenant: str | None = None) -> bool:
+        """Whether the session was erased (`turnstream forget`)."""
+        return execute(self.redis, reads.forgotten_read(self.layout, session_and_owner(session_id, tenant, None)[0]))
 
     def _owner_of(self, session_key: str) -> str:
-        return owner_from(self.redis.get(self.layout.owner_pointer(session_key)), session_key)
+        return execute(self.redis, reads.owner_read(self.layout, session_key))
 
-    def _read_including(self, key: str, owner: str | None, turn_id: str) -> tuple[ContextDoc | None, bool]:
-        """The stored context and whether it includes `turn_id`, in one round trip (two without the owner)."""
-        keys = self.layout.session(owner or self._owner_of(key), key)
-        with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hget(keys.context, "doc")
-            pipe.zscore(keys.applied, turn_id)
-            raw, score = pipe.execute()
-        return doc_from(raw), score is not None
+    def _read_including(self, key: str, owner: str, turn_id: str) -> tuple[ContextDoc | None, bool]:
+        """The stored context and whether it includes `turn_id`, in one round trip."""
+        return execute(self.redis, reads.including_read(self.layout, key, owner, turn_id))
 
     def close(self) -> None:
         self.redis.close()
@@ -110,14 +102,3 @@ class SyncContextClient:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
-
-
-def _subscribe(pubsub: PubSub, channel: str) -> None:
-    """Subscribe and wait for the server's confirmation, so no later publish goes unseen."""
-    pubsub.subscribe(channel)
-    deadline = time.monotonic() + SUBSCRIBE_TIMEOUT
-    while (remaining := deadline - time.monotonic()) > 0:
-        message = pubsub.get_message(timeout=remaining)
-        if message is not None and message["type"] == "subscribe":
-            return
-    raise RedisTimeoutError(f"Redis did not confirm the subscription to {channel}")

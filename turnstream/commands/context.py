@@ -13,7 +13,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from turnstream.cli import CliError
 from turnstream.client import ContextClient
 from turnstream.commands._services import configured_settings
-from turnstream.memory import Prompt
+from turnstream.prompt.assemble import Prompt
 from turnstream.schemas import ContextDoc, session_key
 
 

@@ -12,7 +12,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import port
 from turnstream.commands._services import client_logging, configured_settings
-from turnstream.connections import redis_client
+from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
 
 

@@ -1,7 +1,7 @@
 """`turnstream memory list USER` / `memory search USER TEXT`: a user's long-term memories, and what recall finds.
 
 `--session S` instead of USER reads the memories of a session without a user: they have an owner of
-their own (schemas/keys.py), so no user id, whatever it is, reaches them.
+their own (schemas/ids.py), so no user id, whatever it is, reaches them.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.cli import CliError
 from turnstream.commands._services import configured_settings
-from turnstream.memory import Memory, MemoryStore, Prompt, build_prompt
-from turnstream.schemas.keys import session_key, session_owner, user_owner
+from turnstream.memory import Memory
+from turnstream.prompt.assemble import Prompt
+from turnstream.redis.memories import MemoryStore
+from turnstream.schemas.ids import session_key, session_owner, user_owner
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -93,7 +95,7 @@ async def _search(owner: str, text: str, k: int | None) -> Prompt:
     store = MemoryStore.from_settings(configured_settings(redis=True))
     try:
         # no session: no context to leave out, the whole recall budget for the block
-        return await build_prompt(store, "", owner, text, k, record=False)
+        return await store.build_prompt("", owner, text, k, record=False)
     finally:
         await store.aclose()
 

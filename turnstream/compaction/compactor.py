@@ -4,36 +4,16 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, replace
-from fractions import Fraction
-from functools import lru_cache
-from typing import Annotated, Any, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
-import orjson
-from annotated_types import Ge
-
-from turnstream.compaction.marker import block_message, block_text, marker_message, marker_tokens, trim_note
+from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block, starts_unit, trim_message
+from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.messages import CallTracker, validate_messages
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Strategy
-from turnstream.compaction.strategies.keyinfo import eviction_order
-from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text, keep_newest_text, truncate_text
-from turnstream.text.chat import Message, call_ids, content_text
+from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message
+from turnstream.schemas.tokens import TokenCounts
+from turnstream.text.chat import Message, call_ids
 from turnstream.text.language import Language, LanguageTally
-
-_MIN_BLOCK_TEXT_TOKENS = 16
-"""A summary block cut shorter than this says nothing useful; it is left out instead."""
-SUMMARY_FLOOR_TOKENS = 64
-"""The newest summary text a cut block keeps before it gives up facts."""
-SUMMARY_FLOOR_SHARE = Fraction(1, 2)
-"""Of a cut block, the share the summary keeps before facts go: the dated story of the dropped periods must not
-give all its room to the facts, which repeat single statements."""
-BLOCK_BUDGET_SHARE = Fraction(1, 3)
-"""The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
-summary and 40 facts) would otherwise crowd out the recent tail, which is what the model acts on."""
-_FACT_LINE_TOKENS = 9
-"""At most what a fact's line costs besides its text (bullet, type label, line break), in either language."""
-_BLOCK_CACHE_SIZE = 512
-"""Rendered blocks remembered by digest and room: a worker rebuilds a session from bytes on every turn."""
-
 
 class _KeepDigest:
     """The strategy used when none is given: the digest stays as it is."""
@@ -45,19 +25,6 @@ class _KeepDigest:
 
 
 KEEP_DIGEST: Strategy = _KeepDigest()
-
-
-@dataclass(frozen=True, slots=True)
-class TokenCounts:
-    """Token counts of one compaction."""
-
-    # `Ge` is plain metadata here; the context document's schema (schemas/context.py) checks and publishes it.
-    before: Annotated[int, Ge(0)]
-    """Tokens of the whole conversation as given (reply priming included, as everywhere here)."""
-    after: Annotated[int, Ge(0)]
-    """Tokens of `messages`: at most `budget` unless the anchors and the newest step alone exceed it."""
-    budget: Annotated[int, Ge(0)]
-    """The budget the compaction aimed at."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,32 +102,6 @@ class Unit:
         return entry
 
 
-def trim_message(
-    message: Message, limit: int, language: Language, min_kept: int = 0
-) -> tuple[Message, int] | None:
-    """A copy of `message` whose content is cut, with a visible note, to cost at most `limit` tokens.
-
-    None when that is impossible (no content to cut, or fewer than `min_kept` content tokens would remain).
-    """
-    content = message.get("content")
-    if content is None:
-        return None
-    text = content_text(content)
-    counted = count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
-    overhead = count_message({**message, "content": ""})
-    keep = limit - overhead - count_text(trim_note(counted, language))
-    while keep >= min_kept:
-        # A cut inside a multi-token character decodes to U+FFFD; drop that half character.
-        cut = truncate_text(text, keep).rstrip("\ufffd")
-        note = trim_note(max(counted - count_text(cut), 0), language)
-        trimmed = {**message, "content": f"{cut}\n{note}" if cut else note}
-        cost = count_message(trimmed)
-        if cost <= limit:
-            return trimmed, cost
-        keep -= cost - limit
-    return None
-
-
 class Window:
     """The compaction rules as a state machine: anchors, a tail of whole units, a running digest.
 
@@ -227,7 +168,7 @@ class Window:
                     self._pin_all(self._pop_unit().entries)
             self._pin_all([Entry(seq, tokens, message, ts)])
         else:
-            joins_call = role == "tool"
+            joins_call = not starts_unit(message)
             message, tokens = self._fit_newest(message, tokens, joins_call)
             entry = Entry(seq, tokens, message, ts)
             if joins_call:
@@ -360,54 +301,6 @@ class Window:
         if block is None or block[1] <= room:
             return block
         return cut_block(self.digest, language, room)
-
-
-@lru_cache(maxsize=_BLOCK_CACHE_SIZE)
-def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, int] | None:
-    """The summary/facts message and its cost, at most `limit` tokens; None when nothing useful fits.
-
-    What goes first: the summary's oldest text, token by token, down to its newest `SUMMARY_FLOOR_TOKENS`
-    (the facts are the distilled part, the narrative the fallback); then the least valuable facts; a block
-    still too long is cut at its end, with a note. The message is shared by every caller: copy it first.
-    """
-    block = _render(digest, language)
-    if block is None or block[1] <= limit:
-        return block
-    summary_tokens = count_text(digest.summary)
-    keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))))
-    digest = replace(digest, summary=keep_newest_text(digest.summary, keep))
-    evict = eviction_order(digest.facts)
-    # At most what each fact frees, so no fact goes that need not.
-    frees = [count_text(digest.facts[i].text) + _FACT_LINE_TOKENS for i in evict]
-    removed = 0
-    while True:
-        block = _render(_shrunk(digest, evict, removed), language)
-        if block is None or block[1] <= limit:
-            return block
-        if removed == len(frees):
-            return trim_message(block[0], limit, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
-        # Drop as many facts as the excess needs at the least, then check the real count again.
-        excess = block[1] - limit - frees[removed]
-        removed += 1
-        while removed < len(frees) and excess > 0:
-            excess -= frees[removed]
-            removed += 1
-
-
-def _shrunk(digest: Digest, evict: list[int], removed: int) -> Digest:
-    """`digest` less the first `removed` facts of `evict`."""
-    if not removed:
-        return digest
-    gone = set(evict[:removed])
-    return replace(digest, facts=tuple(fact for index, fact in enumerate(digest.facts) if index not in gone))
-
-
-def _render(digest: Digest, language: Language) -> tuple[Message, int] | None:
-    text = block_text(digest, language)
-    if not text:
-        return None
-    message = block_message(text)
-    return message, count_message(message)
 
 
 def compact(

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction.tokens import count_messages
-from turnstream.connections import redis_client
+from turnstream.redis.connect import redis_client
 from turnstream.demo.plan import DemoSession
 from turnstream.samples.planted import message_lines, retention
 from turnstream.schemas import ContextDoc

@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 from turnstream.compaction.tokens import count_message
 from turnstream.inspect.markup import Html, bar, html, join, page
 from turnstream.inspect.views import OwnerData, Part, SessionRow, bar_percent, context_parts, dropped_positions, when
-from turnstream.memory import Prompt
+from turnstream.prompt.assemble import Prompt
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message, content_text, tool_calls

@@ -1,6 +1,6 @@
 """The inspector's reads: Redis only (never Kafka, never the worker's Table), and nothing it reads is changed.
 
-Sessions are found with SCAN over the context keys (schemas/keys.py), a bounded number of calls (on a
+Sessions are found with SCAN over the context keys (redis/keys.py), a bounded number of calls (on a
 Redis Cluster node by node, each with its own cursor), never KEYS, so a large keyspace costs the
 inspector time, not the Redis its gateways use.
 """
@@ -13,9 +13,10 @@ from pydantic import ValidationError
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 
-from turnstream.client.contexts import ContextReader
+from turnstream.redis.reader import ContextReader
 from turnstream.inspect.views import OwnerData, parse_context_key, scan_pattern
-from turnstream.memory import MemoryStore, Prompt, build_prompt
+from turnstream.prompt.assemble import Prompt
+from turnstream.redis.memories import MemoryStore
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
@@ -121,7 +122,7 @@ class InspectReader:
 
     async def ask(self, session_key: str, owner: str, text: str) -> Prompt:
         """What build_prompt returns for `text` in this session, recording nothing (no dedup window counted)."""
-        return await build_prompt(self.memory, session_key, owner, text, record=False)
+        return await self.memory.build_prompt(session_key, owner, text, record=False)
 
     async def aclose(self) -> None:
         await self.contexts.aclose()

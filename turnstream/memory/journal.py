@@ -8,7 +8,7 @@ leaves tombstones for what it erases plus an erasure record (`x`, owner, session
 drops whatever of the erased owner (or session) is older than that, so nothing erased comes back even
 before compaction has run.
 
-All records of one owner go to the owner's partition (`schemas.keys.partition_of(owner)`), in write
+All records of one owner go to the owner's partition (`schemas.ids.partition_of(owner)`), in write
 order: a rebuild replays each owner's records in the order they were written, as the archive's age
 order needs.
 """
@@ -26,7 +26,7 @@ from turnstream.memory.model import Memory
 
 Kind = Literal["m", "a", "x"]
 SEPARATOR = "\x1f"
-"""Between a key's parts: ids are escaped (schemas/keys.py) and never hold a control character."""
+"""Between a key's parts: ids are escaped (schemas/ids.py) and never hold a control character."""
 
 
 class JournalError(ValueError):

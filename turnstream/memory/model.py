@@ -8,14 +8,14 @@ from typing import Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from turnstream.schemas.keys import session_key, session_owner, user_owner
+from turnstream.schemas.ids import session_key, session_owner, user_owner
 
 MemoryType = Literal["fact", "preference", "event", "summary"]
 
 
 def owner_key(user_id: str | None, tenant: str | None, session_id: str) -> str:
     """Who owns the memories of a turn: the user (`tenant:user_id`) when the turn names one, else its session
-    (`:` + session key), each in its own namespace (schemas/keys.py).
+    (`:` + session key), each in its own namespace (schemas/ids.py).
 
     Memories of a turn without a user stay with its session, so two anonymous sessions never share them,
     and a user whose id equals an anonymous session's never sees that session's memories.

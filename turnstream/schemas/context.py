@@ -6,8 +6,8 @@ from __future__ import annotations
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from turnstream.compaction.compactor import TokenCounts
-from turnstream.schemas.keys import session_key
+from turnstream.schemas.tokens import TokenCounts
+from turnstream.schemas.ids import session_key
 from turnstream.schemas.turn import SAFE_ID, SAFE_TENANT, MessageField
 
 _RECORD = ConfigDict(frozen=True, use_attribute_docstrings=True)
@@ -22,6 +22,10 @@ class ContextFact(BaseModel):
     """fact, preference, event, constraint or failure."""
     text: str
     """The information itself, as a short standalone sentence."""
+    key: str | None = None
+    """The slot it fills ("budget", "pref:aisle-seats"): a restatement or a correction of it replaces it."""
+    source_seq: int | None = None
+    """The position in the conversation of the message it was taken from."""
 
 
 class ContextDoc(BaseModel):

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import orjson
 
-from turnstream.schemas.keys import session_key
+from turnstream.schemas.ids import session_key
 from turnstream.schemas.turn import SAFE_ID, SAFE_TENANT
 
 _FORGET_PREFIX = b'{"forget":'

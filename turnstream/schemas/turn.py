@@ -7,15 +7,15 @@ from typing import Annotated, Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
-from turnstream.compaction.messages import shape_error
-from turnstream.schemas.keys import session_key
+from turnstream.schemas.message import shape_error
+from turnstream.schemas.ids import session_key
 from turnstream.schemas.message import MESSAGE_SCHEMA
 from turnstream.text.chat import Message
 
 SAFE_ID = r"^[A-Za-z0-9._:-]+$"
 """Characters allowed in a session id: they go into Kafka keys and Redis hash tags unescaped."""
 SAFE_TENANT = r"^[A-Za-z0-9._-]+$"
-# No ':' in a tenant, as before: the session key (schemas/keys.py) escapes one anyway, so this only
+# No ':' in a tenant, as before: the session key (schemas/ids.py) escapes one anyway, so this only
 # keeps tenants to the characters gateways were told to use.
 
 MessageField = Annotated[Message, WithJsonSchema(MESSAGE_SCHEMA)]
@@ -60,7 +60,7 @@ class Turn(BaseModel):
 
     @property
     def session_key(self) -> str:
-        """`tenant:session_id` with each part escaped (schemas/keys.py): the Kafka key and the Redis identity."""
+        """`tenant:session_id` with each part escaped (schemas/ids.py): the Kafka key and the Redis identity."""
         return session_key(self.session_id, self.tenant)
 
 

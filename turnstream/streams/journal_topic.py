@@ -14,7 +14,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from turnstream.connections import kafka_options
 from turnstream.memory.journal import JournalRecord
-from turnstream.schemas.keys import partition_of
+from turnstream.schemas.ids import partition_of
 from turnstream.settings import Settings
 
 READ_TIMEOUT_SECONDS = 60.0

@@ -13,7 +13,7 @@ from typing import Any
 import faust
 from redis.asyncio import Redis
 
-from turnstream.connections import redis_client
+from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
 
 PING_TIMEOUT_SECONDS = 1.0

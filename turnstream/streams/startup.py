@@ -9,7 +9,8 @@ from typing import Awaitable, Callable
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, retry_if_not_exception_type, stop_after_delay, wait_exponential
 
-from turnstream.connections import kafka_options, kafka_refusal, kafka_refusal_reason, redis_client
+from turnstream.connections import kafka_options, kafka_refusal, kafka_refusal_reason
+from turnstream.redis.connect import redis_client
 from turnstream.logs import LogFormat, formatter
 from turnstream.settings import Settings
 

@@ -9,7 +9,7 @@ import faust
 from faust.types import EventT
 
 from turnstream.faust_private.tables import table_key
-from turnstream.schemas.keys import partition_of
+from turnstream.schemas.ids import partition_of
 from turnstream.settings import Settings
 from turnstream.streams.admin import SESSIONS_TABLE
 

@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 import pytest
 
 from turnstream.settings import Settings
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 
 
 @pytest.fixture
-async def store(redis_settings: Settings) -> AsyncIterator[ContextStore]:
+async def store(redis_settings: Settings) -> AsyncIterator[ContextWriter]:
     """The worker's writer on the test's Redis, closed at the end."""
-    store = ContextStore.from_settings(redis_settings)
+    store = ContextWriter.from_settings(redis_settings)
     yield store
     await store.aclose()

@@ -9,7 +9,7 @@ import pytest
 from tests.integration.client.fixtures import make_doc
 from tests.integration.client.test_producer import consume
 from turnstream.settings import Settings
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.streams.admin import ensure_topics
 
 
@@ -58,7 +58,7 @@ async def test_produce_raw_sends_invalid_lines_too(settings: Settings) -> None:
 
 
 async def test_context_get_prints_the_document(redis_settings: Settings) -> None:
-    store = ContextStore.from_settings(redis_settings)
+    store = ContextWriter.from_settings(redis_settings)
     doc = make_doc(3)
     await store.write(doc, ["t3"])
     await store.aclose()

@@ -8,7 +8,7 @@ from redis.asyncio.connection import AbstractConnection
 from tests.integration.client.fixtures import make_doc
 from turnstream.client import ContextClient
 from turnstream.settings import Settings
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 
 
 
@@ -32,9 +32,9 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sent
 
 
-async def test_get_is_one_round_trip_with_the_user_and_two_without(client: ContextClient, store: ContextStore, round_trips: list[int]) -> None:
+async def test_get_is_one_round_trip_with_the_user_and_two_without(client: ContextClient, store: ContextWriter, round_trips: list[int]) -> None:
     await store.write(make_doc(3), ["t3"], owner="acme:maya")
-    expected = await store.read("acme:s1", "acme:maya")
+    expected = await store.reader.read("acme:s1", "acme:maya")
     await client.get("s1", tenant="acme", user_id="maya")  # connects; the pool then holds a live connection
     round_trips.clear()
     assert await client.get("s1", tenant="acme", user_id="maya") == expected
@@ -45,7 +45,7 @@ async def test_get_is_one_round_trip_with_the_user_and_two_without(client: Conte
     assert await client.get("s1") is None  # no tenant: another session
 
 
-async def test_wait_for_returns_promptly_after_a_concurrent_write(client: ContextClient, store: ContextStore) -> None:
+async def test_wait_for_returns_promptly_after_a_concurrent_write(client: ContextClient, store: ContextWriter) -> None:
     await store.write(make_doc(1), ["t1"])
     started = time.monotonic()
     waiting = asyncio.create_task(client.wait_for("s1", "t3", timeout=10, tenant="acme"))
@@ -59,15 +59,15 @@ async def test_wait_for_returns_promptly_after_a_concurrent_write(client: Contex
     assert time.monotonic() - started < 1.5
 
 
-async def test_wait_for_a_turn_already_applied_returns_at_once(client: ContextClient, store: ContextStore) -> None:
+async def test_wait_for_a_turn_already_applied_returns_at_once(client: ContextClient, store: ContextWriter) -> None:
     await store.write(make_doc(1), ["t1"])
     started = time.monotonic()
     result = await client.wait_for("s1", "t1", timeout=10, tenant="acme")
-    assert result.fresh and result.doc == await store.read("acme:s1")
+    assert result.fresh and result.doc == await store.reader.read("acme:s1")
     assert time.monotonic() - started < 0.5
 
 
-async def test_wait_for_times_out_with_the_latest_doc(client: ContextClient, store: ContextStore) -> None:
+async def test_wait_for_times_out_with_the_latest_doc(client: ContextClient, store: ContextWriter) -> None:
     await store.write(make_doc(1), ["t1"])
     waiting = asyncio.create_task(client.wait_for("s1", "never", timeout=0.5, tenant="acme"))
     await asyncio.sleep(0.2)
@@ -84,11 +84,11 @@ async def test_wait_for_an_unknown_session_times_out_with_none(client: ContextCl
     assert (result.doc, result.fresh) == (None, False)
 
 
-async def test_from_url_reads_the_same_prefix(redis_settings: Settings, store: ContextStore) -> None:
+async def test_from_url_reads_the_same_prefix(redis_settings: Settings, store: ContextWriter) -> None:
     await store.write(make_doc(4), ["t4"])
     assert redis_settings.redis_url
     async with ContextClient.from_url(redis_settings.redis_url, topic_prefix=redis_settings.topic_prefix) as client:
-        assert (await client.get("s1", tenant="acme")) == await store.read("acme:s1")
+        assert (await client.get("s1", tenant="acme")) == await store.reader.read("acme:s1")
     async with ContextClient.from_url(redis_settings.redis_url, topic_prefix="other") as client:
         assert await client.get("s1", tenant="acme") is None
 
@@ -96,7 +96,7 @@ async def test_from_url_reads_the_same_prefix(redis_settings: Settings, store: C
 async def test_a_thousand_waits_share_one_subscription_and_leave_nothing_behind(redis_settings: Settings) -> None:
     settings = redis_settings.model_copy(update={"topic_prefix": redis_settings.topic_prefix + "-many"})
     async with ContextClient.from_settings(settings) as client:
-        writer = ContextStore.from_settings(settings)
+        writer = ContextWriter.from_settings(settings)
         before = await _connections(writer)
         sessions = [f"w{n}" for n in range(1000)]
         waits = [asyncio.create_task(client.wait_for(s, "t1", timeout=10.0, tenant="acme")) for s in sessions]
@@ -118,5 +118,5 @@ async def test_a_thousand_waits_share_one_subscription_and_leave_nothing_behind(
     assert during - before <= 12, (before, during)
 
 
-async def _connections(store: ContextStore) -> int:
+async def _connections(store: ContextWriter) -> int:
     return len(await store.redis.client_list())

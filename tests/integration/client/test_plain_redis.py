@@ -20,12 +20,12 @@ from redis import Redis
 import turnstream
 from tests.support.worker import running_worker
 from turnstream.schemas import json_schema
-from turnstream.schemas.scripts import RECALL
+from turnstream.redis.scripts import RECALL
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
 TENANT, SESSION, USER = "acme", "s-plain", "maya"
-RECALL_LUA = Path(turnstream.__file__).parent / "memory" / "lua" / "recall.lua"
+RECALL_LUA = Path(turnstream.__file__).parent / "redis" / "lua" / "recall.lua"
 MESSAGES = [
     {"role": "user", "content": "Hi, I'm planning a trip to Lisbon in May."},
     {"role": "assistant", "content": "Lovely! What is your budget?"},

@@ -15,9 +15,9 @@ from tests.integration.memory.test_memory import state_budget
 from tests.integration.memory.test_recall import entries
 from turnstream.client import ContextClient, SyncContextClient
 from turnstream.memory import owner_key
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.redis.archive import ArchiveStore
 from turnstream.settings import Settings
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 
 OWNER = owner_key("maya", "acme", "s1")
 
@@ -36,24 +36,24 @@ def subscribers(redis_url: str, channel: str) -> tuple[int, int]:
         return int(count), sum(1 for c in listing if int(c.get("sub", 0)) or int(c.get("psub", 0)))
 
 
-async def test_get_reads_what_the_async_client_reads(sync_client: SyncContextClient, store: ContextStore) -> None:
+async def test_get_reads_what_the_async_client_reads(sync_client: SyncContextClient, store: ContextWriter) -> None:
     await store.write(make_doc(3), ["t3"], owner=OWNER)
-    expected = await store.read("acme:s1", OWNER)
+    expected = await store.reader.read("acme:s1", OWNER)
     assert expected is not None
     assert sync_client.get("s1", tenant="acme", user_id="maya") == expected
     assert sync_client.get("s1", tenant="acme") == expected  # the owner looked up first
     assert sync_client.get("s1") is None  # no tenant: another session
 
 
-async def test_wait_for_a_turn_already_applied_returns_at_once(sync_client: SyncContextClient, store: ContextStore) -> None:
+async def test_wait_for_a_turn_already_applied_returns_at_once(sync_client: SyncContextClient, store: ContextWriter) -> None:
     await store.write(make_doc(1), ["t1"])
     started = time.monotonic()
     result = sync_client.wait_for("s1", "t1", timeout=10, tenant="acme")
-    assert result.fresh and result.doc == await store.read("acme:s1")
+    assert result.fresh and result.doc == await store.reader.read("acme:s1")
     assert time.monotonic() - started < 0.5
 
 
-async def test_wait_for_wakes_on_the_write_that_applies_the_turn(sync_client: SyncContextClient, store: ContextStore) -> None:
+async def test_wait_for_wakes_on_the_write_that_applies_the_turn(sync_client: SyncContextClient, store: ContextWriter) -> None:
     await store.write(make_doc(1), ["t1"])
     started = time.monotonic()
     waiting = asyncio.create_task(asyncio.to_thread(sync_client.wait_for, "s1", "t3", 10, "acme"))
@@ -68,7 +68,7 @@ async def test_wait_for_wakes_on_the_write_that_applies_the_turn(sync_client: Sy
 
 
 async def test_a_timed_out_wait_returns_the_latest_doc_and_leaves_no_subscription(
-    sync_client: SyncContextClient, store: ContextStore, redis_settings: Settings
+    sync_client: SyncContextClient, store: ContextWriter, redis_settings: Settings
 ) -> None:
     assert redis_settings.redis_url
     channel = sync_client.layout.updates_channel("acme:s1")
@@ -94,7 +94,7 @@ async def test_a_timed_out_wait_returns_the_latest_doc_and_leaves_no_subscriptio
 async def test_build_prompt_is_the_async_clients_prompt(redis_settings: Settings, sync_client: SyncContextClient) -> None:
     async with ContextClient.from_settings(redis_settings) as client:
         assert client.memory is not None
-        await ContextStore(client.store.redis, redis_settings).write(make_doc(4, messages=[{"role": "user", "content": "Plan my trip to Lisbon"},
+        await ContextWriter.on(client.store.redis, redis_settings).write(make_doc(4, messages=[{"role": "user", "content": "Plan my trip to Lisbon"},
                                                        {"role": "assistant", "content": "Gladly."}]), ["t4"], owner=OWNER)
         await state_budget(client.memory, OWNER, "acme:s1")
         archive = ArchiveStore(client.store.redis, redis_settings)

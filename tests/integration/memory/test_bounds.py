@@ -6,9 +6,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
-from turnstream.memory import MemoryStore, memories_from_facts, owner_key, profile_additions
+from turnstream.memory import memories_from_facts, owner_key, profile_additions
+from turnstream.redis.memories import MemoryStore
 from turnstream.memory.model import Memory
-from turnstream.memory.store import ArchiveQuery
+from turnstream.redis.memories import ArchiveQuery
 from turnstream.settings import Settings
 
 OWNER = owner_key("u1", "acme", "s1")

@@ -9,8 +9,9 @@ from redis.asyncio import Redis
 
 from turnstream.compaction.strategies.base import Fact
 from turnstream.memory.archive import archive_entry
-from turnstream.memory.archive_store import ArchiveStore
-from turnstream.memory import MemoryStore, memories_from_facts, owner_key
+from turnstream.redis.archive import ArchiveStore
+from turnstream.memory import memories_from_facts, owner_key
+from turnstream.redis.memories import MemoryStore
 from turnstream.settings import Settings
 
 

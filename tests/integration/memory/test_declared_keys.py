@@ -13,9 +13,10 @@ import pytest
 from redis.asyncio import Redis
 
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
-from turnstream.memory import MemoryStore, memories_from_facts, owner_key
+from turnstream.memory import memories_from_facts, owner_key
+from turnstream.redis.memories import MemoryStore
 from turnstream.memory.model import Memory
-from turnstream.schemas.scripts import REMEMBER
+from turnstream.redis.scripts import REMEMBER
 from turnstream.settings import Settings
 
 OWNER = owner_key("u1", "acme", "s1")

@@ -22,7 +22,7 @@ from tests.integration.test_resync import drop_every_key
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.redis.archive import ArchiveStore
 from turnstream.memory.journal import JournalRecord, journal_key, parse_key, replay
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

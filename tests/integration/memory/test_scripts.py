@@ -7,10 +7,10 @@ from redis.asyncio import Redis
 
 from tests.integration.client.fixtures import make_doc
 from tests.integration.memory.test_recall import entries
-from turnstream.memory import MemoryStore
-from turnstream.memory.archive_store import ArchiveStore
+from turnstream.redis.memories import MemoryStore
+from turnstream.redis.archive import ArchiveStore
 from turnstream.settings import Settings
-from turnstream.store import ContextStore
+from turnstream.redis.writer import ContextWriter
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ async def calls(redis: Redis, command: str) -> int:
 
 
 async def test_a_scripted_pipeline_asks_redis_nothing_before_it(redis: Redis, redis_settings: Settings) -> None:
-    store, archive = ContextStore(redis, redis_settings), ArchiveStore(redis, redis_settings)
+    store, archive = ContextWriter.on(redis, redis_settings), ArchiveStore(redis, redis_settings)
     assert await store.write(make_doc(1), ["t1"])  # the scripts are loaded by now, whatever ran before
     await archive.append("u1", entries(1))
     asked, sent = await calls(redis, "script"), await calls(redis, "evalsha")
@@ -37,11 +37,11 @@ async def test_a_scripted_pipeline_asks_redis_nothing_before_it(redis: Redis, re
 
 
 async def test_writes_go_on_after_redis_lost_its_scripts(redis: Redis, redis_settings: Settings) -> None:
-    store, archive, memory = ContextStore(redis, redis_settings), ArchiveStore(redis, redis_settings), MemoryStore(redis, redis_settings)
+    store, archive, memory = ContextWriter.on(redis, redis_settings), ArchiveStore(redis, redis_settings), MemoryStore(redis, redis_settings)
     assert await store.write(make_doc(1), ["t1"])
     await redis.script_flush()
     assert await store.write(make_doc(2), ["t2"])
-    assert (await store.read("acme:s1")).version == 2
+    assert (await store.reader.read("acme:s1")).version == 2
     await redis.script_flush()
     assert await archive.append("u1", entries(3)) == 3
     assert len(await archive.entries("u1")) == 3

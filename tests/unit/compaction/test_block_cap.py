@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from turnstream.compaction import compact
-from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, SUMMARY_FLOOR_TOKENS, cut_block
+from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, SUMMARY_FLOOR_TOKENS, cut_block
 from turnstream.compaction.marker import block_text
 from turnstream.compaction.strategies import Digest, Fact, build_strategy
 from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_text

@@ -15,7 +15,7 @@ from turnstream.inspect.views import (
     OwnerData, bar_percent, context_parts, dropped_positions, matches, parse_context_key, scan_pattern, session_row,
     session_rows, user_of,
 )
-from turnstream.memory import Prompt
+from turnstream.prompt.assemble import Prompt
 from turnstream.schemas import ContextDoc
 
 SCRIPT = "<script>alert('x')</script>"

@@ -15,7 +15,7 @@ from turnstream.integrations.langchain import (
     answered, from_langchain, from_langchain_message, model_input, newest_human, to_langchain, to_langchain_message,
     turnstream_pre_model_hook,
 )
-from turnstream.memory.prompt import Prompt
+from turnstream.prompt.assemble import Prompt
 from turnstream.settings import Settings
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)

@@ -4,8 +4,8 @@ from turnstream.memory.archive import MAX_DISTINCT_TERMS, ArchiveEntry, archive_
 from turnstream.compaction.tokens import count_text
 from hypothesis import given, strategies as st
 
-from turnstream.memory.reads import decode_recall
-from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, choose_turns, dated_lines, day_heading, turn_line, snippets
+from turnstream.redis.recall import decode_recall
+from turnstream.prompt.recalled import LINE_SEPARATOR_TOKENS, choose_turns, dated_lines, day_heading, turn_line, snippets
 
 
 CALL = {"role": "assistant", "content": "Let me look.", "tool_calls": [

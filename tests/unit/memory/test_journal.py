@@ -18,7 +18,7 @@ from turnstream.memory.journal import (
     parse_key,
     replay,
 )
-from turnstream.schemas.keys import partition_of
+from turnstream.schemas.ids import partition_of
 
 DAY = 86_400.0
 ids = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=0, max_size=20)

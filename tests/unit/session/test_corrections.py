@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from turnstream.compaction.strategies import KeyInfoExtractor
 from turnstream.memory.model import Memory
 from turnstream.memory.profile import append_profile
-from turnstream.memory.prompt import assemble
-from turnstream.memory.reads import Recalled
+from turnstream.prompt.assemble import assemble
+from turnstream.prompt.read import Recalled
 from turnstream.schemas import Turn
 from turnstream.session import CoreConfig, SessionCore, Step
 from turnstream.session.writes import memory_writes
@@ -119,7 +119,7 @@ class MemoryRoom:
         self.profile = ""
 
     def write(self, steps: list[Step]) -> None:
-        """One batch's memory writes, as the store applies them (memory/store.py)."""
+        """One batch's memory writes, as the store applies them (redis/memories.py)."""
         for memories, additions in memory_writes(steps).values():
             replaced = [self.memories[m.id].text for m in memories if m.id in self.memories] if memories else []
             self.memories.update((m.id, m) for m in memories)

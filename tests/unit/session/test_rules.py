@@ -10,7 +10,7 @@ import pytest
 
 from turnstream.schemas import Turn
 from turnstream.schemas.control import ForgetRequest, PopRequest, forget_marker
-from turnstream.schemas.keys import Forward
+from turnstream.schemas.ids import Forward
 from turnstream.session import (ERASED, CoreConfig, Forwarded, Loaded, SessionBatch, SessionCore, SessionState, Skip,
                                 SummaryResult, classify, loaded_from_row, opening)
 from turnstream.session.state import HeldTurn

@@ -3,32 +3,32 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from turnstream.compaction.strategies.archive import Archiver
-from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, FactType, Message, Strategy
-from turnstream.compaction.strategies.composite import CompositeStrategy
-from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
-from turnstream.compaction.strategies.summary import RollingSummarizer
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from turnstream.compaction.strategies.archive import Archiver
+    from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, FactType, Message, Strategy
+    from turnstream.compaction.strategies.composite import CompositeStrategy
+    from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
+    from turnstream.compaction.strategies.summary import RollingSummarizer
     from turnstream.settings import Settings
 
-__all__ = [
-    "ArchivedTurn",
-    "Archiver",
-    "CompositeStrategy",
-    "Digest",
-    "Fact",
-    "FactType",
-    "KeyInfoExtractor",
-    "Message",
-    "RollingSummarizer",
-    "Strategy",
-    "build_strategy",
-    "offline_strategy",
-    "merge_facts",
-]
+_WHERE = {
+    "Archiver": "archive", "ArchivedTurn": "base", "Digest": "base", "Fact": "base", "FactType": "base", "Message": "base",
+    "Strategy": "base", "CompositeStrategy": "composite", "KeyInfoExtractor": "keyinfo", "merge_facts": "keyinfo",
+    "RollingSummarizer": "summary",
+}
+"""Where each name lives, loaded when first asked for: the data types (base) without the strategies' rules."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+__all__ = sorted([*_WHERE, "build_strategy", "offline_strategy"])
 
 
 def build_strategy(settings: Settings, archive: bool = True) -> CompositeStrategy:
@@ -43,5 +43,10 @@ def build_strategy(settings: Settings, archive: bool = True) -> CompositeStrateg
 
 def offline_strategy(max_facts: int, summary_max_tokens: int, archive: bool = True) -> CompositeStrategy:
     """build_strategy from the two numbers it takes of the settings: for callers that hold no Settings (the session core)."""
+    from turnstream.compaction.strategies.archive import Archiver
+    from turnstream.compaction.strategies.composite import CompositeStrategy
+    from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+    from turnstream.compaction.strategies.summary import RollingSummarizer
+
     archiver = (Archiver(),) if archive else ()
     return CompositeStrategy(*archiver, KeyInfoExtractor(max_facts), RollingSummarizer(summary_max_tokens))

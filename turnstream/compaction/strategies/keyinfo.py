@@ -7,10 +7,11 @@ import re
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, get_args
 
 import orjson
 
+from turnstream.compaction.fitting import eviction_order, fact_value
 from turnstream.compaction.strategies.base import Digest, Fact, FactType, Message
 from turnstream.compaction.strategies.text import clauses, keywords, sentences, shorten
 from turnstream.text.chat import content_text, tool_calls
@@ -193,17 +194,6 @@ _REMEMBERED_TEXTS = 8192
 arrives (the user's facts) and again when it leaves the window, each reading runs up to twenty cue
 patterns over every clause, and each new statement is compared with every fact kept."""
 
-_TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
-
-
-def fact_value(fact: Fact) -> int:
-    """How much a fact is worth keeping: user constraints first, tool data last; named slots get a bonus."""
-    value = _TYPE_VALUE.get(fact.type, 1)
-    if fact.key.startswith("data:"):
-        return 1
-    return value + (2 if ":" not in fact.key else 0)
-
-
 def merge_facts(existing: Sequence[Fact], new: Iterable[Fact], max_facts: int) -> tuple[Fact, ...]:
     """Existing facts updated by new ones: a key seen again is replaced (and becomes newest); the cap evicts the least valuable, oldest first."""
     merged: dict[str, Fact] = {f.key: f for f in existing}
@@ -215,11 +205,6 @@ def merge_facts(existing: Sequence[Fact], new: Iterable[Fact], max_facts: int) -
         evicted = set(eviction_order(facts)[: len(facts) - max_facts])
         facts = [f for i, f in enumerate(facts) if i not in evicted]
     return tuple(facts)
-
-
-def eviction_order(facts: Sequence[Fact]) -> list[int]:
-    """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest."""
-    return sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]), facts[i].source_seq, i))
 
 
 def _is_cue(word: str) -> bool:
@@ -422,7 +407,7 @@ def _restated_value(sentence: str, facts: Sequence[Fact], seq: int) -> list[Fact
     return []
 
 
-_NOT_THE_USERS = ("data:", "failure:", *(f"{kind}:{role}-" for kind in _TYPE_VALUE for role in ("assistant", "tool", "system")))
+_NOT_THE_USERS = ("data:", "failure:", *(f"{kind}:{role}-" for kind in get_args(FactType) for role in ("assistant", "tool", "system")))
 """Keys of facts the user's word does not change: tool results, failures, what the assistant said."""
 
 

@@ -1,0 +1,151 @@
+"""How a context is fitted to a budget: the one set of rules the compactor and the prompt read share.
+
+Where a unit may start (a tool result stays with its call), how long a recent tail fits a room with the
+marker a cut needs, how much of a budget the summary/facts block may take, and how that block is cut to a
+limit (which facts give up first). The compactor (compactor.py) applies them a message at a time; the prompt
+read (turnstream/prompt) applies them to a stored context document, with no LLM and no strategy loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from functools import lru_cache
+from typing import Sequence
+
+import orjson
+
+from turnstream.compaction.marker import block_message, block_text, trim_note
+from turnstream.compaction.strategies.base import Digest, Fact
+from turnstream.compaction.tokens import count_message, count_text, keep_newest_text, truncate_text
+from turnstream.text.chat import Message, content_text
+from turnstream.text.language import Language
+
+_MIN_BLOCK_TEXT_TOKENS = 16
+"""A summary block cut shorter than this says nothing useful; it is left out instead."""
+SUMMARY_FLOOR_TOKENS = 64
+"""The newest summary text a cut block keeps before it gives up facts."""
+SUMMARY_FLOOR_SHARE = Fraction(1, 2)
+"""Of a cut block, the share the summary keeps before facts go: the dated story of the dropped periods must not
+give all its room to the facts, which repeat single statements."""
+BLOCK_BUDGET_SHARE = Fraction(1, 3)
+"""The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
+summary and 40 facts) would otherwise crowd out the recent tail, which is what the model acts on."""
+_FACT_LINE_TOKENS = 9
+"""At most what a fact's line costs besides its text (bullet, type label, line break), in either language."""
+_BLOCK_CACHE_SIZE = 512
+"""Rendered blocks remembered by digest and room: a worker rebuilds a session from bytes on every turn."""
+
+_TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
+
+
+def fact_value(fact: Fact) -> int:
+    """How much a fact is worth keeping: user constraints first, tool data last; named slots get a bonus."""
+    value = _TYPE_VALUE.get(fact.type, 1)
+    if fact.key.startswith("data:"):
+        return 1
+    return value + (2 if ":" not in fact.key else 0)
+
+
+def eviction_order(facts: Sequence[Fact]) -> list[int]:
+    """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest."""
+    return sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]), facts[i].source_seq, i))
+
+
+def starts_unit(message: Message) -> bool:
+    """Whether a message may open a unit of the tail: anything but a tool result, which stays with its call."""
+    return message.get("role") != "tool"
+
+
+def unit_starts(messages: Sequence[Message]) -> list[int]:
+    """Where the tail may be cut: at the start of a unit."""
+    return [i for i, m in enumerate(messages) if starts_unit(m)]
+
+
+def tail_start(costs: list[int], starts: list[int], room: int, marker_cost: int, start: int | None = None, floor: int = 0) -> int:
+    """Move the tail's start back from `start` (default: the newest unit, always kept) over whole units while
+    the tail, with the marker a cut needs, fits in `room`; never before `floor`."""
+    if floor == 0 and sum(costs) <= room:
+        return 0  # no cut, so no marker either
+    start = (starts[-1] if starts else 0) if start is None else start
+    suffix = sum(costs[start:])
+    for earlier in reversed([s for s in starts if floor <= s < start]):
+        suffix += sum(costs[earlier:start])
+        if suffix + (marker_cost if earlier else 0) > room:
+            break
+        start = earlier
+    return start
+
+
+def trim_message(
+    message: Message, limit: int, language: Language, min_kept: int = 0
+) -> tuple[Message, int] | None:
+    """A copy of `message` whose content is cut, with a visible note, to cost at most `limit` tokens.
+
+    None when that is impossible (no content to cut, or fewer than `min_kept` content tokens would remain).
+    """
+    content = message.get("content")
+    if content is None:
+        return None
+    text = content_text(content)
+    counted = count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
+    overhead = count_message({**message, "content": ""})
+    keep = limit - overhead - count_text(trim_note(counted, language))
+    while keep >= min_kept:
+        # A cut inside a multi-token character decodes to U+FFFD; drop that half character.
+        cut = truncate_text(text, keep).rstrip("\ufffd")
+        note = trim_note(max(counted - count_text(cut), 0), language)
+        trimmed = {**message, "content": f"{cut}\n{note}" if cut else note}
+        cost = count_message(trimmed)
+        if cost <= limit:
+            return trimmed, cost
+        keep -= cost - limit
+    return None
+
+
+@lru_cache(maxsize=_BLOCK_CACHE_SIZE)
+def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, int] | None:
+    """The summary/facts message and its cost, at most `limit` tokens; None when nothing useful fits.
+
+    What goes first: the summary's oldest text, token by token, down to its newest `SUMMARY_FLOOR_TOKENS`
+    (the facts are the distilled part, the narrative the fallback); then the least valuable facts; a block
+    still too long is cut at its end, with a note. The message is shared by every caller: copy it first.
+    """
+    block = _render(digest, language)
+    if block is None or block[1] <= limit:
+        return block
+    summary_tokens = count_text(digest.summary)
+    keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))))
+    digest = replace(digest, summary=keep_newest_text(digest.summary, keep))
+    evict = eviction_order(digest.facts)
+    # At most what each fact frees, so no fact goes that need not.
+    frees = [count_text(digest.facts[i].text) + _FACT_LINE_TOKENS for i in evict]
+    removed = 0
+    while True:
+        block = _render(_shrunk(digest, evict, removed), language)
+        if block is None or block[1] <= limit:
+            return block
+        if removed == len(frees):
+            return trim_message(block[0], limit, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
+        # Drop as many facts as the excess needs at the least, then check the real count again.
+        excess = block[1] - limit - frees[removed]
+        removed += 1
+        while removed < len(frees) and excess > 0:
+            excess -= frees[removed]
+            removed += 1
+
+
+def _shrunk(digest: Digest, evict: list[int], removed: int) -> Digest:
+    """`digest` less the first `removed` facts of `evict`."""
+    if not removed:
+        return digest
+    gone = set(evict[:removed])
+    return replace(digest, facts=tuple(fact for index, fact in enumerate(digest.facts) if index not in gone))
+
+
+def _render(digest: Digest, language: Language) -> tuple[Message, int] | None:
+    text = block_text(digest, language)
+    if not text:
+        return None
+    message = block_message(text)
+    return message, count_message(message)

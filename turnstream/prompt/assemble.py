@@ -1,0 +1,106 @@
+"""The read path's assembly: a ready-to-send prompt from what one Redis round trip returned, with no LLM call.
+
+A prompt is the session's compacted context with one memory block laid in after its head: the
+owner's profile, the typed memories that match the user's text, and the archived turns that match
+it best (recalled.py). The block fills at most `recall_budget_tokens`; when the whole prompt would
+pass `prompt_budget_tokens`, the context's oldest tail messages make room (whole tool-call groups,
+never the anchors, the marker and summary, or the newest step), and room the block leaves unused
+goes back to the tail.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from turnstream.compaction.fitting import tail_start, unit_starts
+from turnstream.compaction.marker import marker_message, marker_tokens
+from turnstream.compaction.tokens import count_message, count_messages
+from turnstream.memory.archive import ArchiveEntry
+from turnstream.memory.profile import cut_profile
+from turnstream.prompt.block import fill_block
+from turnstream.prompt.context import fit_summary_block, split_context
+from turnstream.prompt.query import PromptQuery
+from turnstream.prompt.read import Recalled, RecallResult
+from turnstream.prompt.recalled import RecalledTurn
+from turnstream.schemas.context import ContextDoc
+from turnstream.settings import Settings
+from turnstream.text.chat import Message, content_text
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What build_prompt returns."""
+
+    messages: list[Message]
+    """Anchors, marker and summary block, the memory block, the rest of the context, the user message."""
+    recalled: list[dict[str, str]]
+    """The memories in the block, best first: {id, type, text}."""
+    archived: list[dict[str, object]]
+    """The archived turns in the block, in time order, with their scores (RecalledTurn.to_dict)."""
+    skipped_recall: bool
+    """True when the user message was small talk: no recall, nothing recorded."""
+    timings: dict[str, float]
+    """Milliseconds: redis (the one round trip), assemble, total."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Assembled:
+    messages: list[Message]
+    recalled: list[Recalled]
+    turns: list[RecalledTurn]
+
+
+def assemble(
+    doc: ContextDoc | None, profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]],
+    user_text: str, settings: Settings,
+) -> Assembled:
+    """The prompt's messages and the memories and turns kept in it, within prompt_budget_tokens when the
+    anchors and the newest step allow."""
+    context = split_context(doc, user_text)
+    user = {"role": "user", "content": user_text}
+    language = context.language
+    head, head_cost = fit_summary_block(doc, context, settings.prompt_budget_tokens - settings.recall_budget_tokens)
+    costs = context.rest_costs
+    starts = unit_starts(context.rest)
+    room = settings.prompt_budget_tokens - head_cost - count_messages([user])
+    marker = None if context.compacted else marker_message(language)
+    marker_cost = marker_tokens(language) if marker else 0
+    # the tail gives way to a full block, the block takes what it needs, the tail takes back what is left
+    start = tail_start(costs, starts, room - settings.recall_budget_tokens, marker_cost)
+    session = doc.session_key if doc else ""
+    shown = context.shown | {(session, p) for p in context.positions[start:] if p is not None}
+    rest_tokens = sum(costs[start:]) + (marker_cost if start else 0)
+    profile = cut_profile(profile, settings.profile_read_chars)
+    texts = frozenset(content_text(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system")
+    block, kept, turns = fill_block(profile, recalled, archived, shown, texts,
+                                     min(settings.recall_budget_tokens, room - rest_tokens), language)
+    # taking back stops short of a recalled turn, which the block already shows
+    recalled_turns = {(t.entry.session, t.entry.position) for t in turns}
+    recalled_texts = {t.entry.text for t in turns}
+    floor = max((i + 1 for i, (p, m) in enumerate(zip(context.positions[:start], context.rest))
+                 if (session, p) in recalled_turns or content_text(m.get("content")) in recalled_texts), default=0)
+    free = room - (count_message(block) if block else 0)
+    start = tail_start(costs, starts, free, marker_cost, start, floor)
+    cut = [marker] if start and marker else []
+    messages = [*head, *cut, *([block] if block else []), *context.rest[start:], user]
+    return Assembled(messages, kept, turns)
+
+
+def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings) -> Prompt:
+    """The prompt from what the recall script returned for `query`; call it right after the round trip."""
+    fetched = time.perf_counter()
+    doc = ContextDoc.from_json(result.doc) if result.doc else None
+    assembled = assemble(doc, result.profile, result.recalled, result.archived, query.user_text, settings)
+    done = time.perf_counter()
+    timings = {
+        "redis": round((fetched - query.asked) * 1000, 3),
+        "assemble": round((done - fetched) * 1000, 3),
+        "total": round((done - query.started) * 1000, 3),
+    }
+    recalled = [{"id": m.id, "type": m.type, "text": m.text} for m in assembled.recalled]
+    return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings)

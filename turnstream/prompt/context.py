@@ -1,0 +1,87 @@
+"""A stored context cut where the memory block goes, and its summary block refitted to a prompt's room."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast, get_args
+
+from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block
+from turnstream.compaction.strategies.base import Digest, Fact, FactType
+from turnstream.compaction.tokens import count_message
+from turnstream.schemas.context import ContextDoc
+from turnstream.text.chat import Message
+from turnstream.text.language import Language, detect_language
+
+_LANGUAGES: tuple[Language, ...] = get_args(Language)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A stored context cut where the memory block goes."""
+
+    head: list[Message]
+    """Anchors, then the marker and summary block when the history was compacted."""
+    head_costs: list[int]
+    rest: list[Message]
+    rest_costs: list[int]
+    """Token cost of each message of `rest` (from the document, else counted)."""
+    positions: list[int | None]
+    """The conversation position of each message of `rest`."""
+    shown: set[tuple[str, int]]
+    """(session, position) of every turn the head shows."""
+    compacted: bool
+    language: Language
+
+
+def split_context(doc: ContextDoc | None, user_text: str) -> Context:
+    """The context split where the memory block goes.
+
+    The head is the anchors, then the marker and summary block when the history was compacted;
+    without a marker, the leading system messages and the first user message (and what came
+    before it, as the compactor pins it). A last message equal to the new user message is dropped:
+    the gateway may read after its turn was applied, and the user message comes last anyway.
+    """
+    user = {"role": "user", "content": user_text}
+    if doc is None:
+        return Context([], [], [], [], [], set(), False, detect_language([user]))
+    messages = list(doc.messages)
+    # documents written before these fields carry none: count and detect here instead
+    positions = list(doc.positions) if len(doc.positions) == len(messages) else [None] * len(messages)
+    costs = list(doc.message_tokens) if len(doc.message_tokens) == len(messages) else [count_message(m) for m in messages]
+    language: Language = doc.language if doc.language in _LANGUAGES else detect_language([*messages, user])  # type: ignore[assignment]
+    if messages and messages[-1].get("role") == "user" and messages[-1].get("content") == user_text:
+        messages.pop()
+        positions.pop()
+        costs.pop()
+    if doc.marker_index is not None:
+        end = doc.marker_index + 1
+        if (doc.summary or doc.facts) and end < len(messages) and messages[end].get("role") == "system":
+            end += 1
+    else:
+        end = next((i + 1 for i, m in enumerate(messages) if m.get("role") == "user"), None)
+        if end is None:
+            end = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
+    shown = {(doc.session_key, p) for p in positions[:end] if p is not None}
+    return Context(messages[:end], costs[:end], messages[end:], costs[end:], positions[end:], shown,
+                   doc.marker_index is not None, language)
+
+
+def fit_summary_block(doc: ContextDoc | None, context: Context, context_room: int) -> tuple[list[Message], int]:
+    """The head, and its cost, with its summary/facts block cut by the compactor's own rule to its share of
+    `context_room`.
+
+    A prompt budget tighter than the worker's context budget gets the block the compactor would have
+    made for that budget (the summary's oldest text first, then the least valuable facts), re-cut from
+    the document's summary and facts with no LLM.
+    """
+    head, cost = context.head, sum(context.head_costs)
+    if doc is None or doc.marker_index is None or len(head) <= doc.marker_index + 1:
+        return head, cost
+    limit = int(max(context_room, 0) * BLOCK_BUDGET_SHARE)
+    if context.head_costs[-1] <= limit:
+        return head, cost
+    facts = tuple(Fact(cast(FactType, f.type), f.text, f.key or f.text, -1 if f.source_seq is None else f.source_seq)
+                  for f in doc.facts)
+    block = cut_block(Digest(doc.summary, facts), context.language, limit)
+    cost -= context.head_costs[-1]
+    return ([*head[:-1], {**block[0]}], cost + block[1]) if block else (head[:-1], cost)

@@ -1,0 +1,153 @@
+"""ArchiveStore: every applied turn of an owner in Redis, with a BM25 index built on the write path.
+
+The layout is in redis/keys.py. A posting is a short entry id and the entry's BM25 term weight,
+length-normalised at write time and stored as an integer, so a read takes each query term's best entries
+without scoring them all and its work stays bounded however large the archive grows.
+
+Most terms of an archive are rare: their postings sit packed in the term's field of the owner's term
+dictionary (no key per term, which costs more than the postings). A term with more than PACKED_MAX
+postings gets a sorted set of its own, holding its best POSTINGS_TRIMMED to POSTINGS_KEPT: a read takes
+at most `postings_per_term` of them (64), and the dictionary keeps the term's document frequency for the
+idf, the set's size (so a full set is cut without asking its size) and the lowest weight the set kept at
+its last cut (a posting below it is never among the best, and is not written at all).
+A key that keeps the best only forgets the rest: once eviction has removed some of a frequent term's best
+postings, that term's next best among the older entries no longer come back (its newer postings do).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from turnstream.redis.keys import KeyLayout, OwnerKeys
+from turnstream.memory.archive import ArchiveEntry
+from turnstream.redis.aio import load_script, queue_script, run_pipeline
+from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EVICT, Call
+from turnstream.settings import Settings
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+EVICT_SHARE = 100
+"""A full archive evicts a hundredth of its cap at a time, so most appends need no second call."""
+EVICT_CALL_ENTRIES = 500
+"""Entries per eviction call when a session is erased: one call holds Redis alone."""
+WEIGHT_SCALE = 10_000
+"""Weights are stored as integers of weight × this: below 2.2 × 10,000 a sorted set holds each in 2 bytes."""
+PACKED_MAX = 32
+"""Postings a term keeps packed in its dictionary field: a read parses them all, and a key costs more below this."""
+POSTINGS_KEPT = 127
+"""Best postings a frequent term's key holds at most: one below Redis's limit of its compact encoding of a sorted
+set (zset-max-listpack-entries, 128 by default), as a posting is added before the worst go, and a set that once
+passed the limit would stay in the larger encoding."""
+POSTINGS_TRIMMED = 96
+"""What a full key is cut back to: one cut every 31 additions, and still half again what a read takes (64)."""
+DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+"""Of a short entry id: the entry's arrival number in base 62, as archive_append.lua writes it."""
+
+
+def arrival_number(short_id: bytes | str) -> int:
+    """The arrival number a short entry id stands for: the archive's age order."""
+    number = 0
+    for digit in short_id.decode() if isinstance(short_id, bytes) else short_id:
+        number = number * 62 + DIGITS.index(digit)
+    return number
+
+
+class ArchiveStore:
+    """Append-only per-owner archive of turns: idempotent appends, capped, expiring with the owner."""
+
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.layout = KeyLayout(settings.topic_prefix)
+        self._ttl = settings.owner_ttl_seconds
+        self._cap = settings.archive_max_entries
+        self._append = load_script(redis, ARCHIVE_APPEND)
+        self._evict = load_script(redis, ARCHIVE_EVICT)
+
+    async def queue_append(self, pipe: Pipeline, owner: str, entries: Sequence[ArchiveEntry]) -> None:
+        """Add the append of `entries` to `pipe`; its reply goes to `evict_overflow` after execution."""
+        keys = self.layout.owner(owner)
+        postings: dict[str, int] = {}
+        appended = []
+        for entry in entries:
+            counts = entry.term_counts()
+            length = sum(counts.values())
+            record = f"{length}\t{entry.position_field}\t{' '.join(counts)}"
+            # one argument for all of an entry's postings: a pipeline of a few hundred turns would otherwise
+            # carry thousands of arguments, each encoded on its own by the client
+            pairs = " ".join(f"{postings.setdefault(keys.term_prefix + term, len(postings) + 1)}:{frequency}"
+                             for term, frequency in counts.items())
+            appended.append(dict(id=entry.id, json=entry.to_json(), record=record, field=entry.position_field,
+                                 length=length, postings=pairs))
+        await queue_script(self._append, pipe, ARCHIVE_APPEND.call(
+            **self._fixed(keys), postings=list(postings), ttl=self._ttl, cap=self._cap,
+            evict_chunk=max(1, self._cap // EVICT_SHARE), k1=BM25_K1, b=BM25_B, terms=_terms(keys, postings),
+            weight_scale=WEIGHT_SCALE, packed_max=PACKED_MAX, postings_kept=POSTINGS_KEPT,
+            postings_trimmed=POSTINGS_TRIMMED, entries=appended))
+
+    async def append(self, owner: str, entries: Sequence[ArchiveEntry]) -> int:
+        """Append `entries` (those already there are skipped) and evict over the cap; returns how many were new."""
+        if not entries:
+            return 0
+        (reply,) = await run_pipeline(self.redis, lambda pipe: self.queue_append(pipe, owner, entries))
+        await self.evict_overflow(owner, reply)
+        return int(reply[0])
+
+    async def evict_overflow(self, owner: str, append_reply: Sequence[bytes | int]) -> list[str]:
+        """Evict the entries an append reported over the cap, with their postings; returns their stable ids."""
+        over = list(zip(append_reply[1::3], append_reply[2::3]))
+        if not over:
+            return []
+        call = self.evict_call(owner, over)
+        await self._evict(keys=call.keys, args=call.args)
+        return [_text(stable) for stable in append_reply[3::3]]
+
+    async def evict(self, owner: str, short_ids: Sequence[bytes]) -> None:
+        """Evict the entries of these short ids (those still there) with their postings."""
+        for start in range(0, len(short_ids), EVICT_CALL_ENTRIES):
+            chunk = short_ids[start:start + EVICT_CALL_ENTRIES]
+            records = await self.redis.hmget(self.layout.owner(owner).entry_terms, chunk)
+            call = self.evict_call(owner, list(zip(chunk, records)))
+            await self._evict(keys=call.keys, args=call.args)
+
+    def evict_call(self, owner: str, over: Sequence[tuple[Any, Any]]) -> Call:
+        """The eviction of `over`, (short id, terms record) pairs as an append reports them."""
+        keys = self.layout.owner(owner)
+        postings: dict[str, int] = {}
+        evicted = []
+        for entry_id, record in over:
+            # an entry without its record (never expected) still leaves the archive, or the cap would stick
+            length, field, terms = record.decode().split("\t", 2) if record else ("0", "", "")
+            slots = " ".join(str(postings.setdefault(keys.term_prefix + term, len(postings) + 1)) for term in terms.split())
+            evicted.append(dict(id=entry_id, field=field, length=length, terms=slots))
+        return ARCHIVE_EVICT.call(**self._fixed(keys), postings=list(postings), terms=_terms(keys, postings),
+                                  entries=evicted)
+
+    async def entries(self, owner: str) -> list[ArchiveEntry]:
+        """Every archived entry of `owner`, oldest first."""
+        stored = await self.redis.hgetall(self.layout.owner(owner).archive)
+        return [ArchiveEntry.from_json(stored[id_]) for id_ in sorted(stored, key=arrival_number)]
+
+    async def stable_ids(self, owner: str, short_ids: Sequence[bytes] | None = None) -> list[str]:
+        """The stable ids (entry_id) of these entries, or of all the owner's: what the memory journal is keyed by."""
+        archive = self.layout.owner(owner).archive
+        raws = await self.redis.hvals(archive) if short_ids is None else await self.redis.hmget(archive, short_ids) if short_ids else []
+        return [ArchiveEntry.from_json(raw).id for raw in raws if raw is not None]
+
+    @staticmethod
+    def _fixed(keys: OwnerKeys) -> dict[str, str]:
+        """The keys both archive scripts start with, by name."""
+        return dict(archive=keys.archive, positions=keys.positions, entry_terms=keys.entry_terms, stats=keys.stats,
+                    dictionary=keys.dictionary)
+
+
+def _terms(keys: OwnerKeys, postings: dict[str, int] | Sequence[str]) -> str:
+    """The terms of postings keys, in their order, as the scripts' `terms` argument."""
+    return " ".join(key[len(keys.term_prefix):] for key in postings)
+
+
+def _text(value: bytes | int | str) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+

@@ -1,0 +1,68 @@
+"""The blocking executor: the same reads as redis/aio.py (redis/reads.py), on redis-py's blocking client, for
+threaded gateways; a redis.Redis is thread-safe (a pool of connections), so one serves every thread."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence, TypeVar
+
+from redis import Redis, RedisCluster
+from redis.client import PubSub
+from redis.cluster import ClusterPipeline
+from redis.exceptions import NoScriptError, TimeoutError as RedisTimeoutError
+
+from turnstream.redis.reads import Command, Read, ScriptCommand, as_command, scripts_of
+
+T = TypeVar("T")
+SUBSCRIBE_TIMEOUT = 5.0
+"""How long a subscription may wait for the server's confirmation."""
+
+
+def execute(redis: Redis | RedisCluster, read: Read[T]) -> T:
+    """Send `read` in one round trip and decode the replies; a script Redis does not hold is loaded and the read
+    sent once more (redis/aio.py's `execute`, without the awaits)."""
+    for attempt in range(2):
+        try:
+            return read.decode(_send(redis, read.commands))
+        except NoScriptError:
+            if attempt:
+                raise
+            for spec in scripts_of(read.commands):
+                redis.script_load(spec.text())
+    raise AssertionError("unreachable: the second attempt returns or raises")
+
+
+def _send(redis: Redis | RedisCluster, commands: Sequence[Command | ScriptCommand]) -> list[Any]:
+    if len(commands) == 1:
+        return [redis.execute_command(*as_command(commands[0], cluster=False))]
+    with redis.pipeline(transaction=False) as pipe:
+        cluster = isinstance(pipe, ClusterPipeline)
+        for command in commands:
+            pipe.execute_command(*as_command(command, cluster))
+        return list(pipe.execute())
+
+
+@contextmanager
+def subscribed(redis: Redis | RedisCluster, channel: str) -> Iterator[PubSub]:
+    """A pub/sub connection of its own subscribed to `channel`, confirmed by the server (so no later publish goes
+    unseen), closed on exit whatever happens: a wait leaves no subscription behind."""
+    pubsub = redis.pubsub()  # type: ignore[no-untyped-call]  # unannotated in redis-py
+    try:
+        pubsub.subscribe(channel)
+        deadline = time.monotonic() + SUBSCRIBE_TIMEOUT
+        while (remaining := deadline - time.monotonic()) > 0:
+            message = pubsub.get_message(timeout=remaining)
+            if message is not None and message["type"] == "subscribe":
+                break
+        else:
+            raise RedisTimeoutError(f"Redis did not confirm the subscription to {channel}")
+        yield pubsub
+    finally:
+        pubsub.close()
+
+
+def published(pubsub: PubSub, timeout: float) -> bool:
+    """Whether something was published on the subscription within `timeout` seconds."""
+    message = pubsub.get_message(timeout=timeout)
+    return message is not None and message["type"] == "message"

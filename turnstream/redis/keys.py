@@ -1,0 +1,111 @@
+"""Every Redis name turnstream writes or reads, in one place (identities: schemas/ids.py).
+
+**Redis names.** P is settings.topic_prefix. Everything a prompt needs sits under the owner's hash tag
+`{O}`, so one script reads it in one slot, on a Redis Cluster too:
+
+- `P:ctx:{O}:S`        HASH  doc (ContextDoc JSON), version, last_turn_id
+- `P:applied:{O}:S`    ZSET  turn_id -> version that applied it, newest `dedup_window` kept
+- `P:injected:{O}:S`   LIST  per prompt of session S, newest first: the memory ids it injected
+- `P:mem:{O}`          HASH  memory id -> memory JSON (without access_count and created_at)
+- `P:memcreated:{O}`   HASH  memory id -> created_at (set once: a restatement keeps it)
+- `P:memaccess:{O}`    HASH  memory id -> access_count (raised when a prompt injects it)
+- `P:memkw:{O}:<kw>`   SET   ids of the memories with that keyword
+- `P:profile:{O}`      HASH  text, version (compare-and-set on version)
+- `P:arcent:{O}`       HASH  short entry id -> entry JSON (one applied turn). A short id is the entry's arrival
+                             number in base 62 (`next` below), so it also says which entries are the oldest
+- `P:arcat:{O}`        HASH  `S#<position>` -> short entry id: the turns around a hit, and whether a turn is in
+- `P:arcrec:{O}`       HASH  short entry id -> `length<TAB>S#<position><TAB>term term …`: where a hit is, and what
+                             eviction removes
+- `P:arcmeta:{O}`      HASH  total_length, next, first: what BM25 needs besides the postings, and the id counter
+- `P:arcdict:{O}`      HASH  term t -> `id:weight,…`, the packed postings of a rare term, or `<df> <size> <least>`,
+                             the document frequency of a term whose postings have a key of their own (below), the
+                             size of that key and the lowest weight it kept at its last cut; and a `hash table`
+                             field that keeps the hash in Redis's hash table encoding
+- `P:arcpost:{O}:<t>`  ZSET  short entry id -> integer BM25 weight of t in that entry: the highest-weighted postings
+                             of a term past the packed limit (redis/archive.py)
+
+Outside the owner's slot:
+
+- `P:owner:{S}`        STRING the session's current owner, for readers that do not know its user
+- `P:forgot:{S}`       STRING when session S was erased; set by the worker that dropped its Table row
+- `P:updates:S`        pub/sub channel: the new version, published on every context write
+- `P:journal:replayed:<layout>` STRING set when the memory journal has been replayed into this Redis in archive
+                      layout ARCHIVE_LAYOUT: a Redis holding an older layout's archive replays it once more
+- `P:journal:lock`     STRING the worker replaying the journal (expires)
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+ARCHIVE_LAYOUT = 2
+"""The archive's key layout (1: `P:arc:{O}` and per-term sorted sets of long ids, before short ids and the term
+dictionary). A worker of a new layout replays the memory journal once to rebuild the archive in it."""
+
+
+class SessionKeys(NamedTuple):
+    """Redis names of one session's context, under its owner's tag."""
+
+    context: str
+    applied: str
+    injected: str
+    updates: str
+
+
+class OwnerKeys(NamedTuple):
+    """Redis names of one owner's memories, profile and archive."""
+
+    memories: str
+    created: str
+    access: str
+    profile: str
+    keyword_prefix: str
+    archive: str
+    positions: str
+    entry_terms: str
+    stats: str
+    dictionary: str
+    term_prefix: str
+
+
+class KeyLayout:
+    """Key names under one topic prefix."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def session(self, owner: str, session_key: str) -> SessionKeys:
+        p, tag = self.prefix, _tag(owner)
+        return SessionKeys(f"{p}:ctx:{tag}:{session_key}", f"{p}:applied:{tag}:{session_key}",
+                           f"{p}:injected:{tag}:{session_key}", self.updates_channel(session_key))
+
+    def owner(self, owner: str) -> OwnerKeys:
+        p, tag = self.prefix, _tag(owner)
+        return OwnerKeys(
+            f"{p}:mem:{tag}", f"{p}:memcreated:{tag}", f"{p}:memaccess:{tag}", f"{p}:profile:{tag}", f"{p}:memkw:{tag}:",
+            f"{p}:arcent:{tag}", f"{p}:arcat:{tag}", f"{p}:arcrec:{tag}", f"{p}:arcmeta:{tag}", f"{p}:arcdict:{tag}",
+            f"{p}:arcpost:{tag}:",
+        )
+
+    def updates_channel(self, session_key: str) -> str:
+        """Channels are not keys: a cluster delivers them everywhere, so no tag is needed."""
+        return f"{self.prefix}:updates:{session_key}"
+
+    def owner_pointer(self, session_key: str) -> str:
+        return f"{self.prefix}:owner:{_tag(session_key)}"
+
+    def forgotten(self, session_key: str) -> str:
+        return f"{self.prefix}:forgot:{_tag(session_key)}"
+
+    def journal_replayed(self) -> str:
+        """Set once the memory journal has been replayed into this Redis in the current archive layout: its absence
+        means Redis lost its data, or holds the archive in an older layout (the replay rebuilds it)."""
+        return f"{self.prefix}:journal:replayed:{ARCHIVE_LAYOUT}"
+
+    def journal_lock(self) -> str:
+        """Held by the one worker replaying the journal."""
+        return f"{self.prefix}:journal:lock"
+
+
+def _tag(name: str) -> str:
+    return "{" + name + "}"

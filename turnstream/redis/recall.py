@@ -1,0 +1,57 @@
+"""The read script (lua/recall.lua) without I/O: the keys and arguments of one call, and its reply decoded.
+
+The asyncio and the blocking clients run the same `recall_read` through their executors (redis/aio.py,
+redis/blocking.py), so the two send the same call byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import orjson
+
+from turnstream.memory.archive import ArchiveEntry
+from turnstream.prompt.read import ArchiveQuery, Recalled, RecallResult
+from turnstream.redis.archive import WEIGHT_SCALE
+from turnstream.redis.keys import KeyLayout
+from turnstream.redis.reads import Read, script_read
+from turnstream.redis.scripts import RECALL, Call
+from turnstream.settings import Settings
+
+
+def recall_request(
+    layout: KeyLayout, settings: Settings, owner: str, session_key: str, keywords: Sequence[str], k: int,
+    archive: ArchiveQuery, record: bool, now: float,
+) -> Call:
+    """KEYS and ARGV of recall.lua for one read (redis/scripts.py says what each one is)."""
+    keys = layout.owner(owner)
+    session = layout.session(owner, session_key)
+    return RECALL.call(
+        context=session.context, profile=keys.profile, memories=keys.memories, access=keys.access, injected=session.injected,
+        archive=keys.archive, positions=keys.positions, entry_terms=keys.entry_terms, dictionary=keys.dictionary,
+        keyword_sets=[keys.keyword_prefix + word for word in keywords], postings=[keys.term_prefix + term for term in archive.terms],
+        terms=" ".join(archive.terms), weight_scale=WEIGHT_SCALE,
+        k=k, window=settings.recall_dedup_window, ttl=settings.session_ttl_seconds, now=now, record=int(record),
+        hits=archive.hits, postings_per_term=archive.postings_per_term, scored_terms=archive.scored_terms,
+        neighbours=archive.neighbours,
+    )
+
+
+def decode_recall(reply: Sequence[Any]) -> RecallResult:
+    """recall.lua's reply: {doc, profile text, profile version, flat memory triples, archive JSON}."""
+    doc, profile, _version, memories, archived = reply
+    recalled = []
+    for raw, access, score in zip(memories[0::3], memories[1::3], memories[2::3]):
+        memory = orjson.loads(raw)
+        recalled.append(Recalled(memory["id"], memory["type"], memory["text"], float(score), int(access)))
+    entries = [(ArchiveEntry.from_dict(entry), float(score)) for score, entry in orjson.loads(archived)]
+    return RecallResult(doc, (profile or b"").decode(), recalled, entries)
+
+
+def recall_read(
+    layout: KeyLayout, settings: Settings, owner: str, session_key: str, keywords: Sequence[str], k: int,
+    archive: ArchiveQuery, record: bool, now: float,
+) -> Read[RecallResult]:
+    """The read path's one round trip: recall.lua for one prompt, its reply decoded."""
+    return script_read(RECALL, recall_request(layout, settings, owner, session_key, keywords, k, archive, record, now),
+                       decode_recall)

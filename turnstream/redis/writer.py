@@ -1,0 +1,60 @@
+"""ContextWriter: the worker's compare-and-set writes of context documents, beside the reader it holds.
+
+The writer composes the SDK's ContextReader (redis/reader.py) rather than being one: a gateway imports the
+reader alone, and the worker's write path is one small class over the same client and key layout.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Self
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from turnstream.redis.aio import load_script, queue_script, run_pipeline
+from turnstream.redis.reader import ContextReader
+from turnstream.redis.scripts import WRITE_CONTEXT
+from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.ids import session_owner
+from turnstream.settings import Settings
+
+
+class ContextWriter:
+    """Versioned context documents in Redis: compare-and-set writes; `reader` reads them back."""
+
+    def __init__(self, reader: ContextReader, settings: Settings) -> None:
+        self.reader = reader
+        self.redis = reader.redis
+        self.layout = reader.layout
+        self._ttl = settings.session_ttl_seconds
+        self._window = settings.dedup_window
+        self._write = load_script(reader.redis, WRITE_CONTEXT)  # EVALSHA, loaded on first use
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        return cls(ContextReader.from_settings(settings), settings)
+
+    @classmethod
+    def on(cls, redis: Redis, settings: Settings) -> Self:
+        """A writer (and its reader) on an existing client."""
+        return cls(ContextReader(redis, settings), settings)
+
+    async def queue_write(self, pipe: Pipeline, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> None:
+        """Add to `pipe` the compare-and-set of `doc` (a no-op unless newer) and the session's owner pointer.
+
+        `owner` defaults to the session itself (ids.session_owner), the owner of a session without a user.
+        """
+        owner = owner or session_owner(doc.session_key)
+        keys = self.layout.session(owner, doc.session_key)
+        await queue_script(self._write, pipe, WRITE_CONTEXT.call(
+            context=keys.context, applied=keys.applied, version=doc.version, doc=doc.to_json(), last_turn_id=doc.last_turn_id,
+            ttl=self._ttl, dedup_window=self._window, updates=keys.updates, turn_ids=list(applied_turn_ids)))
+        pipe.set(self.layout.owner_pointer(doc.session_key), owner, ex=self._ttl)
+
+    async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> bool:
+        """Store `doc` unless the stored version is as new or newer; True when written."""
+        written, _ = await run_pipeline(self.redis, lambda pipe: self.queue_write(pipe, doc, applied_turn_ids, owner))
+        return bool(written)
+
+    async def aclose(self) -> None:
+        await self.reader.aclose()

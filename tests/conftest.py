@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from pathlib import Path
 
 import pytest
 

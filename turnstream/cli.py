@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn, Sequence
+from collections.abc import Sequence
+from typing import NoReturn
 
 from pydantic import ValidationError
 

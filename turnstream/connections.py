@@ -52,7 +52,12 @@ async def kafka_refusal(settings: Settings, timeout: float = 10.0) -> BaseExcept
     of our own per server (TLS handshake, SASL login, no request) recovers it: such a refusal is not transient.
     """
     from aiokafka.conn import create_conn
-    from aiokafka.errors import AuthenticationFailedError, KafkaError, SaslAuthenticationFailed, UnsupportedSaslMechanismError
+    from aiokafka.errors import (
+        AuthenticationFailedError,
+        KafkaError,
+        SaslAuthenticationFailed,
+        UnsupportedSaslMechanismError,
+    )
 
     for server in settings.bootstrap_servers:
         host, _, port = server.rpartition(":")
@@ -64,7 +69,7 @@ async def kafka_refusal(settings: Settings, timeout: float = 10.0) -> BaseExcept
         except (SaslAuthenticationFailed, AuthenticationFailedError, UnsupportedSaslMechanismError,
                 ssl.SSLCertVerificationError) as error:
             return error
-        except (OSError, KafkaError, asyncio.TimeoutError):
+        except (TimeoutError, OSError, KafkaError):
             continue
         connection.close()
     return None

@@ -12,8 +12,9 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence, Union
+from typing import Any, Union
 
 try:
     from opentelemetry import context as otel_context

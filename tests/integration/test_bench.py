@@ -12,7 +12,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-
 FIGURES = {"drain", "freshness", "reads", "recall", "archive", "long_reads", "prompt_size", "retention", "append_cost",
            "story", "churn"}
 SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "long_reads", "append_cost"}

@@ -5,15 +5,13 @@ import subprocess
 import sys
 import time
 import uuid
-
 from pathlib import Path
 
 import orjson
+import pytest
 import redis
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-
-import pytest
 
 from tests.support.services import assert_sigterm_stops, killed_on_failure, on_each_broker, port_of
 from turnstream.settings import parse_kafka_url

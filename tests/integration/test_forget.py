@@ -14,8 +14,8 @@ import pytest
 from tests.integration.test_pipeline import wait_for_versions
 from tests.integration.test_session_expiry import changelog
 from tests.support.worker import running_worker
-from turnstream.schemas.ids import partition_of
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.schemas.ids import partition_of
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 from turnstream.streams.processes import settings_env

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.integration.client.fixtures import make_doc
-from turnstream.redis.writer import ContextWriter
-from turnstream.redis.connect import redis_client
 from turnstream.inspect.app import build_app
-from turnstream.inspect.reader import InspectReader
+from turnstream.redis.connect import redis_client
+from turnstream.redis.inspection import InspectReader
+from turnstream.redis.writer import ContextWriter
 from turnstream.settings import Settings
+
 
 @pytest.fixture
 async def stored(redis_settings: Settings) -> Settings:

@@ -19,7 +19,6 @@ from turnstream.streams.admin import ensure_topics
 from turnstream.streams.intake import STALL_SECONDS
 
 
-
 def llm_settings(settings: Settings, server: LLMServer) -> Settings:
     return settings.model_copy(
         update={

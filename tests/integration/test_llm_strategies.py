@@ -9,7 +9,6 @@ from turnstream.compaction.tokens import count_text
 from turnstream.llm.calls import client_options, extract_facts, merge_summary
 from turnstream.llm.strategies import LLMKeyInfoExtractor, LLMSummarizer
 
-
 OLD = Digest(summary="user: We are planning a trip to Japan.", facts=(Fact("constraint", "My budget is 2000 euros.", "budget", 1),))
 DROPPED = [
     {"role": "user", "content": "Actually my budget is 3000 euros, not 2000."},

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-
 from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
@@ -13,7 +12,6 @@ from turnstream.compaction.tokens import count_messages
 from turnstream.redis.memories import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
-
 
 USER_LINES = [
     "Hi! I'm planning a trip to Lisbon in May.",

@@ -21,9 +21,10 @@ import shutil
 import subprocess
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import orjson
 import pytest
@@ -123,7 +124,7 @@ async def run_producer(command: list[str], settings: Settings, turns: list[dict[
     )
     try:
         out, err = await asyncio.wait_for(process.communicate(lines), timeout=WAIT)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         process.kill()  # by its own pid
         await process.wait()
         pytest.fail(f"{command[0]} producer did not finish within {WAIT:.0f}s")

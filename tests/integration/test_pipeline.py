@@ -24,11 +24,10 @@ from turnstream.memory import owner_key
 from turnstream.memory.archive import archive_entry, entry_id
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas import ContextDoc, session_key
-from turnstream.session import CoreConfig
 from turnstream.schemas.ids import partition_of
+from turnstream.session import CoreConfig
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
-
 
 DRAIN_TIMEOUT = 180
 

@@ -25,7 +25,6 @@ from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
-
 SESSIONS = 30
 TURNS_PER_SESSION = 400
 """More than the run produces at RATE: the producer stops when the scaling is over, not when it runs out."""

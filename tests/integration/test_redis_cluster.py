@@ -15,7 +15,7 @@ from tests.support.redis_cluster import redis_cluster
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.client.sync import SyncContextClient
-from turnstream.inspect.reader import InspectReader
+from turnstream.redis.inspection import InspectReader
 from turnstream.redis.memories import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

@@ -20,7 +20,6 @@ from turnstream.streams.admin import ensure_topics
 from turnstream.streams.embedded import LOOPBACK, die_with_parent, free_port, redis_answers, redis_server_binary
 from turnstream.streams.processes import settings_env, stop_process
 
-
 PASSWORDS = ("hunter2-url-0xA1", "redis-pw-0xB2", "sasl-pw-0xC3")
 
 

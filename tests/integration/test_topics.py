@@ -16,7 +16,6 @@ from turnstream.streams.admin import TopicLayoutError, ensure_topics, worker_top
 from turnstream.streams.processes import settings_env
 
 
-
 async def describe(settings: Settings, names: list[str]) -> dict[str, dict]:
     admin = AIOKafkaAdminClient(**kafka_options(settings))
     await admin.start()

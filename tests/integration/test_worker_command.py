@@ -8,9 +8,7 @@ import sys
 import threading
 import time
 
-
 from tests.support.services import assert_sigterm_stops, killed_on_failure, port_of
-
 
 
 def test_sigterm_stops_the_worker_and_the_services_it_started() -> None:

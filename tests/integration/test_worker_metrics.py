@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.request
-from typing import Callable
+from collections.abc import Callable
 
 import faust
 from prometheus_client.parser import text_string_to_metric_families

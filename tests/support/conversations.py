@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 CITIES = ["Lisbon", "Tokyo", "Oslo", "Lima", "Cairo", "Seoul", "Quito", "Perth"]
 

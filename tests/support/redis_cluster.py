@@ -7,11 +7,18 @@ import random
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Iterator
 
-from turnstream.streams.embedded import LOOPBACK, StackError, die_with_parent, ensure_port_free, redis_answers, redis_server_binary
+from turnstream.streams.embedded import (
+    LOOPBACK,
+    StackError,
+    die_with_parent,
+    ensure_port_free,
+    redis_answers,
+    redis_server_binary,
+)
 from turnstream.streams.processes import stop_process
 
 NODES = 3

@@ -5,14 +5,21 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 import redis
 
-from turnstream.streams.embedded import LOOPBACK, StackError, die_with_parent, free_port, redis_answers, redis_server_binary
+from turnstream.streams.embedded import (
+    LOOPBACK,
+    StackError,
+    die_with_parent,
+    free_port,
+    redis_answers,
+    redis_server_binary,
+)
 from turnstream.streams.processes import stop_process
 
 MASTER = "primary"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import pytest
 

@@ -37,7 +37,7 @@ def _name(common_name: str) -> x509.Name:
 
 
 def _validity(builder: x509.CertificateBuilder) -> x509.CertificateBuilder:
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     return builder.not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
 
 

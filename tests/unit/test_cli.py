@@ -6,7 +6,6 @@ import pytest
 from turnstream.cli import main
 
 
-
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "turnstream", *args], capture_output=True, text=True, env=env, timeout=60

@@ -16,7 +16,6 @@ from turnstream.connections import faust_credentials, kafka_options, kafka_secur
 from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
 
-
 BROKER = "kafka://b1:9093,b2:9093"
 
 

@@ -11,7 +11,6 @@ import yaml
 
 from turnstream.settings import Settings
 
-
 DEPLOY = Path(__file__).parents[2] / "deploy"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|API_KEY", re.IGNORECASE)
 KNOWN = {f"TURNSTREAM_{name.upper()}" for name in Settings.model_fields} | {"OPENAI_BASE_URL", "OPENAI_API_KEY"}

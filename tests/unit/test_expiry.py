@@ -1,6 +1,5 @@
-from aiokafka.partitioner import DefaultPartitioner
 
-import ctypes.util
+from aiokafka.partitioner import DefaultPartitioner
 
 from turnstream.agents.expiry import heap_trimmer, idle_sessions, sweep_interval
 from turnstream.schemas.ids import partition_of

@@ -3,7 +3,6 @@ import pytest
 from turnstream.compaction.greeting import is_filler, is_small_talk, without_filler
 
 
-
 @pytest.mark.parametrize(
     "text",
     [

@@ -12,7 +12,6 @@ from pydantic import ValidationError
 
 from turnstream.settings import Settings, mask_url
 
-
 SECRETS = {
     "TURNSTREAM_KAFKA_SASL_PASSWORD": "sasl-pw-0xCAFE",
     "TURNSTREAM_REDIS_PASSWORD": "redis-pw-0xBEEF",

@@ -4,7 +4,6 @@ from pydantic import ValidationError
 from turnstream.settings import Settings, parse_kafka_url
 
 
-
 @pytest.mark.parametrize(
     ("url", "servers"),
     [

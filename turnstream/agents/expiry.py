@@ -18,7 +18,7 @@ import ctypes.util
 import functools
 import logging
 import time
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import faust
 

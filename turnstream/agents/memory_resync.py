@@ -15,28 +15,27 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import faust
-import redis.exceptions
 from aiokafka.errors import KafkaError
 
-from turnstream.redis.connect import redis_client
 from turnstream.memory import profile_additions
-from turnstream.redis.memories import MemoryStore
-from turnstream.redis.archive import ArchiveStore
 from turnstream.memory.journal import JournalRecord, Replay, replay
+from turnstream.redis.archive import ArchiveStore
+from turnstream.redis.connect import redis_client
+from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.keys import KeyLayout
+from turnstream.redis.memories import MemoryStore
+from turnstream.redis.replay import ReplayLock
 from turnstream.settings import Settings
 from turnstream.streams.journal_topic import JournalReader, JournalReadError
 from turnstream.streams.metrics import journal_replayed_total
 
 log = logging.getLogger(__name__)
 
-LOCK_SECONDS = 600
-"""The replay lock's lifetime, renewed per partition: a worker that dies mid-replay frees it this late at most."""
 CHUNK = 200
 """Memories or archive entries per Redis call."""
 
@@ -65,27 +64,6 @@ async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, 
         done.entries += len(kept.entries)
 
 
-class ReplayLock:
-    """The replay lock of one worker: taken, renewed, and checked before the replay is declared complete."""
-
-    def __init__(self, redis: redis.asyncio.Redis, layout: KeyLayout) -> None:
-        self.redis, self.key, self.token = redis, layout.journal_lock(), uuid.uuid4().hex
-
-    async def take(self) -> bool:
-        return bool(await self.redis.set(self.key, self.token, nx=True, ex=LOCK_SECONDS))
-
-    async def renew(self) -> None:
-        await self.redis.set(self.key, self.token, xx=True, ex=LOCK_SECONDS)
-
-    async def still_held(self) -> bool:
-        """False when Redis lost the lock meanwhile (lost its data again): the replay must not be called complete."""
-        return (await self.redis.get(self.key)) == self.token.encode()
-
-    async def release(self) -> None:
-        if await self.still_held():
-            await self.redis.delete(self.key)
-
-
 async def replay_journal(settings: Settings, kafka: dict[str, Any], memory: MemoryStore, archive: ArchiveStore,
                          renew: Callable[[], Awaitable[None]]) -> Replayed:
     """Write back what the journal holds, then what was appended to it meanwhile; counts of what was written."""
@@ -109,15 +87,14 @@ def _kept(records: list[JournalRecord], settings: Settings) -> Replay:
 async def resync_memories(settings: Settings, kafka: dict[str, Any]) -> Replayed | None:
     """Replay the journal if this Redis has not had it and no other worker is at it; None when nothing was due."""
     redis = redis_client(settings)
-    layout = KeyLayout(settings.topic_prefix)
-    lock = ReplayLock(redis, layout)
+    lock = ReplayLock(redis, KeyLayout(settings.topic_prefix))
     try:
-        if await redis.exists(layout.journal_replayed()) or not await lock.take():
+        if await lock.replayed() or not await lock.take():
             return None
         try:
             done = await replay_journal(settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock.renew)
             if await lock.still_held():
-                await redis.set(layout.journal_replayed(), repr(time.time()))
+                await lock.mark_replayed(time.time())
         finally:
             await lock.release()
         return done
@@ -135,7 +112,7 @@ def register_memory_resync(app: faust.App, settings: Settings) -> None:
         started = time.monotonic()
         try:
             done = await resync_memories(settings, app.kafka_options)  # type: ignore[attr-defined]
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+        except REDIS_UNAVAILABLE as error:
             log.info("memory re-sync skipped, Redis does not answer: %s", error)  # the next check tries again
             return
         except (KafkaError, JournalReadError) as error:

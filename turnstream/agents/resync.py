@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import Iterable, Iterator
 
 import faust
-import redis.exceptions
 
+from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.control import is_forget_marker
 from turnstream.session import CoreConfig, SessionCore, SessionState
@@ -49,10 +49,7 @@ async def resync(table: SessionsTable, keys: list[str], store: ContextWriter, co
     """Write back the context of every session in `keys` whose owner pointer Redis has lost; how many were written."""
     written = 0
     for chunk in _chunks(keys, CHUNK):
-        async with store.redis.pipeline(transaction=False) as pipe:
-            for key in chunk:
-                pipe.exists(store.layout.owner_pointer(key))
-            present = await pipe.execute()
+        present = await store.pointed(chunk)
         states = [
             SessionState.restore(raw) for key, there in zip(chunk, present)
             if not there and (raw := table.data.get(key)) is not None and not is_forget_marker(raw)
@@ -60,11 +57,8 @@ async def resync(table: SessionsTable, keys: list[str], store: ContextWriter, co
         if not states:
             continue
         now = time.time()
-        async with store.redis.pipeline(transaction=False) as pipe:
-            for state in states:
-                await store.queue_write(pipe, core.context_doc(state, now, {}), state.recent_turn_ids, state.owner)
-            replies = await pipe.execute()
-        written += sum(1 for reply in replies[::2] if reply)  # each write is the script's reply, then the pointer's SET
+        written += await store.write_many(
+            [(core.context_doc(state, now, {}), state.recent_turn_ids, state.owner) for state in states])
     return written
 
 
@@ -82,7 +76,7 @@ def register_context_resync(app: faust.App, settings: Settings, table: SessionsT
         store = ContextWriter.from_settings(settings)
         try:
             written = await resync(table, live_sessions(table, held, time.time(), settings), store, core)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+        except REDIS_UNAVAILABLE as error:
             log.info("context re-sync skipped, Redis does not answer: %s", error)  # the next sweep tries again
             return
         finally:

@@ -13,14 +13,25 @@ from mode import CrashingSupervisor
 
 from turnstream.agents.batch import Stepper, TableStates, Tombstones
 from turnstream.agents.executor import Executor, Sinks, to_the_end
-from turnstream.agents.sinks import (ArchiveSink, ContextSink, DeadLetterSink, ForgetSink, ForwardSink, JournalSink,
-                                     MemorySink, RedisSink, ReleaseSink, SummaryRequestSink, TableSink)
-from turnstream.redis.memories import MemoryStore
+from turnstream.agents.sinks import (
+    ArchiveSink,
+    ContextSink,
+    DeadLetterSink,
+    ForgetSink,
+    ForwardSink,
+    JournalSink,
+    MemorySink,
+    RedisSink,
+    ReleaseSink,
+    SummaryRequestSink,
+    TableSink,
+)
 from turnstream.redis.archive import ArchiveStore
+from turnstream.redis.memories import MemoryStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.ids import partition_of
 from turnstream.session import CoreConfig, LiveStates, SessionCore
 from turnstream.settings import Settings
-from turnstream.redis.writer import ContextWriter
 from turnstream.streams.batches import acknowledge, take_batches
 from turnstream.streams.delivery import OrderedConsumer
 from turnstream.streams.topics import Topics

@@ -11,33 +11,35 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import faust
-import redis.exceptions
-from faust.types import AppT, EventT
-from redis.asyncio.client import Pipeline
+from faust.types import AppT
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.batch import Batch, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
 from turnstream.faust_private.producer import send_buffered
 from turnstream.faust_private.tables import attributed_to
-from turnstream.redis.memories import MemoryStore
 from turnstream.memory.archive import ArchiveEntry
-from turnstream.redis.archive import ArchiveStore
 from turnstream.memory.journal import archive_record, journal_key, memory_record
 from turnstream.redis.aio import run_pipeline
-from turnstream.redis.memories import Remembered
+from turnstream.redis.archive import ArchiveStore
+from turnstream.redis.errors import REDIS_UNAVAILABLE
+from turnstream.redis.memories import MemoryStore, Remembered
+from turnstream.redis.writer import ContextWriter
 from turnstream.schemas import ContextDoc
 from turnstream.schemas.control import forget_marker
 from turnstream.schemas.ids import partition_of
 from turnstream.session import SessionCore, SessionState
 from turnstream.session.writes import memory_writes
-from turnstream.redis.writer import ContextWriter
 from turnstream.streams.metrics import redis_write_retries_total
 from turnstream.tracing import record_span
+
+if TYPE_CHECKING:
+    from redis.asyncio.client import Pipeline
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -65,7 +67,7 @@ class Sink(Protocol):
 async def until_redis_answers(write: Callable[[], Awaitable[T]]) -> T:
     """Retry a write until Redis takes it: while Redis is away the partition waits rather than drop turns."""
     async for attempt in AsyncRetrying(
-        retry=retry_if_exception_type((redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)),
+        retry=retry_if_exception_type(REDIS_UNAVAILABLE),
         wait=wait_exponential(multiplier=0.1, max=5),
         after=lambda retry: redis_write_retries_total.inc(),  # tenacity calls it only for an attempt it retries
         before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s", retry.outcome.exception()),
@@ -267,9 +269,9 @@ class TableSink:
         deadline = time.monotonic() + CHANGELOG_WAIT_SECONDS
         try:
             if not await send_buffered(producer, deadline):
-                raise asyncio.TimeoutError
+                raise TimeoutError
             await asyncio.wait_for(producer.flush(), max(deadline - time.monotonic(), 0.1))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("Table rows not confirmed by the broker within %.0f s; acknowledging the batch anyway",
                         CHANGELOG_WAIT_SECONDS)
 
@@ -287,13 +289,8 @@ class ForgetSink:
         if not forgotten:
             return
 
-        async def confirm() -> list[object]:
-            async with self.store.redis.pipeline(transaction=False) as pipe:
-                for key, (_, request) in forgotten.items():
-                    pipe.set(self.store.layout.forgotten(key), repr(request.requested_at), ex=self.lifetime)
-                return await pipe.execute()
-
-        await until_redis_answers(confirm)
+        markers = {key: request.requested_at for key, (_, request) in forgotten.items()}
+        await until_redis_answers(lambda: self.store.mark_forgotten(markers, self.lifetime))
 
 
 @dataclass

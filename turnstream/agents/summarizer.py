@@ -11,9 +11,9 @@ import openai
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from turnstream.agents.fields import record_fields
-from turnstream.session.summaries import SummaryRequest, SummaryResult
 from turnstream.llm.calls import client_options, merge_profile, merge_summary
 from turnstream.redis.memories import MemoryStore
+from turnstream.session.summaries import SummaryRequest, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import llm_requests_total, observe_ms
 from turnstream.streams.topics import Topics

@@ -5,7 +5,8 @@ memory per 1,000 turns against the turns' own JSON bytes."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 from redis.asyncio import Redis
@@ -15,12 +16,12 @@ from turnstream.client import ContextClient
 from turnstream.compaction import compact
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.samples.recall_set import recall_case
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import percentile
 from turnstream.text.language import Language
-from turnstream.redis.writer import ContextWriter
 
 SIZES = (1_000, 10_000)
 TARGET_RATIO = 3.0

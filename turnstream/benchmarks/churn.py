@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
 from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.figures import Figure, Row, Target
-from turnstream.benchmarks.live import BenchTimeout, POLL_SECONDS, READY_TIMEOUT_SECONDS
+from turnstream.benchmarks.live import POLL_SECONDS, READY_TIMEOUT_SECONDS, BenchTimeout
 from turnstream.client import TurnProducer
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.ids import session_owner
@@ -63,7 +64,7 @@ async def _applied(store: ContextWriter, session_ids: list[str], version: int, c
     while waiting:
         async with store.redis.pipeline(transaction=False) as pipe:
             for sid in waiting:
-                pipe.hget(store.keys(session_owner(sid), sid).context, "version")  # no user: the session owns its memory
+                pipe.hget(store.layout.session(session_owner(sid), sid).context, "version")  # no user: the session owns its memory
             versions = await pipe.execute()
         waiting = [sid for sid, got in zip(waiting, versions) if got is None or int(got) < version]
         children.check()

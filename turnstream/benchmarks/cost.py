@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from turnstream.benchmarks.figures import Figure, Row, Target, interleaved
 from turnstream.compaction import SessionCompactor

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, rounded
 from turnstream.benchmarks.live import Live, encode, last_versions, round_turns

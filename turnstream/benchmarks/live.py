@@ -6,8 +6,9 @@ import asyncio
 import os
 import time
 import urllib.request
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import orjson
 from aiokafka.structs import RecordMetadata
@@ -177,7 +178,7 @@ class Live:
                     pipe.get(store.layout.owner_pointer(key))
                 owners = [session_owner(key) if owner is None else owner.decode() for key, owner in zip(keys, await pipe.execute())]
                 for key, owner in zip(keys, owners):
-                    pipe.hget(store.keys(owner, key).context, "version")
+                    pipe.hget(store.layout.session(owner, key).context, "version")
                 versions = await pipe.execute()
             for key, version in zip(keys, versions):
                 if version is not None and int(version) >= behind[key]:

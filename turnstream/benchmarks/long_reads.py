@@ -9,7 +9,7 @@ and its questions asked with `ContextClient.build_prompt` (looking only).
 from __future__ import annotations
 
 import time
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from redis.asyncio import Redis
 
@@ -19,11 +19,11 @@ from turnstream.client import ContextClient
 from turnstream.compaction import compact
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.archive import ArchiveStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.samples.long_chats import LongChat, long_chats
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import percentile
-from turnstream.redis.writer import ContextWriter
 
 TARGET_RATIO = 3.0
 CHATS_PER_LANGUAGE = 4

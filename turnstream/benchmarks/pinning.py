@@ -8,9 +8,9 @@ than its neighbours. Unpinned: every process on every core the bench may use, as
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 PINNED, UNPINNED, UNPINNED_ONLY = "pinned", "unpinned", "unpinned only"
 """How a row names where its processes ran; "unpinned only" where pinning was not possible or not asked for."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.benchmarks.live import Live

@@ -14,9 +14,10 @@ alike on every side.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
@@ -108,7 +109,7 @@ def _locomo_ts(when: str) -> float:
     hour, minute, half, day, month, year = _SESSION_DATE.match(when).groups()  # type: ignore[union-attr]
     clock = int(hour) % 12 + (12 if half == "pm" else 0)
     parsed = datetime.strptime(f"{day} {month} {year} {clock}:{minute}", "%d %B %Y %H:%M")
-    return parsed.replace(tzinfo=timezone.utc).timestamp()
+    return parsed.replace(tzinfo=UTC).timestamp()
 
 
 def _photo(caption: str) -> str:

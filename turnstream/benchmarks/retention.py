@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.compaction import compact
-from turnstream.compaction.strategies import CompositeStrategy, KeyInfoExtractor, RollingSummarizer, Strategy, build_strategy
-from turnstream.samples.planted import generate, message_lines, naive_tail, retention as retained_share
+from turnstream.compaction.strategies import (
+    CompositeStrategy,
+    KeyInfoExtractor,
+    RollingSummarizer,
+    Strategy,
+    build_strategy,
+)
+from turnstream.samples.planted import generate, message_lines, naive_tail
+from turnstream.samples.planted import retention as retained_share
 from turnstream.settings import Settings
 
 BUDGET_TOKENS = 1500

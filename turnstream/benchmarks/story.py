@@ -17,9 +17,10 @@ whole history as dated lines (`[8 May 2023] Caroline: …`), the ceiling of this
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
 

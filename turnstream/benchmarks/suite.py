@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
 
+from turnstream.benchmarks.archive_reads import archive_reads
 from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.churn import churn_memory
 from turnstream.benchmarks.cost import append_cost
@@ -14,15 +15,14 @@ from turnstream.benchmarks.drain import drain_rate
 from turnstream.benchmarks.figures import Figure
 from turnstream.benchmarks.freshness import freshness
 from turnstream.benchmarks.live import Consumers, Live, create_topics, spawn
+from turnstream.benchmarks.long_reads import long_reads
 from turnstream.benchmarks.pinning import chosen_split
 from turnstream.benchmarks.prompt_size import prompt_size
 from turnstream.benchmarks.reads import read_latency
-from turnstream.benchmarks.archive_reads import archive_reads
-from turnstream.benchmarks.long_reads import long_reads
 from turnstream.benchmarks.recall import recall_figure
-from turnstream.samples.recall_set import RecallCase
 from turnstream.benchmarks.retention import retention
 from turnstream.benchmarks.story import story_cases, story_figure
+from turnstream.samples.recall_set import RecallCase
 from turnstream.settings import Settings
 
 Progress = Callable[[str], None]

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from turnstream.client.context import ContextClient
-    from turnstream.client.errors import ClientError, ProducerBufferFull, ProducerClosedError, ProducerStartError, RecordTimeout
+    from turnstream.client.errors import (
+        ClientError,
+        ProducerBufferFull,
+        ProducerClosedError,
+        ProducerStartError,
+        RecordTimeout,
+    )
     from turnstream.client.gateway import GatewayClient, SyncGatewayClient
     from turnstream.client.producer import TurnProducer
     from turnstream.client.reads import WaitResult
@@ -37,4 +43,8 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(_WHERE[name]), name)
 
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "ClientError", "ContextClient", "ContextReader", "GatewayClient", "ProducerBufferFull", "ProducerClosedError",
+    "ProducerStartError", "RecordTimeout", "SendHandle", "SessionKeys", "SyncContextClient", "SyncGatewayClient",
+    "SyncTurnProducer", "TurnProducer", "WaitResult",
+]

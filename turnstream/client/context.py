@@ -6,15 +6,13 @@ import asyncio
 import time
 from types import TracebackType
 
-
 from turnstream.client.reads import WaitResult, session_and_owner
-from turnstream.redis.reader import ContextReader
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.memories import MemoryStore
+from turnstream.redis.reader import ContextReader
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.tracing import span
-
 
 WAIT_READS = 8
 """Reads that wait_for calls of one client run at once: with the one shared subscription, the connections

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-
-from redis import Redis
+from typing import TYPE_CHECKING
 
 from turnstream.client.reads import WaitResult, session_and_owner
 from turnstream.prompt.assemble import Prompt, finish_prompt
@@ -22,6 +21,9 @@ from turnstream.redis.keys import KeyLayout
 from turnstream.redis.recall import recall_read
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 
 class SyncContextClient:
@@ -83,9 +85,9 @@ class SyncContextClient:
                            query.archive, record, time.time())
         return finish_prompt(query, execute(self.redis, read), self.settings)
 
-    def forgotten(self, session_id: str, tenant: str | None = None) -> bool:
-        """Whether the session was erased (`turnstream forget`)."""
-        return execute(self.redis, reads.forgotten_read(self.layout, session_and_owner(session_id, tenant, None)[0]))
+    def forgotten_key(self, session_key: str) -> bool:
+        """Whether the session of `session_key` was erased (`turnstream forget`): its forget marker is set."""
+        return execute(self.redis, reads.forgotten_read(self.layout, session_key))
 
     def _owner_of(self, session_key: str) -> str:
         return execute(self.redis, reads.owner_read(self.layout, session_key))

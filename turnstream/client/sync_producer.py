@@ -138,7 +138,7 @@ class SyncTurnProducer:
         try:
             delivery = await asyncio.wait_for(self.turn_producer.send_raw(key, value, headers),
                                               deadline - time.monotonic())
-        except (asyncio.TimeoutError, KafkaTimeoutError):
+        except (TimeoutError, KafkaTimeoutError):
             raise self._full() from None
         except Exception as error:  # e.g. MessageSizeTooLargeError: the caller learns it from the handle
             handle.set_exception(error)

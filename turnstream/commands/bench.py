@@ -10,7 +10,7 @@ import platform
 import signal
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -190,7 +190,7 @@ def _meta(
     configured: Settings, plan: dict[str, Any], quick: bool, wall: float, pids: dict[str, int], brokers: list[str]
 ) -> dict[str, Any]:
     return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": _machine(),
         "quick": quick,
         "plan": plan,

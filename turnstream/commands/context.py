@@ -7,13 +7,12 @@ import asyncio
 import sys
 
 import orjson
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.cli import CliError
 from turnstream.client import ContextClient
 from turnstream.commands._services import configured_settings
 from turnstream.prompt.assemble import Prompt
+from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.schemas import ContextDoc, session_key
 
 
@@ -54,7 +53,7 @@ async def _get(session: str, tenant: str | None, user: str | None) -> ContextDoc
 def run_get(args: argparse.Namespace) -> int:
     try:
         doc = asyncio.run(_get(args.session, args.tenant, args.user))
-    except (RedisConnectionError, RedisTimeoutError) as error:
+    except REDIS_UNAVAILABLE as error:
         raise CliError(f"cannot reach Redis: {error}") from None
     if doc is None:
         raise CliError(f"no context for session {session_key(args.session, args.tenant)}")
@@ -72,7 +71,7 @@ def run_prompt(args: argparse.Namespace) -> int:
         raise CliError("--k must be 0 or more", code=2)
     try:
         prompt = asyncio.run(_prompt(args))
-    except (RedisConnectionError, RedisTimeoutError) as error:
+    except REDIS_UNAVAILABLE as error:
         raise CliError(f"cannot reach Redis: {error}") from None
     sys.stdout.write(orjson.dumps(prompt.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0

@@ -16,7 +16,16 @@ from turnstream.commands._args import positive_int
 from turnstream.commands._services import client_logging
 from turnstream.demo.plan import DemoSession, plan_sessions
 from turnstream.demo.render import render
-from turnstream.demo.run import DemoError, check_services, final_prompt, read_latencies, replay, session_rows, stage_latencies, summarize
+from turnstream.demo.run import (
+    DemoError,
+    check_services,
+    final_prompt,
+    read_latencies,
+    replay,
+    session_rows,
+    stage_latencies,
+    summarize,
+)
 from turnstream.settings import Settings
 from turnstream.streams.embedded import StackError, free_port, provisioned
 from turnstream.streams.processes import start_worker, stop_process

@@ -6,11 +6,10 @@ import argparse
 import asyncio
 
 from aiokafka.errors import KafkaError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.cli import CliError
 from turnstream.commands._services import client_logging, configured_settings
+from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.streams.erasure import ErasureNotConfirmed, erase
 
 
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
                                          dry_run=args.dry_run))
     except ErasureNotConfirmed as error:
         raise CliError(str(error)) from None
-    except (RedisConnectionError, RedisTimeoutError) as error:
+    except REDIS_UNAVAILABLE as error:
         raise CliError(f"cannot reach Redis: {error}") from None
     except KafkaError as error:
         raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None

@@ -6,13 +6,11 @@ import argparse
 import asyncio
 import signal
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import port
 from turnstream.commands._services import client_logging, configured_settings
 from turnstream.redis.connect import redis_client
+from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.settings import Settings
 
 
@@ -54,14 +52,14 @@ async def _serve(settings: Settings, host: str, port: int, token: str | None) ->
     from aiohttp import web
 
     from turnstream.inspect.app import build_app
-    from turnstream.inspect.reader import InspectReader
+    from turnstream.redis.inspection import InspectReader
 
     reader = InspectReader(redis_client(settings), settings)
     runner = web.AppRunner(build_app(reader, token), access_log=None)
     try:
         try:
             await reader.ping()
-        except (RedisConnectionError, RedisTimeoutError) as error:
+        except REDIS_UNAVAILABLE as error:
             raise CliError(f"cannot reach Redis: {error}") from None
         await runner.setup()
         site = web.TCPSite(runner, host, port)

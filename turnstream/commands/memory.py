@@ -11,13 +11,12 @@ import asyncio
 import sys
 
 import orjson
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.cli import CliError
 from turnstream.commands._services import configured_settings
 from turnstream.memory import Memory
 from turnstream.prompt.assemble import Prompt
+from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.memories import MemoryStore
 from turnstream.schemas.ids import session_key, session_owner, user_owner
 
@@ -83,7 +82,7 @@ def run_list(args: argparse.Namespace) -> int:
     owner = _owner(args)
     try:
         memories = asyncio.run(_list(owner))
-    except (RedisConnectionError, RedisTimeoutError) as error:
+    except REDIS_UNAVAILABLE as error:
         raise CliError(f"cannot reach Redis: {error}") from None
     if not memories:
         raise CliError(f"no memories for {_describe(args)}")
@@ -105,7 +104,7 @@ def run_search(args: argparse.Namespace) -> int:
         raise CliError("--k must be 0 or more", code=2)
     try:
         prompt = asyncio.run(_search(_owner(args), args.text, args.k))
-    except (RedisConnectionError, RedisTimeoutError) as error:
+    except REDIS_UNAVAILABLE as error:
         raise CliError(f"cannot reach Redis: {error}") from None
     found = {"recalled": prompt.recalled, "archived": prompt.archived}
     sys.stdout.write(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode() + "\n")

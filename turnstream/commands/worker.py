@@ -87,8 +87,8 @@ def run_worker(settings: Settings, loglevel: str) -> int:
 
     from prometheus_client import start_http_server
 
-    from turnstream.streams.admin import TopicLayoutError, ensure_topics
     from turnstream.agents.app import create_app
+    from turnstream.streams.admin import TopicLayoutError, ensure_topics
     from turnstream.streams.shutdown import Worker
     from turnstream.streams.startup import ServicesUnavailable, wait_for_services
     from turnstream.tracing import export_from_env

@@ -29,4 +29,7 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(_WHERE[name]), name)
 
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "CompactionResult", "KEEP_DIGEST", "MARKERS", "MessageError", "PopError", "SessionCompactor", "compact",
+    "detect_language", "validate_messages",
+]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block, starts_unit, trim_message
 from turnstream.compaction.marker import marker_message, marker_tokens
@@ -14,6 +15,7 @@ from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message
 from turnstream.schemas.tokens import TokenCounts
 from turnstream.text.chat import Message, call_ids
 from turnstream.text.language import Language, LanguageTally
+
 
 class _KeepDigest:
     """The strategy used when none is given: the digest stays as it is."""

@@ -8,10 +8,10 @@ read (turnstream/prompt) applies them to a stored context document, with no LLM 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
 from functools import lru_cache
-from typing import Sequence
 
 import orjson
 

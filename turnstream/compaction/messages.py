@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from turnstream.schemas.message import shape_error
 from turnstream.text.chat import call_ids
-
 
 
 class MessageError(ValueError):

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction.tokens import count_messages
-from turnstream.redis.connect import redis_client
 from turnstream.demo.plan import DemoSession
+from turnstream.redis.connect import ping, redis_client
 from turnstream.samples.planted import message_lines, retention
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
@@ -52,7 +53,7 @@ async def check_services(settings: Settings) -> None:
         raise DemoError(settings.redact(f"cannot reach the broker at {settings.kafka_url}: {error!r}")) from None
     client = redis_client(settings, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS)
     try:
-        await client.ping()
+        await ping(client)
     except Exception as error:  # noqa: BLE001
         raise DemoError(settings.redact(f"cannot reach Redis at {settings.redis_url}: {error!r}")) from None
     finally:

@@ -12,7 +12,8 @@ Relies on (faust-streaming, `faust.transport.drivers.aiokafka` and `faust.transp
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, ConsumerT

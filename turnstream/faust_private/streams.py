@@ -7,8 +7,9 @@ the processor and hands them over itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from faust.types import StreamT
 

@@ -10,8 +10,9 @@ Relies on (faust-streaming):
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from faust.streams import _current_event
 from faust.types import EventT, TableT

@@ -9,8 +9,8 @@ pins in pyproject.toml state the same ranges (tests/unit/faust_private/test_vers
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from importlib import metadata
-from typing import Mapping
 
 TESTED: dict[str, tuple[str, str]] = {
     "faust-streaming": ("0.15.3", "0.16"),

@@ -12,16 +12,15 @@ import hmac
 import ipaddress
 import logging
 import re
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from pydantic import ValidationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.inspect.pages import SessionView, error_page, list_page, session_page
-from turnstream.inspect.reader import MAX_DROPPED_SHOWN, InspectReader
 from turnstream.inspect.views import dropped_positions, session_rows, user_of
+from turnstream.redis.errors import REDIS_UNAVAILABLE
+from turnstream.redis.inspection import MAX_DROPPED_SHOWN, InspectReader
 from turnstream.schemas.turn import SAFE_ID
 
 log = logging.getLogger(__name__)
@@ -81,13 +80,13 @@ def guard(token: str | None) -> Callable[[web.Request, Handler], Awaitable[web.S
                 return _page(401, "a token is required (TURNSTREAM_INSPECT_TOKEN): send it as a Bearer token, "
                                   "or as the password when the browser asks",
                              {"WWW-Authenticate": 'Basic realm="turnstream inspect", charset="UTF-8"', **HEADERS})
-        elif not is_loopback((request.url.host or "")):
+        elif not is_loopback(request.url.host or ""):
             return _page(403, "this inspector answers to loopback host names only", HEADERS)
         try:
             response = await handler(request)
         except web.HTTPException as error:
             response = _page(error.status, error.reason)
-        except (RedisConnectionError, RedisTimeoutError) as error:
+        except REDIS_UNAVAILABLE as error:
             response = _page(503, f"cannot reach Redis: {error}")
         except ValidationError as error:
             response = _page(500, f"the stored context does not validate as this version's ContextDoc: {error.errors()[0]['msg']}")

@@ -6,8 +6,8 @@ without passing through `html()`; the page's CSS is inline and there is no scrip
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
-from typing import Iterable
 
 
 class Html(str):

@@ -7,12 +7,11 @@ parts start, how wide a bar is) are unit-tested with plain documents.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Iterable
+from datetime import UTC, datetime
 
 from turnstream.compaction.tokens import count_message
-from turnstream.memory.model import Memory
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message
 
@@ -36,28 +35,6 @@ class SessionRow:
     updated_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class OwnerData:
-    """What a session's owner has beyond the session: typed memories (oldest first) and the profile."""
-
-    memories: list[Memory]
-    profile: str
-    profile_version: int
-
-
-def parse_context_key(prefix: str, key: str) -> tuple[str, str] | None:
-    """(owner, session key) of a `P:ctx:{O}:S` key; None for anything else.
-
-    A user id may hold any character, braces too, but a session key none (SAFE_ID): so the owner
-    ends at the LAST `}:`.
-    """
-    head = f"{prefix}:ctx:{{"
-    if not key.startswith(head) or "}:" not in key:
-        return None
-    owner, _, session = key[len(head):].rpartition("}:")
-    return (owner, session) if owner and session else None
-
-
 def user_of(owner: str, session_key: str, tenant: str | None) -> str | None:
     """The user id inside an owner key (`tenant:user` or `user`); None when the session is its own owner."""
     if owner == session_key:
@@ -73,20 +50,6 @@ def turns_applied(doc: ContextDoc) -> int:
 def session_row(owner: str, doc: ContextDoc) -> SessionRow:
     return SessionRow(doc.session_key, doc.session_id, doc.tenant, owner, user_of(owner, doc.session_key, doc.tenant),
                       doc.version, turns_applied(doc), doc.tokens.before, doc.tokens.after, doc.tokens.budget, doc.updated_at)
-
-
-def scan_pattern(prefix: str, query: str) -> str:
-    """The SCAN MATCH pattern of context keys holding `query` anywhere in their owner or session, any case.
-
-    Glob characters in the query are escaped; letters become `[aA]` classes, as Redis globs have no
-    case-insensitive flag. The pure `matches` then keeps only rows whose id, user or tenant hold it.
-    """
-    def one(char: str) -> str:
-        if char.isascii() and char.isalpha():  # a class is one byte: other letters match as typed
-            return f"[{char.lower()}{char.upper()}]"
-        return "\\" + char if char in "*?[]\\^" else char
-
-    return f"{prefix}:ctx:{{*{''.join(map(one, query))}*" if query else f"{prefix}:ctx:{{*"
 
 
 def matches(row: SessionRow, query: str) -> bool:
@@ -171,4 +134,4 @@ def dropped_positions(doc: ContextDoc) -> list[int]:
 
 def when(ts: float) -> str:
     """An epoch time as `2026-11-30 04:12:05 UTC`."""
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

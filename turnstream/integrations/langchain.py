@@ -20,7 +20,14 @@ from typing import Any, AsyncContextManager, Protocol, TypeVar, Union
 import orjson
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import (
-    AIMessage, BaseMessage, ChatMessage, HumanMessage, InvalidToolCall, SystemMessage, ToolCall, ToolMessage,
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    InvalidToolCall,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
 )
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -207,7 +214,7 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
         try:
             self.version = gateway.record(turns, timeout=self.timeout)
         except RecordTimeout as timeout:
-            if gateway.context.redis.exists(gateway.context.layout.forgotten(timeout.session_key)):
+            if gateway.context.forgotten_key(timeout.session_key):
                 raise SessionErased(timeout.session_key) from timeout
             raise
 
@@ -220,8 +227,7 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
             try:
                 self.version = await gateway.record(turns, timeout=self.timeout)
             except RecordTimeout as timeout:
-                store = gateway.context.store
-                if await store.redis.exists(store.layout.forgotten(timeout.session_key)):
+                if await gateway.context.store.forgotten(timeout.session_key):
                     raise SessionErased(timeout.session_key) from timeout
                 raise
 

@@ -240,8 +240,8 @@ class TurnstreamSession:
             try:
                 await gateway.record(turns, timeout=self.timeout)
             except RecordTimeout as timeout:
-                store = gateway.context.store  # an erased session's forget marker says why nothing was applied
-                if await store.redis.exists(store.layout.forgotten(timeout.session_key)):
+                # an erased session's forget marker says why nothing was applied
+                if await gateway.context.store.forgotten(timeout.session_key):
                     raise SessionErased(timeout.session_key) from timeout
                 raise
 

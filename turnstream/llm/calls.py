@@ -6,7 +6,8 @@ failure, and the caller decides how to fall back.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import openai
 

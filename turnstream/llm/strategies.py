@@ -4,8 +4,9 @@ retries and the offline strategy as fallback."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import openai
 from tenacity import Retrying, stop_after_attempt, wait_exponential

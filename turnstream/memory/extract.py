@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.text import keywords

@@ -7,7 +7,7 @@ the newest (a correction included) are last; the async LLM merge later rewrites 
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from turnstream.memory.model import Memory
 

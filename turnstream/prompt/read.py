@@ -3,8 +3,8 @@ them is redis/recall.py's)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.model import MemoryType

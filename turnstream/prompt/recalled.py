@@ -11,10 +11,10 @@ more lines.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from functools import lru_cache
-from typing import Iterable
 
 from turnstream.compaction.greeting import without_filler
 from turnstream.compaction.tokens import count_text
@@ -49,7 +49,7 @@ class RecalledTurn:
 
 def day_heading(entry: ArchiveEntry, language: Language) -> str:
     """`[8 May 2023]`: the day the turn was said."""
-    return _heading(datetime.fromtimestamp(entry.ts, timezone.utc).date(), language)
+    return _heading(datetime.fromtimestamp(entry.ts, UTC).date(), language)
 
 
 @lru_cache(maxsize=1024)

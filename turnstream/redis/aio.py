@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline

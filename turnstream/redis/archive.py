@@ -16,14 +16,15 @@ postings, that term's next best among the older entries no longer come back (its
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from turnstream.redis.keys import KeyLayout, OwnerKeys
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.redis.aio import load_script, queue_script, run_pipeline
+from turnstream.redis.keys import KeyLayout, OwnerKeys
 from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EVICT, Call
 from turnstream.settings import Settings
 

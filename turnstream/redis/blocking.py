@@ -4,13 +4,15 @@ threaded gateways; a redis.Redis is thread-safe (a pool of connections), so one 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from redis import Redis, RedisCluster
 from redis.client import PubSub
 from redis.cluster import ClusterPipeline
-from redis.exceptions import NoScriptError, TimeoutError as RedisTimeoutError
+from redis.exceptions import NoScriptError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.redis.reads import Command, Read, ScriptCommand, as_command, scripts_of
 

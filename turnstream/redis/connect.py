@@ -8,6 +8,7 @@ Sentinel names, with TURNSTREAM_REDIS_SENTINEL_MASTER.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ from turnstream.settings import Settings
 
 if TYPE_CHECKING:
     from redis import Redis as SyncRedis
-    from redis.asyncio import Redis
+    from redis.asyncio import Redis, RedisCluster
 
 _SENTINEL_URL = re.compile(r"^(?P<scheme>rediss?)://(?:(?P<user>[^@/]*)@)?(?P<hosts>[^/?#@]+)(?P<tail>.*)$")
 
@@ -33,7 +34,8 @@ def redis_client(settings: Settings, **options: Any) -> Redis:
 
 def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
     """The same as redis_client, for threads: a redis.Redis or redis.RedisCluster (the synchronous ContextClient's)."""
-    from redis import Redis as SyncRedis, RedisCluster
+    from redis import Redis as SyncRedis
+    from redis import RedisCluster
     from redis.sentinel import Sentinel
 
     client: SyncRedis = _topology_client(settings, options, SyncRedis, RedisCluster, Sentinel)
@@ -88,3 +90,9 @@ def _redis_url_and_options(settings: Settings, options: dict[str, Any]) -> tuple
         # rediss:// alone turns TLS on and verifies against the system CAs
         options.setdefault("ssl_ca_certs", str(settings.redis_ca_file))
     return settings.redis_url, options
+
+
+async def ping(redis: Redis | RedisCluster, timeout: float | None = None) -> bool:
+    """Whether Redis answers a PING (within `timeout` seconds when given); raises what the client raises."""
+    answer = redis.ping()
+    return bool(await (asyncio.wait_for(answer, timeout) if timeout is not None else answer))

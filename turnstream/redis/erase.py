@@ -44,6 +44,14 @@ class Eraser:
         self.layout = KeyLayout(settings.topic_prefix)
         self.archive = ArchiveStore(redis, settings)
 
+    async def unconfirmed(self, sessions: list[str], requested_at: float) -> list[str]:
+        """The sessions whose worker has not yet confirmed an erasure asked at `requested_at` (its forget marker)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in sessions:  # GETs, not one MGET: on a Redis Cluster the markers sit in different slots
+                pipe.get(self.layout.forgotten(key))
+            values = await pipe.execute()
+        return [key for key, value in zip(sessions, values) if value is None or float(value) < requested_at]
+
     async def owner_of(self, session_key: str) -> str:
         """The session's owner as its pointer names it; the session itself when the pointer is gone."""
         owner = await self.redis.get(self.layout.owner_pointer(session_key))

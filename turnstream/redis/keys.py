@@ -109,3 +109,30 @@ class KeyLayout:
 
 def _tag(name: str) -> str:
     return "{" + name + "}"
+
+
+def parse_context_key(prefix: str, key: str) -> tuple[str, str] | None:
+    """(owner, session key) of a `P:ctx:{O}:S` key; None for anything else.
+
+    A user id may hold any character, braces too, but a session key none (SAFE_ID): so the owner
+    ends at the LAST `}:`.
+    """
+    head = f"{prefix}:ctx:{{"
+    if not key.startswith(head) or "}:" not in key:
+        return None
+    owner, _, session = key[len(head):].rpartition("}:")
+    return (owner, session) if owner and session else None
+
+
+def scan_pattern(prefix: str, query: str) -> str:
+    """The SCAN MATCH pattern of context keys holding `query` anywhere in their owner or session, any case.
+
+    Glob characters in the query are escaped; letters become `[aA]` classes, as Redis globs have no
+    case-insensitive flag. The pure `matches` then keeps only rows whose id, user or tenant hold it.
+    """
+    def one(char: str) -> str:
+        if char.isascii() and char.isalpha():  # a class is one byte: other letters match as typed
+            return f"[{char.lower()}{char.upper()}]"
+        return "\\" + char if char in "*?[]\\^" else char
+
+    return f"{prefix}:ctx:{{*{''.join(map(one, query))}*" if query else f"{prefix}:ctx:{{*"

@@ -10,23 +10,24 @@ got in between), writes nothing and names them; the call is repeated with them.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import orjson
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline
 
-from turnstream.redis.connect import redis_client
 from turnstream.memory.model import Memory
 from turnstream.memory.profile import append_profile, keep_tail
 from turnstream.prompt.assemble import Prompt, finish_prompt
 from turnstream.prompt.query import prompt_query
 from turnstream.prompt.read import ArchiveQuery, RecallResult
-from turnstream.redis.recall import recall_read
 from turnstream.redis.aio import execute, load_script, queue_script, run_pipeline
+from turnstream.redis.connect import redis_client
 from turnstream.redis.keys import KeyLayout, OwnerKeys
+from turnstream.redis.recall import recall_read
 from turnstream.redis.scripts import REMEMBER, REPLACE_PROFILE, Call
 from turnstream.settings import Settings
 

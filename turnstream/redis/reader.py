@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Self
+from typing import Self
 
 from redis.asyncio import Redis
 

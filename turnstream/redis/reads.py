@@ -8,9 +8,10 @@ awaits only.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Callable, Generic, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 from turnstream.redis.keys import KeyLayout
 from turnstream.redis.scripts import Call, ScriptSpec

@@ -6,7 +6,8 @@ redis/blocking.py), so the two send the same call byte for byte.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import orjson
 

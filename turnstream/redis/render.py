@@ -61,7 +61,7 @@ def _table(entries: dict[str, int], prefix: str) -> str:
 
 def lua_header(spec: ScriptSpec) -> str:
     """The lines a script starts with: what it is, its positions as comments, then as Lua names."""
-    lines = [f"-- GENERATED HEADER, from this script's spec in turnstream/redis/scripts.py: edit the spec, then run",
+    lines = ["-- GENERATED HEADER, from this script's spec in turnstream/redis/scripts.py: edit the spec, then run",
              f"-- `{REGENERATE}`. The body reads KEYS and ARGV by the names below only."]
     lines += _comment(spec.purpose)
     lines += [line for position, name, pattern, doc in key_rows(spec)

@@ -25,11 +25,12 @@ Key patterns use redis/keys.py's notation: P the topic prefix, O the owner, S th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import PurePosixPath
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 ScriptArg = str | bytes | int | float
 

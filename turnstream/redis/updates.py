@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
-from redis.exceptions import ConnectionError as RedisConnectionError, RedisError, TimeoutError as RedisTimeoutError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 SUBSCRIBE_TIMEOUT = 5.0
 RESUBSCRIBE_PAUSE_SECONDS = 0.5
@@ -40,7 +42,7 @@ class Watch:
         """The version of the next update published within `timeout` seconds (since the last call), else None."""
         try:
             await asyncio.wait_for(self._event.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
         self._event.clear()
         return self._version
@@ -103,7 +105,7 @@ class UpdateHub:
             return
         try:
             await asyncio.wait_for(confirmed.wait(), SUBSCRIBE_TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise RedisTimeoutError(f"Redis did not confirm the subscription to {name.decode()}") from None
 
     async def _read(self) -> None:

@@ -6,7 +6,8 @@ reader alone, and the worker's write path is one small class over the same clien
 
 from __future__ import annotations
 
-from typing import Iterable, Self
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Self
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -55,6 +56,30 @@ class ContextWriter:
         """Store `doc` unless the stored version is as new or newer; True when written."""
         written, _ = await run_pipeline(self.redis, lambda pipe: self.queue_write(pipe, doc, applied_turn_ids, owner))
         return bool(written)
+
+    async def write_many(self, writes: Sequence[tuple[ContextDoc, Iterable[str], str | None]]) -> int:
+        """`write` of each (doc, applied turn ids, owner), in one round trip; how many were newer and written."""
+        async def queue(pipe: Pipeline) -> None:
+            for doc, applied, owner in writes:
+                await self.queue_write(pipe, doc, applied, owner)
+
+        replies = await run_pipeline(self.redis, queue) if writes else []
+        return sum(1 for reply in replies[::2] if reply)  # each write is the script's reply, then the pointer's SET
+
+    async def pointed(self, session_keys: Sequence[str]) -> list[bool]:
+        """Per session, whether Redis still holds its owner pointer (lost with a FLUSHALL or a restart without data)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in session_keys:
+                pipe.exists(self.layout.owner_pointer(key))
+            return [bool(present) for present in await pipe.execute()]
+
+    async def mark_forgotten(self, requested: Mapping[str, float], lifetime: int) -> None:
+        """Set each erased session's forget marker to when its erasure was asked, for `lifetime` seconds: what tells
+        `turnstream forget` that the session's worker dropped its row."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key, requested_at in requested.items():
+                pipe.set(self.layout.forgotten(key), repr(requested_at), ex=lifetime)
+            await pipe.execute()
 
     async def aclose(self) -> None:
         await self.reader.aclose()

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
 

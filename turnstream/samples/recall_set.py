@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from turnstream.text.language import Language
+
 START_TS = 1_682_935_200.0  # 1 May 2023, 10:00 UTC
 DAY = 86_400.0
 

@@ -28,4 +28,7 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
 
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "ContextDoc", "ContextFact", "RECORDS", "TokenCounts", "Turn", "TurnError", "decode_turn", "encode_turn",
+    "json_schema", "session_key", "validate_turn",
+]

@@ -7,9 +7,8 @@ from typing import Annotated, Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
-from turnstream.schemas.message import shape_error
 from turnstream.schemas.ids import session_key
-from turnstream.schemas.message import MESSAGE_SCHEMA
+from turnstream.schemas.message import MESSAGE_SCHEMA, shape_error
 from turnstream.text.chat import Message
 
 SAFE_ID = r"^[A-Za-z0-9._:-]+$"

@@ -10,7 +10,8 @@ dropped with its partition, or lent to a batch that failed.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Iterable, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
 from turnstream.session.batch import SessionBatch, StateLoader
 from turnstream.session.rules import Loaded

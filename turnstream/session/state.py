@@ -8,8 +8,9 @@ an unknown one with a clear error rather than guessing.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 

@@ -16,7 +16,8 @@ of its partition: see streams/intake.py).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Protocol
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
 
 from faust.types import EventT, Message, StreamT
 

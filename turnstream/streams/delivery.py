@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any
 from weakref import WeakSet
 
 from faust.types import TP, Message

@@ -12,10 +12,11 @@ import struct
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Iterator, Literal
+from typing import IO, Literal
 
 from turnstream.settings import Settings
 from turnstream.streams import apache_kafka

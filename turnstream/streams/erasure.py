@@ -11,9 +11,9 @@ import time
 from collections import Counter
 
 from turnstream.client import TurnProducer
+from turnstream.memory.journal import erasure_record, journal_key
 from turnstream.redis.connect import redis_client
 from turnstream.redis.erase import Eraser
-from turnstream.memory.journal import erasure_record, journal_key
 from turnstream.schemas.control import forget_record
 from turnstream.schemas.ids import session_key, user_owner
 from turnstream.settings import Settings
@@ -68,14 +68,9 @@ async def _drop_rows(settings: Settings, eraser: Eraser, sessions: list[str]) ->
         for key in sessions:
             await producer.send_raw(key.encode(), forget_record(key, requested_at))
         await producer.flush()
-    markers = [eraser.layout.forgotten(key) for key in sessions]
     deadline = time.monotonic() + CONFIRM_TIMEOUT_SECONDS
     while True:
-        async with eraser.redis.pipeline(transaction=False) as pipe:
-            for marker in markers:  # GETs, not one MGET: on a Redis Cluster the markers sit in different slots
-                pipe.get(marker)
-            values = await pipe.execute()
-        waiting = [key for key, value in zip(sessions, values) if value is None or float(value) < requested_at]
+        waiting = await eraser.unconfirmed(sessions, requested_at)
         if not waiting:
             return
         if time.monotonic() > deadline:

@@ -11,7 +11,8 @@ and the lag of the partitions revoked from this worker is removed from the serie
 from __future__ import annotations
 
 import platform
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import faust
 from faust.types import TP

@@ -14,8 +14,9 @@ from the first record the agent lacks. Pure bookkeeping over offsets: the consum
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, Hashable, Mapping, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 P = TypeVar("P", bound=Hashable)
 STALL_SECONDS = 10.0

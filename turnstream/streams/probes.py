@@ -7,14 +7,15 @@ and stays not ready, which is what a load balancer or Kubernetes should see.
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import faust
-from redis.asyncio import Redis
 
-from turnstream.redis.connect import redis_client
+from turnstream.redis.connect import ping, redis_client
 from turnstream.settings import Settings
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 PING_TIMEOUT_SECONDS = 1.0
 
@@ -22,7 +23,7 @@ PING_TIMEOUT_SECONDS = 1.0
 async def readiness(app: faust.App, redis: Redis) -> dict[str, bool]:
     """Each readiness condition of `app`, checked now."""
     try:
-        redis_ok = bool(await asyncio.wait_for(redis.ping(), PING_TIMEOUT_SECONDS))
+        redis_ok = await ping(redis, PING_TIMEOUT_SECONDS)
     except Exception:  # noqa: BLE001 - any failure to answer is "not ready", never an error page
         redis_ok = False
     return {

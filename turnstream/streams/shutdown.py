@@ -14,7 +14,7 @@ import logging
 import os
 import signal
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from turnstream.faust_private import worker
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, retry_if_not_exception_type, stop_after_delay, wait_exponential
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    retry_if_not_exception_type,
+    stop_after_delay,
+    wait_exponential,
+)
 
 from turnstream.connections import kafka_options, kafka_refusal, kafka_refusal_reason
-from turnstream.redis.connect import redis_client
 from turnstream.logs import LogFormat, formatter
+from turnstream.redis.connect import ping, redis_client
 from turnstream.settings import Settings
 
 log = logging.getLogger("turnstream.startup")
@@ -63,7 +70,7 @@ async def kafka_ready(settings: Settings) -> None:
 async def redis_ready(settings: Settings) -> None:
     client = redis_client(settings, socket_connect_timeout=ATTEMPT_TIMEOUT_SECONDS, socket_timeout=ATTEMPT_TIMEOUT_SECONDS)
     try:
-        await client.ping()
+        await ping(client)
     finally:
         await client.aclose()
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import faust
 from faust.types import EventT

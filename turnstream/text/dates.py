@@ -7,8 +7,8 @@ reader's today. Each expression keeps its words and gains the date it meant, in 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
 
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
@@ -134,7 +134,7 @@ def date_notes(text: str, ts: float, language: Language) -> Notes:
     pins its dates with no regex."""
     if not _CUES[language].search(text):
         return ()
-    today = datetime.fromtimestamp(ts, timezone.utc).date()
+    today = datetime.fromtimestamp(ts, UTC).date()
     note = LOCALES[language].date_note
     inserted = [False] * len(text)  # per character of `text` as it grows: True where a note put it
     for pattern, meaning in _RULES[language]:

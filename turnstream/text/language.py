@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from turnstream.text.chat import content_text
 

@@ -7,10 +7,10 @@ dates, and the small-talk words all read their words from here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from types import MappingProxyType
-from typing import Mapping
 
 from turnstream.text.language import Language
 

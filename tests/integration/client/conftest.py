@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from turnstream.settings import Settings
 from turnstream.redis.writer import ContextWriter
+from turnstream.settings import Settings
 
 
 @pytest.fixture

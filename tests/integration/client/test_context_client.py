@@ -7,9 +7,8 @@ from redis.asyncio.connection import AbstractConnection
 
 from tests.integration.client.fixtures import make_doc
 from turnstream.client import ContextClient
-from turnstream.settings import Settings
 from turnstream.redis.writer import ContextWriter
-
+from turnstream.settings import Settings
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from redis import Redis
 
 import turnstream
 from tests.support.worker import running_worker
-from turnstream.schemas import json_schema
 from turnstream.redis.scripts import RECALL
+from turnstream.schemas import json_schema
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 

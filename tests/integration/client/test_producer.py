@@ -1,4 +1,5 @@
 import logging
+
 import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -11,7 +12,6 @@ from turnstream.client import TurnProducer
 from turnstream.schemas import Turn, TurnError
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
-
 
 
 @pytest.fixture

@@ -3,9 +3,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.integration.client.fixtures import make_doc
+from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.ids import session_owner
 from turnstream.settings import Settings
-from turnstream.redis.writer import ContextWriter
 
 ANONYMOUS = session_owner("acme:s1")
 """The owner of session acme:s1, which names no user: the documents here are written without one."""

@@ -16,8 +16,8 @@ from tests.integration.memory.test_recall import entries
 from turnstream.client import ContextClient, SyncContextClient
 from turnstream.memory import owner_key
 from turnstream.redis.archive import ArchiveStore
-from turnstream.settings import Settings
 from turnstream.redis.writer import ContextWriter
+from turnstream.settings import Settings
 
 OWNER = owner_key("maya", "acme", "s1")
 

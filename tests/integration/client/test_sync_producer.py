@@ -14,7 +14,12 @@ from aiokafka.errors import MessageSizeTooLargeError
 
 from tests.support.worker import running_worker
 from turnstream.client import (
-    GatewayClient, ProducerBufferFull, ProducerClosedError, RecordTimeout, SyncGatewayClient, SyncTurnProducer,
+    GatewayClient,
+    ProducerBufferFull,
+    ProducerClosedError,
+    RecordTimeout,
+    SyncGatewayClient,
+    SyncTurnProducer,
 )
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

@@ -9,7 +9,14 @@ from typing import Any
 import openai
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
 from langchain_core.runnables.history import RunnableWithMessageHistory
@@ -20,7 +27,11 @@ from tests.support.worker import running_worker
 from turnstream.client import ContextClient, GatewayClient
 from turnstream.compaction.tokens import count_messages
 from turnstream.integrations.langchain import (
-    SessionErased, TurnstreamChatMessageHistory, from_langchain, shared_gateway, turnstream_pre_model_hook,
+    SessionErased,
+    TurnstreamChatMessageHistory,
+    from_langchain,
+    shared_gateway,
+    turnstream_pre_model_hook,
 )
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

@@ -7,9 +7,8 @@ import pytest
 
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory import memories_from_facts, owner_key, profile_additions
-from turnstream.redis.memories import MemoryStore
 from turnstream.memory.model import Memory
-from turnstream.redis.memories import ArchiveQuery
+from turnstream.redis.memories import ArchiveQuery, MemoryStore
 from turnstream.settings import Settings
 
 OWNER = owner_key("u1", "acme", "s1")

@@ -14,8 +14,8 @@ from redis.asyncio import Redis
 
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory import memories_from_facts, owner_key
-from turnstream.redis.memories import MemoryStore
 from turnstream.memory.model import Memory
+from turnstream.redis.memories import MemoryStore
 from turnstream.redis.scripts import REMEMBER
 from turnstream.settings import Settings
 

@@ -19,8 +19,6 @@ from turnstream.redis.writer import ContextWriter
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 
-
-
 OWNER = owner_key("u1", "acme", "s1")
 BUDGET_QUESTION = "what's my budget for the trip?"
 

@@ -15,12 +15,19 @@ from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import ArchiveEntry, archive_entry
-from turnstream.redis.archive import BM25_B, BM25_K1, PACKED_MAX, POSTINGS_KEPT, POSTINGS_TRIMMED, WEIGHT_SCALE, ArchiveStore
-from turnstream.samples.recall_set import START_TS, recall_case
+from turnstream.redis.archive import (
+    BM25_B,
+    BM25_K1,
+    PACKED_MAX,
+    POSTINGS_KEPT,
+    POSTINGS_TRIMMED,
+    WEIGHT_SCALE,
+    ArchiveStore,
+)
 from turnstream.redis.keys import OwnerKeys
+from turnstream.samples.recall_set import START_TS, recall_case
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
-
 
 DETAILS = {
     "en": ("By the way, my sister's cat is called Pistachio.", "What is my sister's cat called?",

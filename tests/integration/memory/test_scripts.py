@@ -7,10 +7,10 @@ from redis.asyncio import Redis
 
 from tests.integration.client.fixtures import make_doc
 from tests.integration.memory.test_recall import entries
-from turnstream.redis.memories import MemoryStore
 from turnstream.redis.archive import ArchiveStore
-from turnstream.settings import Settings
+from turnstream.redis.memories import MemoryStore
 from turnstream.redis.writer import ContextWriter
+from turnstream.settings import Settings
 
 
 @pytest.fixture

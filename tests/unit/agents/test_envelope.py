@@ -4,7 +4,8 @@ later path (stepping, dead letters, forwards, log fields) without a second parse
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest

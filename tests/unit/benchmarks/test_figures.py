@@ -11,9 +11,15 @@ from rich.console import Console
 
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, interleaved, p50_p99, ratio, rounded
 from turnstream.benchmarks.freshness import freshness_met
-from turnstream.benchmarks.report import (FRESH_COLUMNS, FRESH_TITLE, STAGE_TITLE, TABLE_WIDTH, print_stages, print_table,
-                                          write_json)
-
+from turnstream.benchmarks.report import (
+    FRESH_COLUMNS,
+    FRESH_TITLE,
+    STAGE_TITLE,
+    TABLE_WIDTH,
+    print_stages,
+    print_table,
+    write_json,
+)
 
 
 @pytest.mark.parametrize(

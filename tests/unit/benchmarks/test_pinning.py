@@ -7,8 +7,19 @@ import os
 import pytest
 
 from turnstream.benchmarks.pinning import (
-    PINNED, UNPINNED, UNPINNED_ONLY, CoreSplit, CpuSpent, affinities, describe, apply, cpu_ticks, cpu_us_per_turn, parse_cpu_ticks,
-    placements, split_cores,
+    PINNED,
+    UNPINNED,
+    UNPINNED_ONLY,
+    CoreSplit,
+    CpuSpent,
+    affinities,
+    apply,
+    cpu_ticks,
+    cpu_us_per_turn,
+    describe,
+    parse_cpu_ticks,
+    placements,
+    split_cores,
 )
 
 

@@ -5,10 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from turnstream.benchmarks.recall import (dated_history, evidence_shares, locomo_case, newest_tail, prompt_turns,
-                                          recall_target)
+from turnstream.benchmarks.recall import (
+    dated_history,
+    evidence_shares,
+    locomo_case,
+    newest_tail,
+    prompt_turns,
+    recall_target,
+)
 from turnstream.memory.archive import entry_id
 from turnstream.samples.recall_set import RecallCase, recall_case
 

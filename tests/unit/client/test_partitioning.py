@@ -5,7 +5,6 @@ from tests.unit.client.java_murmur2 import java_murmur2
 from turnstream.client import TurnProducer
 from turnstream.settings import Settings
 
-
 # org.apache.kafka.common.utils.Utils.murmur2 of UTF-8 keys, as Akka's Murmur2Spec checks its port
 JAVA_MURMUR2 = {"1": -1993445489, "12": 126087238, "123": -267702483, "1234": -1614185708, "12345": -1188365604}
 # Java DefaultPartitioner, toPositive(murmur2(key)) % 8, worked out by hand from the above

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.conversations import react_messages
 from turnstream.compaction import compact
 from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, SUMMARY_FLOOR_TOKENS, cut_block
 from turnstream.compaction.marker import block_text
@@ -12,10 +13,7 @@ from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, co
 from turnstream.samples.planted import generate
 from turnstream.settings import Settings
 
-from tests.support.conversations import react_messages
-
 from .helpers import anchor_count, check_rules, units
-
 
 
 @pytest.mark.parametrize(

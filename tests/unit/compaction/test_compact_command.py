@@ -14,7 +14,6 @@ from turnstream.cli import main
 
 from .helpers import call, result, sys_, thought, user
 
-
 CONVERSATION = [sys_(), user("plan a week in japan"), *(thought(f"step {i} " + "hotel and train " * 20) for i in range(20))]
 
 

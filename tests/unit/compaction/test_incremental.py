@@ -11,7 +11,6 @@ from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Message
 
 from .helpers import Recorder, call, result, sys_, thought, user
 
-
 FILLER = "checking the train times between tokyo and kyoto for the second day "
 
 

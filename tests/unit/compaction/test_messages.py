@@ -6,7 +6,6 @@ import pytest
 
 from turnstream.compaction import MessageError, validate_messages
 
-
 SYS = {"role": "system", "content": "be brief"}
 USER = {"role": "user", "content": "hi"}
 

@@ -12,7 +12,6 @@ from turnstream.settings import Settings
 
 from .helpers import Recorder, anchor_count, check_rules, is_trimmed, react_traces
 
-
 budgets = st.integers(20, 1500)
 message_caps = st.none() | st.integers(2, 30)
 fast = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,7 +13,6 @@ from turnstream.settings import Settings
 
 from .helpers import Recorder, call, check_rules, result, sys_, thought, user
 
-
 WORDS = "the flight to tokyo leaves at nine and the hotel is near the station "
 
 

@@ -9,18 +9,17 @@ the strategies or the generated conversations.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 import pytest
 
+from tests.support.conversations import react_messages
 from turnstream.compaction import SessionCompactor, compact
 from turnstream.compaction.strategies import Digest, build_strategy
 from turnstream.samples.planted import generate
 from turnstream.settings import Settings
-
-from tests.support.conversations import react_messages
-
 
 CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "planted-en-1": lambda: generate(1, 600, "en").messages,

@@ -12,10 +12,17 @@ from turnstream.inspect.app import is_loopback, token_matches
 from turnstream.inspect.markup import Html, bar, html
 from turnstream.inspect.pages import SessionView, list_page, session_page
 from turnstream.inspect.views import (
-    OwnerData, bar_percent, context_parts, dropped_positions, matches, parse_context_key, scan_pattern, session_row,
-    session_rows, user_of,
+    bar_percent,
+    context_parts,
+    dropped_positions,
+    matches,
+    session_row,
+    session_rows,
+    user_of,
 )
 from turnstream.prompt.assemble import Prompt
+from turnstream.redis.inspection import OwnerData
+from turnstream.redis.keys import parse_context_key, scan_pattern
 from turnstream.schemas import ContextDoc
 
 SCRIPT = "<script>alert('x')</script>"

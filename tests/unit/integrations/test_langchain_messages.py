@@ -7,12 +7,26 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, FunctionMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 from turnstream.compaction.messages import validate_messages
 from turnstream.integrations._turns import next_seq, session_turns, turn_id
 from turnstream.integrations.langchain import (
-    answered, from_langchain, from_langchain_message, model_input, newest_human, to_langchain, to_langchain_message,
+    answered,
+    from_langchain,
+    from_langchain_message,
+    model_input,
+    newest_human,
+    to_langchain,
+    to_langchain_message,
     turnstream_pre_model_hook,
 )
 from turnstream.prompt.assemble import Prompt

@@ -1,12 +1,18 @@
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
-from turnstream.memory.archive import MAX_DISTINCT_TERMS, ArchiveEntry, archive_entry, archive_text, entry_id
 from turnstream.compaction.tokens import count_text
-from hypothesis import given, strategies as st
-
+from turnstream.memory.archive import MAX_DISTINCT_TERMS, ArchiveEntry, archive_entry, archive_text, entry_id
+from turnstream.prompt.recalled import (
+    LINE_SEPARATOR_TOKENS,
+    choose_turns,
+    dated_lines,
+    day_heading,
+    snippets,
+    turn_line,
+)
 from turnstream.redis.recall import decode_recall
-from turnstream.prompt.recalled import LINE_SEPARATOR_TOKENS, choose_turns, dated_lines, day_heading, turn_line, snippets
-
 
 CALL = {"role": "assistant", "content": "Let me look.", "tool_calls": [
     {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Lisbon"}'}},

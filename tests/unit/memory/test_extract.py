@@ -2,7 +2,6 @@
 from turnstream.compaction.strategies.base import Fact
 from turnstream.memory import changed_facts, memories_from_facts, memory_id, owner_key, summary_memory
 
-
 NOW = 1_700_000_000.0
 
 

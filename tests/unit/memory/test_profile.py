@@ -4,7 +4,6 @@ from turnstream.compaction.strategies.base import Fact
 from turnstream.memory import append_profile, cut_profile, memories_from_facts, profile_additions
 
 
-
 def test_new_facts_are_appended_once() -> None:
     profile = append_profile("", ["My name is Ana", "I love window seats"], 2000)
     assert profile == "My name is Ana\nI love window seats"

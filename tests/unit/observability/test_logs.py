@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import logging.config
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from pydantic import ValidationError

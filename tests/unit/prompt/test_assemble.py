@@ -1,7 +1,6 @@
 import time
 from typing import Any
 
-
 from turnstream.compaction import compact
 from turnstream.compaction.marker import MARKERS, marker_message
 from turnstream.compaction.tokens import count_messages
@@ -12,7 +11,6 @@ from turnstream.prompt.context import split_context
 from turnstream.prompt.read import Recalled
 from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
-
 
 SYSTEM = {"role": "system", "content": "You are a travel agent."}
 FIRST = {"role": "user", "content": "Plan a trip to Lisbon."}

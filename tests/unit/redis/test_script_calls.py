@@ -4,21 +4,31 @@ argument the value its name says. The pipelines are real and never sent."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from redis.asyncio import Redis
 
 from turnstream.memory import Memory
 from turnstream.memory.archive import ArchiveEntry
-from turnstream.redis.archive import BM25_B, BM25_K1, PACKED_MAX, POSTINGS_KEPT, POSTINGS_TRIMMED, WEIGHT_SCALE, ArchiveStore, arrival_number
 from turnstream.prompt.read import ArchiveQuery
-from turnstream.redis.recall import recall_request
-from turnstream.redis.memories import MemoryStore, _Upsert
-from turnstream.schemas.context import ContextDoc
+from turnstream.redis.archive import (
+    BM25_B,
+    BM25_K1,
+    PACKED_MAX,
+    POSTINGS_KEPT,
+    POSTINGS_TRIMMED,
+    WEIGHT_SCALE,
+    ArchiveStore,
+    arrival_number,
+)
 from turnstream.redis.keys import KeyLayout
+from turnstream.redis.memories import MemoryStore, _Upsert
+from turnstream.redis.recall import recall_request
 from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EVICT, RECALL, REMEMBER, WRITE_CONTEXT, ScriptSpec
-from turnstream.settings import Settings
 from turnstream.redis.writer import ContextWriter
+from turnstream.schemas.context import ContextDoc
+from turnstream.settings import Settings
 
 SETTINGS = Settings(topic_prefix="P")
 

@@ -8,7 +8,6 @@ from turnstream.compaction.messages import call_ids
 from turnstream.samples.conversations import generate_conversations, load_samples, stating_index, turns_of
 from turnstream.schemas import Turn
 
-
 BASES = {s.id: s for s in load_samples()}
 
 

@@ -5,7 +5,6 @@ from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.messages import call_ids
 from turnstream.samples.conversations import Sample, load_samples, stating_index
 
-
 SAMPLES = {s.id: s for s in load_samples()}
 SIZES = {"travel_agent": (60, 100), "companion_zh": (80, 150), "support_corrections": (40, 80)}
 LANGUAGES = {"travel_agent": "en", "companion_zh": "zh", "support_corrections": "en"}

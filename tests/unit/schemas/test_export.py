@@ -7,7 +7,6 @@ import pytest
 from tests.unit.schemas.samples import BAD, GOOD
 from turnstream.schemas import RECORDS, ContextDoc, TurnError, decode_turn, json_schema
 
-
 TURN_VALIDATOR = jsonschema.Draft202012Validator(json_schema("turn"))
 # the schema speaks about JSON documents: bytes that are not JSON never reach it
 JSON_BAD = [(name, value) for name, value, reason in BAD if reason not in ("invalid_utf8", "not_json")]

@@ -4,7 +4,6 @@ import pytest
 from tests.unit.schemas.samples import BAD, GOOD, raw
 from turnstream.schemas import Turn, TurnError, decode_turn, encode_turn
 
-
 LIMIT = 64 * 1024
 
 

@@ -6,14 +6,14 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings as hypothesis_settings
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from tests.support.conversations import react_messages
 from turnstream.schemas import Turn
 from turnstream.session import CoreConfig, SessionCore, SessionState, SnapshotError, SummaryResult
 from turnstream.settings import Settings
-
 
 NOW = 1_700_000_000.0
 

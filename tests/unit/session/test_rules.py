@@ -11,8 +11,20 @@ import pytest
 from turnstream.schemas import Turn
 from turnstream.schemas.control import ForgetRequest, PopRequest, forget_marker
 from turnstream.schemas.ids import Forward
-from turnstream.session import (ERASED, CoreConfig, Forwarded, Loaded, SessionBatch, SessionCore, SessionState, Skip,
-                                SummaryResult, classify, loaded_from_row, opening)
+from turnstream.session import (
+    ERASED,
+    CoreConfig,
+    Forwarded,
+    Loaded,
+    SessionBatch,
+    SessionCore,
+    SessionState,
+    Skip,
+    SummaryResult,
+    classify,
+    loaded_from_row,
+    opening,
+)
 from turnstream.session.state import HeldTurn
 from turnstream.settings import Settings
 

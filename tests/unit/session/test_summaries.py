@@ -2,7 +2,6 @@
 from turnstream.session.summaries import SummaryRequest, SummaryRequests, SummaryResult
 
 
-
 def span(*texts: str) -> list[dict]:
     return [{"role": "user", "content": text} for text in texts]
 

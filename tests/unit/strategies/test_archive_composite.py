@@ -6,7 +6,6 @@ from turnstream.compaction.strategies import Archiver, CompositeStrategy, Digest
 from turnstream.settings import Settings
 
 
-
 def test_archive_keeps_raw_turns_with_seq_and_keywords() -> None:
     call = {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]}
     dropped = [{"role": "user", "content": "What is the weather in Oslo tomorrow?"}, call, {"role": "user", "content": "我想去杭州西湖"}]

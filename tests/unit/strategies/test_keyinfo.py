@@ -5,7 +5,6 @@ from hypothesis import strategies as st
 from turnstream.compaction.strategies import Digest, Fact, KeyInfoExtractor, merge_facts
 
 
-
 def user(text: str) -> dict:
     return {"role": "user", "content": text}
 

@@ -6,7 +6,6 @@ from turnstream.compaction.strategies import KeyInfoExtractor
 from turnstream.compaction.strategies.keyinfo import classify
 
 
-
 def budget_after(*messages: tuple[str, str]) -> list[str]:
     facts = KeyInfoExtractor(40).extract((), [{"role": role, "content": text} for role, text in messages], 0)
     return [fact.text for fact in facts if fact.key == "budget"]

@@ -8,7 +8,6 @@ from turnstream.samples import generate, message_lines, retention
 from turnstream.samples.planted import digest_text, naive_tail, stream_compaction
 from turnstream.settings import Settings
 
-
 BUDGET = 1500
 SETTINGS = Settings(summary_max_tokens=300, max_facts=20)
 """Sized for a 1,500-token context: the digest block must leave room for the recent tail."""

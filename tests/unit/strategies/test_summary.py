@@ -3,13 +3,13 @@ import re
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from turnstream.compaction.strategies import Digest, RollingSummarizer
 from turnstream.compaction.strategies.summary import parse, render
 from turnstream.compaction.tokens import count_text
 from turnstream.samples import generate
-
 
 
 def step(call_id: str, name: str, args: str, result: str) -> list[dict]:

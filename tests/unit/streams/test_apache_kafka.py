@@ -10,8 +10,17 @@ from pathlib import Path
 import pytest
 
 from turnstream.streams.apache_kafka import (
-    OWNER_FILE, WORKDIR_PREFIX, KafkaNode, KafkaUnavailable, TlsFiles, cluster_id, format_arguments, kafka_lib,
-    new_workdir, render_properties, server_properties,
+    OWNER_FILE,
+    WORKDIR_PREFIX,
+    KafkaNode,
+    KafkaUnavailable,
+    TlsFiles,
+    cluster_id,
+    format_arguments,
+    kafka_lib,
+    new_workdir,
+    render_properties,
+    server_properties,
 )
 
 

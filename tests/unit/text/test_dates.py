@@ -1,4 +1,4 @@
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -8,7 +8,6 @@ from turnstream.text import dates
 from turnstream.text.dates import ground_dates
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
-
 
 MONDAY_8_MAY_2023 = 1683554160.0
 
@@ -55,7 +54,7 @@ def grounded_on_read(text: str, ts: float, language: Language) -> str:
     """ground_dates as the read path ran it before dates were pinned at write time: every rule's re.sub in turn."""
     if not dates._CUES[language].search(text):
         return text
-    today = datetime.fromtimestamp(ts, timezone.utc).date()
+    today = datetime.fromtimestamp(ts, UTC).date()
     note = LOCALES[language].date_note
     for pattern, meaning in dates._RULES[language]:
         text = pattern.sub(lambda m: m.group(0) + note.format(date=meaning(m, today)), text)

@@ -5,7 +5,6 @@ from hypothesis import strategies as st
 from turnstream.text.terms import cjk_bigrams, query_terms, recall_terms
 
 
-
 @pytest.mark.parametrize(
     ("text", "terms"),
     [

@@ -28,7 +28,10 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
 
 
-__all__ = sorted([*_WHERE, "build_strategy", "offline_strategy"])
+__all__ = [
+    "ArchivedTurn", "Archiver", "CompositeStrategy", "Digest", "Fact", "FactType", "KeyInfoExtractor", "Message",
+    "RollingSummarizer", "Strategy", "build_strategy", "merge_facts", "offline_strategy",
+]
 
 
 def build_strategy(settings: Settings, archive: bool = True) -> CompositeStrategy:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Message
 from turnstream.compaction.strategies.text import keywords

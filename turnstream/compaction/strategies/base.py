@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, Sequence
+from typing import Literal, Protocol
 
 from turnstream.text.chat import Message
 from turnstream.text.language import Language

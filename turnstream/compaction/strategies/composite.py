@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 from turnstream.compaction.strategies.base import Digest, Message, Strategy
 

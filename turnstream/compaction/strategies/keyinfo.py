@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, Iterable, Sequence, get_args
+from typing import Any, get_args
 
 import orjson
 
@@ -443,7 +444,7 @@ def _said(message: dict[str, Any], ts: float | None) -> str:
     """How a fact opens: the date it was said (when known) and the speaker's name (when the message has one)."""
     name = message.get("name")
     speaker = f"{name.strip()}: " if isinstance(name, str) and name.strip() else ""
-    day = f"[{datetime.fromtimestamp(ts, timezone.utc):%Y-%m-%d}] " if ts is not None else ""
+    day = f"[{datetime.fromtimestamp(ts, UTC):%Y-%m-%d}] " if ts is not None else ""
     return day + speaker
 
 

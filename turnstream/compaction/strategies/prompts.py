@@ -7,7 +7,8 @@ stream summarizer makes; only the network call differs between the two.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence, get_args
+from collections.abc import Sequence
+from typing import Any, get_args
 
 import orjson
 

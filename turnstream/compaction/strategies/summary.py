@@ -25,10 +25,10 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Mapping, Sequence
 
 import orjson
 
@@ -261,7 +261,7 @@ def _statements(message: Message, results: dict[str, str], called: set[str], lab
 
 
 def _day(ts: float | None) -> str:
-    return "" if ts is None else datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d")
+    return "" if ts is None else datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
 
 def _span_periods(dropped: Sequence[Message], times: Sequence[float | None], lang: Language) -> list[_Period]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from turnstream.text.language import HAN, Language, LanguageTally
 from turnstream.text.terms import FUNCTION_WORDS, cjk_bigrams

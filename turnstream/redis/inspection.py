@@ -1,4 +1,4 @@
-"""The inspector's reads: Redis only (never Kafka, never the worker's Table), and nothing it reads is changed.
+"""The inspector's reads (turnstream inspect): Redis only (never Kafka, never the worker's Table), and nothing it reads is changed.
 
 Sessions are found with SCAN over the context keys (redis/keys.py), a bounded number of calls (on a
 Redis Cluster node by node, each with its own cursor), never KEYS, so a large keyspace costs the
@@ -13,11 +13,13 @@ from pydantic import ValidationError
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 
-from turnstream.redis.reader import ContextReader
-from turnstream.inspect.views import OwnerData, parse_context_key, scan_pattern
-from turnstream.prompt.assemble import Prompt
-from turnstream.redis.memories import MemoryStore
 from turnstream.memory.archive import ArchiveEntry
+from turnstream.memory.model import Memory
+from turnstream.prompt.assemble import Prompt
+from turnstream.redis.connect import ping
+from turnstream.redis.keys import parse_context_key, scan_pattern
+from turnstream.redis.memories import MemoryStore
+from turnstream.redis.reader import ContextReader
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 
@@ -29,6 +31,15 @@ MAX_SCAN_CALLS = 200
 """SCAN calls per list page: at most about 100,000 keys looked at, however large the keyspace."""
 MAX_DROPPED_SHOWN = 30
 """Newest dropped turns looked up in the archive for one session page."""
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerData:
+    """What a session's owner has beyond the session: typed memories (oldest first) and the profile."""
+
+    memories: list[Memory]
+    profile: str
+    profile_version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +64,7 @@ class InspectReader:
         self.layout = self.contexts.layout
 
     async def ping(self) -> None:
-        await self.redis.ping()
+        await ping(self.redis)
 
     async def sessions(self, query: str = "") -> Found:
         """Context documents whose key holds `query` (any case), up to MAX_LISTED."""

@@ -17,10 +17,10 @@ from tests.integration.memory.test_commands import turnstream
 from tests.integration.test_pipeline import assert_context_matches_batch
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker, wait_until_drained
-from turnstream.agents.ingest import REASON_HEADER
 from turnstream.client import ContextClient, TurnProducer
-from turnstream.memory import owner_key
 from turnstream.schemas import session_key
+from turnstream.schemas.headers import REASON_HEADER
+from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 from turnstream.streams.embedded import free_port

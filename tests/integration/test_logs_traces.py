@@ -13,8 +13,8 @@ from tests.integration.test_llm_pipeline import llm_settings
 from tests.integration.test_pipeline import read_dead_letters, read_topic, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
-from turnstream.agents.ingest import REASON_HEADER, SOURCE_HEADER
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.schemas.headers import REASON_HEADER, SOURCE_HEADER
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 

@@ -34,8 +34,8 @@ from tests.integration.test_pipeline import assert_context_matches_batch, interl
 from tests.integration.test_worker_metrics import Samples, scrape_until
 from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker
-from turnstream.agents.ingest import REASON_HEADER
 from turnstream.client import ContextClient
+from turnstream.schemas.headers import REASON_HEADER
 from turnstream.schemas.ids import partition_of, session_key
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

@@ -16,15 +16,15 @@ from redis.asyncio import Redis
 from tests.support.conversations import turns_for
 from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker, wait_until_drained
-from turnstream.agents.ingest import REASON_HEADER, SOURCE_HEADER
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction import compact
 from turnstream.compaction.strategies import build_strategy
-from turnstream.memory import owner_key
-from turnstream.memory.archive import archive_entry, entry_id
+from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas import ContextDoc, session_key
-from turnstream.schemas.ids import partition_of
+from turnstream.schemas.archive import entry_id
+from turnstream.schemas.headers import REASON_HEADER, SOURCE_HEADER
+from turnstream.schemas.ids import owner_key, partition_of
 from turnstream.session import CoreConfig
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

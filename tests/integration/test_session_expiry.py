@@ -13,9 +13,9 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from tests.integration.test_pipeline import wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
-from turnstream.agents.expiry import sweep_interval
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options
+from turnstream.session.expiry import sweep_interval
 from turnstream.settings import Settings
 from turnstream.streams.admin import SESSIONS_TABLE, ensure_topics, faust_app_id
 

@@ -6,28 +6,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from faust.types import EventT
 
 from turnstream.agents.fields import known_fields
-from turnstream.schemas import Turn, TurnError, decode_turn
-from turnstream.schemas.control import ForgetRequest, PopRequest, parse_forget, parse_pop
 from turnstream.schemas.ids import Forward
-from turnstream.session import Forwarded, SummaryResult, classify
+from turnstream.session.records import Item, Kind, record_of
 from turnstream.tracing import TRACE_HEADERS, header_items, trace_id_of, traceparent
 
 log = logging.getLogger(__name__)
-
-REASON_HEADER = "x-turnstream-reason"
-"""On a record a worker produced (a dead letter, a forwarded turn): why."""
-
-Kind = Literal["turn", "forwarded", "misrouted", "summary", "pop", "forget", "tombstone", "refused"]
-"""turn: apply here; forwarded: a turn a worker forwarded here (may wait for the turns before it); misrouted: a
-turn keyed otherwise, to forward under its session key; summary: the summarizer's answer; pop, forget: control
-records; tombstone: a null value; refused: not decodable, to dead-letter."""
-Item = Turn | Forwarded | SummaryResult | PopRequest | ForgetRequest
-
 
 @dataclass(frozen=True, slots=True)
 class Envelope:
@@ -68,37 +56,16 @@ class Envelope:
 
 
 def open_envelope(event: EventT, summaries_topic: str, max_content_bytes: int) -> Envelope:
-    """Decode `event` once; never raises: what cannot be decoded is a refused envelope (reason "internal" for
-    an unexpected error, which is logged)."""
+    """Decode `event` once (session/records.py); never raises: what cannot be decoded is a refused envelope (reason
+    "internal" for an unexpected error, which is logged)."""
     message = event.message
     headers = header_items(message.headers)
     parent = traceparent(headers)
-    if message.value is None:
-        return Envelope("tombstone", event, headers, parent)
     try:
-        return _decoded(event, message.value, headers, parent, summaries_topic, max_content_bytes)
+        record = record_of(message.topic, message.key, message.value, headers, summaries_topic, max_content_bytes)
     except Exception as error:  # noqa: BLE001 - one bad record must not take the batch (or the worker) down
         envelope = Envelope("refused", event, headers, parent, refusal=("internal", repr(error)))
         log.exception("event at %s/%s failed; dead-lettered", message.partition, message.offset, extra=envelope.fields())
         return envelope
-
-
-def _decoded(event: EventT, value: bytes, headers: list[tuple[str, bytes]], parent: str | None, summaries_topic: str,
-             max_content_bytes: int) -> Envelope:
-    if event.message.topic == summaries_topic:
-        summary = SummaryResult.from_bytes(value)
-        return Envelope("summary", event, headers, parent, summary, summary.session_key)
-    if (request := parse_forget(value)) is not None:
-        return Envelope("forget", event, headers, parent, request, request.session_key)
-    if (pop := parse_pop(value)) is not None:
-        return Envelope("pop", event, headers, parent, pop, pop.session_key)
-    try:
-        turn = decode_turn(value, max_content_bytes)
-    except TurnError as error:
-        return Envelope("refused", event, headers, parent, refusal=(error.reason, error.detail), turn_id=error.turn_id)
-    came_forwarded = any(name == REASON_HEADER for name, _ in headers)  # a worker produced it, not a gateway
-    where = classify(turn, event.message.key, came_forwarded)
-    if isinstance(where, Forward):
-        return Envelope("misrouted", event, headers, parent, turn, turn.session_key, forward=where, turn_id=turn.turn_id)
-    return Envelope("forwarded" if isinstance(where, Forwarded) else "turn", event, headers, parent, where,
-                    turn.session_key, turn_id=turn.turn_id)
+    return Envelope(record.kind, event, headers, parent, record.item, record.key, record.forward, record.refusal,
+                    record.turn_id)

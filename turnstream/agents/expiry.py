@@ -18,22 +18,17 @@ import ctypes.util
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import faust
 
-from turnstream.schemas.control import is_forget_marker
 from turnstream.session import LiveStates
+from turnstream.session.expiry import expiry_of, idle_sessions, sweep_interval
 from turnstream.settings import Settings
 from turnstream.streams.metrics import sessions_expired_total
 from turnstream.streams.tables import SessionsTable
 
 log = logging.getLogger(__name__)
-
-SWEEP_FRACTION = 10
-"""Sweeps per TTL: a session leaves at most a tenth of its TTL late."""
-SWEEP_BOUNDS_SECONDS = (0.5, 60.0)
-
 
 def heap_trimmer(find_libc: Callable[[], str | None] = lambda: ctypes.util.find_library("c")) -> Callable[[], int] | None:
     """A call that returns freed heap pages to the system (glibc's `malloc_trim(0)`); None where there is none.
@@ -49,17 +44,6 @@ def heap_trimmer(find_libc: Callable[[], str | None] = lambda: ctypes.util.find_
     return functools.partial(trim, 0)
 
 
-def sweep_interval(ttl_seconds: float) -> float:
-    """Seconds between sweeps: a tenth of the TTL, at least 0.5 s, at most a minute."""
-    low, high = SWEEP_BOUNDS_SECONDS
-    return min(max(ttl_seconds / SWEEP_FRACTION, low), high)
-
-
-def idle_sessions(touched: Mapping[str, float], now: float, ttl_seconds: float) -> list[str]:
-    """The keys whose latest write is more than `ttl_seconds` before `now`."""
-    return [key for key, at in touched.items() if now - at > ttl_seconds]
-
-
 def sweep(table: SessionsTable, held: set[int], now: float, settings: Settings, live: LiveStates) -> int:
     """Expire the idle sessions of the partitions in `held`, rows and live states; the number expired.
 
@@ -68,13 +52,10 @@ def sweep(table: SessionsTable, held: set[int], now: float, settings: Settings, 
     """
     expired = 0
     for key in idle_sessions(table.touched, now, settings.session_ttl_seconds):
-        if key not in table.data:
+        action = expiry_of(table.data.get(key), table.touched[key], now, settings.forget_marker_seconds)
+        if action == "untrack":
             table.untrack(key)
-            continue
-        if is_forget_marker(table.data[key]) and now - table.touched[key] <= settings.forget_marker_seconds:
-            continue  # an erased session's marker keeps dropping its replayed turns for its own lifetime
-        partition = table.partition.get(key)
-        if partition in held:
+        elif action == "expire" and (partition := table.partition.get(key)) in held:
             table.expire(key, partition)
             live.forget(key)
             expired += 1

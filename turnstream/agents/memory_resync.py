@@ -23,13 +23,14 @@ import faust
 from aiokafka.errors import KafkaError
 
 from turnstream.memory import profile_additions
-from turnstream.memory.journal import JournalRecord, Replay, replay
+from turnstream.memory.journal import Replay, replay
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.keys import KeyLayout
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.replay import ReplayLock
+from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings
 from turnstream.streams.journal_topic import JournalReader, JournalReadError
 from turnstream.streams.metrics import journal_replayed_total

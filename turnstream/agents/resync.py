@@ -24,6 +24,7 @@ from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.control import is_forget_marker
 from turnstream.session import CoreConfig, SessionCore, SessionState
+from turnstream.session.expiry import is_idle
 from turnstream.settings import Settings
 from turnstream.streams.metrics import contexts_resynced_total
 from turnstream.streams.tables import SessionsTable
@@ -36,7 +37,7 @@ CHUNK = 500
 
 def live_sessions(table: SessionsTable, held: set[int], now: float, settings: Settings) -> list[str]:
     """The sessions of partitions in `held` whose row was written within their TTL (older ones are expiring)."""
-    return [key for key in table.held_keys(held) if now - table.touched.get(key, 0.0) < settings.session_ttl_seconds]
+    return [key for key in table.held_keys(held) if not is_idle(table.touched.get(key, 0.0), now, settings.session_ttl_seconds)]
 
 
 def _chunks(keys: Iterable[str], size: int) -> Iterator[list[str]]:

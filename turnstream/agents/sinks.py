@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import faust
 from faust.types import AppT
@@ -23,18 +22,17 @@ from turnstream.agents.batch import Batch, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
 from turnstream.faust_private.producer import send_buffered
 from turnstream.faust_private.tables import attributed_to
-from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.journal import archive_record, journal_key, memory_record
 from turnstream.redis.aio import run_pipeline
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.memories import MemoryStore, Remembered
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas import ContextDoc
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.control import forget_marker
 from turnstream.schemas.ids import partition_of
 from turnstream.session import SessionCore, SessionState
-from turnstream.session.writes import memory_writes
+from turnstream.session.writes import archive_appends, changed_contexts, journal_writes, memory_writes
 from turnstream.streams.metrics import redis_write_retries_total
 from turnstream.tracing import record_span
 
@@ -133,10 +131,7 @@ class ArchiveSink:
 
     @staticmethod
     def appends(batch: Batch) -> dict[str, list[ArchiveEntry]]:
-        archived: dict[str, list[ArchiveEntry]] = defaultdict(list)
-        for step, _ in batch.steps:
-            archived[step.owner] += step.archive
-        return {owner: entries for owner, entries in archived.items() if entries}
+        return archive_appends(step for step, _ in batch.steps)
 
     async def queue(self, pipe: Pipeline, appends: dict[str, list[ArchiveEntry]]) -> None:
         for owner, entries in appends.items():
@@ -159,14 +154,7 @@ class ContextSink:
     @staticmethod
     def changed(batch: Batch) -> tuple[dict[str, SessionState], dict[str, list[str]]]:
         """The sessions whose document must be written, and the turn ids each applied in this batch."""
-        applied: dict[str, list[str]] = defaultdict(list)
-        changed: dict[str, SessionState] = {}
-        for step, _ in batch.steps:
-            if step.applied_turn_id:
-                applied[step.session_key].append(step.applied_turn_id)
-            if step.context_changed:
-                changed[step.session_key] = batch.sessions.states[step.session_key]
-        return changed, applied
+        return changed_contexts((step for step, _ in batch.steps), batch.sessions.states)
 
     def docs(self, changed: dict[str, SessionState], applied: dict[str, list[str]],
              timings: dict[str, float]) -> list[tuple[ContextDoc, str, list[str]]]:
@@ -227,20 +215,9 @@ class JournalSink:
     partitions: int
 
     async def write(self, batch: Batch, done: Done) -> None:
-        sent = []
-        for step, _ in batch.steps:
-            kept = done.remembered.created.get(step.owner, {})
-            for memory in step.memories:
-                memory = memory.model_copy(update={"created_at": kept.get(memory.id, memory.created_at)})
-                sent.append(await self._send(step.owner, *memory_record(memory)))
-            for entry in step.archive:
-                sent.append(await self._send(step.owner, *archive_record(step.owner, entry)))
-        evicted: tuple[tuple[Literal["m", "a"], dict[str, list[str]]], ...] = (
-            ("m", done.remembered.evicted), ("a", done.evicted_entries))
-        sent += [await self._send(owner, journal_key(kind, owner, evicted_id), None)
-                 for kind, owners in evicted
-                 for owner, ids in owners.items() for evicted_id in ids]
-        await asyncio.gather(*sent)
+        writes = journal_writes([step for step, _ in batch.steps], done.remembered.created, done.remembered.evicted,
+                                done.evicted_entries)
+        await asyncio.gather(*[await self._send(owner, key, value) for owner, key, value in writes])
 
     async def _send(self, owner: str, key: bytes, value: bytes | None) -> Awaitable[object]:
         partition = partition_of(owner, self.partitions)

@@ -12,8 +12,9 @@ from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from turnstream.agents.fields import record_fields
 from turnstream.llm.calls import client_options, merge_profile, merge_summary
+from turnstream.memory.profile import needs_condensing
 from turnstream.redis.memories import MemoryStore
-from turnstream.session.summaries import SummaryRequest, SummaryResult
+from turnstream.schemas.summaries import SummaryRequest, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import llm_requests_total, observe_ms
 from turnstream.streams.topics import Topics
@@ -54,7 +55,7 @@ class Summarizer:
         replaced only if nothing was appended meanwhile (compare-and-set on its version).
         """
         text, version = await self.memory.profile(owner)
-        if len(text) <= self.settings.profile_read_chars:
+        if not needs_condensing(text, self.settings.profile_read_chars):
             return
         try:
             merged = await merge_profile(

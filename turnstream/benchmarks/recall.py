@@ -25,9 +25,10 @@ from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.live import Live, encode, last_versions
 from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
-from turnstream.memory.archive import archive_entry, entry_id
+from turnstream.memory.archive import archive_entry
 from turnstream.prompt.recalled import recall_line
 from turnstream.samples.recall_set import RecallCase, recall_case
+from turnstream.schemas.archive import entry_id
 from turnstream.schemas.ids import session_key
 from turnstream.text.chat import content_text
 from turnstream.text.language import detect_language

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from turnstream.memory.model import owner_key
 from turnstream.schemas.context import ContextDoc
-from turnstream.schemas.ids import session_key
+from turnstream.schemas.ids import owner_key, session_key
 
 
 @dataclass(frozen=True, slots=True)

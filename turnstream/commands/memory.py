@@ -14,11 +14,11 @@ import orjson
 
 from turnstream.cli import CliError
 from turnstream.commands._services import configured_settings
-from turnstream.memory import Memory
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.memories import MemoryStore
 from turnstream.schemas.ids import session_key, session_owner, user_owner
+from turnstream.schemas.memory import Memory
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -11,9 +11,9 @@ from urllib.parse import quote, urlencode
 from turnstream.compaction.tokens import count_message
 from turnstream.inspect.markup import Html, bar, html, join, page
 from turnstream.inspect.views import Part, SessionRow, bar_percent, context_parts, dropped_positions, when
-from turnstream.memory.archive import ArchiveEntry
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.inspection import OwnerData
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.locale import LOCALES

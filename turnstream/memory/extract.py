@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.text import keywords
-from turnstream.memory.model import Memory, MemoryType, memory_id
+from turnstream.schemas.memory import Memory, MemoryType, memory_id
 
 MAX_KEYWORDS = 32
 """Index size of one memory; a summary has many words, most of them noise for recall."""

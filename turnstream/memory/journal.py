@@ -1,4 +1,5 @@
-"""The memory journal's records (pure): what Redis holds of an owner's long-term data, as a compacted topic.
+"""The memory journal's replay (pure): what Redis holds of an owner's long-term data, rebuilt from the compacted
+topic whose records schemas/journal.py defines.
 
 Redis is a projection; contexts come back from the sessions Table, and memories, profiles and the recall
 archive come back from this journal. Every memory upsert and archive append is also a record here, keyed
@@ -18,45 +19,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
 
 import orjson
 
-from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.model import Memory
-
-Kind = Literal["m", "a", "x"]
-SEPARATOR = "\x1f"
-"""Between a key's parts: ids are escaped (schemas/ids.py) and never hold a control character."""
-
-
-class JournalError(ValueError):
-    """A journal record this version cannot read."""
-
-
-def journal_key(kind: Kind, owner: str, id_: str) -> bytes:
-    return SEPARATOR.join((kind, owner, id_)).encode()
-
-
-def parse_key(key: bytes) -> tuple[Kind, str, str]:
-    """(kind, owner, id) of a record key; JournalError for any other shape."""
-    parts = key.decode().split(SEPARATOR)
-    if len(parts) != 3 or parts[0] not in ("m", "a", "x"):
-        raise JournalError(f"not a memory journal key: {key[:80]!r}")
-    return parts[0], parts[1], parts[2]  # type: ignore[return-value]
-
-
-def memory_record(memory: Memory) -> tuple[bytes, bytes]:
-    return journal_key("m", memory.owner, memory.id), memory.model_dump_json(exclude={"access_count"}).encode()
-
-
-def archive_record(owner: str, entry: ArchiveEntry) -> tuple[bytes, bytes]:
-    return journal_key("a", owner, entry.id), entry.to_json()
-
-
-def erasure_record(owner: str, session: str | None, erased_at: float) -> tuple[bytes, bytes]:
-    """Everything of `owner` (or, with `session`, of that session within it) written before `erased_at` is gone."""
-    return journal_key("x", owner, session or ""), orjson.dumps({"erased_at": erased_at})
+from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.journal import JournalRecord, decode_value, parse_key
+from turnstream.schemas.memory import Memory
 
 
 @dataclass
@@ -65,14 +33,6 @@ class OwnerReplay:
 
     memories: list[Memory] = field(default_factory=list)
     entries: list[ArchiveEntry] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class JournalRecord:
-    key: bytes
-    value: bytes | None
-    timestamp: float
-    """When it was written (the Kafka record's timestamp), epoch seconds."""
 
 
 @dataclass
@@ -107,7 +67,7 @@ def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: floa
             if kind == "x":
                 erased[owner, id_] = float(orjson.loads(record.value)["erased_at"])
             else:
-                kept.append((owner, _decode(kind, record.value), record.timestamp))
+                kept.append((owner, decode_value(kind, record.value), record.timestamp))
         except (ValueError, KeyError, TypeError):  # pydantic's and orjson's errors are ValueErrors
             result.unreadable += 1
     owners: defaultdict[str, OwnerReplay] = defaultdict(OwnerReplay)
@@ -121,10 +81,6 @@ def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: floa
             owners[owner].entries.append(item)
     result.owners = dict(owners)
     return result
-
-
-def _decode(kind: Kind, value: bytes) -> Memory | ArchiveEntry:
-    return Memory.model_validate_json(value) if kind == "m" else ArchiveEntry.from_json(value)
 
 
 def _erased(erased: dict[tuple[str, str], float], owner: str, session: str, written: float) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from turnstream.memory.model import Memory
+from turnstream.schemas.memory import Memory
 
 _BOUNDARY = re.compile(r"[\s。！？；，、.!?;,]+")
 """Where a cut inside one line may start: after a space or a punctuation mark (EN and ZH)."""
@@ -56,3 +56,8 @@ def cut_profile(profile: str, read_chars: int) -> str:
 def profile_additions(memories: Iterable[Memory]) -> list[str]:
     """Texts that belong in the profile: stable facts and preferences, not events or summaries."""
     return [memory.text for memory in memories if memory.type in ("fact", "preference")]
+
+
+def needs_condensing(profile: str, read_chars: int) -> bool:
+    """Whether the appended profile outgrew what a prompt shows of it: the asynchronous LLM merge is worth a call."""
+    return len(profile) > read_chars

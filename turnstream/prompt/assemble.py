@@ -17,13 +17,13 @@ from typing import Any
 from turnstream.compaction.fitting import tail_start, unit_starts
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.tokens import count_message, count_messages
-from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.profile import cut_profile
 from turnstream.prompt.block import fill_block
 from turnstream.prompt.context import fit_summary_block, split_context
 from turnstream.prompt.query import PromptQuery
 from turnstream.prompt.read import Recalled, RecallResult
 from turnstream.prompt.recalled import RecalledTurn
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.text.chat import Message, content_text

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from turnstream.compaction.tokens import count_message, count_text
-from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.profile import cut_profile
 from turnstream.prompt.read import Recalled
 from turnstream.prompt.recalled import LINE_SEPARATOR_TOKENS, RecalledTurn, choose_turns, dated_lines
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.text.chat import Message
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES

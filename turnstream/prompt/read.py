@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.model import MemoryType
+from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.memory import MemoryType
 
 
 @dataclass(frozen=True, slots=True)

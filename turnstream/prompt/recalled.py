@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from turnstream.compaction.greeting import without_filler
 from turnstream.compaction.tokens import count_text
-from turnstream.memory.archive import ArchiveEntry
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.text.dates import day_text, ground_dates, with_notes
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES

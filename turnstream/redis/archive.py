@@ -22,10 +22,10 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from turnstream.memory.archive import ArchiveEntry
 from turnstream.redis.aio import load_script, queue_script, run_pipeline
 from turnstream.redis.keys import KeyLayout, OwnerKeys
 from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EVICT, Call
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
 
 BM25_K1 = 1.2

@@ -13,14 +13,14 @@ from pydantic import ValidationError
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 
-from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.model import Memory
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.connect import ping
 from turnstream.redis.keys import parse_context_key, scan_pattern
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.reader import ContextReader
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.memory import Memory
 from turnstream.settings import Settings
 
 MAX_LISTED = 200

@@ -19,7 +19,6 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline
 
-from turnstream.memory.model import Memory
 from turnstream.memory.profile import append_profile, keep_tail
 from turnstream.prompt.assemble import Prompt, finish_prompt
 from turnstream.prompt.query import prompt_query
@@ -29,6 +28,7 @@ from turnstream.redis.connect import redis_client
 from turnstream.redis.keys import KeyLayout, OwnerKeys
 from turnstream.redis.recall import recall_read
 from turnstream.redis.scripts import REMEMBER, REPLACE_PROFILE, Call
+from turnstream.schemas.memory import Memory
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8

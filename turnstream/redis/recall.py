@@ -11,12 +11,12 @@ from typing import Any
 
 import orjson
 
-from turnstream.memory.archive import ArchiveEntry
 from turnstream.prompt.read import ArchiveQuery, Recalled, RecallResult
 from turnstream.redis.archive import WEIGHT_SCALE
 from turnstream.redis.keys import KeyLayout
 from turnstream.redis.reads import Read, script_read
 from turnstream.redis.scripts import RECALL, Call
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
 
 

@@ -78,3 +78,13 @@ def route(record_key: bytes | None, session_key: str) -> Forward | None:
     if record_key == key:
         return None
     return Forward(key, "null_key" if record_key is None else "wrong_key")
+
+
+def owner_key(user_id: str | None, tenant: str | None, session_id: str) -> str:
+    """Who owns the memories of a turn: the user (`tenant:user_id`) when the turn names one, else its session
+    (`:` + session key), each in its own namespace (schemas/ids.py).
+
+    Memories of a turn without a user stay with its session, so two anonymous sessions never share them,
+    and a user whose id equals an anonymous session's never sees that session's memories.
+    """
+    return user_owner(user_id, tenant) if user_id else session_owner(session_key(session_id, tenant))

@@ -7,10 +7,10 @@ from turnstream.session.live import LiveMap, LiveStates
 from turnstream.session.reorder import Forwarded
 from turnstream.session.rules import ERASED, Erased, Loaded, Skip, classify, loaded_from_row, opening
 from turnstream.session.state import HeldTurn, SessionState, SnapshotError
-from turnstream.session.summaries import SummaryRequest, SummaryRequests, SummaryResult
+from turnstream.session.summaries import SummaryRequests
 
 __all__ = [
     "ERASED", "CoreConfig", "Erased", "Forwarded", "HeldTurn", "Input", "LiveMap", "LiveStates", "Loaded",
-    "SessionBatch", "SessionCore", "SessionState", "Skip", "SnapshotError", "StateLoader", "Step", "SummaryRequest", "SummaryRequests",
-    "SummaryResult", "classify", "loaded_from_row", "opening",
+    "SessionBatch", "SessionCore", "SessionState", "Skip", "SnapshotError", "StateLoader", "Step", "SummaryRequests",
+    "classify", "loaded_from_row", "opening",
 ]

@@ -14,16 +14,18 @@ from turnstream.compaction import MessageError, PopError
 from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, offline_strategy
 from turnstream.compaction.tokens import count_text
-from turnstream.memory.archive import ArchiveEntry, archive_entry
+from turnstream.memory.archive import archive_entry
 from turnstream.memory.extract import memories_from_facts, summary_memory
-from turnstream.memory.model import Memory, owner_key
 from turnstream.memory.profile import profile_additions
 from turnstream.schemas import ContextDoc, Turn
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.control import PopRequest
+from turnstream.schemas.ids import owner_key
+from turnstream.schemas.memory import Memory
+from turnstream.schemas.summaries import SummaryRequest, SummaryResult
 from turnstream.session.config import CoreConfig
 from turnstream.session.reorder import Forwarded, due, hold, is_held, must_wait
 from turnstream.session.state import SessionState
-from turnstream.session.summaries import SummaryRequest, SummaryResult
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 

@@ -8,10 +8,10 @@ from typing import Literal, NamedTuple
 from turnstream.schemas import Turn
 from turnstream.schemas.control import PopRequest, is_forget_marker
 from turnstream.schemas.ids import Forward, route
+from turnstream.schemas.summaries import SummaryResult
 from turnstream.session.core import Input, SessionCore
 from turnstream.session.reorder import Forwarded
 from turnstream.session.state import SessionState
-from turnstream.session.summaries import SummaryResult
 
 
 class Erased:

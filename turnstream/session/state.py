@@ -18,8 +18,9 @@ from turnstream.compaction import CompactionResult, SessionCompactor
 from turnstream.compaction.strategies import Fact, KeyInfoExtractor, Strategy
 from turnstream.memory.extract import changed_facts
 from turnstream.schemas import Turn, session_key, validate_turn
+from turnstream.schemas.summaries import SummaryResult
 from turnstream.session.config import CoreConfig
-from turnstream.session.summaries import SummaryRequests, SummaryResult
+from turnstream.session.summaries import SummaryRequests
 from turnstream.text.language import Language
 
 SNAPSHOT_VERSION = 2

@@ -1,12 +1,19 @@
-"""What a batch's steps ask of each owner's long-term memory, grouped per owner (pure)."""
+"""What a batch's steps ask of Redis and of the memory journal, grouped per owner or per session (pure): the
+sinks (agents/sinks.py) send what these return, each in one call."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
-from turnstream.memory.model import Memory
+from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.journal import archive_record, journal_key, memory_record
+from turnstream.schemas.memory import Memory
 from turnstream.session.core import Step
+from turnstream.session.state import SessionState
+
+JournalWrite = tuple[str, bytes, bytes | None]
+"""(owner, key, value) of one memory journal record; a None value is a tombstone."""
 
 MemoryWrites = dict[str, tuple[list[Memory], list[str]]]
 """Per owner: the memories to upsert, in step order, and the texts to append to the profile."""
@@ -26,3 +33,42 @@ def memory_writes(steps: Iterable[Step]) -> MemoryWrites:
         superseded = {memory.text for memory in memories if last[memory.id] != memory.text} - set(last.values())
         additions[:] = [text for text in additions if text not in superseded]
     return dict(writes)
+
+
+def archive_appends(steps: Iterable[Step]) -> dict[str, list[ArchiveEntry]]:
+    """Each owner's archive entries, in step order; owners with none left out."""
+    archived: defaultdict[str, list[ArchiveEntry]] = defaultdict(list)
+    for step in steps:
+        archived[step.owner] += step.archive
+    return {owner: entries for owner, entries in archived.items() if entries}
+
+
+def changed_contexts(steps: Iterable[Step], states: Mapping[str, SessionState]
+                     ) -> tuple[dict[str, SessionState], dict[str, list[str]]]:
+    """The sessions whose context document must be written, and the turn ids each applied in the batch."""
+    applied: defaultdict[str, list[str]] = defaultdict(list)
+    changed: dict[str, SessionState] = {}
+    for step in steps:
+        if step.applied_turn_id:
+            applied[step.session_key].append(step.applied_turn_id)
+        if step.context_changed:
+            changed[step.session_key] = states[step.session_key]
+    return changed, dict(applied)
+
+
+def journal_writes(steps: Sequence[Step], created: Mapping[str, Mapping[str, float]],
+                   evicted_memories: Mapping[str, list[str]], evicted_entries: Mapping[str, list[str]]) -> list[JournalWrite]:
+    """The batch's memory and archive writes as journal records, each memory with its created_at as Redis keeps it
+    (`created`, per owner: a rebuild must not date a corrected memory by its correction), then tombstones for what
+    the caps evicted, after the records they may follow."""
+    writes: list[JournalWrite] = []
+    for step in steps:
+        kept = created.get(step.owner, {})
+        for memory in step.memories:
+            memory = memory.model_copy(update={"created_at": kept.get(memory.id, memory.created_at)})
+            writes.append((step.owner, *memory_record(memory)))
+        writes += [(step.owner, *archive_record(step.owner, entry)) for entry in step.archive]
+    for kind, owners in (("m", evicted_memories), ("a", evicted_entries)):
+        writes += [(owner, journal_key(kind, owner, evicted_id), None)  # type: ignore[arg-type]
+                   for owner, ids in owners.items() for evicted_id in ids]
+    return writes

@@ -11,11 +11,11 @@ import time
 from collections import Counter
 
 from turnstream.client import TurnProducer
-from turnstream.memory.journal import erasure_record, journal_key
 from turnstream.redis.connect import redis_client
 from turnstream.redis.erase import Eraser
 from turnstream.schemas.control import forget_record
 from turnstream.schemas.ids import session_key, user_owner
+from turnstream.schemas.journal import erasure_record, journal_key
 from turnstream.settings import Settings
 from turnstream.streams.journal_topic import append_records
 

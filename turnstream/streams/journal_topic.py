@@ -14,8 +14,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from turnstream.connections import kafka_options
-from turnstream.memory.journal import JournalRecord
 from turnstream.schemas.ids import partition_of
+from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings
 
 READ_TIMEOUT_SECONDS = 60.0

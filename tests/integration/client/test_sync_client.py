@@ -14,9 +14,9 @@ from tests.integration.client.fixtures import make_doc
 from tests.integration.memory.test_memory import state_budget
 from tests.integration.memory.test_recall import entries
 from turnstream.client import ContextClient, SyncContextClient
-from turnstream.memory import owner_key
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.writer import ContextWriter
+from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
 
 OWNER = owner_key("maya", "acme", "s1")

@@ -6,9 +6,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
-from turnstream.memory import memories_from_facts, owner_key, profile_additions
-from turnstream.memory.model import Memory
+from turnstream.memory import memories_from_facts, profile_additions
 from turnstream.redis.memories import ArchiveQuery, MemoryStore
+from turnstream.schemas.ids import owner_key
+from turnstream.schemas.memory import Memory
 from turnstream.settings import Settings
 
 OWNER = owner_key("u1", "acme", "s1")

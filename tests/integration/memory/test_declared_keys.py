@@ -13,10 +13,11 @@ import pytest
 from redis.asyncio import Redis
 
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
-from turnstream.memory import memories_from_facts, owner_key
-from turnstream.memory.model import Memory
+from turnstream.memory import memories_from_facts
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.scripts import REMEMBER
+from turnstream.schemas.ids import owner_key
+from turnstream.schemas.memory import Memory
 from turnstream.settings import Settings
 
 OWNER = owner_key("u1", "acme", "s1")

@@ -12,11 +12,12 @@ from turnstream.compaction.marker import marker_message
 from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.compaction.tokens import count_messages
-from turnstream.memory import changed_facts, memories_from_facts, owner_key, profile_additions, summary_memory
+from turnstream.memory import changed_facts, memories_from_facts, profile_additions, summary_memory
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.reader import ContextReader
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas import ContextDoc
+from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
 
 OWNER = owner_key("u1", "acme", "s1")

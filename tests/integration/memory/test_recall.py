@@ -14,7 +14,7 @@ from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
-from turnstream.memory.archive import ArchiveEntry, archive_entry
+from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import (
     BM25_B,
     BM25_K1,
@@ -26,6 +26,7 @@ from turnstream.redis.archive import (
 )
 from turnstream.redis.keys import OwnerKeys
 from turnstream.samples.recall_set import START_TS, recall_case
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 

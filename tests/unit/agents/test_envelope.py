@@ -11,10 +11,12 @@ import orjson
 import pytest
 
 from tests.unit.agents.fixtures import SUMMARIES, record, turn_value
-from turnstream.agents.envelope import REASON_HEADER, open_envelope
+from turnstream.agents.envelope import open_envelope
 from turnstream.agents.ingest import dead_letter, forward
 from turnstream.schemas.control import PopRequest, forget_record, pop_record
-from turnstream.session import Forwarded, SummaryResult
+from turnstream.schemas.headers import REASON_HEADER
+from turnstream.schemas.summaries import SummaryResult
+from turnstream.session import Forwarded
 
 pytestmark = pytest.mark.unit
 

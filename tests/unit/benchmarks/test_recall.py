@@ -16,8 +16,8 @@ from turnstream.benchmarks.recall import (
     prompt_turns,
     recall_target,
 )
-from turnstream.memory.archive import entry_id
 from turnstream.samples.recall_set import RecallCase, recall_case
+from turnstream.schemas.archive import entry_id
 
 
 def test_evidence_counts_whole_questions_and_single_turns() -> None:

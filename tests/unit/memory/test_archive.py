@@ -3,7 +3,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from turnstream.compaction.tokens import count_text
-from turnstream.memory.archive import MAX_DISTINCT_TERMS, ArchiveEntry, archive_entry, archive_text, entry_id
+from turnstream.memory.archive import archive_entry, archive_text
 from turnstream.prompt.recalled import (
     LINE_SEPARATOR_TOKENS,
     choose_turns,
@@ -13,6 +13,7 @@ from turnstream.prompt.recalled import (
     turn_line,
 )
 from turnstream.redis.recall import decode_recall
+from turnstream.schemas.archive import MAX_DISTINCT_TERMS, ArchiveEntry, entry_id
 
 CALL = {"role": "assistant", "content": "Let me look.", "tool_calls": [
     {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Lisbon"}'}},

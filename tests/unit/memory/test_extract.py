@@ -1,6 +1,8 @@
 
 from turnstream.compaction.strategies.base import Fact
-from turnstream.memory import changed_facts, memories_from_facts, memory_id, owner_key, summary_memory
+from turnstream.memory import changed_facts, memories_from_facts, summary_memory
+from turnstream.schemas.ids import owner_key
+from turnstream.schemas.memory import memory_id
 
 NOW = 1_700_000_000.0
 

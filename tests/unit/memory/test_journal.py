@@ -7,18 +7,18 @@ from aiokafka.partitioner import DefaultPartitioner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnstream.memory import Memory
-from turnstream.memory.archive import ArchiveEntry
-from turnstream.memory.journal import (
+from turnstream.memory.journal import replay
+from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.ids import partition_of
+from turnstream.schemas.journal import (
     JournalError,
     JournalRecord,
     archive_record,
     erasure_record,
     journal_key,
     parse_key,
-    replay,
 )
-from turnstream.schemas.ids import partition_of
+from turnstream.schemas.memory import Memory
 
 DAY = 86_400.0
 ids = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=0, max_size=20)

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from turnstream.agents.fields import record_fields, sniffed_turn_id
-from turnstream.agents.ingest import DETAIL_HEADER, REASON_HEADER, SOURCE_HEADER, dead_letter_headers
+from turnstream.schemas.headers import DETAIL_HEADER, REASON_HEADER, SOURCE_HEADER, dead_letter_headers
 from turnstream.tracing import carried, inject, kafka_attributes, record_span, span, trace_id, traceparent
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"

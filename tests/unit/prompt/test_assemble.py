@@ -4,12 +4,12 @@ from typing import Any
 from turnstream.compaction import compact
 from turnstream.compaction.marker import MARKERS, marker_message
 from turnstream.compaction.tokens import count_messages
-from turnstream.memory.archive import ArchiveEntry
 from turnstream.prompt.assemble import assemble
 from turnstream.prompt.block import without_lines
 from turnstream.prompt.context import split_context
 from turnstream.prompt.read import Recalled
 from turnstream.schemas import ContextDoc
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
 
 SYSTEM = {"role": "system", "content": "You are a travel agent."}

@@ -9,8 +9,6 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from turnstream.memory import Memory
-from turnstream.memory.archive import ArchiveEntry
 from turnstream.prompt.read import ArchiveQuery
 from turnstream.redis.archive import (
     BM25_B,
@@ -27,7 +25,9 @@ from turnstream.redis.memories import MemoryStore, _Upsert
 from turnstream.redis.recall import recall_request
 from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EVICT, RECALL, REMEMBER, WRITE_CONTEXT, ScriptSpec
 from turnstream.redis.writer import ContextWriter
+from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.memory import Memory
 from turnstream.settings import Settings
 
 SETTINGS = Settings(topic_prefix="P")

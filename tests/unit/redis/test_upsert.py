@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import orjson
 
-from turnstream.memory import Memory
 from turnstream.redis.memories import _Upsert
+from turnstream.schemas.memory import Memory
 
 
 def memory(key: str, text: str, at: float) -> Memory:

@@ -4,9 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnstream.memory import owner_key
 from turnstream.redis.keys import KeyLayout
-from turnstream.schemas.ids import Forward, escape, route, session_key, session_owner, user_owner
+from turnstream.schemas.ids import Forward, escape, owner_key, route, session_key, session_owner, user_owner
 
 # the characters the encoding treats specially, plus a few ordinary ones and what they escape to
 ids = st.text(alphabet=":%{}aA3b-", min_size=1, max_size=8)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from tests.support.conversations import react_messages
 from turnstream.schemas import Turn
-from turnstream.session import CoreConfig, SessionCore, SessionState, SnapshotError, SummaryResult
+from turnstream.schemas.summaries import SummaryResult
+from turnstream.session import CoreConfig, SessionCore, SessionState, SnapshotError
 from turnstream.settings import Settings
 
 NOW = 1_700_000_000.0

@@ -12,11 +12,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from turnstream.compaction.strategies import KeyInfoExtractor
-from turnstream.memory.model import Memory
 from turnstream.memory.profile import append_profile
 from turnstream.prompt.assemble import assemble
 from turnstream.prompt.read import Recalled
 from turnstream.schemas import Turn
+from turnstream.schemas.memory import Memory
 from turnstream.session import CoreConfig, SessionCore, Step
 from turnstream.session.writes import memory_writes
 from turnstream.settings import Settings

@@ -11,6 +11,7 @@ import pytest
 from turnstream.schemas import Turn
 from turnstream.schemas.control import ForgetRequest, PopRequest, forget_marker
 from turnstream.schemas.ids import Forward
+from turnstream.schemas.summaries import SummaryResult
 from turnstream.session import (
     ERASED,
     CoreConfig,
@@ -20,7 +21,6 @@ from turnstream.session import (
     SessionCore,
     SessionState,
     Skip,
-    SummaryResult,
     classify,
     loaded_from_row,
     opening,

@@ -1,5 +1,6 @@
 
-from turnstream.session.summaries import SummaryRequest, SummaryRequests, SummaryResult
+from turnstream.schemas.summaries import SummaryRequest, SummaryResult
+from turnstream.session.summaries import SummaryRequests
 
 
 def span(*texts: str) -> list[dict]:

@@ -1,4 +1,5 @@
-"""The long-term memory record: typed, keyed, searchable, owned by a user (or a session)."""
+"""The long-term memory record: typed, keyed, searchable, owned by a user (or a session); kept in Redis and
+in the memory journal."""
 
 from __future__ import annotations
 
@@ -8,19 +9,7 @@ from typing import Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from turnstream.schemas.ids import session_key, session_owner, user_owner
-
 MemoryType = Literal["fact", "preference", "event", "summary"]
-
-
-def owner_key(user_id: str | None, tenant: str | None, session_id: str) -> str:
-    """Who owns the memories of a turn: the user (`tenant:user_id`) when the turn names one, else its session
-    (`:` + session key), each in its own namespace (schemas/ids.py).
-
-    Memories of a turn without a user stay with its session, so two anonymous sessions never share them,
-    and a user whose id equals an anonymous session's never sees that session's memories.
-    """
-    return user_owner(user_id, tenant) if user_id else session_owner(session_key(session_id, tenant))
 
 
 def memory_id(owner: str, key: str) -> str:

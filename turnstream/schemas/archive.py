@@ -1,0 +1,71 @@
+"""The archive's record: one applied turn of an owner, condensed to one searchable entry; kept in Redis and in
+the memory journal (memory/archive.py builds it from a turn)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from turnstream.text.dates import Notes
+from turnstream.text.terms import recall_terms
+
+MAX_DISTINCT_TERMS = 96
+"""Index terms per entry: bounds the write of one long turn (its most frequent terms are kept)."""
+
+@dataclass(frozen=True, slots=True)
+class ArchiveEntry:
+    """One applied turn in its owner's archive."""
+
+    id: str
+    """entry_id(session, turn_id): a redelivered or replayed turn is the same entry."""
+    session: str
+    """Session key of the conversation the turn belongs to."""
+    position: int
+    """The turn's message position in its session (0-based), as the context's `positions` count."""
+    role: str
+    speaker: str | None
+    """The message's `name`, when it has one."""
+    ts: float
+    """When the turn happened (the turn's `ts`, else when it was applied), epoch seconds."""
+    text: str
+    """The turn condensed to searchable text (tool calls and results included)."""
+    dates: Notes | None = None
+    """Its relative dates pinned to the day it was said, as notes to insert into `text` (text/dates.py),
+    found once when it was archived; None for an entry archived before dates were pinned then, whose read
+    finds them (in the reading prompt's language)."""
+
+    @property
+    def position_field(self) -> str:
+        """Field of the positions hash: how the read script finds the turns around a hit."""
+        return f"{self.session}#{self.position}"
+
+    def term_counts(self) -> Counter[str]:
+        """Index terms with their frequencies: the speaker's name counts, so "what did Caroline say" finds her."""
+        counts = Counter(recall_terms(f"{self.speaker or ''} {self.text}"))
+        return counts if len(counts) <= MAX_DISTINCT_TERMS else Counter(dict(counts.most_common(MAX_DISTINCT_TERMS)))
+
+    def to_json(self) -> bytes:
+        """As stored and as the read script returns it."""
+        data = {"id": self.id, "session": self.session, "position": self.position, "role": self.role,
+                "speaker": self.speaker, "ts": self.ts, "text": self.text}
+        return orjson.dumps(data if self.dates is None else {**data, "dates": self.dates})
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> ArchiveEntry:
+        return cls.from_dict(orjson.loads(raw))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArchiveEntry:
+        """An entry as decoded from its JSON, with or without pinned dates."""
+        dates = data.get("dates")
+        return cls(data["id"], data["session"], data["position"], data["role"], data["speaker"], data["ts"], data["text"],
+                   None if dates is None else tuple(map(tuple, dates)))
+
+
+def entry_id(session: str, turn_id: str) -> str:
+    """Stable id of a turn's archive entry."""
+    return hashlib.blake2b(f"{session}\0{turn_id}".encode(), digest_size=10).hexdigest()

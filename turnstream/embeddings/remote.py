@@ -66,8 +66,12 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"embeddings endpoint answered HTTP {error.status_code} for model {self._model!r}") from None
         except self._openai.APITimeoutError:
             raise EmbeddingError(f"embeddings endpoint timed out (model {self._model!r}, after retries)") from None
-        except self._openai.APIError as error:  # connection refused, a body that is no JSON, ...
+        except self._openai.APIError as error:  # connection refused, a reply of the wrong shape, ...
             raise EmbeddingError(f"embeddings endpoint failed: {type(error).__name__}: {str(error).splitlines()[0][:200]}") from None
+        except ValueError:  # the client decodes a JSON content type itself
+            raise EmbeddingError(f"embeddings endpoint answered with a body that is no JSON (model {self._model!r})") from None
+        if not isinstance(getattr(reply, "data", None), list):
+            raise EmbeddingError(f"embeddings endpoint answered without a list of vectors (model {self._model!r})")
         rows = sorted(reply.data, key=lambda item: item.index)
         if len(rows) != len(batch):
             raise EmbeddingError(f"embeddings endpoint returned {len(rows)} vectors for {len(batch)} texts")

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install kafka models browser demo test test-unit test-checks test-integration test-kafka test-rebalance bench clean
+.PHONY: install kafka models browser demo test test-unit test-checks test-integration test-kafka test-rebalance bench bench-semantic clean
 
 # Apache Kafka's jars from Maven Central, for `turnstream stack --broker kafka` and the tests; fetched once
 # per version of deploy/kafka/pom.xml (the folder is emptied first so no jar of an older version stays).
@@ -89,6 +89,11 @@ test-rebalance: $(INSTALLED) kafka
 
 bench: $(INSTALLED)
 	$(BIN)/turnstream bench
+
+# Which semantic mechanism brings evidence into the prompt (docs/embeddings.md): offline, on the models from
+# `make models`; LOCOMO=DIR adds LoCoMo's development split (only its three files are read from DIR).
+bench-semantic: $(INSTALLED) models
+	$(BIN)/python -m turnstream.benchmarks.semantic_candidates $(if $(LOCOMO),--locomo $(LOCOMO))
 
 clean:
 	rm -rf $(VENV) .kafka .models .pytest_cache .hypothesis .mypy_cache build *.egg-info

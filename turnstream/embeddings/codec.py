@@ -1,8 +1,9 @@
 """Compact stored vectors: int8 with a scale (dims + 4 bytes) or float16 (2 × dims bytes), little-endian.
 
-An archived turn's vector rides with the archive for a gateway to rescore candidates; at 384 dims int8 takes
-388 bytes, a tenth of float32's and about the size of the turn's own JSON. A read returns candidates' vectors
-as they are stored, so decoding is the gateway's, not the Redis script's.
+An archived turn's vector rides with the archive for a gateway to rank candidates by; at 384 dims int8 takes
+388 bytes, a quarter of float32's (a LoCoMo turn's archive entry is ~275 bytes of JSON), and ranks LoCoMo's
+turns as float32 does. A read returns candidates' vectors as they are stored, so decoding is the gateway's,
+not the Redis script's.
 """
 
 from __future__ import annotations

@@ -49,11 +49,11 @@ class PostingIndex:
     def search(self, query: Mapping[str, float], hits: int, scored_terms: int = 8, per_term: int = 64) -> list[int]:
         """The best `hits` documents for `query` (term -> its weight in the query), best first, ties by number."""
         known = [(self.idf(term) * weight, term) for term, weight in query.items() if term in self.postings]
-        scores: Counter[int] = Counter()
+        scores: dict[int, float] = {}
         for scale, term in sorted(known, reverse=True)[:scored_terms]:
             posting = self.postings[term]
             for doc in self.best(term, per_term):
-                scores[doc] += scale * posting[doc]
+                scores[doc] = scores.get(doc, 0.0) + scale * posting[doc]
         return [doc for doc, _ in sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:hits]]
 
 

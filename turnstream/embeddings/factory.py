@@ -66,8 +66,8 @@ def _local(settings: Settings) -> Embedders:
         from turnstream.embeddings.local import OnnxEmbedder
     except ImportError as error:
         raise EmbeddingError(f"TURNSTREAM_EMBEDDINGS=local needs {error.name}: pip install 'turnstream[embeddings]'") from None
-    folders = {language: model_folder(configured, language).resolve() for language, configured in
-               (("en", settings.embedding_model_dir), ("zh", settings.embedding_model_dir_zh))}
+    configured: dict[Language, str | None] = {"en": settings.embedding_model_dir, "zh": settings.embedding_model_dir_zh}
+    folders = {language: model_folder(folder, language).resolve() for language, folder in configured.items()}
     loaded = {folder: OnnxEmbedder(folder, settings.embedding_threads, settings.embedding_batch_size)
               for folder in dict.fromkeys(folders.values())}
     return Embedders(loaded[folders["en"]], loaded[folders["zh"]])

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import onnxruntime
+import onnxruntime  # type: ignore[import-untyped]  # ships no type information
 from numpy.typing import NDArray
 from tokenizers import Tokenizer
 

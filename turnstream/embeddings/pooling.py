@@ -14,7 +14,8 @@ def mean_pool(hidden: NDArray[np.floating], mask: NDArray[np.integer]) -> NDArra
     """Mean of the token states the attention mask keeps (padding never counts), (batch, tokens, dims) -> (batch, dims)."""
     weights = mask[..., None].astype(np.float32)
     summed = (hidden.astype(np.float32) * weights).sum(axis=1)
-    return summed / np.maximum(weights.sum(axis=1), 1.0)
+    mean: NDArray[np.float32] = (summed / np.maximum(weights.sum(axis=1), 1.0)).astype(np.float32)
+    return mean
 
 
 def cls_pool(hidden: NDArray[np.floating]) -> NDArray[np.float32]:
@@ -26,7 +27,8 @@ def l2_normalise(vectors: NDArray[np.floating]) -> NDArray[np.float32]:
     """Rows scaled to unit length (a zero row stays zero rather than becoming NaN)."""
     rows = vectors.astype(np.float32)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows / np.maximum(norms, np.float32(1e-12))
+    unit: NDArray[np.float32] = (rows / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+    return unit
 
 
 def pool(hidden: NDArray[np.floating], mask: NDArray[np.integer], how: Pooling, normalise: bool) -> NDArray[np.float32]:

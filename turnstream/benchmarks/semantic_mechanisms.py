@@ -90,21 +90,18 @@ def owner_vocabulary(data: Corpus, turns: Sequence[int], model: Vocabulary, embe
     written: the owner's words in the order of first use, so no turn is expanded to a word said only later."""
     if kind == "model":
         return model, [len(model.terms)] * len(turns)
-    row_of = {term: n for n, term in enumerate(model.terms)}
-    pairs: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    in_model = set(model.terms)
+    pairs: dict[str, str] = {}
     known = []
     for n in turns:
         text = data.passages[n]
         for term, word in term_words(spaced_words(text) + cjk_bigrams(text)):
-            if term not in seen and (kind == "archive" or term in row_of):
-                seen.add(term)
-                pairs.append((term, word))
+            if kind == "archive" or term in in_model:
+                pairs.setdefault(term, word)
         known.append(len(pairs))
     if kind == "archive":
-        return build_vocabulary(pairs, embedder), known
-    rows = [row_of[term] for term, _ in pairs]
-    return Vocabulary(tuple(model.terms[r] for r in rows), tuple(model.words[r] for r in rows), model.vectors[rows]), known
+        return build_vocabulary(list(pairs.items()), embedder), known
+    return model.subset(pairs), known
 
 
 def causal_expansions(vectors: NDArray[np.float32], vocabulary: Vocabulary, known: Sequence[int], m: int) -> list[WeightedTerms]:

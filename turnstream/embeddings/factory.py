@@ -1,19 +1,23 @@
 """The embedders the settings ask for, loaded and checked once at start (before any turn), or none at all.
 
 TURNSTREAM_EMBEDDINGS=off (the default) loads nothing and imports nothing of numpy or ONNX Runtime. "local"
-loads one ONNX model per language (the same folder twice is one model); "openai" one endpoint for every
-language. A missing model or extra, a broken file or an endpoint that does not answer is one EmbeddingError
+loads one ONNX model per language (the same folder twice is one model) with its folder's vocabulary cache;
+"openai" one endpoint for every language, without a vocabulary. A missing model or extra, a broken file or an endpoint that does not answer is one EmbeddingError
 line, raised by `load_embedders`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
 
 from turnstream.embeddings.base import Embedder, EmbeddingError
 from turnstream.settings import Settings
 from turnstream.text.language import Language, text_language
+
+if TYPE_CHECKING:
+    from turnstream.embeddings.vocabulary import Vocabulary
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / ".models"
 """Where `make models` unpacks the models: the checkout's .models (git-ignored)."""
@@ -28,6 +32,8 @@ class Embedders:
 
     en: Embedder
     zh: Embedder
+    vocabularies: Mapping[str, Vocabulary] = field(default_factory=dict)
+    """Per model id, the vocabulary cache of its model folder (an endpoint's model has none)."""
 
     def for_language(self, language: Language) -> Embedder:
         return self.zh if language == "zh" else self.en
@@ -56,21 +62,25 @@ def load_embedders(settings: Settings) -> Embedders | None:
     """The settings' embedders, loaded and checked; None when embeddings are off. Call it at start."""
     if settings.embeddings == "off":
         return None
-    embedders = _openai(settings) if settings.embeddings == "openai" else _local(settings)
+    try:
+        embedders = _openai(settings) if settings.embeddings == "openai" else _local(settings)
+    except ImportError as error:  # numpy, ONNX Runtime or the tokenizer library not installed
+        raise EmbeddingError(f"TURNSTREAM_EMBEDDINGS={settings.embeddings} needs {error.name}: "
+                             "pip install 'turnstream[embeddings]'") from None
     embedders.check()
     return embedders
 
 
 def _local(settings: Settings) -> Embedders:
-    try:
-        from turnstream.embeddings.local import OnnxEmbedder
-    except ImportError as error:
-        raise EmbeddingError(f"TURNSTREAM_EMBEDDINGS=local needs {error.name}: pip install 'turnstream[embeddings]'") from None
+    from turnstream.embeddings.local import OnnxEmbedder
+    from turnstream.embeddings.vocabulary import Vocabulary
+
     configured: dict[Language, str | None] = {"en": settings.embedding_model_dir, "zh": settings.embedding_model_dir_zh}
     folders = {language: model_folder(folder, language).resolve() for language, folder in configured.items()}
     loaded = {folder: OnnxEmbedder(folder, settings.embedding_threads, settings.embedding_batch_size)
               for folder in dict.fromkeys(folders.values())}
-    return Embedders(loaded[folders["en"]], loaded[folders["zh"]])
+    vocabularies = {model.model_id: Vocabulary.load(folder) for folder, model in loaded.items() if model.manifest.vocabulary}
+    return Embedders(loaded[folders["en"]], loaded[folders["zh"]], vocabularies)
 
 
 def _openai(settings: Settings) -> Embedders:

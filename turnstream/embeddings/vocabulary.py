@@ -37,6 +37,13 @@ class Vocabulary:
         if not len(self.terms) == len(self.words) == len(self.vectors):
             raise EmbeddingError(f"vocabulary of {len(self.terms)} terms, {len(self.words)} words, {len(self.vectors)} vectors")
 
+    def subset(self, terms: Iterable[str]) -> Vocabulary:
+        """The entries of `terms` that are in this vocabulary, in the order given: an owner's own share of it
+        (the terms it has used), whose vectors need no embedding."""
+        rows = {term: n for n, term in enumerate(self.terms)}
+        kept = [rows[term] for term in dict.fromkeys(terms) if term in rows]
+        return Vocabulary(tuple(self.terms[r] for r in kept), tuple(self.words[r] for r in kept), self.vectors[kept])
+
     def save(self, folder: Path) -> None:
         """Write the terms (term TAB word, a line each) and the vectors as float16 into `folder`."""
         (folder / TERMS_FILE).write_text("".join(f"{t}\t{w}\n" for t, w in zip(self.terms, self.words)), encoding="utf-8")

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from turnstream.embeddings.expansion import nearest_terms
-from turnstream.embeddings.factory import model_folder
+from turnstream.embeddings.factory import load_embedders, model_folder
 from turnstream.embeddings.local import OnnxEmbedder
+from turnstream.embeddings.turns import embed_turns
 from turnstream.embeddings.vocabulary import Vocabulary
+from turnstream.settings import Settings
 
 MARTIAL, KICKBOXING, CAR = "martial arts", "I started kickboxing last year", "I bought a new car"
 TOLERANCE = 0.02
@@ -59,3 +61,14 @@ def test_the_vocabulary_cache_holds_the_category_of_a_turn(minilm: OnnxEmbedder)
     assert vocabulary.vectors.shape == (len(vocabulary.terms), 384) and len(vocabulary.terms) > 10_000
     (terms,) = nearest_terms(minilm.embed_passages(["John: I started taekwondo last year"]), vocabulary, m=16)
     assert {"taekwondo", "martial"} <= {term for term, _ in terms}
+
+
+def test_the_settings_load_a_model_per_language_with_its_vocabulary() -> None:
+    embedders = load_embedders(Settings(embeddings="local"))
+    assert embedders is not None
+    assert embedders.for_text("我妹妹的猫叫什么？").dims == 512 and embedders.for_text("What is my cat called?").dims == 384
+    assert set(embedders.vocabularies) == set(embedders.model_ids)
+    (turn,) = embed_turns(embedders, ["John: I started taekwondo last year"], 16,
+                          lambda model: embedders.vocabularies[model.model_id])
+    assert turn.model_id == embedders.en.model_id and len(turn.vector) == 388
+    assert "martial" in {term for term, _ in turn.terms}

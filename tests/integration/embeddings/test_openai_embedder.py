@@ -81,5 +81,6 @@ def test_the_settings_load_and_check_the_endpoint_at_start(embeddings_server: St
     settings = Settings(embeddings="openai", embedding_base_url=server.base_url, embedding_dims=384, embedding_model="minilm")
     embedders = load_embedders(settings)
     assert embedders is not None and embedders.en is embedders.zh and server.count == 1
+    assert embedders.vocabularies == {}  # an endpoint's model has no vocabulary cache
     with pytest.raises(EmbeddingError, match="TURNSTREAM_EMBEDDING_DIMS is 512"):
         load_embedders(settings.model_copy(update={"embedding_dims": 512}))

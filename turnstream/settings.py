@@ -181,7 +181,7 @@ class Settings(BaseSettings):
     embedding_max_retries: int = Field(2, ge=0)
     """Retries of a failed embeddings request, with exponential backoff."""
     embedding_expansion_terms: int = Field(16, ge=0, le=64)
-    """Expansion terms an archived turn is indexed under: the vocabulary terms nearest it in the model's space (16 chosen on LoCoMo dev, where 4 to 32 came within a point or two: docs/decisions/0033)."""
+    """Expansion terms an archived turn is indexed under: the vocabulary terms nearest it in the model's space (16 chosen on LoCoMo dev, where 4 to 32 came within a point or two: docs/decisions/0034)."""
 
     web_bind: str = "127.0.0.1"
     """Where a worker's Faust web server listens (never 0.0.0.0 by default)."""

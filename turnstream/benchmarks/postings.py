@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from turnstream.redis.archive import BM25_B, BM25_K1
 

@@ -16,16 +16,27 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from turnstream.benchmarks.recall import LOCOMO_DEV, locomo_case
 from turnstream.benchmarks.semantic_corpus import Corpus, corpus, embed
-from turnstream.benchmarks.semantic_mechanisms import (READ, VOCABULARIES, Knobs, Mechanism, Setup, bm25, dense, found,
-                                                     mechanisms, score, setup)
+from turnstream.benchmarks.semantic_mechanisms import (
+    READ,
+    VOCABULARIES,
+    Knobs,
+    Mechanism,
+    Setup,
+    bm25,
+    dense,
+    found,
+    mechanisms,
+    score,
+    setup,
+)
 from turnstream.embeddings.base import EmbeddingError
 from turnstream.embeddings.codec import encoded_bytes
 from turnstream.embeddings.expansion import WeightedTerms

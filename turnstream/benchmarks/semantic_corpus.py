@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from turnstream.embeddings.base import Embedder, passage_text
 from turnstream.compaction.tokens import count_text
+from turnstream.embeddings.base import Embedder, passage_text
 from turnstream.memory.archive import archive_entry
 from turnstream.prompt.recalled import LINE_SEPARATOR_TOKENS, turn_line
 from turnstream.samples.recall_set import RecallCase

@@ -8,8 +8,9 @@ question to a set of candidate turns; `score` counts the questions whose evidenc
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray

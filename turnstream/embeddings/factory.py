@@ -8,9 +8,10 @@ line, raised by `load_embedders`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from turnstream.embeddings.base import Embedder, EmbeddingError
 from turnstream.settings import Settings

@@ -7,7 +7,7 @@ errors, 429 and 5xx) and timeout apply to each batch; a failure is one Embedding
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray

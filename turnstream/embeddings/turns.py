@@ -3,8 +3,8 @@ expansion terms (pure, given the embedders; no Kafka, no Redis)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from turnstream.embeddings.base import Embedder
 from turnstream.embeddings.codec import encode_int8
@@ -30,7 +30,7 @@ def embed_turns(embedders: Embedders, passages: Sequence[str], terms: int,
     """Embed `passages` (passage_text of each turn) with the model of each one's language, one batch call per
     model, and expand each over `vocabulary(model)`: the caller's share of that model's vocabulary (for an
     owner, `Embedders.vocabularies[model.model_id].subset(...)` of the terms it has used, this batch's turns
-    included: LoCoMo's measure, docs/decisions/0033), or None for no expansion terms."""
+    included: LoCoMo's measure, docs/decisions/0034), or None for no expansion terms."""
     out: list[TurnEmbedding | None] = [None] * len(passages)
     groups: dict[int, tuple[Embedder, list[int]]] = {}
     for n, passage in enumerate(passages):

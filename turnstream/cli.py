@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from turnstream import __version__
 
 SUBCOMMANDS = (
-    "demo", "bench", "worker", "produce", "context", "memory", "forget", "inspect", "compact", "schema", "stack", "config",
-    "version",
+    "demo", "bench", "worker", "produce", "context", "memory", "forget", "inspect", "serve", "compact", "schema", "stack",
+    "config", "version",
 )
 """Modules of `turnstream.commands`, in the order `--help` lists them."""
 

@@ -17,7 +17,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from turnstream.client.reads import WaitResult, doc_from, owner_from, session_and_owner
 from turnstream.client.updates import SUBSCRIBE_TIMEOUT
 from turnstream.connections import sync_redis_client
-from turnstream.memory.prompt import Prompt, finish_prompt, prompt_query
+from turnstream.memory.prompt import Prompt, budgeted, finish_prompt, prompt_query
 from turnstream.memory.reads import decode_recall, recall_request
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.keys import KeyLayout
@@ -77,18 +77,20 @@ class SyncContextClient:
 
     def build_prompt(
         self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None,
-        user_id: str | None = None, record: bool = True,
+        user_id: str | None = None, record: bool = True, budget_tokens: int | None = None,
     ) -> Prompt:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
         As ContextClient.build_prompt: memories and recalled turns are those of `user_id` (a second
-        round trip without it), `k` defaults to settings.recall_k, `record=False` only looks.
+        round trip without it), `k` defaults to settings.recall_k, `record=False` only looks,
+        `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
-        query = prompt_query(user_text, k, self.settings)
-        keys, args = recall_request(self.layout, self.settings, owner or self._owner_of(key), key, query.keywords,
+        settings = budgeted(self.settings, budget_tokens)
+        query = prompt_query(user_text, k, settings)
+        keys, args = recall_request(self.layout, settings, owner or self._owner_of(key), key, query.keywords,
                                     query.k, query.archive, record, time.time())
-        return finish_prompt(query, decode_recall(self._recall(keys=keys, args=args)), self.settings)
+        return finish_prompt(query, decode_recall(self._recall(keys=keys, args=args)), settings)
 
     def _owner_of(self, session_key: str) -> str:
         return owner_from(self.redis.get(self.layout.owner_pointer(session_key)), session_key)

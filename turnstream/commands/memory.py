@@ -16,7 +16,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.cli import CliError
 from turnstream.commands._services import configured_settings
-from turnstream.memory import Memory, MemoryStore, Prompt, build_prompt
+from turnstream.memory import Memory, MemoryStore, Prompt
+from turnstream.memory.prompt import search_memory
 from turnstream.schemas.keys import session_key, session_owner, user_owner
 
 
@@ -92,8 +93,7 @@ def run_list(args: argparse.Namespace) -> int:
 async def _search(owner: str, text: str, k: int | None) -> Prompt:
     store = MemoryStore.from_settings(configured_settings(redis=True))
     try:
-        # no session: no context to leave out, the whole recall budget for the block
-        return await build_prompt(store, "", owner, text, k, record=False)
+        return await search_memory(store, owner, text, k)
     finally:
         await store.aclose()
 

@@ -14,6 +14,8 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any, get_args
 
+from typing_extensions import TypedDict  # pydantic reads typing's own TypedDict only on Python 3.12+
+
 from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.compactor import BLOCK_BUDGET_SHARE, cut_block
 from turnstream.compaction.marker import marker_message, marker_tokens
@@ -22,10 +24,12 @@ from turnstream.compaction.strategies.text import keywords
 from turnstream.compaction.tokens import count_message, count_messages, count_text
 from turnstream.memory.archive import ArchiveEntry
 from turnstream.memory.profile import cut_profile
-from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, RecalledTurn, choose_turns, dated_lines
+from turnstream.memory.model import MemoryType
+from turnstream.memory.recall import LINE_SEPARATOR_TOKENS, ArchivedTurn, RecalledTurn, choose_turns, dated_lines
 from turnstream.memory.reads import ArchiveQuery, RecallResult, Recalled
 from turnstream.memory.store import MemoryStore
 from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.turn import MessageField
 from turnstream.settings import Settings
 from turnstream.text.chat import Message, content_text
 from turnstream.text.language import Language, detect_language
@@ -40,15 +44,26 @@ MAX_QUERY_TERMS = 32
 _LANGUAGES: tuple[Language, ...] = get_args(Language)
 
 
+class RecalledMemory(TypedDict):
+    """A typed memory as a prompt or a search returns it."""
+
+    id: str
+    """The memory's id (memory_id of its owner and slot)."""
+    type: MemoryType
+    """fact, preference, event or summary."""
+    text: str
+    """The memory itself."""
+
+
 @dataclass(frozen=True, slots=True)
 class Prompt:
     """What build_prompt returns."""
 
-    messages: list[Message]
+    messages: list[MessageField]
     """Anchors, marker and summary block, the memory block, the rest of the context, the user message."""
-    recalled: list[dict[str, str]]
+    recalled: list[RecalledMemory]
     """The memories in the block, best first: {id, type, text}."""
-    archived: list[dict[str, object]]
+    archived: list[ArchivedTurn]
     """The archived turns in the block, in time order, with their scores (RecalledTurn.to_dict)."""
     skipped_recall: bool
     """True when the user message was small talk: no recall, nothing recorded."""
@@ -297,12 +312,20 @@ def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings) 
         "assemble": round((done - fetched) * 1000, 3),
         "total": round((done - query.started) * 1000, 3),
     }
-    recalled = [{"id": m.id, "type": m.type, "text": m.text} for m in assembled.recalled]
+    recalled = [RecalledMemory(id=m.id, type=m.type, text=m.text) for m in assembled.recalled]
     return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings)
 
 
+def budgeted(settings: Settings, budget_tokens: int | None) -> Settings:
+    """`settings` with prompt_budget_tokens set to `budget_tokens` for one call (unchanged when None)."""
+    if budget_tokens is None:
+        return settings
+    return settings.model_copy(update={"prompt_budget_tokens": budget_tokens})
+
+
 async def build_prompt(
-    memory: MemoryStore, session_key: str, owner: str, user_text: str, k: int | None = None, record: bool = True
+    memory: MemoryStore, session_key: str, owner: str, user_text: str, k: int | None = None, record: bool = True,
+    budget_tokens: int | None = None,
 ) -> Prompt:
     """Read the session's context, the owner's profile, memories and archive (one round trip), and assemble the prompt.
 
@@ -310,7 +333,24 @@ async def build_prompt(
     dropped for the budget stay counted: that only happens when the context nearly fills the prompt
     budget, and undoing it would cost a second round trip. Archived turns have no dedup window:
     the context itself says what the model has seen, and a question asked twice needs its answer twice.
+    `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
     """
-    query = prompt_query(user_text, k, memory.settings)
+    settings = budgeted(memory.settings, budget_tokens)
+    query = prompt_query(user_text, k, settings)
     result = await memory.recall(owner, session_key, query.keywords, query.k, query.archive, record=record)
-    return finish_prompt(query, result, memory.settings)
+    return finish_prompt(query, result, settings)
+
+
+async def search_memory(memory: MemoryStore, owner: str, text: str, k: int | None = None,
+                        budget_tokens: int | None = None) -> Prompt:
+    """What recall finds for `text` among `owner`'s memories and archived turns (`turnstream memory search`, the
+    HTTP API's and the MCP server's search): no session, so no context to leave out and the memory block gets
+    the whole recall budget, or `budget_tokens`; nothing is recorded against any dedup window."""
+    settings = memory.settings
+    if budget_tokens is not None:
+        room = budget_tokens + count_messages([{"role": "user", "content": text}])
+        settings = settings.model_copy(update={"recall_budget_tokens": budget_tokens,
+                                               "prompt_budget_tokens": max(settings.prompt_budget_tokens, room)})
+    query = prompt_query(text, k, settings)
+    result = await memory.recall(owner, "", query.keywords, query.k, query.archive, record=False)
+    return finish_prompt(query, result, settings)

@@ -1,0 +1,60 @@
+"""What a request may touch: one tenant's sessions and users, decided before any I/O.
+
+The tenant comes from the token, never from the request: every session key and owner key the API builds
+is the token tenant's (schemas/keys.py escapes each part, so no id of one tenant spells a key of another).
+A request that names another tenant (a turn whose `tenant` differs) is answered exactly as a session that
+does not exist: 404 with the same body, so a token learns nothing about other tenants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The tenant a request acts for; None only on an API started open (loopback, no tokens)."""
+
+    tenant: str | None
+
+
+class OutOfScope(LookupError):
+    """The request names something outside its tenant: answered as not found."""
+
+
+class BadTurns(ValueError):
+    """The turns of a record request cannot be scoped: `field` (a pydantic-style path) says which."""
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(f"{field}: {detail}")
+        self.field = field
+        self.detail = detail
+
+
+def scoped_turns(turns: Any, session_id: str, scope: Scope) -> list[Any]:
+    """The turns of a record request for the path's `session_id`, each with the scope's session and tenant.
+
+    A turn without `session_id` or `tenant` gets the path's and the scope's; one naming another session is a
+    BadTurns (the request is malformed), one naming another tenant OutOfScope. Values that are not JSON
+    objects pass through for the model to refuse with its own error."""
+    if not isinstance(turns, list):
+        return turns  # type: ignore[no-any-return]
+    scoped = []
+    for index, turn in enumerate(turns):
+        if isinstance(turn, dict):
+            if turn.get("tenant") is not None and turn["tenant"] != scope.tenant:
+                raise OutOfScope(session_id)
+            if turn.get("session_id", session_id) != session_id:
+                raise BadTurns(f"turns.{index}.session_id", "must be the session of the path, or left out")
+            turn = {**turn, "session_id": session_id}
+            if scope.tenant is not None:
+                turn["tenant"] = scope.tenant
+        scoped.append(turn)
+    return scoped
+
+
+def nothing_to_erase(counts: dict[str, int]) -> bool:
+    """Whether an erasure's dry run found nothing of the session or user: the Table-row count is what the erasure
+    would ask the workers to drop, not what exists, so it is left out."""
+    return not any(count for kind, count in counts.items() if kind != "sessions (Table rows)")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from turnstream.serve.tenants import TokenTable
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="serve the HTTP API: record turns, prompts, contexts, search and erasure, one tenant per token",

@@ -12,6 +12,7 @@ from typing import Awaitable, Callable
 
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from turnstream.serve import handlers
 from turnstream.serve.errors import NOT_FOUND, failure_of
@@ -44,7 +45,7 @@ def scope_of(tokens: TokenTable | None, authorization: str) -> Scope | None:
     return Scope(tenant) if tenant is not None else None
 
 
-def guard(tokens: TokenTable | None, max_body: int) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def guard(tokens: TokenTable | None, max_body: int) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         started = time.perf_counter()

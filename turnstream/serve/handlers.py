@@ -64,8 +64,8 @@ async def record(request: web.Request) -> web.Response:
     if isinstance(data, dict) and "turns" in data:
         data = {**data, "turns": scoped_turns(data["turns"], session_id, scope)}
     body = parse(RecordRequest, data)
-    backend.require_broker()
     try:
+        backend.require_broker()
         result = await backend.gateway.record_wait(body.turns, timeout=body.timeout_seconds)
     except Exception as error:  # the reply says whether the broker had the turns
         failure = failure_of(error, recording=True)

@@ -26,7 +26,7 @@ class RecordRequest(BaseModel):
     model_config = _BODY | ConfigDict(title="RecordRequest")
 
     turns: list[Turn] = Field(min_length=1, max_length=MAX_TURNS)
-    """The turns, oldest first; `session_id` and `tenant` may be left out (the path's and the token's)."""
+    """The turns, oldest first, each of the path's session; `tenant` may be left out (it is the token's)."""
     timeout_seconds: float | None = Field(None, gt=0, le=MAX_WAIT_SECONDS)
     """How long to wait for the broker and then the context; default TURNSTREAM_RECORD_TIMEOUT_SECONDS."""
 

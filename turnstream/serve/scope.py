@@ -33,11 +33,12 @@ class BadTurns(ValueError):
 
 
 def scoped_turns(turns: Any, session_id: str, scope: Scope) -> list[Any]:
-    """The turns of a record request for the path's `session_id`, each with the scope's session and tenant.
+    """The turns of a record request for the path's `session_id`, each with the scope's tenant.
 
-    A turn without `session_id` or `tenant` gets the path's and the scope's; one naming another session is a
-    BadTurns (the request is malformed), one naming another tenant OutOfScope. Values that are not JSON
-    objects pass through for the model to refuse with its own error."""
+    A turn without `tenant` gets the scope's; one naming another tenant is OutOfScope, one naming another
+    session than the path a BadTurns (the request is malformed). A turn keeps its own `session_id`, as the
+    Turn schema requires it. Values that are not JSON objects, and a missing session_id, are left for the
+    model to refuse with its own error."""
     if not isinstance(turns, list):
         return turns  # type: ignore[no-any-return]
     scoped = []
@@ -46,10 +47,9 @@ def scoped_turns(turns: Any, session_id: str, scope: Scope) -> list[Any]:
             if turn.get("tenant") is not None and turn["tenant"] != scope.tenant:
                 raise OutOfScope(session_id)
             if turn.get("session_id", session_id) != session_id:
-                raise BadTurns(f"turns.{index}.session_id", "must be the session of the path, or left out")
-            turn = {**turn, "session_id": session_id}
+                raise BadTurns(f"turns.{index}.session_id", "must be the session of the path")
             if scope.tenant is not None:
-                turn["tenant"] = scope.tenant
+                turn = {**turn, "tenant": scope.tenant}
         scoped.append(turn)
     return scoped
 

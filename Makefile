@@ -17,7 +17,7 @@ KAFKA_FETCHED := $(KAFKA_LIB)/.fetched
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench,openai-agents,langchain]"
+	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench,openai-agents,langchain,mcp]"
 	touch $@
 
 install: $(INSTALLED)

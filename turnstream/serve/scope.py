@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from turnstream.schemas.keys import session_key, session_owner, user_owner
+
 
 @dataclass(frozen=True, slots=True)
 class Scope:
@@ -58,3 +60,13 @@ def nothing_to_erase(counts: dict[str, int]) -> bool:
     """Whether an erasure's dry run found nothing of the session or user: the Table-row count is what the erasure
     would ask the workers to drop, not what exists, so it is left out."""
     return not any(count for kind, count in counts.items() if kind != "sessions (Table rows)")
+
+
+def owner_for(scope: Scope, user_id: str | None, session_id: str | None) -> str:
+    """The memory owner a search or a note names: the scope tenant's user, else the session's own owner (a session
+    without a user keeps its memories apart from every user's)."""
+    if user_id:
+        return user_owner(user_id, scope.tenant)
+    if session_id:
+        return session_owner(session_key(session_id, scope.tenant))
+    raise ValueError("give user_id or session_id")

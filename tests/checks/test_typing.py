@@ -1,4 +1,5 @@
-"""The gateway SDK is typed: `mypy --strict` on turnstream/client and turnstream/schemas (pyproject's [tool.mypy])."""
+"""The gateway SDK and the HTTP API are typed: `mypy --strict` on turnstream/client, turnstream/schemas and
+turnstream/serve (pyproject's [tool.mypy])."""
 
 from __future__ import annotations
 

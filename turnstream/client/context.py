@@ -67,19 +67,21 @@ class ContextClient:
 
     async def build_prompt(
         self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None,
-        user_id: str | None = None, record: bool = True,
+        user_id: str | None = None, record: bool = True, budget_tokens: int | None = None,
     ) -> Prompt:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
         Memories and recalled turns are those of `user_id` (as `tenant:user_id`); without one, the
         session's owner is looked up first (a second round trip). `k` (typed memories) defaults to
-        settings.recall_k; `record=False` looks without counting anything against the dedup window.
+        settings.recall_k; `record=False` looks without counting anything against the dedup window;
+        `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
         """
         if self.memory is None:
             raise RuntimeError("build_prompt needs a MemoryStore: ContextClient(store, memory) or from_settings()")
         key, owner = session_and_owner(session_id, tenant, user_id)
         with span("turnstream.build_prompt", {"db.system": "redis", "turnstream.session": key}):
-            return await self.memory.build_prompt(key, owner or await self.store.owner_of(key), user_text, k, record)
+            return await self.memory.build_prompt(key, owner or await self.store.owner_of(key), user_text, k, record,
+                                                  budget_tokens)
 
     async def aclose(self) -> None:
         await self.store.aclose()

@@ -74,14 +74,23 @@ class GatewayClient:
 
         `timeout` defaults to the settings' record_timeout_seconds."""
         timeout = self.settings.record_timeout_seconds if timeout is None else timeout
-        deadline = time.monotonic() + timeout
         records = prepared(turns)
+        return fresh_version(await self._send_and_wait(records, timeout), records[-1][0], timeout)
+
+    async def record_wait(self, turns: TurnInput | Sequence[TurnInput], *, timeout: float | None = None) -> WaitResult:
+        """As `record`, but a context that does not include the last turn in time is returned (fresh=False) rather
+        than raised: what a caller that answers "not yet, here is the version there is" needs. RecordTimeout
+        still when the broker did not acknowledge every turn in time."""
+        timeout = self.settings.record_timeout_seconds if timeout is None else timeout
+        return await self._send_and_wait(prepared(turns), timeout)
+
+    async def _send_and_wait(self, records: list[tuple[Turn, bytes]], timeout: float) -> WaitResult:
+        deadline = time.monotonic() + timeout
         sent = [await self.producer.send_raw(turn.session_key.encode(), value) for turn, value in records]
         last = records[-1][0]
         _, pending = await asyncio.wait(sent, timeout=_left(deadline))
         check_acknowledged(sent, pending, last, timeout)
-        result = await self.context.wait_for(last.session_id, last.turn_id, _left(deadline), last.tenant, last.user_id)
-        return fresh_version(result, last, timeout)
+        return await self.context.wait_for(last.session_id, last.turn_id, _left(deadline), last.tenant, last.user_id)
 
     async def start(self) -> None:
         await self.producer.start()

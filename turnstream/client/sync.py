@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from turnstream.client.reads import WaitResult, session_and_owner
-from turnstream.prompt.assemble import Prompt, finish_prompt
+from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt
 from turnstream.prompt.query import prompt_query
 from turnstream.redis import reads
 from turnstream.redis.blocking import execute, published, subscribed
@@ -72,18 +72,20 @@ class SyncContextClient:
 
     def build_prompt(
         self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None,
-        user_id: str | None = None, record: bool = True,
+        user_id: str | None = None, record: bool = True, budget_tokens: int | None = None,
     ) -> Prompt:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
         As ContextClient.build_prompt: memories and recalled turns are those of `user_id` (a second
-        round trip without it), `k` defaults to settings.recall_k, `record=False` only looks.
+        round trip without it), `k` defaults to settings.recall_k, `record=False` only looks,
+        `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
-        query = prompt_query(user_text, k, self.settings)
-        read = recall_read(self.layout, self.settings, owner or self._owner_of(key), key, query.keywords, query.k,
+        settings = budgeted(self.settings, budget_tokens)
+        query = prompt_query(user_text, k, settings)
+        read = recall_read(self.layout, settings, owner or self._owner_of(key), key, query.keywords, query.k,
                            query.archive, record, time.time())
-        return finish_prompt(query, execute(self.redis, read), self.settings)
+        return finish_prompt(query, execute(self.redis, read), settings)
 
     def forgotten_key(self, session_key: str) -> bool:
         """Whether the session of `session_key` was erased (`turnstream forget`): its forget marker is set."""

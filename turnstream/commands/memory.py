@@ -93,8 +93,7 @@ def run_list(args: argparse.Namespace) -> int:
 async def _search(owner: str, text: str, k: int | None) -> Prompt:
     store = MemoryStore.from_settings(configured_settings(redis=True))
     try:
-        # no session: no context to leave out, the whole recall budget for the block
-        return await store.build_prompt("", owner, text, k, record=False)
+        return await store.search(owner, text, k)
     finally:
         await store.aclose()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 
@@ -74,3 +75,18 @@ def changed_facts(before: Sequence[Fact], after: Sequence[Fact]) -> list[Fact]:
     """Facts of `after` that are new or whose text changed: what the write path passes on, so unchanged ones cost nothing."""
     old = {fact.key: fact.text for fact in before}
     return [fact for fact in after if old.get(fact.key) != fact.text]
+
+
+NOTE_IMPORTANCE: dict[MemoryType, float] = {"fact": 0.6, "preference": 0.7, "event": 0.4, "summary": SUMMARY_IMPORTANCE}
+"""An agent's note weighs as a key fact of its type would."""
+
+
+def note_memory(owner: str, text: str, type_: MemoryType, session_key: str, now: float) -> Memory:
+    """A note an agent writes as a typed memory of `owner`; the same note (whitespace and case aside) is the same
+    memory, so a note written twice is one memory, restated."""
+    normalized = " ".join(text.split())
+    key = "note:" + hashlib.blake2b(normalized.lower().encode(), digest_size=8).hexdigest()
+    score = NOTE_IMPORTANCE[type_] + (0.1 if _EMPHASIS.search(normalized) else 0.0)
+    return Memory(id=memory_id(owner, key), owner=owner, type=type_, text=normalized, key=key,
+                  keywords=list(keywords(normalized, MAX_KEYWORDS)), importance=round(min(score, 1.0), 2),
+                  created_at=now, updated_at=now, source_session=session_key)

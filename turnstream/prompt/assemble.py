@@ -14,6 +14,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from typing_extensions import TypedDict  # pydantic reads typing's own TypedDict only on Python 3.12+
+
 from turnstream.compaction.fitting import tail_start, unit_starts
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.tokens import count_message, count_messages
@@ -22,22 +24,35 @@ from turnstream.prompt.block import fill_block
 from turnstream.prompt.context import fit_summary_block, split_context
 from turnstream.prompt.query import PromptQuery
 from turnstream.prompt.read import Recalled, RecallResult
-from turnstream.prompt.recalled import RecalledTurn
+from turnstream.prompt.recalled import ArchivedTurn, RecalledTurn
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.memory import MemoryType
+from turnstream.schemas.turn import MessageField
 from turnstream.settings import Settings
 from turnstream.text.chat import Message, content_text
+
+
+class RecalledMemory(TypedDict):
+    """A typed memory as a prompt or a search returns it."""
+
+    id: str
+    """The memory's id (memory_id of its owner and slot)."""
+    type: MemoryType
+    """fact, preference, event or summary."""
+    text: str
+    """The memory itself."""
 
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
     """What build_prompt returns."""
 
-    messages: list[Message]
+    messages: list[MessageField]
     """Anchors, marker and summary block, the memory block, the rest of the context, the user message."""
-    recalled: list[dict[str, str]]
+    recalled: list[RecalledMemory]
     """The memories in the block, best first: {id, type, text}."""
-    archived: list[dict[str, object]]
+    archived: list[ArchivedTurn]
     """The archived turns in the block, in time order, with their scores (RecalledTurn.to_dict)."""
     skipped_recall: bool
     """True when the user message was small talk: no recall, nothing recorded."""
@@ -102,5 +117,22 @@ def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings) 
         "assemble": round((done - fetched) * 1000, 3),
         "total": round((done - query.started) * 1000, 3),
     }
-    recalled = [{"id": m.id, "type": m.type, "text": m.text} for m in assembled.recalled]
+    recalled = [RecalledMemory(id=m.id, type=m.type, text=m.text) for m in assembled.recalled]
     return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings)
+
+
+def budgeted(settings: Settings, budget_tokens: int | None) -> Settings:
+    """`settings` with prompt_budget_tokens set to `budget_tokens` for one call (unchanged when None)."""
+    if budget_tokens is None:
+        return settings
+    return settings.model_copy(update={"prompt_budget_tokens": budget_tokens})
+
+
+def search_settings(settings: Settings, text: str, budget_tokens: int | None) -> Settings:
+    """The settings of a search (no session, so no context to leave out): the memory block gets the whole recall
+    budget, or `budget_tokens`."""
+    if budget_tokens is None:
+        return settings
+    room = budget_tokens + count_messages([{"role": "user", "content": text}])
+    return settings.model_copy(update={"recall_budget_tokens": budget_tokens,
+                                       "prompt_budget_tokens": max(settings.prompt_budget_tokens, room)})

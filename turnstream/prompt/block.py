@@ -59,12 +59,13 @@ def fill_block(
     while True:
         block = memory_block(profile, recalled, [], language)
         base = count_message(block) if block else 0
-        if base <= room:
-            break
+        if block is None or base <= room:
+            break  # an empty block fits any room, even the negative room of a context over the budget
         if recalled:
             recalled = recalled[:-1]
         else:
-            profile = cut_profile(profile, len(profile) * 3 // 4)
+            shorter = cut_profile(profile, len(profile) * 3 // 4)
+            profile = shorter if len(shorter) < len(profile) else ""  # a cut that cannot shorten it drops it
     locale = LOCALES[language]
     # the turns' heading, and the block's own title message when profile and memories left none
     title = 0 if block else count_message({"role": "system", "content": locale.memory_title}) + LINE_SEPARATOR_TOKENS

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
+from typing_extensions import TypedDict  # pydantic reads typing's own TypedDict only on Python 3.12+
+
 from turnstream.compaction.greeting import without_filler
 from turnstream.compaction.tokens import count_text
 from turnstream.schemas.archive import ArchiveEntry
@@ -25,6 +27,31 @@ from turnstream.text.locale import LOCALES
 
 LINE_SEPARATOR_TOKENS = 1
 """What a line break between two lines may add to their separate counts."""
+
+
+class ArchivedTurn(TypedDict):
+    """An archived turn as a prompt or a search returns it (RecalledTurn.to_dict)."""
+
+    id: str
+    """The archive entry's id."""
+    session: str
+    """Session key of the conversation it was said in."""
+    position: int
+    """Its position in that conversation, from 0."""
+    ts: float
+    """When it was said, epoch seconds."""
+    speaker: str | None
+    """The speaker's name when the turn gave one."""
+    role: str
+    """The chat role: user or assistant."""
+    text: str
+    """What was said."""
+    score: float
+    """The BM25 score of the hit it came with."""
+    hit: bool
+    """True for the matching turn itself, False for a neighbour shown around it."""
+    line: str
+    """The line as the memory block shows it: `[day] speaker: text`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +68,7 @@ class RecalledTurn:
     day: str
     """The day heading the line goes under (day_heading)."""
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> ArchivedTurn:
         e = self.entry
         return {"id": e.id, "session": e.session, "position": e.position, "ts": e.ts, "speaker": e.speaker,
                 "role": e.role, "text": e.text, "score": round(self.score, 4), "hit": self.hit, "line": f"{self.day} {self.line}"}

@@ -20,7 +20,7 @@ from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline
 
 from turnstream.memory.profile import append_profile, keep_tail
-from turnstream.prompt.assemble import Prompt, finish_prompt
+from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt, search_settings
 from turnstream.prompt.query import prompt_query
 from turnstream.prompt.read import ArchiveQuery, RecallResult
 from turnstream.redis.aio import execute, load_script, queue_script, run_pipeline
@@ -222,7 +222,7 @@ class MemoryStore:
         await self.redis.aclose()
 
     async def build_prompt(self, session_key: str, owner: str, user_text: str, k: int | None = None,
-                           record: bool = True) -> Prompt:
+                           record: bool = True, budget_tokens: int | None = None) -> Prompt:
         """Read the session's context, the owner's profile, memories and archive (one round trip), and assemble
         the prompt (turnstream/prompt).
 
@@ -230,7 +230,17 @@ class MemoryStore:
         dropped for the budget stay counted: that only happens when the context nearly fills the prompt
         budget, and undoing it would cost a second round trip. Archived turns have no dedup window:
         the context itself says what the model has seen, and a question asked twice needs its answer twice.
+        `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
         """
-        query = prompt_query(user_text, k, self.settings)
+        settings = budgeted(self.settings, budget_tokens)
+        query = prompt_query(user_text, k, settings)
         result = await self.recall(owner, session_key, query.keywords, query.k, query.archive, record=record)
-        return finish_prompt(query, result, self.settings)
+        return finish_prompt(query, result, settings)
+
+    async def search(self, owner: str, text: str, k: int | None = None, budget_tokens: int | None = None) -> Prompt:
+        """What recall finds for `text` among `owner`'s memories and archived turns (`turnstream memory search`, the
+        HTTP API's and the MCP server's search); nothing is recorded against any dedup window."""
+        settings = search_settings(self.settings, text, budget_tokens)
+        query = prompt_query(text, k, settings)
+        result = await self.recall(owner, "", query.keywords, query.k, query.archive, record=False)
+        return finish_prompt(query, result, settings)

@@ -79,3 +79,14 @@ def test_changed_facts_are_new_or_rewritten_ones() -> None:
     before = [Fact("constraint", "My budget is 2000 EUR", "budget"), Fact("fact", "My name is Ana", "name")]
     after = [Fact("fact", "My name is Ana", "name", 4), Fact("constraint", "Actually 3500 EUR", "budget"), Fact("preference", "I like tea", "pref:tea")]
     assert [f.key for f in changed_facts(before, after)] == ["budget", "pref:tea"]
+
+
+def test_a_note_is_one_memory_whatever_its_spacing_and_case_and_weighs_as_its_type() -> None:
+    from turnstream.memory.extract import note_memory
+
+    first = note_memory("acme:maya", "Allergic to  peanuts. Always check!", "fact", "acme:s1", 1.0)
+    again = note_memory("acme:maya", "allergic to peanuts. always check!", "fact", "", 2.0)
+    assert first.id == again.id and first.key.startswith("note:") and first.text == "Allergic to peanuts. Always check!"
+    assert first.importance == 0.7 and "peanuts" in first.keywords  # a fact, with an emphasis cue
+    assert note_memory("globex:maya", "Allergic to peanuts.", "fact", "", 1.0).id != first.id  # per owner
+    assert note_memory("acme:maya", "Likes trains.", "preference", "", 1.0).importance == 0.7

@@ -1,6 +1,8 @@
 import time
 from typing import Any
 
+import pytest
+
 from turnstream.compaction import compact
 from turnstream.compaction.marker import MARKERS, marker_message
 from turnstream.compaction.tokens import count_messages
@@ -205,3 +207,16 @@ def test_a_profile_line_a_recalled_turn_shows_is_said_once_by_the_turn() -> None
     assert lines.count("Caroline: My sister's cat is called Pistachio.") == 1
     assert lines.index("Caroline: My sister's cat is called Pistachio.") > lines.index("[8 May 2023]")
     assert "Caroline: I live in Lyon." in lines
+
+
+@pytest.mark.timeout(20)
+def test_a_budget_the_anchors_and_newest_step_overrun_still_gives_a_prompt_without_the_block() -> None:
+    # the smallest budget a request may ask for (64 tokens) under a long first message: the block's room is
+    # negative, and an empty block must end the cutting (it once looped for ever)
+    stored = doc([SYSTEM, {"role": "user", "content": "Plan a trip to Lisbon. " * 20},
+                  {"role": "assistant", "content": "Sure. " * 30}])
+    assembled = assemble(stored, "I like trains.\nMy budget is 3500 EUR.", [memory(1), memory(2)],
+                         [(entry(9, "Old detail"), 1.0)], "And the budget?", limits(prompt=64, recall=3000))
+    assert assembled.messages[-1] == {"role": "user", "content": "And the budget?"}
+    assert not assembled.recalled and not assembled.turns
+    assert not any("Memory about the user" in (m.get("content") or "") for m in assembled.messages)

@@ -1,0 +1,156 @@
+"""`turnstream mcp` driven by the official mcp SDK's own client over stdio and streamable HTTP, on a live worker,
+Apache Kafka and Redis: the tools' prompt and search are the SDK's, a note survives Redis losing everything, a
+token reaches its own tenant only, and SIGTERM stops either transport with status 0."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import httpx2
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.integration.serve.conftest import ACME_TOKEN, GLOBEX_TOKEN, Live, turn
+from turnstream.redis.connect import redis_client
+from turnstream.streams.embedded import die_with_parent
+from turnstream.streams.processes import settings_env
+
+TURNS = "/v1/sessions/{session_id}/turns"
+TOOLS = {"get_prompt", "search_memory", "remember", "erase_memory"}
+
+
+def env_of(live: Live, **extra: str) -> dict[str, str]:
+    return {**os.environ, **settings_env(live.settings), **extra}
+
+
+@asynccontextmanager
+async def over_stdio(live: Live, tenant: str) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "turnstream", "mcp", "--tenant", tenant],
+                                   env=env_of(live))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def started_http(live: Live) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen([sys.executable, "-m", "turnstream", "mcp", "--http", "--port", "0"],
+                               env=env_of(live, TURNSTREAM_SERVE_TOKENS_FILE=str(live.tokens_file)), text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               preexec_fn=die_with_parent)
+    assert process.stdout is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if select.select([process.stdout], [], [], 0.2)[0]:
+            line = process.stdout.readline()
+            if line.startswith("MCP_URL="):
+                return process, line.strip().removeprefix("MCP_URL=")
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+    raise AssertionError("turnstream mcp --http printed no MCP_URL")
+
+
+@asynccontextmanager
+async def over_http(url: str, token: str) -> AsyncIterator[ClientSession]:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
+            streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content  # type: ignore[union-attr]
+    return result.structured_content  # type: ignore[union-attr]
+
+
+async def recorded(live: Live, text: str) -> tuple[str, str]:
+    tag = uuid.uuid4().hex[:8]
+    session, user = f"mcp-s-{tag}", f"mcp-u-{tag}"
+    status, _, _ = await live.acme.call("POST", TURNS, {"session_id": session},
+                                        {"turns": [turn(session, "t1", text, user)], "timeout_seconds": 30})
+    assert status == 200
+    return session, user
+
+
+async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_survives_redis_losing_everything(live: Live) -> None:
+    session, user = await recorded(live, "Hello! I am planning a trip to Kyoto in April with my sister.")
+    async with over_stdio(live, "acme") as mcp:
+        listed = {tool.name: tool for tool in (await mcp.list_tools()).tools}
+        assert set(listed) == TOOLS and all(len(tool.description or "") > 150 for tool in listed.values())
+        assert listed["search_memory"].annotations.read_only_hint is True  # type: ignore[union-attr]
+        assert listed["erase_memory"].annotations.destructive_hint is True  # type: ignore[union-attr]
+
+        prompt = await call(mcp, "get_prompt", session_id=session, question="Where am I going?", user_id=user)
+        assert prompt["messages"][-1] == {"role": "user", "content": "Where am I going?"}
+        assert "Kyoto" in str(prompt["messages"])
+        found = await call(mcp, "search_memory", query="Kyoto trip April sister", user_id=user)
+        assert any("Kyoto" in line and line.startswith("[") for line in found["turns"])  # dated lines
+
+        note = await call(mcp, "remember", text="Prefers  ryokan stays over hotels.", type="preference", user_id=user)
+        assert note["type"] == "preference" and note["text"] == "Prefers ryokan stays over hotels."
+        again = await call(mcp, "remember", text="prefers ryokan stays over hotels.", type="preference", user_id=user)
+        assert again["id"] == note["id"]  # the same note is one memory, in its latest words
+        note = again
+        assert note["text"] in [m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]]
+
+        redis = redis_client(live.settings)  # Redis loses everything of this deployment, the replay marker included
+        try:
+            keys = [key async for key in redis.scan_iter(f"{live.settings.topic_prefix}:*")]
+            assert keys and await redis.delete(*keys) == len(keys)
+        finally:
+            await redis.aclose()
+        deadline = time.monotonic() + 60
+        while note["text"] not in [m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]]:
+            assert time.monotonic() < deadline, "the note did not come back from the memory journal"
+            await asyncio.sleep(0.5)
+
+        missing = await mcp.call_tool("search_memory", {"query": "x"})
+        assert missing.is_error  # type: ignore[union-attr]
+
+
+async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_what_the_tools_showed(live: Live) -> None:
+    session, user = await recorded(live, "My locker code is 4471, please keep it in mind.")
+    process, url = started_http(live)
+    try:
+        async with over_http(url, ACME_TOKEN) as acme, over_http(url, GLOBEX_TOKEN) as globex:
+            await call(acme, "remember", text="Maya's locker code is 4471.", user_id=user)
+            assert "4471" in str(await call(acme, "search_memory", query="locker code 4471", user_id=user))
+            assert await call(globex, "search_memory", query="locker code 4471", user_id=user) == {"memories": [], "turns": []}
+            theirs = await globex.call_tool("erase_memory", {"user_id": user})
+            unknown = await globex.call_tool("erase_memory", {"user_id": f"never-{user}"})
+            assert theirs.is_error and unknown.is_error and theirs.content == unknown.content  # type: ignore[union-attr]
+            assert "4471" not in str(await call(globex, "get_prompt", session_id=session, question="locker code?", user_id=user))
+
+            erased = await call(acme, "erase_memory", user_id=user)
+            assert erased["erased"] == f"user acme:{user}" and erased["counts"]["memories"] >= 1
+            assert await call(acme, "search_memory", query="locker code 4471", user_id=user) == {"memories": [], "turns": []}
+        async with httpx2.AsyncClient() as http:
+            refused = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
+
+
+async def test_sigterm_stops_the_stdio_server_with_status_0(live: Live) -> None:
+    process = subprocess.Popen([sys.executable, "-m", "turnstream", "mcp", "--tenant", "acme"], env=env_of(live),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=die_with_parent)
+    try:
+        time.sleep(3)  # imported and reading stdin
+        assert process.poll() is None, process.stderr.read() if process.stderr else b""
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

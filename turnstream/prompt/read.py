@@ -4,7 +4,7 @@ them is redis/recall.py's)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.memory import MemoryType
@@ -22,6 +22,19 @@ class Recalled:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolEntry:
+    """A candidate of the block's semantic share: an archived turn the lexical or the semantic index ranks high."""
+
+    entry: ArchiveEntry
+    lexical: float
+    """Its BM25 score for the query (0 when only the semantic index found it)."""
+    semantic: float
+    """Its semantic terms' summed weights for the query (0 when only BM25 found it)."""
+    vector: bytes | None
+    """Its int8 vector of the reader's model, when the archive has one (embeddings/codec.py)."""
+
+
+@dataclass(frozen=True, slots=True)
 class RecallResult:
     """Everything the read path needs, as read in one round trip."""
 
@@ -31,6 +44,8 @@ class RecallResult:
     """Best first."""
     archived: list[tuple[ArchiveEntry, float]]
     """Archived turns matching the query: hits best first, each followed by its neighbours (score 0)."""
+    pool: list[PoolEntry] = field(default_factory=list)
+    """The semantic share's candidates (empty when the archive has no semantic index or the read asks none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +64,9 @@ class ArchiveQuery:
     """Turns of the same session returned on each side of a hit, so a question keeps its answer and an answer
     the exchange it belongs to: on LoCoMo two a side find more evidence than one (80 % to 84 % of questions
     at 4,000 tokens) or more hits (32 hits with one a side fill the same room)."""
+    pool: int = 0
+    """Candidates of the semantic share taken from each side (BM25, the semantic terms); 0 asks none."""
+    semantic_terms: Sequence[str] = ()
+    """The query's semantic terms: its own terms, and with a model its nearest vocabulary terms."""
+    vector_tag: str = ""
+    """The reader's model tag: the pool comes with that model's vectors (empty: none)."""

@@ -141,7 +141,7 @@ class ArchiveStore:
     def _fixed(keys: OwnerKeys) -> dict[str, str]:
         """The keys both archive scripts start with, by name."""
         return dict(archive=keys.archive, positions=keys.positions, entry_terms=keys.entry_terms, stats=keys.stats,
-                    dictionary=keys.dictionary)
+                    dictionary=keys.dictionary, vectors=keys.vectors, semantic=keys.semantic)
 
 
 def _terms(keys: OwnerKeys, postings: dict[str, int] | Sequence[str]) -> str:

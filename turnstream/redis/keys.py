@@ -23,6 +23,10 @@
                              field that keeps the hash in Redis's hash table encoding
 - `P:arcpost:{O}:<t>`  ZSET  short entry id -> integer BM25 weight of t in that entry: the highest-weighted postings
                              of a term past the packed limit (redis/archive.py)
+- `P:arcvec:{O}`       HASH  short entry id -> `<model tag><TAB><term term …><TAB><int8 vector>`: the entry's sentence
+                             vector, tagged with the model that made it, and the semantic terms it is indexed under
+- `P:arcsem:{O}`       HASH  semantic term -> `id:weight,…`, its best postings by weight (cosine × 1000), highest
+                             first: the terms nearest each entry in the model's space (redis/semantic.py)
 
 Outside the owner's slot:
 
@@ -66,6 +70,8 @@ class OwnerKeys(NamedTuple):
     stats: str
     dictionary: str
     term_prefix: str
+    vectors: str
+    semantic: str
 
 
 class KeyLayout:
@@ -84,7 +90,7 @@ class KeyLayout:
         return OwnerKeys(
             f"{p}:mem:{tag}", f"{p}:memcreated:{tag}", f"{p}:memaccess:{tag}", f"{p}:profile:{tag}", f"{p}:memkw:{tag}:",
             f"{p}:arcent:{tag}", f"{p}:arcat:{tag}", f"{p}:arcrec:{tag}", f"{p}:arcmeta:{tag}", f"{p}:arcdict:{tag}",
-            f"{p}:arcpost:{tag}:",
+            f"{p}:arcpost:{tag}:", f"{p}:arcvec:{tag}", f"{p}:arcsem:{tag}",
         )
 
     def updates_channel(self, session_key: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from turnstream.prompt.read import ArchiveQuery, Recalled, RecallResult
+from turnstream.prompt.read import ArchiveQuery, PoolEntry, Recalled, RecallResult
 from turnstream.redis.archive import WEIGHT_SCALE
 from turnstream.redis.keys import KeyLayout
 from turnstream.redis.reads import Read, script_read
@@ -30,23 +30,28 @@ def recall_request(
     return RECALL.call(
         context=session.context, profile=keys.profile, memories=keys.memories, access=keys.access, injected=session.injected,
         archive=keys.archive, positions=keys.positions, entry_terms=keys.entry_terms, dictionary=keys.dictionary,
+        vectors=keys.vectors, semantic=keys.semantic,
         keyword_sets=[keys.keyword_prefix + word for word in keywords], postings=[keys.term_prefix + term for term in archive.terms],
         terms=" ".join(archive.terms), weight_scale=WEIGHT_SCALE,
         k=k, window=settings.recall_dedup_window, ttl=settings.session_ttl_seconds, now=now, record=int(record),
         hits=archive.hits, postings_per_term=archive.postings_per_term, scored_terms=archive.scored_terms,
-        neighbours=archive.neighbours,
+        neighbours=archive.neighbours, pool=archive.pool, semantic_terms=" ".join(archive.semantic_terms),
+        vector_tag=archive.vector_tag,
     )
 
 
 def decode_recall(reply: Sequence[Any]) -> RecallResult:
-    """recall.lua's reply: {doc, profile text, profile version, flat memory triples, archive JSON}."""
-    doc, profile, _version, memories, archived = reply
+    """recall.lua's reply: {doc, profile text, profile version, flat memory triples, archive JSON, pool JSON,
+    pool vectors}."""
+    doc, profile, _version, memories, archived, pooled, vectors = reply
     recalled = []
     for raw, access, score in zip(memories[0::3], memories[1::3], memories[2::3]):
         memory = orjson.loads(raw)
         recalled.append(Recalled(memory["id"], memory["type"], memory["text"], float(score), int(access)))
     entries = [(ArchiveEntry.from_dict(entry), float(score)) for score, entry in orjson.loads(archived)]
-    return RecallResult(doc, (profile or b"").decode(), recalled, entries)
+    pool = [PoolEntry(ArchiveEntry.from_dict(entry), float(lexical), float(semantic), vector or None)
+            for (lexical, semantic, entry), vector in zip(orjson.loads(pooled), list(vectors) + [None] * len(pooled))]
+    return RecallResult(doc, (profile or b"").decode(), recalled, entries, pool)
 
 
 def recall_read(

@@ -157,6 +157,8 @@ _ARCHIVE_KEYS = (
              "document frequency, its postings key's size and the lowest weight the key kept at its last cut (a term "
              "with a postings key); and `hash table`, a field no term can be that keeps the hash in Redis's hash "
              "table encoding", "P:arcdict:{O}"),
+    Position("vectors", "short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`", "P:arcvec:{O}"),
+    Position("semantic", "semantic term -> its best postings `id:weight,…`, highest first", "P:arcsem:{O}"),
 )
 
 RECALL = ScriptSpec(
@@ -177,6 +179,8 @@ RECALL = ScriptSpec(
                  "P:arcrec:{O}"),
         Position("dictionary", "the archive's term dictionary: term -> packed postings or `<df> <size> <least>`",
                  "P:arcdict:{O}"),
+        Position("vectors", "short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`", "P:arcvec:{O}"),
+        Position("semantic", "semantic term -> its best postings `id:weight,…`, highest first", "P:arcsem:{O}"),
     ),
     key_tails=(
         KeyTail("keyword_sets", "one per query keyword (lower-case words, `keywords` in "
@@ -198,10 +202,18 @@ RECALL = ScriptSpec(
         Position("neighbours", "turns of the same session returned on each side of a hit"),
         Position("terms", "the query terms separated by spaces, in the order of the postings keys"),
         Position("weight_scale", "what the stored integer weights are multiplied by"),
+        Position("pool", "candidates taken from each side, the lexical scores and the semantic terms' postings, for "
+                 "the semantic share of the block (0: none, the reply's last two parts are empty)"),
+        Position("semantic_terms", "the query's semantic terms separated by spaces (its own terms, and with a model "
+                 "its nearest vocabulary terms)"),
+        Position("vector_tag", "the tag of the reader's model: the pool's vectors of that model are returned "
+                 "(empty: none)"),
     ),
-    reply="{doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON}: the archive "
-    "part is one JSON array of [score, entry] pairs, hits best first, each followed by its neighbours (score 0), "
-    "so the client parses one string instead of a hundred replies.",
+    reply="{doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON, pool JSON, "
+    "{vector, …}}: the archive part is one JSON array of [score, entry] pairs, hits best first, each followed by "
+    "its neighbours (score 0), so the client parses one string instead of a hundred replies; the pool is a JSON "
+    "array of [lexical score, semantic score, entry] and the vectors its entries' vectors of `vector_tag`, in its "
+    "order (false where there is none).",
 )
 
 REMEMBER = ScriptSpec(
@@ -299,6 +311,30 @@ ARCHIVE_EVICT = ScriptSpec(
     reply="the number of entries removed.",
 )
 
+ARCHIVE_EMBED = ScriptSpec(
+    path="redis/lua/archive_embed.lua",
+    purpose="Store archived turns' sentence vectors and index them under their semantic terms; an entry no longer "
+    "archived is skipped, one already embedded by the same model left alone, one of another model re-indexed.",
+    keys=(
+        Position("archive", "short entry id -> entry JSON", "P:arcent:{O}"),
+        Position("positions", "`S#<position>` -> short entry id", "P:arcat:{O}"),
+        Position("vectors", "short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`", "P:arcvec:{O}"),
+        Position("semantic", "semantic term -> its best postings `id:weight,…`, highest first", "P:arcsem:{O}"),
+    ),
+    argv=(
+        Position("ttl", "seconds both keys live after this write (the archive's)"),
+        Position("tag", "the model's tag"),
+        Position("postings_max", "postings a semantic term keeps, the highest-weighted"),
+    ),
+    arg_tail=ArgTail("entries", "per entry embedded", item="entry", fields=(
+        Position("field", "its position field, `S#<position>`"),
+        Position("id", "its stable id (entry_id): a turn whose position holds another entry is skipped"),
+        Position("vector", "its int8 vector (4-byte scale, then one byte a dimension)"),
+        Position("terms", "its semantic terms as `term:weight` separated by spaces, weight = cosine × 1000"),
+    )),
+    reply="the number of entries embedded.",
+)
+
 WRITE_CONTEXT = ScriptSpec(
     path="redis/lua/write_context.lua",
     purpose="Compare-and-set one session's context document on its version, atomically.",
@@ -318,4 +354,4 @@ WRITE_CONTEXT = ScriptSpec(
     reply="1 when written, 0 when the stored version is as new or newer (a replay: no-op).",
 )
 
-SCRIPTS = (RECALL, REMEMBER, REPLACE_PROFILE, ARCHIVE_APPEND, ARCHIVE_EVICT, WRITE_CONTEXT)
+SCRIPTS = (RECALL, REMEMBER, REPLACE_PROFILE, ARCHIVE_APPEND, ARCHIVE_EVICT, ARCHIVE_EMBED, WRITE_CONTEXT)

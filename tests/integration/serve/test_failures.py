@@ -20,7 +20,7 @@ from tests.support.contract import Api, Contract
 from tests.support.serve import Served, serving
 from turnstream.connections import kafka_options
 from turnstream.redis.connect import redis_client
-from turnstream.redis.writer import ContextStore
+from turnstream.redis.writer import ContextWriter
 from turnstream.serve.openapi import openapi_document
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
@@ -90,7 +90,7 @@ async def test_a_wait_that_runs_out_is_202_with_the_version_there_is(apache_kafk
                                                                       tokens_file: Path) -> None:
     settings = Settings(kafka_url=apache_kafka_url, redis_url=redis_url, topic_prefix=prefix(), turn_partitions=2)
     await ensure_topics(settings)
-    store = ContextStore.from_settings(settings)
+    store = ContextWriter.from_settings(settings)
     await store.write(make_doc(3, "s1", tenant="acme"), owner="acme:maya")  # what a worker wrote earlier
     await store.aclose()
     async with api_on(settings, tokens_file) as (api, _):

@@ -141,6 +141,6 @@ def test_the_read_scripts_reply_keeps_each_entrys_pinned_dates_or_their_absence(
     old = archive_entry("s1", "t2", 2, {"role": "user", "content": "See you tomorrow."}, MAY_8_2023)
     assert pinned is not None and old is not None
     archived = b"[" + b",".join(b"[%s,%s]" % (score, e.to_json()) for score, e in ((b"1.5", pinned), (b"0", old))) + b"]"
-    result = decode_recall([None, b"", 0, [], archived])
+    result = decode_recall([None, b"", 0, [], archived, b"[]", []])
     assert result.archived == [(pinned, 1.5), (old, 0.0)]
     assert hash(result.archived[0][0]) == hash(pinned)  # a frozen record still, its notes tuples

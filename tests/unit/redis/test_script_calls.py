@@ -69,14 +69,15 @@ def sent(pipe: Any) -> tuple[list[Any], list[Any]]:
 
 
 def test_recall_request_names_the_session_and_owner_keys_and_counts_the_keyword_sets() -> None:
-    archive = ArchiveQuery(["budget"], hits=9, postings_per_term=11, scored_terms=7, neighbours=3)
+    archive = ArchiveQuery(["budget"], hits=9, postings_per_term=11, scored_terms=7, neighbours=3, pool=30,
+                           semantic_terms=("budget", "money"), vector_tag="m1")
     call = recall_request(KeyLayout("P"), SETTINGS, "O", "S", ["budget", "lisbon"], 5, archive, record=False, now=1000.0)
     named = read_back(RECALL, call.keys, call.args)
     assert named == {
         **patterns(RECALL), "keyword_sets": ["P:memkw:{O}:budget", "P:memkw:{O}:lisbon"], "postings": ["P:arcpost:{O}:budget"],
         "k": 5, "window": SETTINGS.recall_dedup_window, "ttl": SETTINGS.session_ttl_seconds, "now": 1000.0, "record": 0,
         "keyword_count": 2, "hits": 9, "postings_per_term": 11, "scored_terms": 7, "neighbours": 3, "terms": "budget",
-        "weight_scale": WEIGHT_SCALE,
+        "weight_scale": WEIGHT_SCALE, "pool": 30, "semantic_terms": "budget money", "vector_tag": "m1",
     }
 
 

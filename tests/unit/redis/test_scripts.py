@@ -95,7 +95,7 @@ def test_a_call_puts_every_name_at_its_declared_position_and_counts_the_counted_
     call = RECALL.call(**keys, **argv, keyword_sets=["kw1", "kw2"], postings=["t1"])
     assert call.keys == [*keys.values(), "kw1", "kw2", "t1"]
     assert dict(zip([p.name for p in RECALL.argv], call.args)) == {**argv, "keyword_count": 2}
-    assert call.args == [0, 1, 2, 3, 4, 2, 6, 7, 8, 9, 10, 11]
+    assert call.args == [0, 1, 2, 3, 4, 2, 6, 7, 8, 9, 10, 11, 12, 13, 14]
 
 
 def test_a_call_flattens_the_items_of_the_argv_tail_in_field_order() -> None:

@@ -10,7 +10,9 @@
 --   <least>`: its document frequency, its postings key's size and the lowest weight the key kept at its last
 --   cut (a term with a postings key); and `hash table`, a field no term can be that keeps the hash in Redis's
 --   hash table encoding
--- KEYS[6 …] postings: P:arcpost:{O}:<term>, the postings keys of the terms this call indexes (only those of
+-- KEYS[6] vectors: P:arcvec:{O}, short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`
+-- KEYS[7] semantic: P:arcsem:{O}, semantic term -> its best postings `id:weight,…`, highest first
+-- KEYS[8 …] postings: P:arcpost:{O}:<term>, the postings keys of the terms this call indexes (only those of
 --   terms past `packed_max` are written)
 -- ARGV[1] ttl: seconds every archive key of the owner lives after this write
 -- ARGV[2] cap: entries kept at most
@@ -33,8 +35,8 @@
 --   counting from 1 into the postings keys: one argument per entry, not two per term, keeps the call cheap
 -- Returns {entries added, then short id, terms record and stable id of every entry over the cap, oldest first}:
 --   the caller evicts those with their postings (it alone can name their postings keys).
-local KEY = {archive = 1, positions = 2, entry_terms = 3, stats = 4, dictionary = 5}
-local FIXED_KEYS = 5
+local KEY = {archive = 1, positions = 2, entry_terms = 3, stats = 4, dictionary = 5, vectors = 6, semantic = 7}
+local FIXED_KEYS = 7
 local ARG = {
   ttl = 1, cap = 2, evict_chunk = 3, k1 = 4, b = 5, terms = 6, weight_scale = 7, packed_max = 8, postings_kept =
   9, postings_trimmed = 10
@@ -220,8 +222,10 @@ for slot, term in pairs(state) do
   writes[#writes + 1] = term.packed and table.concat(term.packed, ',') or table.concat({term.df, term.size, term.least}, ' ')
 end
 hset(KEYS[KEY.dictionary], writes)
-for k = 1, FIXED_KEYS do
-  redis.call('EXPIRE', KEYS[k], ttl)
+-- the semantic side (archive_embed.lua) lives as long as the archive it indexes
+for _, key in ipairs({KEYS[KEY.archive], KEYS[KEY.positions], KEYS[KEY.entry_terms], KEYS[KEY.stats],
+                      KEYS[KEY.dictionary], KEYS[KEY.vectors], KEYS[KEY.semantic]}) do
+  redis.call('EXPIRE', key, ttl)
 end
 for key in pairs(touched) do
   redis.call('EXPIRE', key, ttl)

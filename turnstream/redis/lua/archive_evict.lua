@@ -10,7 +10,9 @@
 --   <least>`: its document frequency, its postings key's size and the lowest weight the key kept at its last
 --   cut (a term with a postings key); and `hash table`, a field no term can be that keeps the hash in Redis's
 --   hash table encoding
--- KEYS[6 …] postings: P:arcpost:{O}:<term>, the postings keys of the evicted entries' terms
+-- KEYS[6] vectors: P:arcvec:{O}, short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`
+-- KEYS[7] semantic: P:arcsem:{O}, semantic term -> its best postings `id:weight,…`, highest first
+-- KEYS[8 …] postings: P:arcpost:{O}:<term>, the postings keys of the evicted entries' terms
 -- ARGV[1] terms: the evicted entries' terms separated by spaces, in the order of the postings keys
 -- ARGV[2 …] entries: per entry evicted, 4 arguments each; j counts them from 0
 -- ARGV[2 + 4j] entries[j].id: short entry id
@@ -18,8 +20,8 @@
 -- ARGV[4 + 4j] entries[j].length: its length in terms
 -- ARGV[5 + 4j] entries[j].terms: its terms as indexes counting from 1 into `terms`, separated by spaces
 -- Returns the number of entries removed.
-local KEY = {archive = 1, positions = 2, entry_terms = 3, stats = 4, dictionary = 5}
-local FIXED_KEYS = 5
+local KEY = {archive = 1, positions = 2, entry_terms = 3, stats = 4, dictionary = 5, vectors = 6, semantic = 7}
+local FIXED_KEYS = 7
 local ARG = {terms = 1}
 local FIXED_ARGV = 1
 local ENTRY = {id = 0, field = 1, length = 2, terms = 3}
@@ -30,7 +32,7 @@ for term in string.gmatch(ARGV[ARG.terms], '%S+') do
   terms[#terms + 1] = term
 end
 -- only an entry still there counts: a repeated eviction changes nothing
-local removed, gone = 0, {}
+local removed, gone, semantic_gone = 0, {}, {}
 for i = FIXED_ARGV + 1, #ARGV, ENTRY_SIZE do
   local id, field = ARGV[i + ENTRY.id], ARGV[i + ENTRY.field]
   redis.call('HDEL', KEYS[KEY.entry_terms], id)
@@ -48,6 +50,28 @@ for i = FIXED_ARGV + 1, #ARGV, ENTRY_SIZE do
       gone[slot][#gone[slot] + 1] = id
     end
     removed = removed + 1
+  end
+  -- the entry's vector and semantic postings go with it (its vector names the terms it is indexed under)
+  local vector = redis.call('HGET', KEYS[KEY.vectors], id)
+  if vector then
+    redis.call('HDEL', KEYS[KEY.vectors], id)
+    for term in string.gmatch(string.match(vector, '^[^\t]*\t([^\t]*)\t') or '', '%S+') do
+      semantic_gone[term] = semantic_gone[term] or {}
+      semantic_gone[term][id] = true
+    end
+  end
+end
+for term, ids in pairs(semantic_gone) do
+  local left = {}
+  for posting, id in string.gmatch(redis.call('HGET', KEYS[KEY.semantic], term) or '', '(([^:,]+):%d+)') do
+    if not ids[id] then
+      left[#left + 1] = posting
+    end
+  end
+  if #left == 0 then
+    redis.call('HDEL', KEYS[KEY.semantic], term)
+  else
+    redis.call('HSET', KEYS[KEY.semantic], term, table.concat(left, ','))
   end
 end
 for slot, ids in pairs(gone) do

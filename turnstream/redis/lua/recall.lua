@@ -15,9 +15,11 @@
 --   is
 -- KEYS[9] dictionary: P:arcdict:{O}, the archive's term dictionary: term -> packed postings or `<df> <size>
 --   <least>`
--- KEYS[10 … 9 + ARGV[6]] keyword_sets: P:memkw:{O}:<keyword>, one per query keyword (lower-case words,
+-- KEYS[10] vectors: P:arcvec:{O}, short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`
+-- KEYS[11] semantic: P:arcsem:{O}, semantic term -> its best postings `id:weight,…`, highest first
+-- KEYS[12 … 11 + ARGV[6]] keyword_sets: P:memkw:{O}:<keyword>, one per query keyword (lower-case words,
 --   `keywords` in turnstream/compaction/strategies/text.py); ARGV[6] of them
--- KEYS[10 + ARGV[6] …] postings: P:arcpost:{O}:<term>, one per query term (stemmed words and CJK bigrams,
+-- KEYS[12 + ARGV[6] …] postings: P:arcpost:{O}:<term>, one per query term (stemmed words and CJK bigrams,
 --   `query_terms` in turnstream/text/terms.py): the postings key of a term the dictionary gives a frequency
 -- ARGV[1] k: memories returned at most
 -- ARGV[2] window: how many of the session's latest prompts count: what they were given is not given again
@@ -31,17 +33,26 @@
 -- ARGV[10] neighbours: turns of the same session returned on each side of a hit
 -- ARGV[11] terms: the query terms separated by spaces, in the order of the postings keys
 -- ARGV[12] weight_scale: what the stored integer weights are multiplied by
--- Returns {doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON}: the
---   archive part is one JSON array of [score, entry] pairs, hits best first, each followed by its neighbours
---   (score 0), so the client parses one string instead of a hundred replies.
+-- ARGV[13] pool: candidates taken from each side, the lexical scores and the semantic terms' postings, for the
+--   semantic share of the block (0: none, the reply's last two parts are empty)
+-- ARGV[14] semantic_terms: the query's semantic terms separated by spaces (its own terms, and with a model its
+--   nearest vocabulary terms)
+-- ARGV[15] vector_tag: the tag of the reader's model: the pool's vectors of that model are returned (empty:
+--   none)
+-- Returns {doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON, pool JSON,
+--   {vector, …}}: the archive part is one JSON array of [score, entry] pairs, hits best first, each followed by
+--   its neighbours (score 0), so the client parses one string instead of a hundred replies; the pool is a JSON
+--   array of [lexical score, semantic score, entry] and the vectors its entries' vectors of `vector_tag`, in
+--   its order (false where there is none).
 local KEY = {
   context = 1, profile = 2, memories = 3, access = 4, injected = 5, archive = 6, positions = 7, entry_terms = 8,
-  dictionary = 9
+  dictionary = 9, vectors = 10, semantic = 11
 }
-local FIXED_KEYS = 9
+local FIXED_KEYS = 11
 local ARG = {
   k = 1, window = 2, ttl = 3, now = 4, record = 5, keyword_count = 6, hits = 7, postings_per_term = 8,
-  scored_terms = 9, neighbours = 10, terms = 11, weight_scale = 12
+  scored_terms = 9, neighbours = 10, terms = 11, weight_scale = 12, pool = 13, semantic_terms = 14, vector_tag =
+  15
 }
 -- (end of the generated header)
 local out = {redis.call('HGET', KEYS[KEY.context], 'doc')}
@@ -114,17 +125,32 @@ local function memories()
   return found
 end
 
-local function archive()
-  local found = {}
-  local total = redis.call('HLEN', KEYS[KEY.archive])
-  local hits, per_term = tonumber(ARGV[ARG.hits]), tonumber(ARGV[ARG.postings_per_term])
+-- the best `n` of `scores`, kept sorted by insertion: cheaper than sorting every candidate
+local function top(scores, n)
+  local best = {}
+  for id, score in pairs(scores) do
+    if #best < n or score > best[#best][2] then
+      local at = #best + 1
+      while at > 1 and (best[at - 1][2] < score or (best[at - 1][2] == score and best[at - 1][1] > id)) do
+        at = at - 1
+      end
+      table.insert(best, at, {id, score})
+      best[n + 1] = nil
+    end
+  end
+  return best
+end
+
+-- BM25 of every entry the query terms' best postings name
+local function lexical_scores(total)
+  local per_term = tonumber(ARGV[ARG.postings_per_term])
   local scored_terms, scale = tonumber(ARGV[ARG.scored_terms]), tonumber(ARGV[ARG.weight_scale])
-  local names = {}
+  local names, scores = {}, {}
   for term in string.gmatch(ARGV[ARG.terms], '%S+') do
     names[#names + 1] = term
   end
-  if total == 0 or hits <= 0 or #names == 0 then
-    return '[]'
+  if #names == 0 then
+    return scores
   end
   -- the rarest terms say the most (idf); only `scored_terms` of them are read. A dictionary field is a
   -- rare term's postings, packed, or the frequency of a term whose best postings have their own key
@@ -138,7 +164,6 @@ local function archive()
     end
   end
   table.sort(terms, function(a, b) return a[2] > b[2] end)
-  local scores = {}
   for t = 1, math.min(#terms, scored_terms) do
     local idf, packed, posting = terms[t][2], terms[t][3], {}
     if packed then
@@ -161,18 +186,11 @@ local function archive()
       scores[id] = (scores[id] or 0) + idf * tonumber(posting[j + 1]) / scale
     end
   end
-  -- the best `hits`, kept sorted by insertion: cheaper than sorting every candidate
-  local best = {}
-  for id, score in pairs(scores) do
-    if #best < hits or score > best[#best][2] then
-      local at = #best + 1
-      while at > 1 and (best[at - 1][2] < score or (best[at - 1][2] == score and best[at - 1][1] > id)) do
-        at = at - 1
-      end
-      table.insert(best, at, {id, score})
-      best[hits + 1] = nil
-    end
-  end
+  return scores
+end
+
+-- the hits with the turns around them: [score, entry] pairs, each hit followed by its neighbours (score 0)
+local function with_neighbours(best)
   if #best == 0 then
     return '[]'
   end
@@ -210,6 +228,7 @@ local function archive()
       f = f + 1
     end
   end
+  local found = {}
   local raws = redis.call('HMGET', KEYS[KEY.archive], unpack(order))
   for n, raw in ipairs(raws) do
     if raw then
@@ -219,6 +238,65 @@ local function archive()
   return '[' .. table.concat(found, ',') .. ']'
 end
 
+-- the semantic share's candidates: the best `pool` by BM25 and the best `pool` by the semantic terms' postings
+-- (weights summed), with the entries' vectors of the reader's model when it has one
+local function pool(scores, size)
+  local semantic, names = {}, {}
+  for term in string.gmatch(ARGV[ARG.semantic_terms], '%S+') do
+    names[#names + 1] = term
+  end
+  if #names > 0 then
+    for _, packed in ipairs(redis.call('HMGET', KEYS[KEY.semantic], unpack(names))) do
+      for id, weight in string.gmatch(packed or '', '([^:,]+):(%d+)') do
+        semantic[id] = (semantic[id] or 0) + tonumber(weight)
+      end
+    end
+  end
+  local ids, seen = {}, {}
+  for _, side in ipairs({top(scores, size), top(semantic, size)}) do
+    for _, candidate in ipairs(side) do
+      if not seen[candidate[1]] then
+        seen[candidate[1]] = true
+        ids[#ids + 1] = candidate[1]
+      end
+    end
+  end
+  if #ids == 0 then
+    return '[]', {}
+  end
+  local tag, found, vectors = ARGV[ARG.vector_tag], {}, {}
+  local raws = redis.call('HMGET', KEYS[KEY.archive], unpack(ids))
+  local stored = tag ~= '' and redis.call('HMGET', KEYS[KEY.vectors], unpack(ids)) or {}
+  for n, raw in ipairs(raws) do
+    if raw then
+      found[#found + 1] = '[' .. (scores[ids[n]] or 0) .. ',' .. (semantic[ids[n]] or 0) .. ',' .. raw .. ']'
+      local vector = stored[n]
+      local prefix = tag .. '\t'
+      if vector and string.sub(vector, 1, #prefix) == prefix then
+        local terms_end = string.find(vector, '\t', #prefix + 1, true)
+        vectors[#found] = string.sub(vector, terms_end + 1)
+      else
+        vectors[#found] = false
+      end
+    end
+  end
+  return '[' .. table.concat(found, ',') .. ']', vectors
+end
+
+local function archive()
+  local total = redis.call('HLEN', KEYS[KEY.archive])
+  local hits, size = tonumber(ARGV[ARG.hits]), tonumber(ARGV[ARG.pool])
+  if total == 0 then
+    return '[]', '[]', {}
+  end
+  local scores = lexical_scores(total)
+  local hits_json = hits > 0 and with_neighbours(top(scores, hits)) or '[]'
+  if size <= 0 then
+    return hits_json, '[]', {}
+  end
+  return hits_json, pool(scores, size)
+end
+
 out[4] = memories()
-out[5] = archive()
+out[5], out[6], out[7] = archive()
 return out

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import faust
 
+from turnstream.agents.embedder import register_embedding_agent
 from turnstream.agents.expiry import register_session_expiry
 from turnstream.agents.memory_resync import register_memory_resync
 from turnstream.agents.resync import register_context_resync
 from turnstream.agents.session_agent import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
+from turnstream.embeddings.factory import Embedders, load_embedders
 from turnstream.faust_private import versions
 from turnstream.settings import Settings
 from turnstream.streams.admin import WORKER_APP
@@ -24,8 +26,9 @@ from turnstream.streams.tables import sessions_table
 from turnstream.streams.topics import declare_topics
 
 
-def create_app(settings: Settings, replication_factor: int | None = None) -> faust.App:
-    """The worker app for `settings`; its group id is derived from the topic prefix."""
+def create_app(settings: Settings, replication_factor: int | None = None, embedders: Embedders | None = None) -> faust.App:
+    """The worker app for `settings`; its group id is derived from the topic prefix. With embeddings on, the
+    embedding agent runs `embedders` (loaded here when not given: a broken model fails here, before any turn)."""
     app = faust_app(settings, WORKER_APP, replication_factor)
     topics = declare_topics(app, settings)
     sessions = sessions_table(app, settings)
@@ -35,6 +38,8 @@ def create_app(settings: Settings, replication_factor: int | None = None) -> fau
     register_memory_resync(app, settings)
     if settings.llm_enabled:
         register_summarizer_agent(app, settings, topics)
+    if (embedders := embedders or load_embedders(settings)) is not None:
+        register_embedding_agent(app, settings, embedders)
     register_probes(app, settings)
     register_worker_gauges(app, settings, sessions)
     return app

@@ -51,7 +51,8 @@ class Replayed:
 
 
 async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, done: Replayed) -> None:
-    """Every owner's memories (the owners sharing each round trip, as on the write path), then archived turns."""
+    """Every owner's memories (the owners sharing each round trip, as on the write path), then archived turns and
+    their vectors."""
     done.unreadable += left.unreadable
     longest = max((len(kept.memories) for kept in left.owners.values()), default=0)
     for start in range(0, longest, CHUNK):
@@ -60,6 +61,7 @@ async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, 
     for owner, kept in left.owners.items():
         for start in range(0, len(kept.entries), CHUNK):
             await archive.append(owner, kept.entries[start:start + CHUNK])
+        await archive.embed(owner, kept.embedded)  # after the entries they belong to
         done.owners.add(owner)
         done.memories += len(kept.memories)
         done.entries += len(kept.entries)

@@ -6,7 +6,7 @@ import asyncio
 import time
 from types import TracebackType
 
-from turnstream.client.reads import WaitResult, session_and_owner
+from turnstream.client.reads import WaitResult, gateway_semantic, session_and_owner
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.reader import ContextReader
@@ -31,7 +31,7 @@ class ContextClient:
     @classmethod
     def from_settings(cls, settings: Settings) -> ContextClient:
         store = ContextReader.from_settings(settings)
-        return cls(store, MemoryStore(store.redis, settings))
+        return cls(store, MemoryStore(store.redis, settings, gateway_semantic(settings)))
 
     @classmethod
     def from_url(cls, redis_url: str, topic_prefix: str = "turnstream") -> ContextClient:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from turnstream.prompt.semantic import Semantic
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.ids import owner_key, session_key
+from turnstream.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +22,16 @@ class WaitResult:
     """The latest context of the session (None when it has none yet)."""
     fresh: bool
     """True when `doc` includes the awaited turn; False when the wait timed out first."""
+
+
+def gateway_semantic(settings: Settings) -> Semantic | None:
+    """The semantic share a gateway reads with: none when embeddings are off (nothing of numpy or the model is
+    imported then), the model's ranking with local models, the question's own terms otherwise."""
+    if settings.embeddings == "off":
+        return None
+    from turnstream.client.semantic import semantic_side
+
+    return semantic_side(settings)
 
 
 def session_and_owner(session_id: str, tenant: str | None, user_id: str | None) -> tuple[str, str | None]:

@@ -11,7 +11,7 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from turnstream.client.reads import WaitResult, session_and_owner
+from turnstream.client.reads import WaitResult, gateway_semantic, session_and_owner
 from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt
 from turnstream.prompt.query import prompt_query
 from turnstream.redis import reads
@@ -33,6 +33,7 @@ class SyncContextClient:
         self.redis = redis
         self.settings = settings
         self.layout = KeyLayout(settings.topic_prefix)
+        self.semantic = gateway_semantic(settings)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SyncContextClient:
@@ -82,10 +83,10 @@ class SyncContextClient:
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
         settings = budgeted(self.settings, budget_tokens)
-        query = prompt_query(user_text, k, settings)
+        query = prompt_query(user_text, k, settings, self.semantic)
         read = recall_read(self.layout, settings, owner or self._owner_of(key), key, query.keywords, query.k,
                            query.archive, record, time.time())
-        return finish_prompt(query, execute(self.redis, read), settings)
+        return finish_prompt(query, execute(self.redis, read), settings, self.semantic)
 
     def forgotten_key(self, session_key: str) -> bool:
         """Whether the session of `session_key` was erased (`turnstream forget`): its forget marker is set."""

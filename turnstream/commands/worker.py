@@ -88,6 +88,8 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     from prometheus_client import start_http_server
 
     from turnstream.agents.app import create_app
+    from turnstream.embeddings.base import EmbeddingError
+    from turnstream.embeddings.factory import load_embedders
     from turnstream.streams.admin import TopicLayoutError, ensure_topics
     from turnstream.streams.shutdown import Worker
     from turnstream.streams.startup import ServicesUnavailable, wait_for_services
@@ -97,6 +99,10 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         await wait_for_services(settings)
         return await ensure_topics(settings)
 
+    try:  # a missing or broken model is one line now, not a traceback at the first turn
+        embedders = load_embedders(settings)
+    except EmbeddingError as error:
+        raise CliError(str(error)) from None
     try:
         topics = asyncio.run(prepare())
     except (ServicesUnavailable, TopicLayoutError) as error:
@@ -105,7 +111,7 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     export_from_env()
     worker = Worker(
-        create_app(settings, topics.replication_factor), loglevel=loglevel, quiet=True,
+        create_app(settings, topics.replication_factor, embedders), loglevel=loglevel, quiet=True,
         logging_config=faust_logging_config(loglevel, settings.log_format), stop_timeout=settings.stop_timeout_seconds,
     )
     # What the start-up built (every module, the app) lives as long as the process: frozen, the collector's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -59,3 +60,9 @@ def check_rows(vectors: NDArray[np.float32], count: int, dims: int, source: str)
     norms = np.linalg.norm(vectors, axis=1)
     if not np.all(np.isfinite(norms)) or not np.allclose(norms, 1.0, atol=1e-3):
         raise EmbeddingError(f"{source} returned vectors that are not of unit length (norms {norms.min():.3f}…{norms.max():.3f})")
+
+
+def model_tag(model_id: str) -> str:
+    """The short tag a stored vector carries for the model that made it (embeddings.Embedder.model_id): a reader
+    scores only the vectors of its own model, and a changed model's vectors are told apart from the old ones."""
+    return hashlib.blake2b(model_id.encode(), digest_size=4).hexdigest()

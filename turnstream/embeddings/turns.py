@@ -3,14 +3,16 @@ expansion terms (pure, given the embedders; no Kafka, no Redis)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from turnstream.embeddings.base import Embedder
+from turnstream.embeddings.base import Embedder, model_tag, passage_text
 from turnstream.embeddings.codec import encode_int8
 from turnstream.embeddings.expansion import WeightedTerms, nearest_terms
 from turnstream.embeddings.factory import Embedders
 from turnstream.embeddings.vocabulary import Vocabulary
+from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,3 +45,20 @@ def embed_turns(embedders: Embedders, passages: Sequence[str], terms: int,
         for n, vector, found in zip(rows, vectors, expanded):
             out[n] = TurnEmbedding(model.model_id, encode_int8(vector), found)
     return [turn for turn in out if turn is not None]
+
+
+TERM_WEIGHT_SCALE = 1000
+"""A semantic posting's weight is its cosine × this, as an integer."""
+_PLAIN_TERM = re.compile(r"^[^\s:,]+$")
+"""What a semantic term may be: the postings are `id:weight,…`, so no space, colon or comma."""
+
+
+def embed_entries(embedders: Embedders, entries: Sequence[ArchiveEntry], terms: int) -> list[EmbeddedTurn]:
+    """The semantic side of archived `entries`: each embedded as "Speaker: text" by its language's model, tagged,
+    and indexed under its `terms` nearest terms of that model's vocabulary (none for a model without one)."""
+    passages = [passage_text(entry.speaker, entry.text) for entry in entries]
+    found = embed_turns(embedders, passages, terms, lambda model: embedders.vocabularies.get(model.model_id))
+    return [EmbeddedTurn(entry.id, entry.session, entry.position, model_tag(turn.model_id), turn.vector,
+                         tuple((term, weight) for term, cosine in turn.terms
+                               if _PLAIN_TERM.match(term) and (weight := round(cosine * TERM_WEIGHT_SCALE)) > 0))
+            for entry, turn in zip(entries, found)]

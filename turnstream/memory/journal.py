@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.journal import JournalRecord, decode_value, parse_key
 from turnstream.schemas.memory import Memory
 
@@ -33,6 +33,8 @@ class OwnerReplay:
 
     memories: list[Memory] = field(default_factory=list)
     entries: list[ArchiveEntry] = field(default_factory=list)
+    embedded: list[EmbeddedTurn] = field(default_factory=list)
+    """The entries' vectors: written back after the entries they belong to."""
 
 
 @dataclass
@@ -57,7 +59,7 @@ def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: floa
     result = Replay()
     erased: dict[tuple[str, str], float] = {}
     newest: defaultdict[str, float] = defaultdict(float)
-    kept: list[tuple[str, Memory | ArchiveEntry, float]] = []
+    kept: list[tuple[str, Memory | ArchiveEntry | EmbeddedTurn, float]] = []
     for record in latest.values():
         try:
             kind, owner, id_ = parse_key(record.key)
@@ -77,6 +79,8 @@ def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: floa
             continue
         if isinstance(item, Memory):
             owners[owner].memories.append(item)
+        elif isinstance(item, EmbeddedTurn):
+            owners[owner].embedded.append(item)
         else:
             owners[owner].entries.append(item)
     result.owners = dict(owners)

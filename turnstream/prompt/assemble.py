@@ -11,6 +11,7 @@ goes back to the tail.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from turnstream.prompt.context import fit_summary_block, split_context
 from turnstream.prompt.query import PromptQuery
 from turnstream.prompt.read import Recalled, RecallResult
 from turnstream.prompt.recalled import ArchivedTurn, RecalledTurn
+from turnstream.prompt.semantic import Semantic
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.memory import MemoryType
@@ -72,7 +74,7 @@ class Assembled:
 
 def assemble(
     doc: ContextDoc | None, profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]],
-    user_text: str, settings: Settings,
+    user_text: str, settings: Settings, semantic: Sequence[tuple[ArchiveEntry, float]] = (),
 ) -> Assembled:
     """The prompt's messages and the memories and turns kept in it, within prompt_budget_tokens when the
     anchors and the newest step allow."""
@@ -93,7 +95,7 @@ def assemble(
     profile = cut_profile(profile, settings.profile_read_chars)
     texts = frozenset(content_text(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system")
     block, kept, turns = fill_block(profile, recalled, archived, shown, texts,
-                                     min(settings.recall_budget_tokens, room - rest_tokens), language)
+                                     min(settings.recall_budget_tokens, room - rest_tokens), language, semantic)
     # taking back stops short of a recalled turn, which the block already shows
     recalled_turns = {(t.entry.session, t.entry.position) for t in turns}
     recalled_texts = {t.entry.text for t in turns}
@@ -106,17 +108,26 @@ def assemble(
     return Assembled(messages, kept, turns)
 
 
-def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings) -> Prompt:
-    """The prompt from what the recall script returned for `query`; call it right after the round trip."""
+def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings, semantic: Semantic | None = None) -> Prompt:
+    """The prompt from what the recall script returned for `query`; call it right after the round trip. The
+    semantic share, when the read asked one, is ranked by `semantic` (the side `query` was prepared with).
+
+    Timings: redis (the one round trip), assemble, total; with a semantic share also semantic_hits (what it
+    offered the block) and, when the gateway has the model, embed (the question's embedding)."""
     fetched = time.perf_counter()
     doc = ContextDoc.from_json(result.doc) if result.doc else None
-    assembled = assemble(doc, result.profile, result.recalled, result.archived, query.user_text, settings)
+    ranked = semantic.rank(query.semantic, result.pool) if semantic is not None and query.semantic else []
+    assembled = assemble(doc, result.profile, result.recalled, result.archived, query.user_text, settings, ranked)
     done = time.perf_counter()
     timings = {
         "redis": round((fetched - query.asked) * 1000, 3),
         "assemble": round((done - fetched) * 1000, 3),
         "total": round((done - query.started) * 1000, 3),
     }
+    if query.semantic is not None:
+        timings["semantic_hits"] = len(ranked)
+        if query.semantic.embed_ms is not None:
+            timings["embed"] = query.semantic.embed_ms
     recalled = [RecalledMemory(id=m.id, type=m.type, text=m.text) for m in assembled.recalled]
     return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from turnstream.compaction.tokens import count_message, count_text
@@ -50,7 +51,7 @@ def lines_not_in(text: str, lines: set[str]) -> str:
 
 def fill_block(
     profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]],
-    shown_texts: frozenset[str], room: int, language: Language,
+    shown_texts: frozenset[str], room: int, language: Language, semantic: Sequence[tuple[ArchiveEntry, float]] = (),
 ) -> tuple[Message | None, list[Recalled], list[RecalledTurn]]:
     """The block within `room` tokens: profile and memories first (distilled, few), archived turns in what is left.
 
@@ -70,7 +71,7 @@ def fill_block(
     # the turns' heading, and the block's own title message when profile and memories left none
     title = 0 if block else count_message({"role": "system", "content": locale.memory_title}) + LINE_SEPARATOR_TOKENS
     overhead = count_text(locale.turns_heading) + LINE_SEPARATOR_TOKENS + title
-    turns = choose_turns(archived, shown, room - base - overhead, language, shown_texts)
+    turns = choose_turns(archived, shown, room - base - overhead, language, shown_texts, semantic)
     while turns:  # the line counts are estimates: check the real block, dropping the weakest line if needed
         # a statement the profile or a memory repeats from a recalled turn is said once, by the dated turn
         lines = {turn.line for turn in turns}

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies.text import keywords
 from turnstream.prompt.read import ArchiveQuery
+from turnstream.prompt.semantic import POOL, Semantic, SemanticAsk
 from turnstream.settings import Settings
 from turnstream.text.terms import query_terms
 
@@ -30,13 +31,19 @@ class PromptQuery:
     started: float
     """perf_counter() when preparing began, and when it ended: the prompt's timings start here."""
     asked: float
+    semantic: SemanticAsk | None = None
+    """What the read asks of the semantic index (None: lexical recall only)."""
 
 
-def prompt_query(user_text: str, k: int | None, settings: Settings) -> PromptQuery:
-    """The keywords and archive terms of `user_text` (none for small talk); `k` defaults to settings.recall_k."""
+def prompt_query(user_text: str, k: int | None, settings: Settings, semantic: Semantic | None = None) -> PromptQuery:
+    """The keywords and archive terms of `user_text` (none for small talk); `k` defaults to settings.recall_k.
+    With `semantic`, the read also asks a pool for the block's semantic share (prompt/semantic.py)."""
     started = time.perf_counter()
     skipped = is_small_talk(user_text)
     words = () if skipped else keywords(user_text, MAX_QUERY_KEYWORDS)
     terms = [] if skipped else query_terms(user_text, MAX_QUERY_TERMS)
-    return PromptQuery(user_text, skipped, words, settings.recall_k if k is None else k, ArchiveQuery(terms),
-                       started, time.perf_counter())
+    ask = semantic.ask(user_text, terms) if semantic is not None and terms else None
+    archive = ArchiveQuery(terms) if ask is None else ArchiveQuery(terms, pool=POOL, semantic_terms=ask.terms,
+                                                                   vector_tag=ask.tag)
+    return PromptQuery(user_text, skipped, words, settings.recall_k if k is None else k, archive, started,
+                       time.perf_counter(), ask)

@@ -11,7 +11,7 @@ more lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from functools import lru_cache
@@ -25,6 +25,9 @@ from turnstream.text.dates import day_text, ground_dates, with_notes
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 
+LEXICAL_FIRST = 5
+"""Lexical snippets laid before the semantic share: the words' best evidence, with its neighbours, comes first
+(LoCoMo dev, 1,500- and 2,500-token blocks: 5 first beat one of each and 10 first, docs/decisions/0034)."""
 LINE_SEPARATOR_TOKENS = 1
 """What a line break between two lines may add to their separate counts."""
 
@@ -124,16 +127,22 @@ def snippets(archived: Iterable[tuple[ArchiveEntry, float]]) -> list[list[tuple[
 
 def choose_turns(
     archived: Iterable[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]], room: int, language: Language,
-    shown_texts: frozenset[str] = frozenset(),
+    shown_texts: frozenset[str] = frozenset(), semantic: Sequence[tuple[ArchiveEntry, float]] = (),
 ) -> list[RecalledTurn]:
     """The best snippets whose lines fit in `room` tokens, in time order, minus the turns the context shows:
     `shown` (session, position) pairs, and any turn whose text equals a message in `shown_texts`.
-    A snippet that does not fit whole may still give its hit alone."""
+    A snippet that does not fit whole may still give its hit alone.
+
+    `semantic`, the semantic share's hits best first, takes a fixed place: after the LEXICAL_FIRST best lexical
+    snippets, each hit alone, then the other lexical snippets; neither side's scores are compared with the
+    other's (docs/decisions/0034)."""
     chosen: dict[str, RecalledTurn] = {}
     days: set[str] = set()
     archived = list(archived)
-    names = frozenset(e.speaker.lower() for e, _ in archived if e.speaker)
-    for group in snippets(archived):
+    names = frozenset(e.speaker.lower() for e, _ in [*archived, *semantic] if e.speaker)
+    lexical = snippets(archived)
+    groups = [*lexical[:LEXICAL_FIRST], *([hit] for hit in semantic), *lexical[LEXICAL_FIRST:]] if semantic else lexical
+    for group in groups:
         best = group[0][1]
         fresh = [(e, s) for e, s in group
                  if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts]

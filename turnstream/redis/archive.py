@@ -24,8 +24,8 @@ from redis.asyncio.client import Pipeline
 
 from turnstream.redis.aio import load_script, queue_script, run_pipeline
 from turnstream.redis.keys import KeyLayout, OwnerKeys
-from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EVICT, Call
-from turnstream.schemas.archive import ArchiveEntry
+from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EMBED, ARCHIVE_EVICT, Call
+from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.settings import Settings
 
 BM25_K1 = 1.2
@@ -44,6 +44,10 @@ set (zset-max-listpack-entries, 128 by default), as a posting is added before th
 passed the limit would stay in the larger encoding."""
 POSTINGS_TRIMMED = 96
 """What a full key is cut back to: one cut every 31 additions, and still half again what a read takes (64)."""
+SEMANTIC_POSTINGS = 32
+"""Best postings a semantic term keeps: a read takes them all, so it reads at most this many per term."""
+EMBED_CALL_ENTRIES = 200
+"""Entries per embedding call: one call holds Redis alone."""
 DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 """Of a short entry id: the entry's arrival number in base 62, as archive_append.lua writes it."""
 
@@ -66,6 +70,7 @@ class ArchiveStore:
         self._cap = settings.archive_max_entries
         self._append = load_script(redis, ARCHIVE_APPEND)
         self._evict = load_script(redis, ARCHIVE_EVICT)
+        self._embed = load_script(redis, ARCHIVE_EMBED)
 
     async def queue_append(self, pipe: Pipeline, owner: str, entries: Sequence[ArchiveEntry]) -> None:
         """Add the append of `entries` to `pipe`; its reply goes to `evict_overflow` after execution."""
@@ -125,6 +130,25 @@ class ArchiveStore:
             evicted.append(dict(id=entry_id, field=field, length=length, terms=slots))
         return ARCHIVE_EVICT.call(**self._fixed(keys), postings=list(postings), terms=_terms(keys, postings),
                                   entries=evicted)
+
+    async def embed(self, owner: str, embedded: Sequence[EmbeddedTurn]) -> int:
+        """Store the vectors and semantic postings of `embedded` beside their archived entries (an entry no longer
+        archived is skipped, one embedded by the same model already left alone); how many were stored."""
+        keys = self.layout.owner(owner)
+        stored = 0
+        by_tag: dict[str, list[EmbeddedTurn]] = {}
+        for turn in embedded:
+            by_tag.setdefault(turn.tag, []).append(turn)
+        for tag, turns in by_tag.items():
+            for start in range(0, len(turns), EMBED_CALL_ENTRIES):
+                items = [dict(field=turn.position_field, id=turn.id, vector=turn.vector,
+                              terms=" ".join(f"{term}:{weight}" for term, weight in turn.terms))
+                         for turn in turns[start:start + EMBED_CALL_ENTRIES]]
+                call = ARCHIVE_EMBED.call(archive=keys.archive, positions=keys.positions, vectors=keys.vectors,
+                                          semantic=keys.semantic, ttl=self._ttl, tag=tag,
+                                          postings_max=SEMANTIC_POSTINGS, entries=items)
+                stored += int(await self._embed(keys=call.keys, args=call.args))
+        return stored
 
     async def entries(self, owner: str) -> list[ArchiveEntry]:
         """Every archived entry of `owner`, oldest first."""

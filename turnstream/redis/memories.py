@@ -23,6 +23,7 @@ from turnstream.memory.profile import append_profile, keep_tail
 from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt, search_settings
 from turnstream.prompt.query import prompt_query
 from turnstream.prompt.read import ArchiveQuery, RecallResult
+from turnstream.prompt.semantic import Semantic
 from turnstream.redis.aio import execute, load_script, queue_script, run_pipeline
 from turnstream.redis.connect import redis_client
 from turnstream.redis.keys import KeyLayout, OwnerKeys
@@ -86,9 +87,12 @@ class Remembered:
 class MemoryStore:
     """Long-term memories and profiles in Redis: atomic upserts, one-round-trip recall."""
 
-    def __init__(self, redis: Redis, settings: Settings) -> None:
+    def __init__(self, redis: Redis, settings: Settings, semantic: Semantic | None = None) -> None:
         self.redis = redis
         self.settings = settings
+        self.semantic = semantic
+        """The reader's side of the semantic share (prompt/semantic.py), for build_prompt and search; None reads
+        lexically only."""
         self.layout = KeyLayout(settings.topic_prefix)
         self._remember = load_script(redis, REMEMBER)
         self._replace_profile = load_script(redis, REPLACE_PROFILE)
@@ -233,14 +237,14 @@ class MemoryStore:
         `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
         """
         settings = budgeted(self.settings, budget_tokens)
-        query = prompt_query(user_text, k, settings)
+        query = prompt_query(user_text, k, settings, self.semantic)
         result = await self.recall(owner, session_key, query.keywords, query.k, query.archive, record=record)
-        return finish_prompt(query, result, settings)
+        return finish_prompt(query, result, settings, self.semantic)
 
     async def search(self, owner: str, text: str, k: int | None = None, budget_tokens: int | None = None) -> Prompt:
         """What recall finds for `text` among `owner`'s memories and archived turns (`turnstream memory search`, the
         HTTP API's and the MCP server's search); nothing is recorded against any dedup window."""
         settings = search_settings(self.settings, text, budget_tokens)
-        query = prompt_query(text, k, settings)
+        query = prompt_query(text, k, settings, self.semantic)
         result = await self.recall(owner, "", query.keywords, query.k, query.archive, record=False)
-        return finish_prompt(query, result, settings)
+        return finish_prompt(query, result, settings, self.semantic)

@@ -3,6 +3,7 @@ the memory journal (memory/archive.py builds it from a turn)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
@@ -69,3 +70,36 @@ class ArchiveEntry:
 def entry_id(session: str, turn_id: str) -> str:
     """Stable id of a turn's archive entry."""
     return hashlib.blake2b(f"{session}\0{turn_id}".encode(), digest_size=10).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedTurn:
+    """An archived turn's semantic side, as the embedding agent computes it: kept in Redis beside its entry
+    (redis/semantic.py) and in the memory journal, so a Redis that lost it gets it back without the model."""
+
+    id: str
+    """The entry's stable id (entry_id)."""
+    session: str
+    """Session key of the turn's conversation."""
+    position: int
+    """The turn's position in its session: with `session`, where the archive holds the entry."""
+    tag: str
+    """The tag of the model that made `vector` (embeddings.base.model_tag): a reader scores only its own model's."""
+    vector: bytes
+    """The turn's unit vector, int8 with a scale (embeddings/codec.py)."""
+    terms: tuple[tuple[str, int], ...]
+    """Its semantic terms, nearest first, each with its weight (cosine × 1000)."""
+
+    @property
+    def position_field(self) -> str:
+        return f"{self.session}#{self.position}"
+
+    def to_json(self) -> bytes:
+        return orjson.dumps({"id": self.id, "session": self.session, "position": self.position, "tag": self.tag,
+                             "vector": base64.b64encode(self.vector).decode(), "terms": self.terms})
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> EmbeddedTurn:
+        data = orjson.loads(raw)
+        return cls(data["id"], data["session"], data["position"], data["tag"], base64.b64decode(data["vector"]),
+                   tuple((term, int(weight)) for term, weight in data["terms"]))

@@ -1,7 +1,8 @@
 """The memory journal's records: what Redis holds of an owner's long-term data, as a compacted topic.
 
-Keyed by what each writes (`m`, owner, memory id / `a`, owner, entry id), so log compaction keeps only the
-latest of each; `x`, owner, session or "" is an erasure (memory/journal.py replays them).
+Keyed by what each writes (`m`, owner, memory id / `a`, owner, entry id / `v`, owner, entry id: the entry's
+vector), so log compaction keeps only the latest of each; `x`, owner, session or "" is an erasure
+(memory/journal.py replays them).
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from typing import Literal
 
 import orjson
 
-from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.memory import Memory
 
-Kind = Literal["m", "a", "x"]
+Kind = Literal["m", "a", "v", "x"]
 SEPARATOR = "\x1f"
 """Between a key's parts: ids are escaped (schemas/ids.py) and never hold a control character."""
 
@@ -30,7 +31,7 @@ def journal_key(kind: Kind, owner: str, id_: str) -> bytes:
 def parse_key(key: bytes) -> tuple[Kind, str, str]:
     """(kind, owner, id) of a record key; JournalError for any other shape."""
     parts = key.decode().split(SEPARATOR)
-    if len(parts) != 3 or parts[0] not in ("m", "a", "x"):
+    if len(parts) != 3 or parts[0] not in ("m", "a", "v", "x"):
         raise JournalError(f"not a memory journal key: {key[:80]!r}")
     return parts[0], parts[1], parts[2]  # type: ignore[return-value]
 
@@ -41,6 +42,12 @@ def memory_record(memory: Memory) -> tuple[bytes, bytes]:
 
 def archive_record(owner: str, entry: ArchiveEntry) -> tuple[bytes, bytes]:
     return journal_key("a", owner, entry.id), entry.to_json()
+
+
+def embedded_record(owner: str, embedded: EmbeddedTurn) -> tuple[bytes, bytes]:
+    """A turn's vector and semantic terms, keyed by its entry: a re-embedding replaces it, the entry's tombstone
+    comes with one of its own."""
+    return journal_key("v", owner, embedded.id), embedded.to_json()
 
 
 def erasure_record(owner: str, session: str | None, erased_at: float) -> tuple[bytes, bytes]:
@@ -56,5 +63,7 @@ class JournalRecord:
     """When it was written (the Kafka record's timestamp), epoch seconds."""
 
 
-def decode_value(kind: Kind, value: bytes) -> Memory | ArchiveEntry:
-    return Memory.model_validate_json(value) if kind == "m" else ArchiveEntry.from_json(value)
+def decode_value(kind: Kind, value: bytes) -> Memory | ArchiveEntry | EmbeddedTurn:
+    if kind == "m":
+        return Memory.model_validate_json(value)
+    return EmbeddedTurn.from_json(value) if kind == "v" else ArchiveEntry.from_json(value)

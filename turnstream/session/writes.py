@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from turnstream.schemas.archive import ArchiveEntry
-from turnstream.schemas.journal import archive_record, journal_key, memory_record
+from turnstream.schemas.journal import Kind, archive_record, journal_key, memory_record
 from turnstream.schemas.memory import Memory
 from turnstream.session.core import Step
 from turnstream.session.state import SessionState
@@ -68,7 +68,9 @@ def journal_writes(steps: Sequence[Step], created: Mapping[str, Mapping[str, flo
             memory = memory.model_copy(update={"created_at": kept.get(memory.id, memory.created_at)})
             writes.append((step.owner, *memory_record(memory)))
         writes += [(step.owner, *archive_record(step.owner, entry)) for entry in step.archive]
-    for kind, owners in (("m", evicted_memories), ("a", evicted_entries)):
-        writes += [(owner, journal_key(kind, owner, evicted_id), None)  # type: ignore[arg-type]
-                   for owner, ids in owners.items() for evicted_id in ids]
+    evicted: tuple[tuple[tuple[Kind, ...], Mapping[str, list[str]]], ...] = (
+        (("m",), evicted_memories), (("a", "v"), evicted_entries))  # an entry goes with its vector
+    for kinds, owners in evicted:
+        writes += [(owner, journal_key(kind, owner, evicted_id), None)
+                   for owner, ids in owners.items() for evicted_id in ids for kind in kinds]
     return writes

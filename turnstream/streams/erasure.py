@@ -83,6 +83,6 @@ async def _erase_journal(settings: Settings, owner: str, session: str | None, me
     """Tombstones in the memory journal for what was erased, and the erasure itself: a replay of the journal
     leaves out whatever of the owner (or session) was written before now, tombstoned or not."""
     records = [(owner, journal_key("m", owner, id_), None) for id_ in memories]
-    records += [(owner, journal_key("a", owner, id_), None) for id_ in entries]
+    records += [(owner, journal_key(kind, owner, id_), None) for id_ in entries for kind in ("a", "v")]  # entry, vector
     records.append((owner, *erasure_record(owner, session, time.time())))
     await append_records(settings, records)

@@ -43,3 +43,9 @@ consumer_lag = Gauge("turnstream_consumer_lag", "Records of an assigned input pa
                      "high watermark minus the committed offset", ["topic", "partition"])
 sessions_held = Gauge("turnstream_sessions_held", "Sessions in the local Table for this worker's partitions")
 build_info = Gauge("turnstream_build_info", "Versions this worker runs; always 1", ["version", "python", "faust"])
+turns_embedded_total = Counter("turnstream_turns_embedded_total", "Archived turns embedded for semantic recall")
+embedding_lag_seconds = Histogram(
+    "turnstream_embedding_lag_seconds",
+    "From an archived turn's journal record to its vector in Redis",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
+)

@@ -51,5 +51,5 @@ def test_the_journal_carries_each_memory_with_the_created_at_redis_keeps_then_th
                             {"maya": ["old-memory"]}, {"maya": ["old-entry"]})
     kinds = [(owner, *parse_key(key)[::2], value is None) for owner, key, value in writes]
     assert kinds == [("maya", "m", corrected.id, False), ("maya", "a", "e3", False), ("maya", "m", "old-memory", True),
-                     ("maya", "a", "old-entry", True)]
+                     ("maya", "a", "old-entry", True), ("maya", "v", "old-entry", True)]
     assert Memory.model_validate_json(writes[0][2] or b"").created_at == 10.0  # the first write's, not the correction's

@@ -1,0 +1,107 @@
+"""Semantic recall through the worker: turns embedded off the context's path by the in-process model, a question
+that shares no word with its evidence answered from the archive, and the vectors erased with their owner and
+rebuilt from the memory journal after Redis loses them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from redis.asyncio import Redis
+
+from tests.integration.test_pipeline import produce, wait_for_versions
+from tests.support.worker import running_worker
+from turnstream.client import ContextClient
+from turnstream.schemas.ids import owner_key
+from turnstream.settings import Settings
+from turnstream.streams.admin import ensure_topics
+from turnstream.streams.erasure import erase
+
+EVIDENCE = "I started kickboxing last year, and I did taekwondo as a kid."
+QUESTION = "What martial arts has John done?"
+FILLER = [
+    "John, the weather was lovely for our picnic by the lake.", "John and I painted the kitchen a soft green.",
+    "John's sister baked lemon cookies for the school fair.", "The train John takes was late again this morning.",
+    "John finally finished reading that long novel about the sea.", "John adopted a small grey cat from the shelter.",
+    "The new bakery near John's office sells excellent sourdough.", "John repaired the old bicycle in the garage.",
+]
+"""Other talk that names John more often than the evidence does: the words of the question rank it above."""
+
+
+def conversation(session: str, user: str) -> list[dict[str, Any]]:
+    """John's evidence early, then enough of other talk that it leaves the context long before the question."""
+    other = [FILLER[n % len(FILLER)] + f" ({n})" for n in range(80)]
+    said = ["Hi, I am John.", *other[:10], EVIDENCE, *other[10:]]  # the first is pinned, and so are its neighbours
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a friendly companion."}]
+    for text in said:
+        messages += [{"role": "user", "name": "John", "content": text}, {"role": "assistant", "content": "Nice!"}]
+    return [{"turn_id": f"{session}-{n}", "session_id": session, "user_id": user, "seq": n, "ts": 1_700_000_000.0 + n,
+             "message": message} for n, message in enumerate(messages)]
+
+
+async def vectors_of(redis: Redis, settings: Settings, owner: str) -> int:
+    return int(await redis.hlen(f"{settings.topic_prefix}:arcvec:{{{owner}}}"))
+
+
+async def until(check: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.3)
+
+
+def recalled(prompt: Any) -> list[str]:
+    return [turn["text"] for turn in prompt.archived]
+
+
+def said(prompt: Any) -> str:
+    return "\n".join(str(message.get("content")) for message in prompt.messages)
+
+
+async def test_a_question_that_shares_no_word_with_its_evidence_finds_it_with_the_model(settings: Settings) -> None:
+    settings = settings.model_copy(update={"embeddings": "local", "budget_tokens": 400, "prompt_budget_tokens": 1200,
+                                           "recall_budget_tokens": 500})
+    turns = conversation("john-1", "john")
+    owner = owner_key("john", None, "john-1")
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
+            docs = await wait_for_versions(client, {"john-1": len(turns)}, worker)
+            assert EVIDENCE not in str(docs["john-1"].messages)  # compacted away: only recall can bring it back
+            redis = client.store.redis
+            await until(lambda: _at_least(vectors_of(redis, settings, owner), len(turns) - 1))
+            # k=0: no typed memory (the session's summary memory may quote the turn), the archive alone
+            prompt = await client.build_prompt("john-1", QUESTION, k=0, user_id="john", record=False)
+            assert EVIDENCE in recalled(prompt) and "kickboxing" in said(prompt), recalled(prompt)
+            assert prompt.timings["semantic_hits"] > 0 and prompt.timings["embed"] > 0
+        lexical = settings.model_copy(update={"embeddings": "off"})
+        async with ContextClient.from_settings(lexical) as words_only:
+            prompt = await words_only.build_prompt("john-1", QUESTION, k=0, user_id="john", record=False)
+            assert "kickboxing" not in said(prompt)  # the words alone do not reach it
+            assert "semantic_hits" not in prompt.timings and "embed" not in prompt.timings
+
+
+async def _at_least(count: Any, wanted: int) -> bool:
+    return await count >= wanted
+
+
+async def test_vectors_come_back_from_the_journal_after_redis_loses_them_and_go_with_their_owner(settings: Settings) -> None:
+    settings = settings.model_copy(update={"embeddings": "local", "resync_interval_seconds": 1})
+    turns = conversation("john-2", "jo")[:12]
+    owner = owner_key("jo", None, "john-2")
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
+            await wait_for_versions(client, {"john-2": len(turns)}, worker)
+            redis = client.store.redis
+            await until(lambda: _at_least(vectors_of(redis, settings, owner), len(turns) - 1))
+            stored = await redis.hgetall(f"{settings.topic_prefix}:arcvec:{{{owner}}}")
+            await redis.flushall()  # Redis loses everything: the worker's re-sync replays the journal
+            await until(lambda: _at_least(vectors_of(redis, settings, owner), len(stored)), timeout=90)
+            assert await redis.hgetall(f"{settings.topic_prefix}:arcvec:{{{owner}}}") == stored  # the same, not re-embedded
+            await erase(settings, user="jo")
+            assert await vectors_of(redis, settings, owner) == 0
+            assert not await redis.exists(f"{settings.topic_prefix}:arcsem:{{{owner}}}")

@@ -27,9 +27,10 @@ from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import archive_entry
 from turnstream.prompt.recalled import recall_line
+from turnstream.redis.keys import KeyLayout
 from turnstream.samples.recall_set import RecallCase, recall_case
 from turnstream.schemas.archive import entry_id
-from turnstream.schemas.ids import session_key
+from turnstream.schemas.ids import owner_key, session_key
 from turnstream.text.chat import content_text
 from turnstream.text.language import detect_language
 from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS
@@ -38,6 +39,8 @@ PROMPT_BUDGETS = (2000, 4000)
 TARGETS = {2000: 0.85, 4000: 0.95}
 """Coverage as a share of the full history's, per prompt budget."""
 SIDES = ("build_prompt", "newest tail", "full history")
+WORDS_ONLY = " words only"
+"""The label of the reads without the semantic share, beside those with it."""
 EVIDENCE_TARGET = 90.0
 """Percent of LoCoMo dev questions with all their evidence turns in the prompt at 4,000 tokens."""
 LOCOMO_DEV = ("26.json", "30.json", "41.json")
@@ -153,20 +156,38 @@ async def recall_figure(live: Live, cases: dict[str, list[RecallCase]], progress
     turns = [turn for group in cases.values() for case in group for turn in case.turns]
     await live.send(live.pipeline, encode(turns))
     await live.until(live.versions_reached(last_versions(turns)), "recall: every turn applied")
-    progress(f"recall: {len(turns):,} turns applied; asking")
+    semantic = live.pipeline.embeddings != "off"
+    if semantic:  # the semantic share reads what the embedding agent stored: every archived turn
+        owners = sorted({owner_key(case.user_id, None, case.session_id) for group in cases.values() for case in group})
+        await live.until(lambda: _all_embedded(live, owners), "recall: every archived turn embedded")
+    progress(f"recall: {len(turns):,} turns applied{' and embedded' if semantic else ''}; asking")
     rows: list[Row] = []
     data: dict[str, Any] = {}
+    ways = [("", live.pipeline)]
+    if semantic:  # the same archive read with words only, side by side
+        ways.append((WORDS_ONLY, live.pipeline.model_copy(update={"embeddings": "off"})))
     for budget in PROMPT_BUDGETS:
-        settings = live.pipeline.model_copy(update={"prompt_budget_tokens": budget})
-        async with ContextClient.from_settings(settings) as client:
-            for name, group in cases.items():
-                measured = await _measure(client, group, budget)
-                data.setdefault(name, {})[str(budget)] = measured
-                rows += _rows(f"{name} at {budget // 1000}k", measured)
-                cov, ev = measured["coverage"], measured["evidence_questions"]
-                progress(f"recall {name} at {budget:,}: {cov['build_prompt']:.1f}% (tail {cov['newest tail']:.1f}%, "
-                         f"full {cov['full history']:.1f}%), evidence {ev['build_prompt']:.1f}% of questions")
+        for way, reader in ways:
+            settings = reader.model_copy(update={"prompt_budget_tokens": budget})
+            async with ContextClient.from_settings(settings) as client:
+                for name, group in cases.items():
+                    measured = await _measure(client, group, budget)
+                    data.setdefault(name + way, {})[str(budget)] = measured
+                    rows += _rows(f"{name}{way} at {budget // 1000}k", measured)
+                    cov, ev = measured["coverage"], measured["evidence_questions"]
+                    progress(f"recall {name}{way} at {budget:,}: {cov['build_prompt']:.1f}% (tail "
+                             f"{cov['newest tail']:.1f}%, full {cov['full history']:.1f}%), evidence "
+                             f"{ev['build_prompt']:.1f}% of questions")
     return Figure("recall", "7 Recall at 2k and 4k tokens", "build_prompt", "yardstick", rows, recall_target(data.get("LoCoMo dev")), data)
+
+
+async def _all_embedded(live: Live, owners: list[str]) -> bool:
+    """Whether every archived turn of `owners` has its vector (the embedding agent has caught up)."""
+    for owner in owners:
+        keys = KeyLayout(live.pipeline.topic_prefix).owner(owner)
+        if await live.redis.hlen(keys.vectors) < await live.redis.hlen(keys.archive):
+            return False
+    return True
 
 
 async def _measure(client: ContextClient, group: list[RecallCase], budget: int) -> dict[str, Any]:

@@ -93,6 +93,14 @@ def run_broker_figures(settings: Settings, plan: Plan, children: Children, progr
     return _on(broker, asyncio.run(_broker_only(consumers, plan, children, progress)))
 
 
+def with_local_models(settings: Settings) -> Settings:
+    """`settings` with TURNSTREAM_EMBEDDINGS=local when it is off and the checkout's models are there."""
+    from turnstream.embeddings.factory import model_folder
+
+    fetched = all((model_folder(None, language) / "manifest.json").is_file() for language in ("en", "zh"))
+    return settings.model_copy(update={"embeddings": "local"}) if settings.embeddings == "off" and fetched else settings
+
+
 def _on(broker: str, figures: list[Figure]) -> list[Figure]:
     return [replace(figure, broker=broker) for figure in figures]
 
@@ -102,8 +110,9 @@ def run_recall(
     broker: str,
 ) -> list[Figure]:
     """The recall figures alone (coverage, then read cost and memory of the archive, and reads on long messages):
-    the worker only."""
-    consumers = Consumers.of(settings)
+    the worker only, embedding the archive with the local models when `make models` fetched them (the recall
+    figure then reads both ways: with the semantic share and with words only)."""
+    consumers = Consumers.of(with_local_models(settings))
     asyncio.run(create_topics(consumers))
     children.worker(consumers.pipeline)
     return _on(broker, asyncio.run(_recall_only(consumers, plan, children, progress, recall)))

@@ -60,7 +60,8 @@ def test_parameters_is_a_fresh_dict_each_time() -> None:
 
 @pytest.mark.parametrize(("raw", "expected"), [
     ('{"query": "Biscuit greyhound"}', RecallArgs("Biscuit greyhound", DEFAULT_BUDGET_TOKENS, DEFAULT_MEMORIES)),
-    ('{"query": " Lisbon ", "budget_tokens": null, "max_memories": null}', RecallArgs("Lisbon", DEFAULT_BUDGET_TOKENS, DEFAULT_MEMORIES)),
+    ('{"query": " Lisbon ", "budget_tokens": null, "max_memories": null}',
+     RecallArgs("Lisbon", DEFAULT_BUDGET_TOKENS, DEFAULT_MEMORIES)),
     (b'{"query": "x", "budget_tokens": 100, "max_memories": 0}', RecallArgs("x", MIN_BUDGET_TOKENS, 0)),
     ({"query": "x", "budget_tokens": 4000, "max_memories": 10}, RecallArgs("x", MAX_BUDGET_TOKENS, 10)),
     ('{"query": "x", "budget_tokens": 500.0}', RecallArgs("x", 500, DEFAULT_MEMORIES)),
@@ -124,7 +125,8 @@ def searched(query: str, budget: int, archived: list[tuple[ArchiveEntry, float]]
              profile: str = "") -> Prompt:
     """What MemoryStore.search returns for `query` when the read script returns these turns and memories."""
     search = search_settings(Settings(), query, budget)
-    return finish_prompt(prompt_query(query, None, search), RecallResult(None, profile, list(recalled), archived), search)
+    read = RecallResult(None, profile, list(recalled), archived)
+    return finish_prompt(prompt_query(query, None, search), read, search)
 
 
 def test_a_result_shows_memories_then_turns_each_under_its_day_with_its_speaker_oldest_first() -> None:

@@ -138,4 +138,4 @@ def render(found: Prompt) -> str:
     if not found.recalled and not found.archived:
         return NOTHING_FOUND
     # a search has no session: its messages are the block and the query, nothing else is a system message
-    return next(content_text(m.get("content")) for m in found.messages if m.get("role") == "system")
+    return next((content_text(m.get("content")) for m in found.messages if m.get("role") == "system"), NOTHING_FOUND)

@@ -2,9 +2,12 @@
 arguments into the tool message's content. The Agents SDK and LangChain tools wrap this same handler.
 
     recall = RecallHandler(SyncContextClient.from_settings(settings), user_id="maya")
-    reply = openai_client.chat.completions.create(model=..., messages=messages, tools=[recall.schema])
-    for call in reply.choices[0].message.tool_calls or []:
+    message = chat.chat.completions.create(model=..., messages=messages, tools=[recall.schema]).choices[0].message
+    messages.append(message.model_dump(exclude_none=True))
+    for call in message.tool_calls or []:
         messages.append({"role": "tool", "tool_call_id": call.id, "content": recall(call.function.arguments)})
+
+(docs/getting-started.md#the-recall-tool has the whole exchange.)
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ and nothing of another user's."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -21,15 +23,17 @@ from tests.support.worker import running_worker
 from turnstream.client import ContextClient, GatewayClient, SyncContextClient
 from turnstream.integrations import langchain, openai_agents
 from turnstream.integrations.openai_tools import RecallHandler
-from turnstream.integrations.recall import NAME, NOTHING_FOUND
+from turnstream.integrations.recall import NAME, NOTHING_FOUND, chat_tool
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
+from turnstream.streams.processes import settings_env
 
 pytestmark = pytest.mark.integration
 
+GETTING_STARTED = Path(__file__).parents[3] / "docs" / "getting-started.md"
 MAY_8_2023 = 1683554160.0
 DAY = 86400.0
 WARM_UP = 120.0
@@ -120,24 +124,32 @@ async def test_the_langchain_tool_answers_a_model_s_call_from_either_client(arch
     assert "Luna" in str(anonymous.content) and "Biscuit" not in str(anonymous.content)  # a session's own archive
 
 
-async def test_the_plain_tools_entry_through_the_openai_client_and_the_handler_s_tool_message(
-    archived: Settings, llm_server: Callable[..., LLMServer],
+def guide_example() -> str:
+    """The python block after docs/getting-started.md's sentence introducing the plain chat completions exchange."""
+    after = GETTING_STARTED.read_text().split("A whole exchange", 1)[1]
+    match = re.search(r"```python\n(.*?)```", after, re.S)
+    assert match, "no python block after 'A whole exchange' in docs/getting-started.md"
+    return match.group(1)
+
+
+async def test_the_guide_s_plain_exchange_sends_the_tools_entry_and_the_model_reads_the_dated_turn(
+    archived: Settings, llm_server: Callable[..., LLMServer], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     server = llm_server(reply=call_then_answer(NAME, QUERY))
-    chat = openai.OpenAI(base_url=server.base_url, api_key="test")
+    for name, value in {**settings_env(archived), "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}.items():
+        monkeypatch.setenv(name, value)
+    exec(compile(guide_example(), str(GETTING_STARTED), "exec"), {})  # the example as written, in this process
+    answer = capsys.readouterr().out
+    assert_maya_s_dog(answer)
+    first, second = server.requests
+    assert first["tools"] == [chat_tool()] and second["tools"] == [chat_tool()]
+    assert second["messages"][-2]["tool_calls"][0]["function"] == {"name": NAME, "arguments": QUERY}
+    assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": answer.rstrip("\n")}
+
+
+def test_the_handler_answers_what_matches_nothing_and_what_is_no_json(archived: Settings) -> None:
     with SyncContextClient.from_settings(archived) as client:
         recall = RecallHandler(client, user_id="maya", tenant="acme")
-        messages: list[Any] = [{"role": "user", "content": "What was my dog called again?"}]
-        reply = chat.chat.completions.create(model="local", messages=messages, tools=[recall.schema])
-        (call,) = reply.choices[0].message.tool_calls or []
-        messages += [reply.choices[0].message.model_dump(exclude_none=True),
-                     {"role": "tool", "tool_call_id": call.id, "content": recall(call.function.arguments)}]
-        final = chat.chat.completions.create(model="local", messages=messages, tools=[recall.schema])
-        nothing = recall('{"query": "quantum chromodynamics"}')
-        garbled = recall("{query: greyhound")
-    assert server.requests[0]["tools"] == [recall.schema] and call.function.name == NAME
-    assert_maya_s_dog(messages[-1]["content"])
-    assert final.choices[0].message.content == messages[-1]["content"]  # the model read the tool message back
-    assert nothing == NOTHING_FOUND
-    assert garbled.startswith("Error: the arguments must be one JSON object")
-
+        assert recall('{"query": "quantum chromodynamics"}') == NOTHING_FOUND
+        assert recall("{query: greyhound").startswith("Error: the arguments must be one JSON object")

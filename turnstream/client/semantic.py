@@ -1,6 +1,11 @@
 """A gateway's semantic share with the embedding model in-process: the question embedded (about 1.3 ms with
 MiniLM-q), its nearest vocabulary terms added to the read, and the pool ranked by the stored int8 vectors of the
-same model. No network: the model runs here, the vectors come with the one round trip (prompt/semantic.py)."""
+same model. No network: the model runs here, the vectors come with the one round trip (prompt/semantic.py).
+
+The embedding comes before the round trip, not beside it: the question's nearest terms are what bring a turn that
+shares no word with it into the pool ("What martial arts has John done?" and "I started kickboxing": the
+question's terms taekwondo, karate, judo meet the turn's), and they need the vector first.
+"""
 
 from __future__ import annotations
 
@@ -34,17 +39,18 @@ class ModelSemantic:
         vector = model.embed_queries([user_text])
         vocabulary = self.embedders.vocabularies.get(model.model_id)
         nearest = [term for term, _ in nearest_terms(vector, vocabulary, QUERY_TERMS)[0]] if vocabulary else []
-        return SemanticAsk(tuple(dict.fromkeys([*terms, *nearest])), model_tag(model.model_id), (model.dims, vector[0]),
-                           round((time.perf_counter() - started) * 1000, 3))
+        spent = round((time.perf_counter() - started) * 1000, 3)
+        return SemanticAsk(tuple(dict.fromkeys([*terms, *nearest])), model_tag(model.model_id),
+                           (model.dims, vector[0], spent))
 
-    def rank(self, ask: SemanticAsk, pool: Sequence[PoolEntry]) -> Ranked:
-        dims, query = ask.vector
+    def rank(self, ask: SemanticAsk, pool: Sequence[PoolEntry]) -> tuple[Ranked, float | None]:
+        dims, query, spent = ask.vector
         held = [p for p in pool if p.vector]
         if not held:  # the archive holds no vector of this model yet (just switched on, or another model's)
-            return by_terms(pool)
+            return by_terms(pool), spent
         cosines = decode_int8_rows([p.vector for p in held if p.vector], dims) @ query
         scored = sorted(zip((p.entry for p in held), map(float, cosines)), key=lambda hit: (-hit[1], hit[0].ts, hit[0].id))
-        return scored[:SEMANTIC_HITS]
+        return scored[:SEMANTIC_HITS], spent
 
 
 def semantic_side(settings: Settings) -> Semantic | None:

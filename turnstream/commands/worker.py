@@ -91,8 +91,8 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     from turnstream.embeddings.base import EmbeddingError
     from turnstream.embeddings.factory import load_embedders
     from turnstream.streams.admin import TopicLayoutError, ensure_topics
-    from turnstream.streams.shutdown import Worker
     from turnstream.streams.embedded import tuned_for_broker
+    from turnstream.streams.shutdown import Worker
     from turnstream.streams.startup import ServicesUnavailable, cluster_id, wait_for_services
     from turnstream.tracing import export_from_env
 

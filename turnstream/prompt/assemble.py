@@ -116,7 +116,7 @@ def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings, 
     offered the block) and, when the gateway has the model, embed (the question's embedding)."""
     fetched = time.perf_counter()
     doc = ContextDoc.from_json(result.doc) if result.doc else None
-    ranked = semantic.rank(query.semantic, result.pool) if semantic is not None and query.semantic else []
+    ranked, embed_ms = semantic.rank(query.semantic, result.pool) if semantic is not None and query.semantic else ([], None)
     assembled = assemble(doc, result.profile, result.recalled, result.archived, query.user_text, settings, ranked)
     done = time.perf_counter()
     timings = {
@@ -126,8 +126,8 @@ def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings, 
     }
     if query.semantic is not None:
         timings["semantic_hits"] = len(ranked)
-        if query.semantic.embed_ms is not None:
-            timings["embed"] = query.semantic.embed_ms
+        if embed_ms is not None:
+            timings["embed"] = embed_ms
     recalled = [RecalledMemory(id=m.id, type=m.type, text=m.text) for m in assembled.recalled]
     return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings)
 

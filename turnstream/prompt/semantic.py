@@ -33,17 +33,20 @@ class SemanticAsk:
     tag: str = ""
     """The reader's model tag: the pool comes with that model's vectors (empty: no model)."""
     vector: Any = None
-    """The question's vector (the model's, opaque here) that `rank` scores the pool against."""
-    embed_ms: float | None = None
-    """How long embedding the question took (None without a model)."""
+    """What `rank` scores the pool against: the model's question vector, opaque here (it may still be on its way
+    while the round trip is)."""
 
 
 class Semantic(Protocol):
     """A gateway's side of the semantic share."""
 
-    def ask(self, user_text: str, terms: Sequence[str]) -> SemanticAsk: ...
+    def ask(self, user_text: str, terms: Sequence[str]) -> SemanticAsk:
+        """What the read asks of the semantic index, before the round trip."""
+        ...
 
-    def rank(self, ask: SemanticAsk, pool: Sequence[PoolEntry]) -> Ranked: ...
+    def rank(self, ask: SemanticAsk, pool: Sequence[PoolEntry]) -> tuple[Ranked, float | None]:
+        """The pool's best, best first, and the ms spent embedding the question (None without a model)."""
+        ...
 
 
 def by_terms(pool: Sequence[PoolEntry]) -> Ranked:
@@ -59,5 +62,5 @@ class TermsOnly:
     def ask(self, user_text: str, terms: Sequence[str]) -> SemanticAsk:
         return SemanticAsk(tuple(terms))
 
-    def rank(self, ask: SemanticAsk, pool: Sequence[PoolEntry]) -> Ranked:
-        return by_terms(pool)
+    def rank(self, ask: SemanticAsk, pool: Sequence[PoolEntry]) -> tuple[Ranked, float | None]:
+        return by_terms(pool), None

@@ -49,7 +49,9 @@ def decode_recall(reply: Sequence[Any]) -> RecallResult:
         memory = orjson.loads(raw)
         recalled.append(Recalled(memory["id"], memory["type"], memory["text"], float(score), int(access)))
     entries = [(ArchiveEntry.from_dict(entry), float(score)) for score, entry in orjson.loads(archived)]
-    pool = [PoolEntry(ArchiveEntry.from_dict(entry), float(lexical), float(semantic), vector or None)
+    # a pooled entry the archive part holds already comes as its place there
+    pool = [PoolEntry(entries[entry][0] if isinstance(entry, int) else ArchiveEntry.from_dict(entry), float(lexical),
+                      float(semantic), vector or None)
             for (lexical, semantic, entry), vector in zip(orjson.loads(pooled), list(vectors) + [None] * len(pooled))]
     return RecallResult(doc, (profile or b"").decode(), recalled, entries, pool)
 

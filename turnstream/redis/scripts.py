@@ -212,8 +212,8 @@ RECALL = ScriptSpec(
     reply="{doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON, pool JSON, "
     "{vector, …}}: the archive part is one JSON array of [score, entry] pairs, hits best first, each followed by "
     "its neighbours (score 0), so the client parses one string instead of a hundred replies; the pool is a JSON "
-    "array of [lexical score, semantic score, entry] and the vectors its entries' vectors of `vector_tag`, in its "
-    "order (false where there is none).",
+    "array of [lexical score, semantic score, entry] (an entry the archive part holds already: its place there, from "
+    "0) and the vectors its entries' vectors of `vector_tag`, in its order (false where there is none).",
 )
 
 REMEMBER = ScriptSpec(

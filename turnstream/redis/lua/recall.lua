@@ -42,8 +42,8 @@
 -- Returns {doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON, pool JSON,
 --   {vector, …}}: the archive part is one JSON array of [score, entry] pairs, hits best first, each followed by
 --   its neighbours (score 0), so the client parses one string instead of a hundred replies; the pool is a JSON
---   array of [lexical score, semantic score, entry] and the vectors its entries' vectors of `vector_tag`, in
---   its order (false where there is none).
+--   array of [lexical score, semantic score, entry] (an entry the archive part holds already: its place there,
+--   from 0) and the vectors its entries' vectors of `vector_tag`, in its order (false where there is none).
 local KEY = {
   context = 1, profile = 2, memories = 3, access = 4, injected = 5, archive = 6, positions = 7, entry_terms = 8,
   dictionary = 9, vectors = 10, semantic = 11
@@ -189,10 +189,12 @@ local function lexical_scores(total)
   return scores
 end
 
--- the hits with the turns around them: [score, entry] pairs, each hit followed by its neighbours (score 0)
+-- the hits with the turns around them: [score, entry] pairs, each hit followed by its neighbours (score 0); and
+-- where each entry sits in that array (from 0), so the pool names an entry already sent by its place
 local function with_neighbours(best)
+  local placed = {}
   if #best == 0 then
-    return '[]'
+    return '[]', placed
   end
   -- three reads for every hit and neighbour: where the hits are, who is around them, the entries
   local around, ids = tonumber(ARGV[ARG.neighbours]), {}
@@ -233,14 +235,16 @@ local function with_neighbours(best)
   for n, raw in ipairs(raws) do
     if raw then
       found[#found + 1] = '[' .. given[n] .. ',' .. raw .. ']'
+      placed[order[n]] = #found - 1
     end
   end
-  return '[' .. table.concat(found, ',') .. ']'
+  return '[' .. table.concat(found, ',') .. ']', placed
 end
 
 -- the semantic share's candidates: the best `pool` by BM25 and the best `pool` by the semantic terms' postings
--- (weights summed), with the entries' vectors of the reader's model when it has one
-local function pool(scores, size)
+-- (weights summed), with the entries' vectors of the reader's model when it has one; an entry the archive part
+-- already holds is named by its place there instead of sent twice
+local function pool(scores, size, placed)
   local semantic, names = {}, {}
   for term in string.gmatch(ARGV[ARG.semantic_terms], '%S+') do
     names[#names + 1] = term
@@ -264,12 +268,21 @@ local function pool(scores, size)
   if #ids == 0 then
     return '[]', {}
   end
-  local tag, found, vectors = ARGV[ARG.vector_tag], {}, {}
-  local raws = redis.call('HMGET', KEYS[KEY.archive], unpack(ids))
+  local tag, found, vectors, fetch = ARGV[ARG.vector_tag], {}, {}, {}
+  for _, id in ipairs(ids) do
+    if not placed[id] then
+      fetch[#fetch + 1] = id
+    end
+  end
+  local fetched, raws = #fetch > 0 and redis.call('HMGET', KEYS[KEY.archive], unpack(fetch)) or {}, {}
+  for n, id in ipairs(fetch) do
+    raws[id] = fetched[n]
+  end
   local stored = tag ~= '' and redis.call('HMGET', KEYS[KEY.vectors], unpack(ids)) or {}
-  for n, raw in ipairs(raws) do
-    if raw then
-      found[#found + 1] = '[' .. (scores[ids[n]] or 0) .. ',' .. (semantic[ids[n]] or 0) .. ',' .. raw .. ']'
+  for n, id in ipairs(ids) do
+    local entry = placed[id] or raws[id]
+    if entry then
+      found[#found + 1] = '[' .. (scores[id] or 0) .. ',' .. (semantic[id] or 0) .. ',' .. entry .. ']'
       local vector = stored[n]
       local prefix = tag .. '\t'
       if vector and string.sub(vector, 1, #prefix) == prefix then
@@ -290,11 +303,11 @@ local function archive()
     return '[]', '[]', {}
   end
   local scores = lexical_scores(total)
-  local hits_json = hits > 0 and with_neighbours(top(scores, hits)) or '[]'
+  local hits_json, placed = with_neighbours(hits > 0 and top(scores, hits) or {})
   if size <= 0 then
     return hits_json, '[]', {}
   end
-  return hits_json, pool(scores, size)
+  return hits_json, pool(scores, size, placed)
 end
 
 out[4] = memories()

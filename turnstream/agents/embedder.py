@@ -6,6 +6,10 @@ session agent's event loop keeps going while the model runs), stores the vectors
 entries (ArchiveStore.embed) and journals them (`v` records), so a Redis that loses them gets them back from the
 journal, as it gets the archive, without the model. It scales with the journal's partitions, which are the turns
 topic's, like the session agent.
+
+A changed model (or embeddings switched on over an archive made without them) re-embeds what the archive already
+holds: a timer on every worker checks the model tags the whole archive was embedded for, and the one worker that
+takes the job reads the journal from its start and embeds every entry without a vector of the current models.
 """
 
 from __future__ import annotations
@@ -14,19 +18,27 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import faust
+from aiokafka.errors import KafkaError
 from faust.types import EventT
 
+from turnstream.embeddings.base import model_tag
 from turnstream.embeddings.factory import Embedders
 from turnstream.embeddings.turns import embed_entries
+from turnstream.memory.journal import replay
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
+from turnstream.redis.keys import KeyLayout
+from turnstream.redis.replay import reindex_lock
 from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.ids import partition_of
 from turnstream.schemas.journal import JournalError, embedded_record, parse_key
 from turnstream.settings import Settings
+from turnstream.streams.journal_topic import JournalReader, JournalReadError
 from turnstream.streams.metrics import embedding_lag_seconds, turns_embedded_total
 
 log = logging.getLogger(__name__)
@@ -53,7 +65,9 @@ def archived_in(events: list[EventT]) -> dict[str, list[tuple[ArchiveEntry, floa
 
 
 def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embedders) -> None:
-    """Attach the agent: one per worker, on the partitions of the memory journal it is assigned."""
+    """Attach the agent (one per worker, on the partitions of the memory journal it is assigned) and the
+    re-embedding timer."""
+    register_reindex(app, settings, embedders)
     journal = app.topic(settings.memory_topic, key_type=bytes, value_type=bytes, key_serializer="raw",
                         value_serializer="raw", partitions=settings.turn_partitions)
 
@@ -96,3 +110,63 @@ async def _journal(app: faust.App, settings: Settings, owner: str, turns: list[E
     sent = [await app.producer.send(settings.memory_topic, *embedded_record(owner, turn), partition, None, None)
             for turn in turns]
     await asyncio.gather(*sent)
+
+
+async def reindex(settings: Settings, kafka: dict[str, Any], embedders: Embedders, app: faust.App) -> int | None:
+    """Embed every archived turn the journal holds that has no vector of the current models, once per set of model
+    tags and by one worker; how many were embedded, None when nothing was due (or another worker is at it)."""
+    redis = redis_client(settings)
+    lock = reindex_lock(redis, KeyLayout(settings.topic_prefix))
+    tags = " ".join(sorted(model_tag(model_id) for model_id in embedders.model_ids))
+    try:
+        if await lock.done() == tags or not await lock.take():
+            return None
+        try:
+            embedded = await _reembed(settings, kafka, embedders, app, ArchiveStore(redis, settings), lock.renew)
+            if await lock.still_held():
+                await lock.mark_done(tags)
+        finally:
+            await lock.release()
+        return embedded
+    finally:
+        await redis.aclose()
+
+
+async def _reembed(settings: Settings, kafka: dict[str, Any], embedders: Embedders, app: faust.App,
+                   archive: ArchiveStore, renew: Callable[[], Awaitable[None]]) -> int:
+    done = 0
+    async with JournalReader(settings, kafka) as reader:
+        for partition in await reader.partitions():
+            records, _ = await reader.read(partition)
+            for owner, kept in replay(records, time.time(), settings.owner_ttl_seconds).owners.items():
+                tags = {turn.id: turn.tag for turn in kept.embedded}
+                # an entry is done when its vector is of the model that would embed it now (its language's)
+                missing = [entry for entry in kept.entries
+                           if tags.get(entry.id) != model_tag(embedders.for_text(entry.text).model_id)]
+                for start in range(0, len(missing), settings.embedding_batch_size):
+                    batch = missing[start:start + settings.embedding_batch_size]
+                    turns = await asyncio.to_thread(embed_entries, embedders, batch, settings.embedding_expansion_terms)
+                    await archive.embed(owner, turns)
+                    await _journal(app, settings, owner, turns)
+                    done += len(turns)
+                await renew()
+    return done
+
+
+def register_reindex(app: faust.App, settings: Settings, embedders: Embedders) -> None:
+    """Check every TURNSTREAM_RESYNC_INTERVAL_SECONDS (or a minute), on every worker, whether the archive needs
+    re-embedding for the current models."""
+
+    @app.timer(settings.resync_interval_seconds or 60, name=f"{settings.topic_prefix}.embedding_reindex")
+    async def reembed_archive() -> None:
+        try:
+            embedded = await reindex(settings, app.kafka_options, embedders, app)  # type: ignore[attr-defined]
+        except REDIS_UNAVAILABLE as error:
+            log.info("archive re-embedding skipped, Redis does not answer: %s", error)
+            return
+        except (KafkaError, JournalReadError) as error:
+            log.warning("archive re-embedding failed reading the journal, tried again later: %s", error)
+            return
+        if embedded:
+            turns_embedded_total.inc(embedded)
+            log.warning("re-embedded %d archived turns for the current models", embedded)

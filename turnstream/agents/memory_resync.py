@@ -29,7 +29,7 @@ from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.keys import KeyLayout
 from turnstream.redis.memories import MemoryStore
-from turnstream.redis.replay import ReplayLock
+from turnstream.redis.replay import replay_lock
 from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings
 from turnstream.streams.journal_topic import JournalReader, JournalReadError
@@ -90,14 +90,14 @@ def _kept(records: list[JournalRecord], settings: Settings) -> Replay:
 async def resync_memories(settings: Settings, kafka: dict[str, Any]) -> Replayed | None:
     """Replay the journal if this Redis has not had it and no other worker is at it; None when nothing was due."""
     redis = redis_client(settings)
-    lock = ReplayLock(redis, KeyLayout(settings.topic_prefix))
+    lock = replay_lock(redis, KeyLayout(settings.topic_prefix))
     try:
-        if await lock.replayed() or not await lock.take():
+        if await lock.done() is not None or not await lock.take():
             return None
         try:
             done = await replay_journal(settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock.renew)
             if await lock.still_held():
-                await lock.mark_replayed(time.time())
+                await lock.mark_done(repr(time.time()))
         finally:
             await lock.release()
         return done

@@ -36,6 +36,8 @@ Outside the owner's slot:
 - `P:journal:replayed:<layout>` STRING set when the memory journal has been replayed into this Redis in archive
                       layout ARCHIVE_LAYOUT: a Redis holding an older layout's archive replays it once more
 - `P:journal:lock`     STRING the worker replaying the journal (expires)
+- `P:embedding:models` STRING the model tags the whole archive was embedded for; `P:embedding:lock` the worker
+                      re-embedding it for new ones (expires)
 """
 
 from __future__ import annotations
@@ -107,6 +109,14 @@ class KeyLayout:
         """Set once the memory journal has been replayed into this Redis in the current archive layout: its absence
         means Redis lost its data, or holds the archive in an older layout (the replay rebuilds it)."""
         return f"{self.prefix}:journal:replayed:{ARCHIVE_LAYOUT}"
+
+    def embedding_models(self) -> str:
+        """The model tags the archive was last embedded for in full: other tags re-embed it (agents/embedder.py)."""
+        return f"{self.prefix}:embedding:models"
+
+    def embedding_lock(self) -> str:
+        """Held by the one worker re-embedding the archive."""
+        return f"{self.prefix}:embedding:lock"
 
     def journal_lock(self) -> str:
         """Held by the one worker replaying the journal."""

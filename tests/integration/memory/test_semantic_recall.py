@@ -105,3 +105,36 @@ async def test_vectors_come_back_from_the_journal_after_redis_loses_them_and_go_
             await erase(settings, user="jo")
             assert await vectors_of(redis, settings, owner) == 0
             assert not await redis.exists(f"{settings.topic_prefix}:arcsem:{{{owner}}}")
+
+
+async def test_a_changed_model_re_embeds_the_archive_and_no_vector_of_the_old_one_is_read(settings: Settings) -> None:
+    from turnstream.embeddings.factory import model_folder
+
+    chinese = str(model_folder(None, "zh"))
+    before = settings.model_copy(update={"embeddings": "local", "embedding_model_dir": chinese})  # one model for both
+    turns = conversation("john-3", "jon")[:20]
+    owner = owner_key("jon", None, "john-3")
+    vectors_key = f"{settings.topic_prefix}:arcvec:{{{owner}}}"
+    await ensure_topics(before)
+    with running_worker(before) as worker:
+        await produce(before, turns)
+        async with ContextClient.from_settings(before) as client:
+            await wait_for_versions(client, {"john-3": len(turns)}, worker)
+            redis = client.store.redis
+            archived = int(await redis.hlen(f"{settings.topic_prefix}:arcent:{{{owner}}}"))
+            await until(lambda: _at_least(vectors_of(redis, settings, owner), archived))
+            old_tags = {value.split(b"\t", 1)[0] for value in (await redis.hgetall(vectors_key)).values()}
+    after = settings.model_copy(update={"embeddings": "local", "resync_interval_seconds": 1})  # MiniLM for English
+    with running_worker(after):
+        async with ContextClient.from_settings(after) as client:
+            redis = client.store.redis
+
+            async def re_embedded() -> bool:
+                tags = {value.split(b"\t", 1)[0] for value in (await redis.hgetall(vectors_key)).values()}
+                return len(tags) == 1 and tags.isdisjoint(old_tags)
+
+            await until(re_embedded, timeout=90)
+            assert await vectors_of(redis, settings, owner) == archived
+            prompt = await client.build_prompt("john-3", "Which bakery did John mention?", k=0, user_id="jon",
+                                               record=False)
+            assert prompt.timings["semantic_hits"] > 0  # ranked by the new model's vectors

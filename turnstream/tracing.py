@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Union
+from typing import Any
 
 try:
     from opentelemetry import context as otel_context
@@ -31,7 +31,7 @@ TRACER_NAME = "turnstream"
 log = logging.getLogger(__name__)
 EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
 
-Headers = Union[Mapping[str, bytes], Sequence[tuple[str, bytes]], None]
+Headers = Mapping[str, bytes] | Sequence[tuple[str, bytes]] | None
 """Kafka headers as aiokafka and Faust hand them over: a list of (name, value) pairs, or a mapping."""
 
 

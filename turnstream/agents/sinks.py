@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import faust
@@ -139,7 +140,7 @@ class ArchiveSink:
 
     async def evict(self, appends: dict[str, list[ArchiveEntry]], replies: list[Any]) -> dict[str, list[str]]:
         """The evicted entries' ids per owner; `replies` start with the appends' own, in their order."""
-        return {owner: await until_redis_answers(lambda: self.archive.evict_overflow(owner, reply))
+        return {owner: await until_redis_answers(partial(self.archive.evict_overflow, owner, reply))
                 for owner, reply in zip(appends, replies)}
 
 

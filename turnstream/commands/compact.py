@@ -41,7 +41,7 @@ def parse_messages(data: bytes) -> list[Any]:
         except orjson.JSONDecodeError as error:
             raise CliError(f"input is not {_SHAPES}: {error}", code=2) from None
         if not messages:
-            raise CliError(f"input is empty: expected {_SHAPES}", code=2)
+            raise CliError(f"input is empty: expected {_SHAPES}", code=2) from None
         return messages
     if isinstance(document, list):
         return document

@@ -6,8 +6,8 @@ import argparse
 import asyncio
 import os
 import sys
-from contextlib import nullcontext
-from typing import IO, Any, ContextManager
+from contextlib import AbstractContextManager, nullcontext
+from typing import IO, Any
 
 import orjson
 from aiokafka.errors import KafkaConnectionError, KafkaError
@@ -61,7 +61,7 @@ def _raw_key(line: bytes) -> bytes | None:
     return session_key(data["session_id"], tenant if isinstance(tenant, str) else None).encode()
 
 
-def _progress(stream: IO[bytes], show: bool) -> tuple[ContextManager[Any], Any]:
+def _progress(stream: IO[bytes], show: bool) -> tuple[AbstractContextManager[Any], Any]:
     if not show:
         return nullcontext(), None
     try:

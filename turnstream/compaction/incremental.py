@@ -9,8 +9,8 @@ import orjson
 
 from turnstream.compaction.compactor import Entry, Unit, Window
 from turnstream.compaction.messages import CallTracker
-from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
-from turnstream.text.chat import call_ids
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Strategy
+from turnstream.text.chat import Message, call_ids
 from turnstream.text.language import LanguageTally
 
 _FORMAT = 1

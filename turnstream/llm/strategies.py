@@ -12,7 +12,7 @@ import openai
 from tenacity import Retrying, stop_after_attempt, wait_exponential
 
 from turnstream.compaction.strategies import Archiver, CompositeStrategy
-from turnstream.compaction.strategies.base import Digest, Message
+from turnstream.compaction.strategies.base import Digest
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
 from turnstream.compaction.strategies.prompts import (
     completion_request,
@@ -25,6 +25,7 @@ from turnstream.compaction.strategies.prompts import (
 from turnstream.compaction.strategies.summary import RollingSummarizer
 from turnstream.llm.calls import client_options
 from turnstream.settings import Settings
+from turnstream.text.chat import Message
 
 log = logging.getLogger(__name__)
 

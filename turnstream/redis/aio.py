@@ -47,9 +47,9 @@ async def run_pipeline(redis: Redis | RedisCluster, queue: Callable[[Any], Await
     for attempt in range(2):
         async with redis.pipeline(transaction=False) as pipe:
             await queue(pipe)
-            scripts = set(getattr(pipe, "scripts", ()))
-            if scripts:
-                pipe.scripts.clear()
+            held: set[AsyncScript] = getattr(pipe, "scripts", set())  # a cluster pipeline holds none
+            scripts = set(held)
+            held.clear()
             try:
                 return list(await pipe.execute())
             except NoScriptError:

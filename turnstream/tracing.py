@@ -153,6 +153,9 @@ def export_from_env() -> None:
     except ImportError:
         log.warning("%s=console needs opentelemetry-sdk installed; no spans are printed", EXPORTER_ENV)
         return
+    if sys.__stdout__ is None:  # an interpreter started without one (pythonw)
+        log.warning("%s=console needs a standard output; no spans are printed", EXPORTER_ENV)
+        return
     provider = TracerProvider()
     exporter = ConsoleSpanExporter(out=sys.__stdout__, formatter=lambda span: span.to_json(indent=None) + "\n")
     provider.add_span_processor(SimpleSpanProcessor(exporter))

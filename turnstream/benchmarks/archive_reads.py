@@ -5,8 +5,8 @@ memory per 1,000 turns against the turns' own JSON bytes."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 import orjson
 from redis.asyncio import Redis
@@ -57,7 +57,7 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
     rows: list[Row] = []
     data: dict[str, Any] = {}
     met = True
-    questions = [q for language in ("en",) for q, _ in recall_case(language).questions]
+    questions = [q for q, _ in recall_case("en").questions]
     async with ContextClient.from_settings(settings) as client:
         redis = client.store.redis
         archive = ArchiveStore(redis, settings)
@@ -96,8 +96,10 @@ async def _timed(client: ContextClient, redis: Redis, raw_key: str, session: str
                  questions: list[str], samples: int) -> dict[str, list[float]]:
     """build_prompt (looking only) and a GET of the context's bytes, ABBA, one connection pool."""
     user = owner  # the owner is a user id here (no tenant)
-    reads = {"GET": lambda q: redis.get(raw_key),
-             "build_prompt": lambda q: client.build_prompt(session, q, user_id=user, record=False)}
+    reads: dict[str, Callable[[str], Awaitable[object]]] = {
+        "GET": lambda q: redis.get(raw_key),
+        "build_prompt": lambda q: client.build_prompt(session, q, user_id=user, record=False),
+    }
     for question in questions:  # scripts loaded, connections open
         for read in reads.values():
             await read(question)
@@ -114,7 +116,7 @@ async def _timed(client: ContextClient, redis: Redis, raw_key: str, session: str
 async def _server_times(redis: Redis, client: ContextClient, raw_key: str, session: str, owner: str,
                         questions: list[str], samples: int) -> dict[str, list[float]]:
     """Milliseconds Redis spent inside each read script and each GET, from a SLOWLOG that logs every call."""
-    old = await redis.config_get("slowlog-*")
+    old = cast(dict[str, str], await redis.config_get("slowlog-*"))  # redis-py types names and values as optional
     await redis.config_set("slowlog-log-slower-than", 0)
     await redis.config_set("slowlog-max-len", 2 * samples + 100)
     await redis.slowlog_reset()

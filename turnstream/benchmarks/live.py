@@ -147,7 +147,8 @@ class Live:
 
         def fetch() -> str:
             with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - a loopback URL the bench made
-                return response.read().decode()
+                body: bytes = response.read()
+                return body.decode()
 
         return Scrape.parse(await asyncio.to_thread(fetch))
 

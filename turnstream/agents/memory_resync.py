@@ -34,6 +34,7 @@ from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings
 from turnstream.streams.journal_topic import JournalReader, JournalReadError
 from turnstream.streams.metrics import journal_replayed_total
+from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ def register_memory_resync(app: faust.App, settings: Settings) -> None:
     if not settings.resync_interval_seconds:
         return
 
-    @app.timer(settings.resync_interval_seconds, name=f"{settings.topic_prefix}.memory_resync")
+    @timer(app, settings.resync_interval_seconds, name=f"{settings.topic_prefix}.memory_resync")
     async def resync_lost_memories() -> None:
         started = time.monotonic()
         try:

@@ -28,6 +28,7 @@ from turnstream.session.expiry import is_idle
 from turnstream.settings import Settings
 from turnstream.streams.metrics import contexts_resynced_total
 from turnstream.streams.tables import SessionsTable
+from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def register_context_resync(app: faust.App, settings: Settings, table: SessionsT
         return
     core = SessionCore(CoreConfig.from_settings(settings))
 
-    @app.timer(settings.resync_interval_seconds, name=f"{settings.topic_prefix}.context_resync")
+    @timer(app, settings.resync_interval_seconds, name=f"{settings.topic_prefix}.context_resync")
     async def resync_lost_contexts() -> None:
         if app.rebalancing or not app.tables.recovery.completed.is_set():
             return

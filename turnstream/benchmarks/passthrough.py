@@ -18,6 +18,7 @@ from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
 from turnstream.streams.app import faust_app
 from turnstream.streams.shutdown import Worker
+from turnstream.streams.timers import timer
 
 COUNT_REPORT_SECONDS = 0.005
 MODES = ("count", "set")
@@ -49,7 +50,7 @@ def create_passthrough_app(settings: Settings, mode: str) -> faust.App:
             async for _ in stream.events():
                 counted[0] += 1
 
-        @app.timer(COUNT_REPORT_SECONDS)
+        @timer(app, COUNT_REPORT_SECONDS)
         async def report() -> None:
             if counted[0] != counted[1]:
                 counted[1] = counted[0]

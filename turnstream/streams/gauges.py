@@ -23,6 +23,7 @@ from turnstream.schemas.control import is_forget_marker
 from turnstream.settings import Settings
 from turnstream.streams.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held
 from turnstream.streams.tables import SessionsTable
+from turnstream.streams.timers import timer
 
 SAMPLE_SECONDS = 5.0
 
@@ -98,7 +99,7 @@ def register_worker_gauges(app: faust.App, settings: Settings, table: SessionsTa
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
 
-    @app.timer(SAMPLE_SECONDS, name=f"{settings.topic_prefix}.worker_gauges")
+    @timer(app, SAMPLE_SECONDS, name=f"{settings.topic_prefix}.worker_gauges")
     async def sample_gauges() -> None:
         gauges.sample()
 

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
+from typing import cast
 
 import faust
 from faust.types import EventT
@@ -35,7 +36,7 @@ BATCH_WITHIN_SECONDS = 0.05
 """How long a batch keeps filling while records come: a few turns more per model call, a little more lag."""
 
 
-def archived_in(events: list[EventT]) -> dict[str, list[tuple[ArchiveEntry, float]]]:
+def archived_in(events: list[EventT[bytes]]) -> dict[str, list[tuple[ArchiveEntry, float]]]:
     """Per owner, the archive entries the journal records of `events` carry (with when each was journaled); other
     records (memories, vectors, erasures, tombstones) and unreadable ones are left out."""
     found: defaultdict[str, list[tuple[ArchiveEntry, float]]] = defaultdict(list)
@@ -58,10 +59,12 @@ def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embe
                         value_serializer="raw", partitions=settings.turn_partitions)
 
     @app.agent(journal, name=f"{settings.topic_prefix}.embedder")
-    async def embed_archive(stream: faust.StreamT) -> None:
+    async def embed_archive(stream: faust.StreamT[bytes]) -> None:
         archive = ArchiveStore(redis_client(settings), settings)
         try:
-            async for events in stream.take_events(settings.embedding_batch_size, within=BATCH_WITHIN_SECONDS):
+            # Faust's Stream: take_events is not declared on StreamT
+            batches = cast(faust.Stream[bytes], stream).take_events(settings.embedding_batch_size, within=BATCH_WITHIN_SECONDS)
+            async for events in batches:
                 owners = archived_in(list(events))
                 if owners:
                     await _embed(owners, archive, embedders, settings, app)

@@ -20,6 +20,7 @@ from itertools import islice
 
 import faust
 
+from turnstream.faust_private.tables import recovered
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.control import is_forget_marker
@@ -72,7 +73,7 @@ def register_context_resync(app: faust.App, settings: Settings, table: SessionsT
 
     @timer(app, settings.resync_interval_seconds, name=f"{settings.topic_prefix}.context_resync")
     async def resync_lost_contexts() -> None:
-        if app.rebalancing or not app.tables.recovery.completed.is_set():
+        if app.rebalancing or not recovered(app):
             return
         held = {tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic}
         store = ContextWriter.from_settings(settings)

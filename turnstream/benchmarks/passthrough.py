@@ -46,7 +46,7 @@ def create_passthrough_app(settings: Settings, mode: str) -> faust.App:
         counted = [0, 0]  # events seen, events reported
 
         @app.agent(topic, name=f"{settings.topic_prefix}.count", concurrency=1)
-        async def count(stream: faust.StreamT) -> None:
+        async def count(stream: faust.StreamT[bytes]) -> None:
             async for _ in stream.events():
                 counted[0] += 1
 
@@ -59,7 +59,7 @@ def create_passthrough_app(settings: Settings, mode: str) -> faust.App:
         channel = updates_channel(settings)
 
         @app.agent(topic, name=f"{settings.topic_prefix}.set", concurrency=1)
-        async def set_value(stream: faust.StreamT) -> None:
+        async def set_value(stream: faust.StreamT[bytes]) -> None:
             async for event in stream.events():
                 message = event.message
                 async with redis.pipeline(transaction=False) as pipe:

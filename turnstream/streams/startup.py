@@ -95,7 +95,7 @@ async def wait_until_ready(
         error = state.outcome.exception() if state.outcome else None
         log.info(settings.redact(
             f"waiting for {what} at {where}: attempt {state.attempt_number} failed ({_reason(error)}); "
-            f"next in {state.next_action.sleep:.1f}s"
+            f"next in {state.next_action.sleep if state.next_action else 0.0:.1f}s"
         ))
 
     retrying = AsyncRetrying(

@@ -21,7 +21,7 @@ try:
     from opentelemetry import trace as otel_trace
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 except ImportError:  # the otel extra is not installed: spans are no-ops
-    otel_trace = None  # type: ignore[assignment]
+    otel_trace = None  # type: ignore[assignment]  # the module, or None without the otel extra
 
 TRACEPARENT = "traceparent"
 TRACE_HEADERS = (TRACEPARENT, "tracestate")

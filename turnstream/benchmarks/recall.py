@@ -110,7 +110,7 @@ def dated_history(case: RecallCase) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def _locomo_ts(when: str) -> float:
-    hour, minute, half, day, month, year = _SESSION_DATE.match(when).groups()  # type: ignore[union-attr]
+    hour, minute, half, day, month, year = _SESSION_DATE.match(when).groups()  # type: ignore[union-attr]  # LoCoMo's session dates all match
     clock = int(hour) % 12 + (12 if half == "pm" else 0)
     parsed = datetime.strptime(f"{day} {month} {year} {clock}:{minute}", "%d %B %Y %H:%M")
     return parsed.replace(tzinfo=UTC).timestamp()

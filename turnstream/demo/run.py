@@ -88,7 +88,9 @@ async def replay(
             applied = sum(min(doc.version, expected[sid]) for sid, doc in docs.items() if doc is not None)
             progress(len(turns), applied, len(turns))
             if applied == len(turns):
-                return LiveResult(docs, time.perf_counter() - started, len(turns))  # type: ignore[arg-type]
+                # every session applied its turns: each has a context
+                stored = {sid: doc for sid, doc in docs.items() if doc is not None}
+                return LiveResult(stored, time.perf_counter() - started, len(turns))
             if not worker_alive():
                 raise DemoError("the worker stopped before every turn was applied (run `turnstream worker --loglevel info` to see why)")
             if time.monotonic() > deadline:

@@ -48,7 +48,7 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
     # documents written before these fields carry none: count and detect here instead
     positions: list[int | None] = list(doc.positions) if len(doc.positions) == len(messages) else [None] * len(messages)
     costs = list(doc.message_tokens) if len(doc.message_tokens) == len(messages) else [count_message(m) for m in messages]
-    language: Language = doc.language if doc.language in _LANGUAGES else detect_language([*messages, user])  # type: ignore[assignment]
+    language: Language = doc.language if doc.language in _LANGUAGES else detect_language([*messages, user])  # type: ignore[assignment]  # a str checked to be a Language
     if messages and messages[-1].get("role") == "user" and messages[-1].get("content") == user_text:
         messages.pop()
         positions.pop()

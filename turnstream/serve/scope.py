@@ -9,7 +9,6 @@ does not exist: 404 with the same body, so a token learns nothing about other te
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from turnstream.schemas.ids import session_key, session_owner, user_owner
 
@@ -34,7 +33,7 @@ class BadTurns(ValueError):
         self.detail = detail
 
 
-def scoped_turns(turns: Any, session_id: str, scope: Scope) -> list[Any]:
+def scoped_turns(turns: object, session_id: str, scope: Scope) -> object:
     """The turns of a record request for the path's `session_id`, each with the scope's tenant.
 
     A turn without `tenant` gets the scope's; one naming another tenant is OutOfScope, one naming another
@@ -42,7 +41,7 @@ def scoped_turns(turns: Any, session_id: str, scope: Scope) -> list[Any]:
     Turn schema requires it. Values that are not JSON objects, and a missing session_id, are left for the
     model to refuse with its own error."""
     if not isinstance(turns, list):
-        return turns  # type: ignore[no-any-return]
+        return turns
     scoped = []
     for index, turn in enumerate(turns):
         if isinstance(turn, dict):

@@ -9,8 +9,10 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 
+from turnstream.errors import TurnstreamError
 
-class TlsFilesError(ValueError):
+
+class TlsFilesError(TurnstreamError, ValueError):
     """The TLS files cannot be loaded; the message is one line."""
 
 

@@ -11,9 +11,10 @@ from rich.table import Table
 
 from turnstream.benchmarks.figures import Figure
 from turnstream.benchmarks.stages import STAGE_NAMES
+from turnstream.errors import TurnstreamError
 
 
-class PlotUnavailable(RuntimeError):
+class PlotUnavailable(TurnstreamError, RuntimeError):
     """matplotlib is not installed."""
 
 

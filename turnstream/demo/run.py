@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction.tokens import count_messages
 from turnstream.demo.plan import DemoSession
+from turnstream.errors import TurnstreamError
 from turnstream.redis.connect import ping, redis_client
 from turnstream.samples.planted import message_lines, retention
 from turnstream.schemas import ContextDoc
@@ -34,7 +35,7 @@ Progress = Callable[[int, int, int], None]
 """(turns produced, turns applied, turns planned) -> None."""
 
 
-class DemoError(RuntimeError):
+class DemoError(TurnstreamError, RuntimeError):
     """Something the person running the demo must fix; one line."""
 
 

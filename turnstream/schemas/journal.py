@@ -12,6 +12,7 @@ from typing import Literal, TypeGuard, get_args
 
 import orjson
 
+from turnstream.errors import TurnstreamError
 from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.memory import Memory
 
@@ -20,7 +21,7 @@ SEPARATOR = "\x1f"
 """Between a key's parts: ids are escaped (schemas/ids.py) and never hold a control character."""
 
 
-class JournalError(ValueError):
+class JournalError(TurnstreamError, ValueError):
     """A journal record this version cannot read."""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from turnstream.errors import TurnstreamError
 from turnstream.schemas.ids import session_key, session_owner, user_owner
 
 
@@ -20,11 +21,11 @@ class Scope:
     tenant: str | None
 
 
-class OutOfScope(LookupError):
+class OutOfScope(TurnstreamError, LookupError):
     """The request names something outside its tenant: answered as not found."""
 
 
-class BadTurns(ValueError):
+class BadTurns(TurnstreamError, ValueError):
     """The turns of a record request cannot be scoped: `field` (a pydantic-style path) says which."""
 
     def __init__(self, field: str, detail: str) -> None:

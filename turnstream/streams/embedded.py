@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
+from turnstream.errors import TurnstreamError
 from turnstream.settings import Settings
 from turnstream.streams import apache_kafka
 
@@ -29,7 +30,7 @@ APACHE_KAFKA_STOP_GRACE = 30.0
 _PR_SET_PDEATHSIG = 1
 
 
-class StackError(RuntimeError):
+class StackError(TurnstreamError, RuntimeError):
     """An embedded service could not be started; the message is fit for one line."""
 
 

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 
 from turnstream.client import TurnProducer
+from turnstream.errors import TurnstreamError
 from turnstream.redis.connect import redis_client
 from turnstream.redis.erase import Eraser
 from turnstream.schemas.control import forget_record
@@ -22,7 +23,7 @@ from turnstream.streams.journal_topic import append_records
 CONFIRM_TIMEOUT_SECONDS = 60.0
 
 
-class ErasureNotConfirmed(RuntimeError):
+class ErasureNotConfirmed(TurnstreamError, RuntimeError):
     """No worker confirmed that it dropped a session's Table row in time; nothing was deleted from Redis."""
 
 

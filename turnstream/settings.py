@@ -210,7 +210,7 @@ class Settings(BaseSettings):
     data_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "turnstream"))
     """Where Faust keeps a worker's local files (one folder per app id): turnstream in the system's temporary folder (/tmp/turnstream on Linux), never the current directory."""
     consumer_fetch_wait_ms: int | None = Field(None, ge=0, le=30_000)
-    """How long a worker's fetch waits at the broker for records; unset: 500 ms (Apache Kafka answers as soon as records arrive), 20 ms on an embedded Tansu that turnstream starts (Tansu waits it out)."""
+    """How long a worker's fetch waits at the broker for records; unset: 500 ms (Apache Kafka answers as soon as records arrive), 20 ms on a Tansu broker, whoever started it (Tansu waits it out; the worker knows it by its cluster id)."""
     producer_linger_ms: int = Field(0, ge=0, le=5_000)
     """How long the worker's producer (dead letters, summary requests, changelogs, the memory journal) waits to fill a batch."""
     batch_max_events: int = Field(256, ge=1, le=10_000)
@@ -221,8 +221,9 @@ class Settings(BaseSettings):
     """Session states a worker keeps live in memory across batches (the least recently used leave first), so a session's next batch need not restore its Table row; about 4 KiB each for a short session, 70 KiB for a long one at the default budget; 0 restores every session from its row in every batch."""
     live_states_idle_seconds: float = Field(600.0, ge=0)
     """A live session state unused for this long leaves memory (its session, when it comes back, is restored from its Table row); 0 no idle limit."""
-    broker_session_timeout: float = Field(30.0, gt=0)
-    """Consumer-group session timeout (seconds): failover waits about this long (10 is safe on Apache Kafka)."""
+    broker_session_timeout: float = Field(10.0, gt=0)
+    """Consumer-group session timeout (seconds): a killed worker's partitions move after about this long (Apache Kafka
+    10–12 s, Tansu about 5 s more: its JoinGroup takes that long); raise it where a worker's pauses could outlast it."""
     broker_heartbeat_interval: float | None = Field(None, gt=0)
     """Seconds between a worker's heartbeats to the group; unset: a third of the session timeout, at most 3."""
     group_instance_id: str | None = Field(None, pattern=r"^[A-Za-z0-9._\-]{1,200}$")

@@ -8,6 +8,9 @@
 
 Modes: "ok" (reply from `reply(body)`), "slow" (sleep `delay` seconds, then reply),
 "fail" (HTTP 500), "garbage" (200 with a non-JSON body), "empty" (200 with no choices).
+
+A reply may call a tool instead of answering: `reply` returns a ToolCall, and `call_then_answer(name, arguments)`
+is the agent loop's two steps (call the tool, then answer with what it returned).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
@@ -22,13 +26,36 @@ import orjson
 import pytest
 
 Mode = Literal["ok", "slow", "fail", "garbage", "empty"]
-Reply = Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A reply that calls a tool instead of answering."""
+
+    name: str
+    arguments: str
+    """The arguments as the model writes them: JSON text, or anything else a test wants to send."""
+    id: str = "call_1"
+
+
+Reply = Callable[[dict[str, Any]], "str | ToolCall"]
 
 
 def echo_reply(body: dict[str, Any]) -> str:
     """Default reply: the last message's content, so a test can see what the prompt carried."""
     messages = body.get("messages") or [{}]
     return str(messages[-1].get("content", ""))
+
+
+def call_then_answer(name: str, arguments: str) -> Reply:
+    """Call tool `name` with `arguments`, then, once the newest message is the tool's result, answer with that result
+    as it came: the run's final output is what the tool gave the model."""
+
+    def reply(body: dict[str, Any]) -> str | ToolCall:
+        newest = (body.get("messages") or [{}])[-1]
+        return echo_reply(body) if newest.get("role") == "tool" else ToolCall(name, arguments)
+
+    return reply
 
 
 class LLMServer:
@@ -67,14 +94,21 @@ class LLMServer:
         self._httpd.server_close()
 
 
-def completion(content: str, model: str) -> dict[str, Any]:
-    """A chat completion response body in OpenAI's shape."""
+def completion(content: str | ToolCall, model: str) -> dict[str, Any]:
+    """A chat completion response body in OpenAI's shape: an answer, or a call of one tool."""
+    if isinstance(content, ToolCall):
+        function = {"name": content.name, "arguments": content.arguments}
+        message: dict[str, Any] = {"role": "assistant", "content": None,
+                                   "tool_calls": [{"id": content.id, "type": "function", "function": function}]}
+        finish = "tool_calls"
+    else:
+        message, finish = {"role": "assistant", "content": content}, "stop"
     return {
         "id": "chatcmpl-local",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
 

@@ -1,6 +1,8 @@
 """What the archive costs: build_prompt against a plain GET at 1,000 and 10,000 archived turns, the read
 script's own time inside Redis against the GET's (SLOWLOG, every call logged), and the archive's Redis
-memory per 1,000 turns against the turns' own JSON bytes."""
+memory per 1,000 turns against the turns' own JSON bytes. With embeddings on, the archive is embedded as the
+embedding agent embeds it, and build_prompt is read both ways side by side: with the model (the semantic
+share) and with words only; the embedding's CPU per turn and the semantic index's bytes per turn are reported."""
 
 from __future__ import annotations
 
@@ -47,6 +49,24 @@ async def fill_archive(archive: ArchiveStore, owner: str, turns: list[dict[str, 
         await archive.append(owner, kept[start : start + APPEND_BATCH])
 
 
+async def embed_archive(archive: ArchiveStore, owner: str, settings: Settings) -> float:
+    """Embed `owner`'s archive as the embedding agent does, EMBED_BATCH turns a call; CPU ms a turn."""
+    from turnstream.embeddings.factory import load_embedders
+    from turnstream.embeddings.turns import embed_entries
+
+    embedders = load_embedders(settings)
+    assert embedders is not None
+    entries = await archive.entries(owner)
+    cpu = 0.0
+    for start in range(0, len(entries), settings.embedding_batch_size):
+        batch = entries[start:start + settings.embedding_batch_size]
+        began = time.process_time()
+        embedded = embed_entries(embedders, batch, settings.embedding_expansion_terms)
+        cpu += time.process_time() - began
+        await archive.embed(owner, embedded)
+    return cpu * 1000 / max(len(entries), 1)
+
+
 async def _memory_bytes(redis: Redis, pattern: str) -> int:
     return sum([await redis.memory_usage(key) or 0 async for key in redis.scan_iter(pattern, count=1000)])
 
@@ -58,21 +78,44 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
     data: dict[str, Any] = {}
     met = True
     questions = [q for q, _ in recall_case("en").questions]
-    async with ContextClient.from_settings(settings) as client:
+    semantic = settings.embeddings != "off"
+    words = settings.model_copy(update={"embeddings": "off"})
+    async with ContextClient.from_settings(settings) as client, ContextClient.from_settings(words) as words_only:
         redis = client.store.redis
         archive = ArchiveStore(redis, settings)
         for size in SIZES:
             owner, session = f"bench-archive-{size}", f"bench-archive-{size}-s"
             turns = _turns(size)
             await fill_archive(archive, owner, turns, "en")
+            if semantic:
+                cpu_ms = await embed_archive(archive, owner, settings)
+                semantic_bytes = await _memory_bytes(redis, f"{settings.topic_prefix}:arc[vs]e[cm]:{{{owner}}}")
+                rows.append(Row.of(f"embedding CPU per turn, {size // 1000}k archived", "ms", cpu_ms, 0.0))
+                rows.append(Row.of(f"semantic index bytes per turn vs the turn's JSON, {size // 1000}k", "B",
+                                   semantic_bytes / size, sum(len(orjson.dumps(t)) for t in turns) / size))
+                data.setdefault("semantic", {})[str(size)] = {"cpu_ms_per_turn": cpu_ms,
+                                                              "turns_per_s_per_core": 1000 / cpu_ms if cpu_ms else None,
+                                                              "semantic_bytes": semantic_bytes}
+                progress(f"archive {size:,}: embedding {cpu_ms:.2f} ms CPU a turn ({1000 / cpu_ms:.0f} turns/s a core), "
+                         f"semantic index {semantic_bytes / size:.0f} B a turn")
             memory = await _memory_bytes(redis, f"{settings.topic_prefix}:arc*{{{owner}}}*")
             result = compact([t["message"] for t in turns[-400:]], settings.budget_tokens)
             doc = ContextDoc(session_id=session, version=1, last_turn_id="t", updated_at=time.time(), **result.to_dict())
             await ContextWriter.on(redis, settings).write(doc, ["t"], owner=owner)
             raw_key = f"{settings.topic_prefix}:bench:raw:{owner}"
             await redis.set(raw_key, doc.to_json())
-            timings = await _timed(client, redis, raw_key, session, owner, questions, samples)
+            timings = await _timed(client, words_only if semantic else None, redis, raw_key, session, owner, questions,
+                                   samples)
             server = await _server_times(redis, client, raw_key, session, owner, questions, samples)
+            if semantic:
+                bare = await _server_times(redis, words_only, raw_key, session, owner, questions, samples)
+                w50, w99 = p50_p99(timings["words only"])
+                rows += [Row.of(f"build_prompt with the model vs words only p50, {size // 1000}k", "ms",
+                                percentile(timings["build_prompt"], 50), w50),
+                         Row.of(f"build_prompt with the model vs words only p99, {size // 1000}k", "ms",
+                                percentile(timings["build_prompt"], 99), w99),
+                         Row.of(f"script with the pool vs words only in Redis p99, {size // 1000}k", "ms",
+                                percentile(server["EVALSHA"], 99), percentile(bare["EVALSHA"], 99))]
             (get50, get99), (bp50, bp99) = p50_p99(timings["GET"]), p50_p99(timings["build_prompt"])
             srv99, srv_get99 = percentile(server["EVALSHA"], 99), percentile(server["GET"], 99)
             raw_bytes = sum(len(orjson.dumps(turn)) for turn in turns)
@@ -92,21 +135,23 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
     return Figure("archive", "8 Archive read cost", "build_prompt", "plain GET", rows, Target(text, met), data)
 
 
-async def _timed(client: ContextClient, redis: Redis, raw_key: str, session: str, owner: str,
-                 questions: list[str], samples: int) -> dict[str, list[float]]:
-    """build_prompt (looking only) and a GET of the context's bytes, ABBA, one connection pool."""
+async def _timed(client: ContextClient, words_only: ContextClient | None, redis: Redis, raw_key: str, session: str,
+                 owner: str, questions: list[str], samples: int) -> dict[str, list[float]]:
+    """build_prompt (looking only) and a GET of the context's bytes, ABBA, one connection pool; with `words_only`,
+    build_prompt without the semantic share too, in the same rounds."""
     user = owner  # the owner is a user id here (no tenant)
-    reads: dict[str, Callable[[str], Awaitable[object]]] = {
+    reads: dict[str, Callable[[str], Awaitable[Any]]] = {
         "GET": lambda q: redis.get(raw_key),
-        "build_prompt": lambda q: client.build_prompt(session, q, user_id=user, record=False),
-    }
+        "build_prompt": lambda q: client.build_prompt(session, q, user_id=user, record=False)}
+    if words_only is not None:
+        reads["words only"] = lambda q: words_only.build_prompt(session, q, user_id=user, record=False)
     for question in questions:  # scripts loaded, connections open
         for read in reads.values():
             await read(question)
     timings: dict[str, list[float]] = {name: [] for name in reads}
     for index, forward in abba(samples):
         question = questions[index % len(questions)]
-        for name in reads if forward else reversed(reads):
+        for name in list(reads) if forward else list(reversed(reads)):
             started = time.perf_counter()
             await reads[name](question)
             timings[name].append((time.perf_counter() - started) * 1000)

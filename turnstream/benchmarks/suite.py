@@ -21,6 +21,7 @@ from turnstream.benchmarks.prompt_size import prompt_size
 from turnstream.benchmarks.reads import read_latency
 from turnstream.benchmarks.recall import recall_figure
 from turnstream.benchmarks.retention import retention
+from turnstream.benchmarks.semantic_lag import semantic_lag
 from turnstream.benchmarks.story import story_cases, story_figure
 from turnstream.samples.recall_set import RecallCase
 from turnstream.settings import Settings
@@ -125,7 +126,10 @@ async def _recall_only(
 ) -> list[Figure]:
     live = await Live.connect(consumers, children)
     try:
-        return [await recall_figure(live, recall, progress), await archive_reads(consumers.pipeline, plan.read_samples, progress),
+        figures = [await recall_figure(live, recall, progress)]
+        if consumers.pipeline.embeddings != "off":
+            figures.append(await semantic_lag(live, progress))
+        return [*figures, await archive_reads(consumers.pipeline, plan.read_samples, progress),
                 await long_reads(consumers.pipeline, plan.read_samples, progress)]
     finally:
         await live.aclose()

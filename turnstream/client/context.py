@@ -6,7 +6,7 @@ import asyncio
 import time
 from types import TracebackType
 
-from turnstream.client.reads import WaitResult, gateway_semantic, session_and_owner
+from turnstream.client.reads import WaitResult, gateway_semantic, search_owner, session_and_owner
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.reader import ContextReader
@@ -76,12 +76,25 @@ class ContextClient:
         settings.recall_k; `record=False` looks without counting anything against the dedup window;
         `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
         """
-        if self.memory is None:
-            raise RuntimeError("build_prompt needs a MemoryStore: ContextClient(store, memory) or from_settings()")
         key, owner = session_and_owner(session_id, tenant, user_id)
         with span("turnstream.build_prompt", {"db.system": "redis", "turnstream.session": key}):
-            return await self.memory.build_prompt(key, owner or await self.store.owner_of(key), user_text, k, record,
-                                                  budget_tokens)
+            return await self._memory("build_prompt").build_prompt(key, owner or await self.store.owner_of(key),
+                                                                   user_text, k, record, budget_tokens)
+
+    async def search(
+        self, text: str, *, user_id: str | None = None, session_id: str | None = None, tenant: str | None = None,
+        k: int | None = None, budget_tokens: int | None = None,
+    ) -> Prompt:
+        """What recall finds for `text` among the memories and archived turns of `user_id` (as `tenant:user_id`), or
+        with `session_id` and no user of that session's own, in one round trip; records nothing (MemoryStore.search,
+        as `turnstream memory search`). `k` (typed memories) defaults to settings.recall_k; `budget_tokens` bounds
+        the memory block the memories and turns fill (default settings.recall_budget_tokens)."""
+        return await self._memory("search").search(search_owner(user_id, session_id, tenant), text, k, budget_tokens)
+
+    def _memory(self, call: str) -> MemoryStore:
+        if self.memory is None:
+            raise RuntimeError(f"{call} needs a MemoryStore: ContextClient(store, memory) or from_settings()")
+        return self.memory
 
     async def aclose(self) -> None:
         await self.store.aclose()

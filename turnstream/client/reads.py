@@ -39,3 +39,10 @@ def session_and_owner(session_id: str, tenant: str | None, user_id: str | None) 
     key = session_key(session_id, tenant)
     return key, owner_key(user_id, tenant, session_id) if user_id else None
 
+
+def search_owner(user_id: str | None, session_id: str | None, tenant: str | None) -> str:
+    """The owner a search reads: the user (`tenant:user_id`) when named, else the session's own owner (a session
+    without a user keeps its memories apart from every user's); ValueError when neither is named."""
+    if not user_id and not session_id:
+        raise ValueError("a search names user_id or session_id")
+    return owner_key(user_id, tenant, session_id or "")

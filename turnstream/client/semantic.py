@@ -8,10 +8,8 @@ import logging
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
 from turnstream.embeddings.base import EmbeddingError, model_tag
-from turnstream.embeddings.codec import decode_int8
+from turnstream.embeddings.codec import decode_int8_rows
 from turnstream.embeddings.expansion import nearest_terms
 from turnstream.embeddings.factory import Embedders, load_embedders
 from turnstream.prompt.read import PoolEntry
@@ -41,10 +39,11 @@ class ModelSemantic:
 
     def rank(self, ask: SemanticAsk, pool: Sequence[PoolEntry]) -> Ranked:
         dims, query = ask.vector
-        scored = [(p.entry, float(np.dot(decode_int8(p.vector, dims), query))) for p in pool if p.vector]
-        if not scored:  # the archive holds no vector of this model yet (just switched on, or another model's)
+        held = [p for p in pool if p.vector]
+        if not held:  # the archive holds no vector of this model yet (just switched on, or another model's)
             return by_terms(pool)
-        scored.sort(key=lambda hit: (-hit[1], hit[0].ts, hit[0].id))
+        cosines = decode_int8_rows([p.vector for p in held if p.vector], dims) @ query
+        scored = sorted(zip((p.entry for p in held), map(float, cosines)), key=lambda hit: (-hit[1], hit[0].ts, hit[0].id))
         return scored[:SEMANTIC_HITS]
 
 

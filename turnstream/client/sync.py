@@ -11,8 +11,8 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from turnstream.client.reads import WaitResult, gateway_semantic, session_and_owner
-from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt
+from turnstream.client.reads import WaitResult, gateway_semantic, search_owner, session_and_owner
+from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt, search_settings
 from turnstream.prompt.query import prompt_query
 from turnstream.redis import reads
 from turnstream.redis.blocking import execute, published, subscribed
@@ -86,6 +86,18 @@ class SyncContextClient:
         query = prompt_query(user_text, k, settings, self.semantic)
         read = recall_read(self.layout, settings, owner or self._owner_of(key), key, query.keywords, query.k,
                            query.archive, record, time.time())
+        return finish_prompt(query, execute(self.redis, read), settings, self.semantic)
+
+    def search(
+        self, text: str, *, user_id: str | None = None, session_id: str | None = None, tenant: str | None = None,
+        k: int | None = None, budget_tokens: int | None = None,
+    ) -> Prompt:
+        """What recall finds for `text` among the memories and archived turns of `user_id` (or of `session_id`'s own
+        owner), in one round trip, recording nothing: ContextClient.search, the read MemoryStore.search makes."""
+        settings = search_settings(self.settings, text, budget_tokens)
+        query = prompt_query(text, k, settings, self.semantic)
+        read = recall_read(self.layout, settings, search_owner(user_id, session_id, tenant), "", query.keywords,
+                           query.k, query.archive, False, time.time())
         return finish_prompt(query, execute(self.redis, read), settings, self.semantic)
 
     def forgotten_key(self, session_key: str) -> bool:

@@ -91,22 +91,24 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     from turnstream.embeddings.base import EmbeddingError
     from turnstream.embeddings.factory import load_embedders
     from turnstream.streams.admin import TopicLayoutError, ensure_topics
+    from turnstream.streams.embedded import tuned_for_broker
     from turnstream.streams.shutdown import Worker
-    from turnstream.streams.startup import ServicesUnavailable, wait_for_services
+    from turnstream.streams.startup import ServicesUnavailable, cluster_id, wait_for_services
     from turnstream.tracing import export_from_env
 
-    async def prepare() -> TopicsReady:
+    async def prepare() -> tuple[TopicsReady, str]:
         await wait_for_services(settings)
-        return await ensure_topics(settings)
+        return await ensure_topics(settings), await cluster_id(settings)
 
     try:  # a missing or broken model is one line now, not a traceback at the first turn
         embedders = load_embedders(settings)
     except EmbeddingError as error:
         raise CliError(str(error)) from None
     try:
-        topics = asyncio.run(prepare())
+        topics, cluster = asyncio.run(prepare())
     except (ServicesUnavailable, TopicLayoutError) as error:
         raise CliError(settings.redact(str(error))) from None
+    settings = tuned_for_broker(settings, cluster)  # Tansu's short fetch wait, however the worker found it
     if settings.metrics_port is not None:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     export_from_env()

@@ -1,4 +1,4 @@
-"""The compaction rules (DESIGN.md) as one state machine fed a message at a time, and the batch form over it."""
+"""The compaction rules (docs/architecture.md) as one state machine fed a message at a time, and the batch form over it."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ class CompactionResult:
         return self.digest.facts
 
     def to_dict(self) -> dict[str, Any]:
-        """The contract form (DESIGN.md, "Compaction result")."""
+        """The contract form (docs/architecture.md, "Compaction result")."""
         return {
             "messages": list(self.messages),
             "positions": list(self.positions),

@@ -35,6 +35,16 @@ def decode_int8(raw: bytes, dims: int) -> NDArray[np.float32]:
     return np.frombuffer(raw, dtype=np.int8, offset=_SCALE.size).astype(np.float32) * np.float32(scale)
 
 
+def decode_int8_rows(raws: list[bytes], dims: int) -> NDArray[np.float32]:
+    """`decode_int8` of many vectors at once, one row each: what a gateway ranks a read's pool with."""
+    if any(len(raw) != dims + _SCALE.size for raw in raws):
+        raise EmbeddingError(f"an int8 vector of {dims} dims is {dims + _SCALE.size} bytes")
+    packed = np.frombuffer(b"".join(raws), dtype=np.uint8).reshape(len(raws), dims + _SCALE.size)
+    scales = packed[:, : _SCALE.size].copy().view("<f4")
+    rows: NDArray[np.float32] = packed[:, _SCALE.size :].view(np.int8).astype(np.float32) * scales
+    return rows
+
+
 def encode_float16(vector: NDArray[np.float32]) -> bytes:
     return vector.astype("<f2").tobytes()
 

@@ -2,7 +2,8 @@
 LangGraph pre-model hook that hands the model that context plus recalled memory instead of the whole state.
 
 The message conversions are pure functions (`to_langchain`, `from_langchain`); the history and the hook only
-move their results through the gateway clients. Needs the `langchain` extra (langchain-core, langgraph).
+move their results through the gateway clients. `recall_tool` is the recall tool (integrations/recall.py) as a
+LangChain tool. Needs the `langchain` extra (langchain-core, langgraph).
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tools import StructuredTool
 
 from turnstream.client import ContextClient, GatewayClient, RecordTimeout, SyncContextClient, SyncGatewayClient
+from turnstream.integrations import recall
 from turnstream.integrations._turns import SessionErased, next_seq, session_turns
+from turnstream.integrations.openai_tools import RecallHandler
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.turn import Turn
 from turnstream.settings import Settings
@@ -380,3 +384,24 @@ def turnstream_pre_model_hook(
     hook = _Hook(settings if settings is not None else Settings(), session_key, user_key, tenant_key, context,
                  async_context)
     return RunnableLambda(hook, afunc=hook.acall, name="turnstream_pre_model_hook")
+
+
+# --- the recall tool ------------------------------------------------------------------------------------------
+
+
+def recall_tool(client: SyncContextClient | ContextClient, *, user_id: str | None = None,
+                session_id: str | None = None, tenant: str | None = None) -> StructuredTool:
+    """The recall tool as a LangChain tool (`create_react_agent(model, [recall_tool(client, user_id="maya")])`,
+    `model.bind_tools`): `invoke` on a SyncContextClient, `ainvoke` on either client. The owner (the user, or with
+    `session_id` and no user that session) is fixed here; the model only writes the query. Its schema is JSON
+    Schema, so LangChain passes the model's arguments on unchecked and the handler's checks answer them."""
+    handler = RecallHandler(client, user_id=user_id, session_id=session_id, tenant=tenant)
+
+    def run(**arguments: Any) -> str:
+        return handler(arguments)
+
+    async def arun(**arguments: Any) -> str:
+        return await handler.acall(arguments)
+
+    return StructuredTool(name=recall.NAME, description=recall.DESCRIPTION, args_schema=recall.parameters(), func=run,
+                          coroutine=arun)

@@ -23,6 +23,8 @@ RecordTimeout, never silently. `pop_item` sends a pop control record (schemas/co
 applies to the session's tail. `clear_session` erases the session as `turnstream forget --session` does:
 erasure is final, so a cleared session id takes no turns any more (TURNSTREAM_FORGET_MARKER_SECONDS);
 start a new session id after it.
+
+`recall_tool` is the recall tool (integrations/recall.py) as an Agents SDK FunctionTool, for an Agent's `tools`.
 """
 
 from __future__ import annotations
@@ -35,16 +37,21 @@ from typing import Any, cast
 
 from agents.items import TResponseInputItem
 from agents.memory import SessionSettings
+from agents.tool import FunctionTool
+from agents.tool_context import ToolContext
 
-from turnstream.client import GatewayClient, RecordTimeout
+from turnstream.client import ContextClient, GatewayClient, RecordTimeout, SyncContextClient
 from turnstream.compaction import PopError
+from turnstream.integrations import recall
 from turnstream.integrations._turns import SessionErased, next_seq, session_turns, turn_id
+from turnstream.integrations.openai_tools import RecallHandler
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.control import PopRequest, pop_record
 from turnstream.settings import Settings
 from turnstream.text.chat import Message
 
-__all__ = ["PopError", "SessionErased", "TurnstreamSession", "context_items", "items_of", "messages_from_items"]
+__all__ = ["PopError", "SessionErased", "TurnstreamSession", "context_items", "items_of", "messages_from_items",
+           "recall_tool"]
 
 Item = dict[str, Any]
 """A Responses-API input item as plain JSON (TResponseInputItem is a union of TypedDicts over it)."""
@@ -305,3 +312,19 @@ class TurnstreamSession:
 
     async def __aexit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         await self.aclose()
+
+
+# The recall tool
+
+
+def recall_tool(client: ContextClient | SyncContextClient, *, user_id: str | None = None,
+                session_id: str | None = None, tenant: str | None = None) -> FunctionTool:
+    """The recall tool as a FunctionTool: `Agent(..., tools=[recall_tool(client, user_id="maya")])`. The owner (the
+    user, or with `session_id` and no user that session) is fixed here; the model only writes the query."""
+    handler = RecallHandler(client, user_id=user_id, session_id=session_id, tenant=tenant)
+
+    async def invoke(_context: ToolContext[Any], arguments: str) -> str:
+        return await handler.acall(arguments)
+
+    return FunctionTool(name=recall.NAME, description=recall.DESCRIPTION, params_json_schema=recall.parameters(),
+                        on_invoke_tool=invoke)

@@ -45,7 +45,8 @@ def archive_appends(steps: Iterable[Step]) -> dict[str, list[ArchiveEntry]]:
 
 def changed_contexts(steps: Iterable[Step], states: Mapping[str, SessionState]
                      ) -> tuple[dict[str, SessionState], dict[str, list[str]]]:
-    """The sessions whose context document must be written, and the turn ids each applied in the batch."""
+    """The sessions whose context document must be written, and the turn ids each applied in the batch (none for
+    one a summary or a duplicate changed)."""
     applied: defaultdict[str, list[str]] = defaultdict(list)
     changed: dict[str, SessionState] = {}
     for step in steps:
@@ -53,7 +54,7 @@ def changed_contexts(steps: Iterable[Step], states: Mapping[str, SessionState]
             applied[step.session_key].append(step.applied_turn_id)
         if step.context_changed:
             changed[step.session_key] = states[step.session_key]
-    return changed, dict(applied)
+    return changed, {key: applied.get(key, []) for key in changed}
 
 
 def journal_writes(steps: Sequence[Step], created: Mapping[str, Mapping[str, float]],

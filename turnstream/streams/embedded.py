@@ -339,6 +339,17 @@ def started_for(settings: Settings, broker: Literal["tansu", "kafka"] = "tansu")
         yield stack, tuned_for_tansu(started) if settings.kafka_url is None and broker == "tansu" else started
 
 
+def is_tansu(cluster: str) -> bool:
+    """Whether a broker's cluster id is Tansu's (`tansu_cluster`); Apache Kafka's is a base64 UUID."""
+    return cluster.startswith("tansu")
+
+
+def tuned_for_broker(settings: Settings, cluster: str) -> Settings:
+    """`settings` with what the broker of cluster id `cluster` needs where it is left unset: a worker started on a
+    Tansu it did not start itself (`turnstream stack`'s) gets the short fetch wait too."""
+    return tuned_for_tansu(settings) if is_tansu(cluster) else settings
+
+
 def tuned_for_tansu(settings: Settings) -> Settings:
     """`settings` with the defaults a Tansu broker needs where they are left unset (its short fetch wait)."""
     if settings.consumer_fetch_wait_ms is not None:

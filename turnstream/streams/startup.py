@@ -53,12 +53,18 @@ async def kafka_ready(settings: Settings) -> None:
 
     A failed bootstrap whose cause is a refused login or an untrusted certificate raises ServiceRefused.
     """
+    await cluster_id(settings)
+
+
+async def cluster_id(settings: Settings) -> str:
+    """The broker's cluster id, from one admin client's bootstrap and cluster description (see kafka_ready)."""
     from aiokafka.admin import AIOKafkaAdminClient
     from aiokafka.errors import KafkaConnectionError
 
     admin = AIOKafkaAdminClient(**kafka_options(settings), request_timeout_ms=int(ATTEMPT_TIMEOUT_SECONDS * 1000))
     try:
         await admin.start()
+        return str((await admin.describe_cluster())["cluster_id"])
     except KafkaConnectionError:
         refusal = await kafka_refusal(settings, ATTEMPT_TIMEOUT_SECONDS)
         if refusal is None:

@@ -99,12 +99,15 @@ async def test_a_gateway_reads_the_context_with_plain_redis_commands(settings: S
         keys, args = RECALL.call(
             context=context, profile=f"{p}:profile:{{{o}}}", memories=f"{p}:mem:{{{o}}}", access=f"{p}:memaccess:{{{o}}}",
             injected=f"{p}:injected:{{{o}}}:{s}", archive=f"{p}:arcent:{{{o}}}", positions=f"{p}:arcat:{{{o}}}",
-            entry_terms=f"{p}:arcrec:{{{o}}}", dictionary=f"{p}:arcdict:{{{o}}}", keyword_sets=[f"{p}:memkw:{{{o}}}:budget"],
+            entry_terms=f"{p}:arcrec:{{{o}}}", dictionary=f"{p}:arcdict:{{{o}}}", vectors=f"{p}:arcvec:{{{o}}}",
+            semantic=f"{p}:arcsem:{{{o}}}", keyword_sets=[f"{p}:memkw:{{{o}}}:budget"],
             postings=[f"{p}:arcpost:{{{o}}}:budget"], k=5, window=settings.recall_dedup_window,
             ttl=settings.session_ttl_seconds, now=time.time(), record=0, hits=32, postings_per_term=64, scored_terms=8,
-            neighbours=1, terms="budget", weight_scale=10_000,
+            neighbours=1, terms="budget", weight_scale=10_000, pool=0, semantic_terms="", vector_tag="",
         )
-        stored, profile, _profile_version, memories, archive = redis.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+        reply = redis.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+        stored, profile, _profile_version, memories, archive, pool, vectors = reply
+        assert (pool, vectors) == (b"[]", [])  # no semantic share asked (pool 0)
         assert stored == redis.execute_command("HGET", context, "doc")
         assert any("3500" in orjson.loads(raw)["text"] for raw in memories[0::3])
         found = orjson.loads(archive)  # [score, entry]: hits best first, each followed by its neighbours (score 0)

@@ -108,3 +108,30 @@ async def test_build_prompt_is_the_async_clients_prompt(redis_settings: Settings
     assert set(prompt.timings) == {"redis", "assemble", "total"}
     # without the user, the owner pointer the worker wrote leads to the same memories
     assert sync_client.build_prompt("s1", question, tenant="acme", record=False).messages == expected.messages
+
+
+async def test_search_is_the_memory_stores_from_either_client_and_reads_one_owner(
+    redis_settings: Settings, sync_client: SyncContextClient,
+) -> None:
+    question = "Which hotels fit my budget? Anything about topic3?"
+    anonymous = owner_key(None, "acme", "anon-1")
+    async with ContextClient.from_settings(redis_settings) as client:
+        assert client.memory is not None
+        await state_budget(client.memory, OWNER, "acme:s1")
+        archive = ArchiveStore(client.store.redis, redis_settings)
+        await archive.append(OWNER, entries(20))
+        await archive.append(anonymous, entries(3, start=100))
+        expected = await client.memory.search(OWNER, question, None, 400)
+        found = await client.search(question, user_id="maya", tenant="acme", budget_tokens=400)
+        anon = await client.search(question, session_id="anon-1", tenant="acme", budget_tokens=400)
+    assert expected.archived and any("3500" in m["text"] for m in expected.recalled)
+    assert (found.archived, found.recalled, found.messages) == (expected.archived, expected.recalled, expected.messages)
+    synced = sync_client.search(question, user_id="maya", tenant="acme", budget_tokens=400)
+    assert (synced.archived, synced.recalled, synced.messages) == (expected.archived, expected.recalled,
+                                                                   expected.messages)
+    # the user's search is the user's alone: a session without a user keeps its own archive, and no tenant is another
+    assert {t["id"] for t in anon.archived} == {e.id for e in entries(3, start=100)} and anon.recalled == []
+    assert sync_client.search(question, session_id="anon-1", tenant="acme", budget_tokens=400).archived == anon.archived
+    assert sync_client.search(question, user_id="maya").archived == []
+    with pytest.raises(ValueError, match="names user_id or session_id"):
+        sync_client.search(question)

@@ -1,4 +1,4 @@
-"""One table test per compaction rule (DESIGN.md, "Compaction rules")."""
+"""One table test per compaction rule (docs/architecture.md, "Compaction rules")."""
 
 from __future__ import annotations
 

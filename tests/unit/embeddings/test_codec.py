@@ -8,7 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from turnstream.embeddings.base import EmbeddingError
-from turnstream.embeddings.codec import decode, decode_float16, decode_int8, encode, encode_int8, encoded_bytes
+from turnstream.embeddings.codec import (
+    decode,
+    decode_float16,
+    decode_int8,
+    decode_int8_rows,
+    encode,
+    encode_int8,
+    encoded_bytes,
+)
 from turnstream.embeddings.pooling import l2_normalise
 
 
@@ -43,3 +51,10 @@ def test_a_zero_vector_survives_int8() -> None:
 def test_bytes_of_another_length_are_refused(decoder, size: int) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(EmbeddingError, match="not"):
         decoder(b"\0" * size, 8)
+
+
+def test_many_int8_vectors_decode_at_once_as_each_alone() -> None:
+    raws = [encode_int8(unit(seed)) for seed in range(6)]
+    assert np.array_equal(decode_int8_rows(raws, 384), np.stack([decode_int8(raw, 384) for raw in raws]))
+    with pytest.raises(EmbeddingError):
+        decode_int8_rows([raws[0][:-1]], 384)

@@ -41,8 +41,9 @@ def test_archive_appends_are_per_owner_in_order_and_owners_without_any_are_left_
 def test_the_contexts_to_write_are_the_changed_sessions_with_the_turns_each_applied() -> None:
     states: dict[str, Any] = {"s1": "state of s1", "s2": "state of s2"}
     steps = [step(applied_turn_id="t0", context_changed=True), step(session="s2", context_changed=False),
-             step(applied_turn_id="t1", context_changed=True)]
-    assert changed_contexts(steps, states) == ({"s1": "state of s1"}, {"s1": ["t0", "t1"]})
+             step(applied_turn_id="t1", context_changed=True), step(session="s3", context_changed=True)]
+    states["s3"] = "state of s3"  # a summary changed it: written, with no turn applied
+    assert changed_contexts(steps, states) == ({"s1": "state of s1", "s3": "state of s3"}, {"s1": ["t0", "t1"], "s3": []})
 
 
 def test_the_journal_carries_each_memory_with_the_created_at_redis_keeps_then_the_evictions() -> None:

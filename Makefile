@@ -76,7 +76,7 @@ demo: $(INSTALLED)
 # The tests run in three tiers, one folder and one marker each (pyproject's [tool.pytest.ini_options]):
 #   test-unit         tests/unit, marker unit: pure rules and property tests, no service; about half a minute,
 #                     and it stops at its first failure
-#   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict runs; no service
+#   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict and ruff run; no service
 #   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server,
 #                     Chromium and Node (the TypeScript client's tests), started by the fixtures (a test that needs
 #                     only Redis starts no broker), and the embedding models from `make models`; ~12 minutes

@@ -11,6 +11,7 @@ from typing import NoReturn
 from pydantic import ValidationError
 
 from turnstream import __version__
+from turnstream.errors import TurnstreamError
 
 SUBCOMMANDS = (
     "demo", "bench", "worker", "produce", "context", "memory", "forget", "inspect", "serve", "mcp", "compact", "schema",
@@ -25,7 +26,7 @@ EXTRAS = {
 that needs one that is missing names the extra to install instead of failing with a traceback."""
 
 
-class CliError(Exception):
+class CliError(TurnstreamError):
     """A user-facing failure: printed as one line, exit status `code`."""
 
     def __init__(self, message: str, code: int = 1) -> None:

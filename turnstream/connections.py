@@ -13,13 +13,14 @@ import ssl
 from typing import TYPE_CHECKING, Any
 
 from turnstream import tls
+from turnstream.errors import TurnstreamError
 from turnstream.settings import SASL_PROTOCOLS, TLS_PROTOCOLS, Settings
 
 if TYPE_CHECKING:
     from faust.types.auth import CredentialsT
 
 
-class ConnectionSettingsError(ValueError):
+class ConnectionSettingsError(TurnstreamError, ValueError):
     """The connection settings cannot be turned into a client configuration; the message is one line."""
 
 

@@ -316,7 +316,7 @@ class Settings(BaseSettings):
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
-            yield name, mask_url(value) if isinstance(value, str) and name.endswith("_url") else value
+            yield name, mask_url(value) if isinstance(value, str) and name is not None and name.endswith("_url") else value
 
     def redacted(self) -> dict[str, Any]:
         """Every setting as JSON-ready values, secrets and URL passwords masked (for printing)."""

@@ -14,14 +14,14 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Union
+from typing import Any
 
 try:
     from opentelemetry import context as otel_context
     from opentelemetry import trace as otel_trace
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 except ImportError:  # the otel extra is not installed: spans are no-ops
-    otel_trace = None  # type: ignore[assignment]
+    otel_trace = None  # type: ignore[assignment]  # the module, or None without the otel extra
 
 TRACEPARENT = "traceparent"
 TRACE_HEADERS = (TRACEPARENT, "tracestate")
@@ -31,7 +31,7 @@ TRACER_NAME = "turnstream"
 log = logging.getLogger(__name__)
 EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
 
-Headers = Union[Mapping[str, bytes], Sequence[tuple[str, bytes]], None]
+Headers = Mapping[str, bytes] | Sequence[tuple[str, bytes]] | None
 """Kafka headers as aiokafka and Faust hand them over: a list of (name, value) pairs, or a mapping."""
 
 
@@ -152,6 +152,9 @@ def export_from_env() -> None:
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
     except ImportError:
         log.warning("%s=console needs opentelemetry-sdk installed; no spans are printed", EXPORTER_ENV)
+        return
+    if sys.__stdout__ is None:  # an interpreter started without one (pythonw)
+        log.warning("%s=console needs a standard output; no spans are printed", EXPORTER_ENV)
         return
     provider = TracerProvider()
     exporter = ConsoleSpanExporter(out=sys.__stdout__, formatter=lambda span: span.to_json(indent=None) + "\n")

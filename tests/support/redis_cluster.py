@@ -77,12 +77,12 @@ def redis_cluster() -> Iterator[list[int]]:
             )
             stack.callback(stop_process, process)
         for port in ports:
-            _wait(lambda: redis_answers(port), f"redis-server on port {port}")
+            _wait(lambda port=port: redis_answers(port), f"redis-server on port {port}")
         subprocess.run(
             [_redis_cli(), "--cluster", "create", *(f"{LOOPBACK}:{port}" for port in ports),
              "--cluster-replicas", "0", "--cluster-yes"],
             check=True, capture_output=True,
         )
         for port in ports:
-            _wait(lambda: _cluster_ok(port), f"cluster_state:ok on port {port}")
+            _wait(lambda port=port: _cluster_ok(port), f"cluster_state:ok on port {port}")
         yield ports

@@ -85,6 +85,6 @@ def redis_sentinel() -> Iterator[SentinelSetup]:
                                     stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
         stack.callback(stop_process, sentinel)
         for port in (setup.primary_port, setup.replica_port, setup.sentinel_port):
-            _wait(lambda: redis_answers(port), f"redis on port {port}")
+            _wait(lambda port=port: redis_answers(port), f"redis on port {port}")
         _wait(lambda: _replica_ready(setup.sentinel_port), "Sentinel seeing the replica in sync")
         yield setup

@@ -8,10 +8,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from turnstream.settings import Settings
 from turnstream.streams.embedded import die_with_parent

@@ -19,9 +19,10 @@ pytestmark = pytest.mark.unit
 PACKAGE = Path(turnstream.__file__).parent
 ALLOWED = {
     "text": ("turnstream.text",),
-    "schemas": ("turnstream.text", "turnstream.schemas"),
-    "compaction": ("turnstream.text", "turnstream.schemas", "turnstream.compaction"),
+    "schemas": ("turnstream.errors", "turnstream.text", "turnstream.schemas"),
+    "compaction": ("turnstream.errors", "turnstream.text", "turnstream.schemas", "turnstream.compaction"),
 }
+"""Per layer, all it may import of turnstream; turnstream.errors, the exceptions' root, lies beneath every layer."""
 
 
 NETWORK_CLIENTS = ("redis", "aiokafka", "faust", "mode", "openai", "httpx")

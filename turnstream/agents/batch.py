@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import faust
-from faust.types import EventT
 
-from turnstream.agents.envelope import Envelope, open_envelope
+from turnstream.agents.envelope import Consumed, Envelope, open_envelope
 from turnstream.schemas import Turn
 from turnstream.schemas.control import ForgetRequest
 from turnstream.session import LiveStates, Loaded, SessionBatch, SessionCore, Skip, Step, loaded_from_row
@@ -58,7 +58,7 @@ class TableStates:
     """The durable state loader: a session's Table row, restored (session/rules.py says what a row stands for);
     the live states (session/live.py) fall back on it."""
 
-    def __init__(self, sessions: faust.Table) -> None:
+    def __init__(self, sessions: faust.Table[str, bytes]) -> None:
         self.sessions = sessions
 
     def load(self, key: str) -> Loaded:
@@ -96,14 +96,14 @@ class Stepper:
         self.core = core
         self.tombstones = tombstones
 
-    def batch(self, events: list[EventT]) -> Batch:
+    def batch(self, events: Sequence[Consumed]) -> Batch:
         """Every record of `events` stepped, in order."""
         batch = Batch(SessionBatch(self.loader, self.core), events=len(events))
         for event in events:
             self.step(batch, event)
         return batch
 
-    def step(self, batch: Batch, event: EventT) -> None:
+    def step(self, batch: Batch, event: Consumed) -> None:
         """The step for one record, on the batch's state of its session; a refused record is noted as dead."""
         decoding = time.perf_counter()
         envelope = open_envelope(event, self.summaries_topic, self.max_content_bytes)

@@ -19,7 +19,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import faust
 from aiokafka.errors import KafkaError
@@ -40,6 +40,7 @@ from turnstream.schemas.journal import JournalError, embedded_record, parse_key
 from turnstream.settings import Settings
 from turnstream.streams.journal_topic import JournalReader, JournalReadError
 from turnstream.streams.metrics import embedding_lag_seconds, turns_embedded_total
+from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ BATCH_WITHIN_SECONDS = 0.05
 """How long a batch keeps filling while records come: a few turns more per model call, a little more lag."""
 
 
-def archived_in(events: list[EventT]) -> dict[str, list[tuple[ArchiveEntry, float]]]:
+def archived_in(events: list[EventT[bytes]]) -> dict[str, list[tuple[ArchiveEntry, float]]]:
     """Per owner, the archive entries the journal records of `events` carry (with when each was journaled); other
     records (memories, vectors, erasures, tombstones) and unreadable ones are left out."""
     found: defaultdict[str, list[tuple[ArchiveEntry, float]]] = defaultdict(list)
@@ -72,10 +73,12 @@ def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embe
                         value_serializer="raw", partitions=settings.turn_partitions)
 
     @app.agent(journal, name=f"{settings.topic_prefix}.embedder")
-    async def embed_archive(stream: faust.StreamT) -> None:
+    async def embed_archive(stream: faust.StreamT[bytes]) -> None:
         archive = ArchiveStore(redis_client(settings), settings)
         try:
-            async for events in stream.take_events(settings.embedding_batch_size, within=BATCH_WITHIN_SECONDS):
+            # Faust's Stream: take_events is not declared on StreamT
+            batches = cast(faust.Stream[bytes], stream).take_events(settings.embedding_batch_size, within=BATCH_WITHIN_SECONDS)
+            async for events in batches:
                 owners = archived_in(list(events))
                 if owners:
                     await _embed(owners, archive, embedders, settings, app)
@@ -157,7 +160,7 @@ def register_reindex(app: faust.App, settings: Settings, embedders: Embedders) -
     """Check every TURNSTREAM_RESYNC_INTERVAL_SECONDS (or a minute), on every worker, whether the archive needs
     re-embedding for the current models."""
 
-    @app.timer(settings.resync_interval_seconds or 60, name=f"{settings.topic_prefix}.embedding_reindex")
+    @timer(app, settings.resync_interval_seconds or 60, name=f"{settings.topic_prefix}.embedding_reindex")
     async def reembed_archive() -> None:
         try:
             embedded = await reindex(settings, app.kafka_options, embedders, app)  # type: ignore[attr-defined]

@@ -6,23 +6,38 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from faust.types import EventT
-
-from turnstream.agents.fields import known_fields
+from turnstream.agents.fields import Record, known_fields
 from turnstream.schemas.ids import Forward
 from turnstream.session.records import Item, Kind, record_of
 from turnstream.tracing import TRACE_HEADERS, header_items, trace_id_of, traceparent
 
 log = logging.getLogger(__name__)
 
+
+class ConsumedRecord(Record, Protocol):
+    """A consumed record with the time it was produced (Faust's Message)."""
+
+    @property
+    def timestamp(self) -> float:
+        """Epoch seconds."""
+        ...
+
+
+class Consumed(Protocol):
+    """A consumed event as the session agent reads it: its record (Faust's Event; turnstream.testing's stand-in)."""
+
+    @property
+    def message(self) -> ConsumedRecord: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Envelope:
     """One record as the session agent knows it once decoded."""
 
     kind: Kind
-    event: EventT
+    event: Consumed
     """The consumed event: acknowledged with its batch, and a Table row is attributed to it."""
     headers: list[tuple[str, bytes]]
     """The record's headers as (name, value) pairs, in order."""
@@ -55,7 +70,7 @@ class Envelope:
         return known_fields(self.event.message, session, turn_id or self.turn_id, trace_id_of(self.traceparent))
 
 
-def open_envelope(event: EventT, summaries_topic: str, max_content_bytes: int) -> Envelope:
+def open_envelope(event: Consumed, summaries_topic: str, max_content_bytes: int) -> Envelope:
     """Decode `event` once (session/records.py); never raises: what cannot be decoded is a refused envelope (reason
     "internal" for an unexpected error, which is logged)."""
     message = event.message

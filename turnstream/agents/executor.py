@@ -17,13 +17,15 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-
-from faust.types import EventT
+from typing import TypeVar
 
 from turnstream.agents.batch import Batch, Stepper, ms_since
+from turnstream.agents.envelope import Consumed
 from turnstream.agents.sinks import Done, Sink
 from turnstream.streams.metrics import observe_ms, turns_total
 
+E = TypeVar("E", bound=Consumed)
+"""A consumed event: Faust's, or a test's stand-in (turnstream.testing)."""
 PLAN: tuple[str, ...] = (
     "dead_letter",  # refused records to the DLQ: waited for, so a reject is never lost
     "forward",  # misrouted turns to their session's partition: waited for
@@ -72,8 +74,7 @@ class Executor:
         _count(batch, done)
         return done
 
-    async def store_then_acknowledge(self, events: list[EventT],
-                                     acknowledge: Callable[[list[EventT]], Awaitable[None]]) -> None:
+    async def store_then_acknowledge(self, events: list[E], acknowledge: Callable[[list[E]], Awaitable[None]]) -> None:
         """Step the batch, and acknowledge its records only once every stage has stored its effects; its sessions'
         states live on only then (a batch that fails leaves the next one, or the replay, their Table rows)."""
         batch = self.stepper.batch(events)

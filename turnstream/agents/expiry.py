@@ -22,11 +22,13 @@ from collections.abc import Callable
 
 import faust
 
+from turnstream.faust_private.tables import recovered
 from turnstream.session import LiveStates
 from turnstream.session.expiry import expiry_of, idle_sessions, sweep_interval
 from turnstream.settings import Settings
 from turnstream.streams.metrics import sessions_expired_total
 from turnstream.streams.tables import SessionsTable
+from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +68,9 @@ def register_session_expiry(app: faust.App, settings: Settings, table: SessionsT
     """Run the sweep on every worker, for its own partitions, while no rebalance or recovery is under way."""
     trim_heap = heap_trimmer()
 
-    @app.timer(sweep_interval(settings.session_ttl_seconds), name=f"{settings.topic_prefix}.session_expiry")
+    @timer(app, sweep_interval(settings.session_ttl_seconds), name=f"{settings.topic_prefix}.session_expiry")
     async def expire_idle_sessions() -> None:
-        if app.rebalancing or not app.tables.recovery.completed.is_set():
+        if app.rebalancing or not recovered(app):
             return
         held = {tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic}
         expired = sweep(table, held, time.time(), settings, live)

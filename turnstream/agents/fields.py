@@ -10,14 +10,20 @@ from turnstream.tracing import Headers, trace_id
 
 
 class Record(Protocol):
-    """What a consumed Kafka record offers (Faust's Message, aiokafka's ConsumerRecord)."""
+    """What a consumed Kafka record offers (Faust's Message, aiokafka's ConsumerRecord), read only."""
 
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    headers: Headers
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def value(self) -> bytes | None: ...
+    @property
+    def headers(self) -> Headers: ...
 
 
 def sniffed_turn_id(value: bytes | None) -> str | None:

@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import faust
 from aiokafka.errors import KafkaError
 
 from turnstream.memory import profile_additions
@@ -32,8 +31,10 @@ from turnstream.redis.memories import MemoryStore
 from turnstream.redis.replay import replay_lock
 from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings
+from turnstream.streams.delivery import App
 from turnstream.streams.journal_topic import JournalReader, JournalReadError
 from turnstream.streams.metrics import journal_replayed_total
+from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 
@@ -105,16 +106,16 @@ async def resync_memories(settings: Settings, kafka: dict[str, Any]) -> Replayed
         await redis.aclose()
 
 
-def register_memory_resync(app: faust.App, settings: Settings) -> None:
+def register_memory_resync(app: App, settings: Settings) -> None:
     """Check every TURNSTREAM_RESYNC_INTERVAL_SECONDS, on every worker, whether Redis needs the journal replayed."""
     if not settings.resync_interval_seconds:
         return
 
-    @app.timer(settings.resync_interval_seconds, name=f"{settings.topic_prefix}.memory_resync")
+    @timer(app, settings.resync_interval_seconds, name=f"{settings.topic_prefix}.memory_resync")
     async def resync_lost_memories() -> None:
         started = time.monotonic()
         try:
-            done = await resync_memories(settings, app.kafka_options)  # type: ignore[attr-defined]
+            done = await resync_memories(settings, app.kafka_options)
         except REDIS_UNAVAILABLE as error:
             log.info("memory re-sync skipped, Redis does not answer: %s", error)  # the next check tries again
             return

@@ -20,6 +20,7 @@ from itertools import islice
 
 import faust
 
+from turnstream.faust_private.tables import recovered
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.control import is_forget_marker
@@ -28,6 +29,7 @@ from turnstream.session.expiry import is_idle
 from turnstream.settings import Settings
 from turnstream.streams.metrics import contexts_resynced_total
 from turnstream.streams.tables import SessionsTable
+from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +71,9 @@ def register_context_resync(app: faust.App, settings: Settings, table: SessionsT
         return
     core = SessionCore(CoreConfig.from_settings(settings))
 
-    @app.timer(settings.resync_interval_seconds, name=f"{settings.topic_prefix}.context_resync")
+    @timer(app, settings.resync_interval_seconds, name=f"{settings.topic_prefix}.context_resync")
     async def resync_lost_contexts() -> None:
-        if app.rebalancing or not app.tables.recovery.completed.is_set():
+        if app.rebalancing or not recovered(app):
             return
         held = {tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic}
         store = ContextWriter.from_settings(settings)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, cast
+from typing import cast
 
 import faust
 from faust.types import TP
@@ -34,18 +34,19 @@ from turnstream.session import CoreConfig, LiveStates, SessionCore
 from turnstream.settings import Settings
 from turnstream.streams.batches import acknowledge, take_batches
 from turnstream.streams.delivery import OrderedConsumer
+from turnstream.streams.signals import on_assigned, on_revoked
 from turnstream.streams.topics import Topics
 
 log = logging.getLogger(__name__)
 
 
-def live_states(settings: Settings, sessions: faust.Table) -> LiveStates:
+def live_states(settings: Settings, sessions: faust.Table[str, bytes]) -> LiveStates:
     """The worker's live session states, over the sessions Table (TURNSTREAM_LIVE_STATES_*)."""
     return LiveStates(TableStates(sessions), functools.partial(partition_of, partitions=settings.turn_partitions),
                       settings.live_states_max, settings.live_states_idle_seconds)
 
 
-def executor_for(settings: Settings, topics: Topics, sessions: faust.Table, store: ContextWriter,
+def executor_for(settings: Settings, topics: Topics, sessions: faust.Table[str, bytes], store: ContextWriter,
                  tombstones: Tombstones, live: LiveStates) -> Executor:
     """The executor with the worker's real sinks, over the sessions Table and the live states kept beside it."""
     core = SessionCore(CoreConfig.from_settings(settings))
@@ -64,7 +65,7 @@ def executor_for(settings: Settings, topics: Topics, sessions: faust.Table, stor
     return Executor(stepper, sinks)
 
 
-def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table) -> LiveStates:
+def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table[str, bytes]) -> LiveStates:
     """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact; returns
     its live session states (session expiry drops them with their rows)."""
     tombstones = Tombstones()  # one per worker: an agent restarted by a rebalance does not log the first again
@@ -73,12 +74,12 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
 
     # A rebalance revokes every partition before it assigns (the eager protocol), and a partition that comes back
     # may have moved on at another worker meanwhile: its sessions are restored from the Table rows it recovered.
-    @app.on_partitions_revoked.connect
-    async def drop_revoked_states(sender: Any, revoked: set[TP], **kwargs: Any) -> None:
+    @on_revoked(app)
+    async def drop_revoked_states(revoked: set[TP]) -> None:
         live.revoked({tp.partition for tp in revoked if tp.topic in session_topics})
 
-    @app.on_partitions_assigned.connect
-    async def keep_assigned_states(sender: Any, assigned: set[TP], **kwargs: Any) -> None:
+    @on_assigned(app)
+    async def keep_assigned_states(assigned: set[TP]) -> None:
         live.assigned({tp.partition for tp in assigned if tp.topic in session_topics})
 
     # A batch whose effects could not be stored (an error no retry mends) is not acknowledged, and no later
@@ -87,7 +88,7 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
     # worker, restarted) applies the batch again from the last committed offset.
     @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1,
                supervisor_strategy=CrashingSupervisor)
-    async def session_agent(stream: faust.StreamT) -> None:
+    async def session_agent(stream: faust.StreamT[bytes]) -> None:
         store = ContextWriter.from_settings(settings)
         live.restart()
         executor = executor_for(settings, topics, sessions, store, tombstones, live)

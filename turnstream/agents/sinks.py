@@ -12,10 +12,11 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import faust
-from faust.types import AppT
+from faust.types import AppT, EventT
 from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.batch import Batch, ms_since
@@ -68,7 +69,8 @@ async def until_redis_answers(write: Callable[[], Awaitable[T]]) -> T:
         retry=retry_if_exception_type(REDIS_UNAVAILABLE),
         wait=wait_exponential(multiplier=0.1, max=5),
         after=lambda retry: redis_write_retries_total.inc(),  # tenacity calls it only for an attempt it retries
-        before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s", retry.outcome.exception()),
+        before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s",
+                                               retry.outcome.exception() if retry.outcome else None),
     ):
         with attempt:
             return await write()
@@ -139,7 +141,7 @@ class ArchiveSink:
 
     async def evict(self, appends: dict[str, list[ArchiveEntry]], replies: list[Any]) -> dict[str, list[str]]:
         """The evicted entries' ids per owner; `replies` start with the appends' own, in their order."""
-        return {owner: await until_redis_answers(lambda: self.archive.evict_overflow(owner, reply))
+        return {owner: await until_redis_answers(partial(self.archive.evict_overflow, owner, reply))
                 for owner, reply in zip(appends, replies)}
 
 
@@ -229,12 +231,12 @@ class TableSink:
     """One Table row per session (its state, or the forget marker of an erased one), on the changelog partition
     of that session's own records; then waits, for at most CHANGELOG_WAIT_SECONDS, until the broker has them."""
 
-    table: faust.Table
+    table: faust.Table[str, bytes]
 
     async def write(self, batch: Batch, done: Done) -> None:
         for key, row, envelope in batch.sessions.rows():
             value = row.snapshot() if isinstance(row, SessionState) else forget_marker(row.requested_at)
-            with attributed_to(envelope.event):  # the row goes to the changelog partition of the session's own records
+            with attributed_to(cast(EventT[bytes], envelope.event)):  # the worker's envelopes hold Faust's events  # the row goes to the changelog partition of the session's own records
                 self.table[key] = value
         await self._changelog_sent()
 

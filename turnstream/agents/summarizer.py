@@ -84,10 +84,13 @@ class Summarizer:
 
 def register_summarizer_agent(app: faust.App, settings: Settings, topics: Topics) -> None:
     """Attach the summarizer: `llm_concurrency` requests at once, each answered on the summaries topic."""
+    base_url = settings.openai_base_url
+    if not base_url:
+        raise ValueError("the summarizer needs an OpenAI-compatible endpoint: set OPENAI_BASE_URL")
 
     @app.agent(topics.compaction, name=f"{settings.topic_prefix}.summarizer", concurrency=settings.llm_concurrency)
-    async def summarizer_agent(stream: faust.StreamT) -> None:
-        options = client_options(settings.openai_base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds)
+    async def summarizer_agent(stream: faust.StreamT[bytes]) -> None:
+        options = client_options(base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds)
         memory = MemoryStore.from_settings(settings)
         summarizer = Summarizer(settings, openai.AsyncOpenAI(**options), memory)
         try:

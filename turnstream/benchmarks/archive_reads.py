@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from redis.asyncio import Redis
@@ -77,7 +77,7 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
     rows: list[Row] = []
     data: dict[str, Any] = {}
     met = True
-    questions = [q for language in ("en",) for q, _ in recall_case(language).questions]
+    questions = [q for q, _ in recall_case("en").questions]
     semantic = settings.embeddings != "off"
     words = settings.model_copy(update={"embeddings": "off"})
     async with ContextClient.from_settings(settings) as client, ContextClient.from_settings(words) as words_only:
@@ -161,7 +161,7 @@ async def _timed(client: ContextClient, words_only: ContextClient | None, redis:
 async def _server_times(redis: Redis, client: ContextClient, raw_key: str, session: str, owner: str,
                         questions: list[str], samples: int) -> dict[str, list[float]]:
     """Milliseconds Redis spent inside each read script and each GET, from a SLOWLOG that logs every call."""
-    old = await redis.config_get("slowlog-*")
+    old = cast(dict[str, str], await redis.config_get("slowlog-*"))  # redis-py types names and values as optional
     await redis.config_set("slowlog-log-slower-than", 0)
     await redis.config_set("slowlog-max-len", 2 * samples + 100)
     await redis.slowlog_reset()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from turnstream.errors import TurnstreamError
 from turnstream.settings import Settings
 from turnstream.streams.embedded import free_port
 from turnstream.streams.processes import settings_env, start_worker, stop_process
@@ -17,7 +18,7 @@ from turnstream.streams.processes import settings_env, start_worker, stop_proces
 STOP_GRACE_SECONDS = 10.0
 
 
-class ChildDied(RuntimeError):
+class ChildDied(TurnstreamError, RuntimeError):
     """A child exited while the bench needed it; the message carries the end of its log."""
 
 

@@ -46,7 +46,8 @@ def append_cost(rounds: int, early: int = EARLY, late: int = LATE, seed: int = 0
         for message in seen:
             session.append(message)
         sessions.append(session)
-    late_us, early_us = interleaved(*(_timed(session, new_turns) for session in sessions), len(new_turns))
+    late_session, early_session = sessions
+    late_us, early_us = interleaved(_timed(late_session, new_turns), _timed(early_session, new_turns), len(new_turns))
     rows = [
         Row.of("median per turn", "µs", statistics.median(late_us), statistics.median(early_us)),
         Row.of("mean per turn", "µs", statistics.fmean(late_us), statistics.fmean(early_us)),

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from redis.asyncio.client import PubSub
 
@@ -25,6 +25,7 @@ from turnstream.benchmarks.stages import Scrape, fresh_turn_ms
 from turnstream.client import ContextClient
 from turnstream.settings import Settings
 
+T = TypeVar("T")
 SETTLE_TIMEOUT_SECONDS = 60.0
 
 
@@ -56,7 +57,7 @@ async def _paced(live: Live, settings: Settings, records: list[Record], rate: fl
     return sent_at, futures
 
 
-async def _listening(live: Live, channels: list[str], measure: Callable[[Listener], Any]) -> Any:
+async def _listening(live: Live, channels: list[str], measure: Callable[[Listener], Awaitable[T]]) -> T:
     pubsub = live.redis.pubsub()
     await pubsub.subscribe(*channels)
     listener = Listener(pubsub)

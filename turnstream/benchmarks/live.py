@@ -19,6 +19,7 @@ from turnstream.benchmarks.passthrough import MODES, count_key, value_key
 from turnstream.benchmarks.pinning import UNPINNED, CoreSplit, affinities, apply
 from turnstream.benchmarks.stages import Scrape
 from turnstream.client import TurnProducer
+from turnstream.errors import TurnstreamError
 from turnstream.redis.writer import ContextWriter
 from turnstream.samples.conversations import generate_conversations, turns_of
 from turnstream.schemas.ids import session_key, session_owner
@@ -38,7 +39,7 @@ Record = tuple[bytes, bytes]
 """(key, value) of one turn, encoded before any clock starts."""
 
 
-class BenchTimeout(RuntimeError):
+class BenchTimeout(TurnstreamError, RuntimeError):
     """Something the bench waited for did not happen in time."""
 
 
@@ -147,7 +148,8 @@ class Live:
 
         def fetch() -> str:
             with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - a loopback URL the bench made
-                return response.read().decode()
+                body: bytes = response.read()
+                return body.decode()
 
         return Scrape.parse(await asyncio.to_thread(fetch))
 

@@ -18,6 +18,7 @@ from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
 from turnstream.streams.app import faust_app
 from turnstream.streams.shutdown import Worker
+from turnstream.streams.timers import timer
 
 COUNT_REPORT_SECONDS = 0.005
 MODES = ("count", "set")
@@ -45,11 +46,11 @@ def create_passthrough_app(settings: Settings, mode: str) -> faust.App:
         counted = [0, 0]  # events seen, events reported
 
         @app.agent(topic, name=f"{settings.topic_prefix}.count", concurrency=1)
-        async def count(stream: faust.StreamT) -> None:
+        async def count(stream: faust.StreamT[bytes]) -> None:
             async for _ in stream.events():
                 counted[0] += 1
 
-        @app.timer(COUNT_REPORT_SECONDS)
+        @timer(app, COUNT_REPORT_SECONDS)
         async def report() -> None:
             if counted[0] != counted[1]:
                 counted[1] = counted[0]
@@ -58,7 +59,7 @@ def create_passthrough_app(settings: Settings, mode: str) -> faust.App:
         channel = updates_channel(settings)
 
         @app.agent(topic, name=f"{settings.topic_prefix}.set", concurrency=1)
-        async def set_value(stream: faust.StreamT) -> None:
+        async def set_value(stream: faust.StreamT[bytes]) -> None:
             async for event in stream.events():
                 message = event.message
                 async with redis.pipeline(transaction=False) as pipe:

@@ -22,7 +22,10 @@ async def read_latency(live: Live, session_id: str, user_id: str, samples: int) 
     context_key = live.store.reader.keys(owner_key(user_id, None, session_id), session_key(session_id)).context
     raw_key = f"{live.pipeline.topic_prefix}:bench:raw:{session_id}"
     # the very bytes `get` reads, under a plain string key
-    await live.redis.set(raw_key, await live.redis.hget(context_key, "doc"))
+    doc = await live.redis.hget(context_key, "doc")
+    if doc is None:
+        raise RuntimeError(f"no context in Redis for session {session_id!r}")
+    await live.redis.set(raw_key, doc)
     reads: dict[str, Callable[[], Awaitable[object]]] = {
         "get": lambda: client.get(session_id, user_id=user_id),
         "GET": lambda: live.redis.get(raw_key),

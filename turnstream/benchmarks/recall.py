@@ -14,7 +14,7 @@ alike on every side.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -77,7 +77,7 @@ def evidence_shares(needed: list[tuple[str, ...]], present: list[set[str]]) -> t
     return 100.0 * whole / max(len(listed), 1), 100.0 * found / max(sum(len(turns) for turns, _ in listed), 1)
 
 
-def prompt_turns(case: RecallCase, messages: list[dict[str, Any]], archived: list[dict[str, Any]]) -> set[str]:
+def prompt_turns(case: RecallCase, messages: list[dict[str, Any]], archived: Sequence[Mapping[str, Any]]) -> set[str]:
     """Ids of the case's turns a build_prompt prompt carries: recalled from the archive, or as the message itself."""
     recalled = {turn["id"] for turn in archived}
     contents = {content_text(m.get("content")) for m in messages if m.get("role") != "system"}
@@ -110,7 +110,7 @@ def dated_history(case: RecallCase) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def _locomo_ts(when: str) -> float:
-    hour, minute, half, day, month, year = _SESSION_DATE.match(when).groups()  # type: ignore[union-attr]
+    hour, minute, half, day, month, year = _SESSION_DATE.match(when).groups()  # type: ignore[union-attr]  # LoCoMo's session dates all match
     clock = int(hour) % 12 + (12 if half == "pm" else 0)
     parsed = datetime.strptime(f"{day} {month} {year} {clock}:{minute}", "%d %B %Y %H:%M")
     return parsed.replace(tzinfo=UTC).timestamp()

@@ -6,14 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from turnstream.benchmarks.figures import Figure
 from turnstream.benchmarks.stages import STAGE_NAMES
+from turnstream.errors import TurnstreamError
 
 
-class PlotUnavailable(RuntimeError):
+class PlotUnavailable(TurnstreamError, RuntimeError):
     """matplotlib is not installed."""
 
 
@@ -47,11 +48,13 @@ def keyed(figures: list[Figure]) -> dict[str, Figure]:
 def table(figures: list[Figure], title: str) -> Table:
     """One row per measure: the broker, A, B, their ratio, and the group's target beside its first row."""
     out = Table(title=title, title_justify="left")
-    for column, justify in (("figure (A vs B)", "left"), ("broker", "left"), ("measure", "left"), ("unit", "left"),
-                            ("A", "right"), ("B", "right"), ("A/B", "right"), ("target", "left"), ("met", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("figure (A vs B)", "left"), ("broker", "left"), ("measure", "left"), ("unit", "left"), ("A", "right"),
+        ("B", "right"), ("A/B", "right"), ("target", "left"), ("met", "left"))
+    for column, justify in columns:
         # only the target's text may wrap: a table wider than the console then folds it, rather than cutting
         # the figure's title or a number short
-        out.add_column(column, justify=justify, no_wrap=column != "target")  # type: ignore[arg-type]
+        out.add_column(column, justify=justify, no_wrap=column != "target")
     for figure in grouped(figures):
         target = figure.target
         for index, row in enumerate(figure.rows):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 from turnstream.benchmarks.figures import Figure, Row, Target, p50_p99
 from turnstream.benchmarks.live import Live, encode
@@ -27,7 +28,7 @@ async def semantic_lag(live: Live, progress: Callable[[str], None]) -> Figure:
     """The figure: p50 and p99 of send-to-vector and of send-to-context, at RATE turns a second for SECONDS."""
     user = "bench-lag"
     texts = [t["message"]["content"] for t in recall_case("en").turns if t["message"]["role"] == "user"]
-    turns = [{"turn_id": f"lag-{n}", "session_id": f"bench-lag-{n % SESSIONS}", "user_id": user, "seq": n // SESSIONS,
+    turns: list[dict[str, Any]] = [{"turn_id": f"lag-{n}", "session_id": f"bench-lag-{n % SESSIONS}", "user_id": user, "seq": n // SESSIONS,
               "ts": time.time(), "message": {"role": "user", "name": "Maya", "content": texts[n % len(texts)]}}
              for n in range(RATE * SECONDS)]
     keys = KeyLayout(live.pipeline.topic_prefix)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from turnstream.errors import TurnstreamError
 from turnstream.streams.metrics import STAGES
 
 PER_TURN_STAGES = ("ingest", "compaction")
@@ -20,7 +21,7 @@ sends the memory and archive records to the memory journal and waits for the bro
 Table write serialises the rows and waits for the broker to confirm them."""
 
 
-class ScrapeError(ValueError):
+class ScrapeError(TurnstreamError, ValueError):
     """The metrics text lacks what the stage table needs."""
 
 

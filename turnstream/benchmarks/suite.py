@@ -97,8 +97,10 @@ def run_broker_figures(settings: Settings, plan: Plan, children: Children, progr
 def with_local_models(settings: Settings) -> Settings:
     """`settings` with TURNSTREAM_EMBEDDINGS=local when it is off and the checkout's models are there."""
     from turnstream.embeddings.factory import model_folder
+    from turnstream.text.language import Language
 
-    fetched = all((model_folder(None, language) / "manifest.json").is_file() for language in ("en", "zh"))
+    languages: tuple[Language, ...] = ("en", "zh")
+    fetched = all((model_folder(None, language) / "manifest.json").is_file() for language in languages)
     return settings.model_copy(update={"embeddings": "local"}) if settings.embeddings == "off" and fetched else settings
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from turnstream.errors import TurnstreamError
 
-class ClientError(Exception):
+
+class ClientError(TurnstreamError):
     """Base of the errors turnstream.client raises itself (broker and Redis errors pass through as they are)."""
 
 

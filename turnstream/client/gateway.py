@@ -11,7 +11,7 @@ import concurrent.futures
 import time
 from collections.abc import Collection, Sequence
 from types import TracebackType
-from typing import Any, Union
+from typing import Any
 
 from turnstream.client.context import ContextClient
 from turnstream.client.errors import RecordTimeout
@@ -22,7 +22,7 @@ from turnstream.client.sync_producer import SyncTurnProducer
 from turnstream.schemas.turn import Turn
 from turnstream.settings import Settings
 
-TurnInput = Union[Turn, dict[str, Any]]
+TurnInput = Turn | dict[str, Any]
 
 
 def prepared(turns: TurnInput | Sequence[TurnInput]) -> list[tuple[Turn, bytes]]:

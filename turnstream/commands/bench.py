@@ -27,7 +27,7 @@ CONFIGURED = "configured"
 """The broker name the figures carry when TURNSTREAM_KAFKA_URL is set."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "bench",
         help="run the benchmark suite and print its figures as ratios to side-by-side yardsticks",

@@ -17,7 +17,7 @@ from turnstream.settings import Settings
 _SHAPES = 'a JSON array of messages, an object with "messages", or JSON Lines (one message a line)'
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "compact",
         help="compact a conversation (OpenAI chat messages) to a token budget",
@@ -41,12 +41,12 @@ def parse_messages(data: bytes) -> list[Any]:
         except orjson.JSONDecodeError as error:
             raise CliError(f"input is not {_SHAPES}: {error}", code=2) from None
         if not messages:
-            raise CliError(f"input is empty: expected {_SHAPES}", code=2)
+            raise CliError(f"input is empty: expected {_SHAPES}", code=2) from None
         return messages
     if isinstance(document, list):
         return document
-    if isinstance(document, dict) and isinstance(document.get("messages"), list):
-        return document["messages"]
+    if isinstance(document, dict) and isinstance(listed := document.get("messages"), list):
+        return listed
     if isinstance(document, dict) and "role" in document:
         return [document]  # JSON Lines holding a single message
     raise CliError(f"input is not {_SHAPES}", code=2)

@@ -10,7 +10,7 @@ import orjson
 from turnstream.settings import Settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "config",
         help="print the effective settings (from TURNSTREAM_* variables) as JSON",

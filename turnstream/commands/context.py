@@ -16,7 +16,7 @@ from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.schemas import ContextDoc, session_key
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("context", help="read compacted contexts from Redis")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     get = actions.add_parser(

@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import sys
 import tempfile
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 from rich.console import Console
@@ -31,7 +33,7 @@ from turnstream.streams.embedded import StackError, free_port, provisioned
 from turnstream.streams.processes import start_worker, stop_process
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "demo",
         help="replay sample conversations through Kafka and show the compacted contexts (about a minute)",
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_with_worker(settings: Settings, plan: list[DemoSession], timeout: float, console: Console) -> dict:
+def _run_with_worker(settings: Settings, plan: list[DemoSession], timeout: float, console: Console) -> dict[str, Any]:
     asyncio.run(check_services(settings))
     with tempfile.NamedTemporaryFile(prefix="turnstream-demo-worker-", suffix=".log") as log:
         worker = start_worker(settings, log, loglevel="warning")
@@ -84,7 +86,8 @@ def _run_with_worker(settings: Settings, plan: list[DemoSession], timeout: float
             stop_process(worker)
 
 
-async def _live(settings: Settings, plan: list[DemoSession], worker_alive, timeout: float, console: Console) -> dict:
+async def _live(settings: Settings, plan: list[DemoSession], worker_alive: Callable[[], bool], timeout: float,
+                console: Console) -> dict[str, Any]:
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task("turns through Kafka → Redis", total=1, status="starting")

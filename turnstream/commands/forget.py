@@ -13,7 +13,7 @@ from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.streams.erasure import ErasureNotConfirmed, erase
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "forget",
         help="erase a user or a session: contexts, memories, profile, archive, recall lists and Table rows",

@@ -14,7 +14,7 @@ from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.settings import Settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "inspect",
         help="serve a web page showing what each session's context holds (reads Redis only)",

@@ -21,7 +21,7 @@ from turnstream.schemas.ids import session_key, session_owner, user_owner
 from turnstream.schemas.memory import Memory
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("memory", help="read long-term memories from Redis")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     list_ = actions.add_parser(

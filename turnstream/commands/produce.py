@@ -6,8 +6,9 @@ import argparse
 import asyncio
 import os
 import sys
-from contextlib import nullcontext
-from typing import IO, Any, ContextManager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import IO, Any
 
 import orjson
 from aiokafka.errors import KafkaConnectionError, KafkaError
@@ -22,7 +23,7 @@ from turnstream.schemas import TurnError, decode_turn, session_key
 from turnstream.settings import Settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "produce",
         help="produce JSON Lines of turns to the turns topic",
@@ -61,9 +62,10 @@ def _raw_key(line: bytes) -> bytes | None:
     return session_key(data["session_id"], tenant if isinstance(tenant, str) else None).encode()
 
 
-def _progress(stream: IO[bytes], show: bool) -> tuple[ContextManager[Any], Any]:
+def _progress(stream: IO[bytes], show: bool) -> tuple[AbstractContextManager[object], Callable[[int], None]]:
+    """The progress bar to run the produce in, and what advances it by a line's bytes."""
     if not show:
-        return nullcontext(), None
+        return nullcontext(), lambda size: None
     try:
         total: int | None = os.fstat(stream.fileno()).st_size or None
     except OSError:
@@ -71,17 +73,17 @@ def _progress(stream: IO[bytes], show: bool) -> tuple[ContextManager[Any], Any]:
     progress = Progress(
         TextColumn("producing"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=Console(stderr=True)
     )
-    return progress, progress.add_task("produce", total=total)
+    task = progress.add_task("produce", total=total)
+    return progress, lambda size: progress.advance(task, size)
 
 
 async def _produce(settings: Settings, stream: IO[bytes], raw: bool, show_progress: bool) -> _Tally:
     tally = _Tally()
-    bar, task = _progress(stream, show_progress)
+    bar, advance = _progress(stream, show_progress)
     async with TurnProducer(settings) as producer:
         with bar:
             for number, line in enumerate(stream, start=1):
-                if task is not None:
-                    bar.advance(task, len(line))
+                advance(len(line))
                 line = line.rstrip(b"\r\n")
                 if not line.strip():
                     continue

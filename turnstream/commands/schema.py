@@ -12,7 +12,7 @@ from turnstream.cli import CliError
 from turnstream.schemas import RECORDS, json_schema
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "schema",
         help="print the JSON Schema (draft 2020-12) of a turn or a context document",

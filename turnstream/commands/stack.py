@@ -22,7 +22,7 @@ RESTART_WINDOW_SECONDS = 60.0
 """More than MAX_RESTARTS of one service within this window is a crash loop: the stack gives up and exits."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "stack",
         help="run a Kafka broker (embedded Tansu, or Apache Kafka) and redis-server until Ctrl-C or SIGTERM",

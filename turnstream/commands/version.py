@@ -10,7 +10,7 @@ from turnstream import __version__
 _DEPENDENCIES = ("faust-streaming", "aiokafka", "redis", "openai", "orjson", "tiktoken")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("version", help="print turnstream's version and its dependencies'")
     parser.set_defaults(run=run)
 

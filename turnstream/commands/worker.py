@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("turnstream.startup")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "worker",
         help="run the stream worker (Faust) until SIGTERM or Ctrl-C",

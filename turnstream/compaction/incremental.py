@@ -9,8 +9,9 @@ import orjson
 
 from turnstream.compaction.compactor import Entry, Unit, Window
 from turnstream.compaction.messages import CallTracker
-from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message, Strategy
-from turnstream.text.chat import call_ids
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Strategy
+from turnstream.errors import TurnstreamError
+from turnstream.text.chat import Message, call_ids
 from turnstream.text.language import LanguageTally
 
 _FORMAT = 1
@@ -21,7 +22,7 @@ def _entry_row(entry: Entry) -> tuple[object, ...]:
     return tuple(entry) if entry.ts is not None else tuple(entry[:3])
 
 
-class PopError(ValueError):
+class PopError(TurnstreamError, ValueError):
     """The newest message cannot be popped: it is not the one named, or not in the tail any more."""
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from turnstream.errors import TurnstreamError
 from turnstream.schemas.message import shape_error
 from turnstream.text.chat import call_ids
 
 
-class MessageError(ValueError):
+class MessageError(TurnstreamError, ValueError):
     """A message the compactor cannot accept; `index` is its position in the conversation."""
 
     def __init__(self, index: int, reason: str) -> None:

@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction.tokens import count_messages
 from turnstream.demo.plan import DemoSession
+from turnstream.errors import TurnstreamError
 from turnstream.redis.connect import ping, redis_client
 from turnstream.samples.planted import message_lines, retention
 from turnstream.schemas import ContextDoc
@@ -34,7 +35,7 @@ Progress = Callable[[int, int, int], None]
 """(turns produced, turns applied, turns planned) -> None."""
 
 
-class DemoError(RuntimeError):
+class DemoError(TurnstreamError, RuntimeError):
     """Something the person running the demo must fix; one line."""
 
 
@@ -88,7 +89,9 @@ async def replay(
             applied = sum(min(doc.version, expected[sid]) for sid, doc in docs.items() if doc is not None)
             progress(len(turns), applied, len(turns))
             if applied == len(turns):
-                return LiveResult(docs, time.perf_counter() - started, len(turns))  # type: ignore[arg-type]
+                # every session applied its turns: each has a context
+                stored = {sid: doc for sid, doc in docs.items() if doc is not None}
+                return LiveResult(stored, time.perf_counter() - started, len(turns))
             if not worker_alive():
                 raise DemoError("the worker stopped before every turn was applied (run `turnstream worker --loglevel info` to see why)")
             if time.monotonic() > deadline:

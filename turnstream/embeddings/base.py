@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from turnstream.errors import TurnstreamError
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -14,7 +16,7 @@ PROBE = "martial arts"
 """What `check()` embeds: any short text shows a model that loads, runs and answers in its dimension."""
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(TurnstreamError):
     """A model that is missing, broken or unreachable; its message is one line, fit for a start-up error."""
 
 

@@ -41,7 +41,8 @@ def decode_int8_rows(raws: list[bytes], dims: int) -> NDArray[np.float32]:
         raise EmbeddingError(f"an int8 vector of {dims} dims is {dims + _SCALE.size} bytes")
     packed = np.frombuffer(b"".join(raws), dtype=np.uint8).reshape(len(raws), dims + _SCALE.size)
     scales = packed[:, : _SCALE.size].copy().view("<f4")
-    return packed[:, _SCALE.size :].view(np.int8).astype(np.float32) * scales
+    rows: NDArray[np.float32] = packed[:, _SCALE.size :].view(np.int8).astype(np.float32) * scales
+    return rows
 
 
 def encode_float16(vector: NDArray[np.float32]) -> bytes:

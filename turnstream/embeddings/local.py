@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import onnxruntime  # type: ignore[import-untyped]  # ships no type information
+import onnxruntime
 from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
 from turnstream.embeddings.base import PROBE, EmbeddingError, check_rows
 from turnstream.embeddings.manifest import ModelManifest, read_manifest
-from turnstream.embeddings.pooling import pool
+from turnstream.embeddings.pooling import Pooling, pool
 
 DEFAULT_BATCH = 16
 """Texts per model call: on LoCoMo turns, 16 sorted by length costs less a turn than 1 (3.8 against 4.4 ms)."""
@@ -69,7 +69,12 @@ class OnnxEmbedder:
             mask[n, :len(row)] = 1
         feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
         (hidden,) = self._session.run(["last_hidden_state"], {name: feed[name] for name in self._inputs})
-        return pool(hidden, mask, self.manifest.pooling, self.manifest.normalise)  # type: ignore[arg-type]
+        return pool(hidden, mask, _pooling(self.manifest), self.manifest.normalise)
+
+
+def _pooling(manifest: ModelManifest) -> Pooling:
+    """The manifest's pooling as pool() reads it (parse_manifest takes no other than these two)."""
+    return "mean" if manifest.pooling == "mean" else "cls"
 
 
 def _tokenizer(path: Path, max_length: int) -> Tokenizer:

@@ -21,5 +21,5 @@ class ConsumerApp(faust.App):
 
     def _new_transport(self) -> aiokafka_driver.Transport:
         transport = aiokafka_driver.Transport(self.conf.broker_consumer, self)
-        transport.Consumer = self.consumer_class
+        transport.Consumer = self.consumer_class  # type: ignore[misc]  # a ClassVar to Faust: set on this app's transport only
         return transport

@@ -13,10 +13,13 @@ Relies on (faust-streaming, `faust.transport.drivers.aiokafka` and `faust.transp
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, ConsumerT
+
+if TYPE_CHECKING:
+    from turnstream.faust_private.app import ConsumerApp
 
 
 class FetchWaitThread(aiokafka_driver.AIOKafkaConsumerThread):
@@ -28,7 +31,8 @@ class FetchWaitThread(aiokafka_driver.AIOKafkaConsumerThread):
 
     def _create_worker_consumer(self, transport: aiokafka_driver.Transport) -> Any:
         consumer = super()._create_worker_consumer(transport)
-        consumer._fetch_max_wait_ms = self.app.fetch_wait_ms  # read when the consumer starts its fetcher
+        app = cast("ConsumerApp", self.app)  # the app whose transport builds this thread's consumer
+        consumer._fetch_max_wait_ms = app.fetch_wait_ms  # read when the consumer starts its fetcher
         return consumer
 
 
@@ -46,7 +50,8 @@ class Consumer(aiokafka_driver.Consumer):
         if self._thread.should_stop:
             self._thread.seek(partition, offset)  # stopping: its queue may never run again
             return
-        await self._thread.call_thread(self._thread.seek, partition, offset)
+        # mode runs a plain function there too (maybe_async), though its annotation asks for a coroutine function
+        await self._thread.call_thread(self._thread.seek, partition, offset)  # type: ignore[arg-type]
 
     def _new_consumer_thread(self) -> FetchWaitThread:
         return FetchWaitThread(self, loop=self.loop, beacon=self.beacon)
@@ -54,4 +59,5 @@ class Consumer(aiokafka_driver.Consumer):
 
 def committed_offsets(consumer: ConsumerT) -> Mapping[TP, int]:
     """Per partition, the offset the consumer last committed for the group (Faust keeps no public view of it)."""
-    return consumer._committed_offset  # type: ignore[attr-defined, no-any-return]
+    committed: Mapping[TP, int] = consumer._committed_offset  # type: ignore[attr-defined]  # private: not on ConsumerT
+    return committed

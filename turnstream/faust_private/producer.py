@@ -15,7 +15,7 @@ from faust.types import ProducerT
 async def send_buffered(producer: ProducerT, deadline: float) -> bool:
     """Hand the producer's buffered records to aiokafka until none is left or `deadline` (monotonic) passes;
     whether none is left."""
-    buffer = producer.buffer  # type: ignore[attr-defined]
+    buffer = producer.buffer
     while buffer.size and time.monotonic() < deadline:
         await buffer.flush_atmost(buffer.size)
     return not buffer.size

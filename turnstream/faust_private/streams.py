@@ -15,11 +15,11 @@ from faust.types import StreamT
 
 
 @contextmanager
-def processed_passively(stream: StreamT, processor: Callable[[Any], Any]) -> Iterator[None]:
+def processed_passively(stream: StreamT[Any], processor: Callable[[Any], Any]) -> Iterator[None]:
     """Run every value of `stream` through `processor` while the block runs; the processor is removed after."""
     stream.add_processor(processor)
-    stream._enable_passive(aiter(stream.channel))  # type: ignore[attr-defined]
+    stream._enable_passive(aiter(stream.channel))  # type: ignore[attr-defined]  # private: Stream's, not on StreamT
     try:
         yield
     finally:
-        stream._processors.remove(processor)  # type: ignore[attr-defined]
+        stream._processors.remove(processor)  # type: ignore[attr-defined]  # private: Stream's, not on StreamT

@@ -15,6 +15,7 @@ import re
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 from pydantic import ValidationError
 
 from turnstream.inspect.pages import SessionView, error_page, list_page, session_page
@@ -69,7 +70,7 @@ def _page(status: int, message: str, headers: dict[str, str] | None = None) -> w
     return web.Response(status=status, text=error_page(status, message), content_type="text/html", headers=headers)
 
 
-def guard(token: str | None) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def guard(token: str | None) -> Middleware:
     """The middleware: the token on every request when one is set; without one (loopback only) the Host header
     must name this machine, so a web page elsewhere cannot read sessions through DNS rebinding."""
 

@@ -14,9 +14,9 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncContextManager, Protocol, TypeVar, Union
+from typing import Any, Protocol, TypeVar
 
 import orjson
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -256,7 +256,7 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
     def _sync(self) -> SyncGatewayClient:
         return self.gateway if self.gateway is not None else shared_gateway(self.settings)
 
-    def _async_context(self) -> AsyncContextManager[ContextClient]:
+    def _async_context(self) -> AbstractAsyncContextManager[ContextClient]:
         given = self.async_gateway.context if self.async_gateway is not None else None
         return _using(given, lambda: ContextClient.from_settings(self.settings))
 
@@ -268,7 +268,7 @@ class _StateKey(Protocol):
     def __call__(self, state: Any, config: RunnableConfig) -> str | None: ...
 
 
-Key = Union[str, _StateKey]
+Key = str | _StateKey
 """Where the hook finds an id: a name looked up in config["configurable"], then in the state; or a callable."""
 
 

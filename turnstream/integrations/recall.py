@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from turnstream.errors import TurnstreamError
 from turnstream.prompt.assemble import Prompt
 from turnstream.text.chat import content_text
 
@@ -81,7 +82,7 @@ class RecallArgs:
     max_memories: int
 
 
-class BadArguments(ValueError):
+class BadArguments(TurnstreamError, ValueError):
     """Arguments a model got wrong; its message is what the model is told instead of a result."""
 
 

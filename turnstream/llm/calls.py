@@ -11,7 +11,7 @@ from typing import Any
 
 import openai
 
-from turnstream.compaction.strategies.base import Fact, Message
+from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.keyinfo import merge_facts
 from turnstream.compaction.strategies.prompts import (
     completion_request,
@@ -22,6 +22,7 @@ from turnstream.compaction.strategies.prompts import (
     reply_text,
     summary_prompt,
 )
+from turnstream.text.chat import Message
 
 
 def client_options(base_url: str, api_key: str, timeout: float) -> dict[str, Any]:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import openai
 from tenacity import Retrying, stop_after_attempt, wait_exponential
 
 from turnstream.compaction.strategies import Archiver, CompositeStrategy
-from turnstream.compaction.strategies.base import Digest, Message
+from turnstream.compaction.strategies.base import Digest, Strategy
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
 from turnstream.compaction.strategies.prompts import (
     completion_request,
@@ -25,6 +25,7 @@ from turnstream.compaction.strategies.prompts import (
 from turnstream.compaction.strategies.summary import RollingSummarizer
 from turnstream.llm.calls import client_options
 from turnstream.settings import Settings
+from turnstream.text.chat import Message
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ class _LLMStrategy:
 
     name = "llm"
 
-    def __init__(self, client: openai.OpenAI, model: str, timeout: float, max_retries: int, fallback: Any) -> None:
+    def __init__(self, client: openai.OpenAI, model: str, timeout: float, max_retries: int, fallback: Strategy) -> None:
         self.client = client
         self.model = model
         self.timeout = timeout
@@ -98,9 +99,10 @@ def build_llm_strategy(settings: Settings) -> CompositeStrategy:
     if not settings.openai_base_url:
         raise ValueError("LLM strategies need an OpenAI-compatible endpoint: set OPENAI_BASE_URL (or TURNSTREAM_OPENAI_BASE_URL)")
     client = openai.OpenAI(**client_options(settings.openai_base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds))
-    common = {"timeout": settings.llm_timeout_seconds, "max_retries": settings.llm_max_retries}
+    timeout, max_retries = settings.llm_timeout_seconds, settings.llm_max_retries
     return CompositeStrategy(
         Archiver(),
-        LLMKeyInfoExtractor(client, settings.llm_model, max_facts=settings.max_facts, **common),
-        LLMSummarizer(client, settings.llm_model, max_tokens=settings.summary_max_tokens, **common),
+        LLMKeyInfoExtractor(client, settings.llm_model, max_facts=settings.max_facts, timeout=timeout, max_retries=max_retries),
+        LLMSummarizer(client, settings.llm_model, max_tokens=settings.summary_max_tokens, timeout=timeout,
+                      max_retries=max_retries),
     )

@@ -46,13 +46,14 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
         return Context([], [], [], [], [], set(), False, detect_language([user]))
     messages = list(doc.messages)
     # documents written before these fields carry none: count and detect here instead
-    positions = list(doc.positions) if len(doc.positions) == len(messages) else [None] * len(messages)
+    positions: list[int | None] = list(doc.positions) if len(doc.positions) == len(messages) else [None] * len(messages)
     costs = list(doc.message_tokens) if len(doc.message_tokens) == len(messages) else [count_message(m) for m in messages]
-    language: Language = doc.language if doc.language in _LANGUAGES else detect_language([*messages, user])  # type: ignore[assignment]
+    language: Language = doc.language if doc.language in _LANGUAGES else detect_language([*messages, user])  # type: ignore[assignment]  # a str checked to be a Language
     if messages and messages[-1].get("role") == "user" and messages[-1].get("content") == user_text:
         messages.pop()
         positions.pop()
         costs.pop()
+    end: int | None
     if doc.marker_index is not None:
         end = doc.marker_index + 1
         if (doc.summary or doc.facts) and end < len(messages) and messages[end].get("role") == "system":

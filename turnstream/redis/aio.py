@@ -31,6 +31,7 @@ async def queue_script(script: AsyncScript, pipe: Pipeline | ClusterPipeline, ca
     as EVAL with the script's text: redis-py sends it to the node of the keys' slot, the server caches it.
     """
     if isinstance(pipe, ClusterPipeline):
+        # redis-py types a script's text as bytes or str; load_script registers str
         pipe.eval(script.script, len(call.keys), *call.keys, *call.args)  # type: ignore[arg-type]
     else:
         await script(keys=call.keys, args=call.args, client=pipe)
@@ -47,9 +48,9 @@ async def run_pipeline(redis: Redis | RedisCluster, queue: Callable[[Any], Await
     for attempt in range(2):
         async with redis.pipeline(transaction=False) as pipe:
             await queue(pipe)
-            scripts = set(getattr(pipe, "scripts", ()))
-            if scripts:
-                pipe.scripts.clear()
+            held: set[AsyncScript] = getattr(pipe, "scripts", set())  # a cluster pipeline holds none
+            scripts = set(held)
+            held.clear()
             try:
                 return list(await pipe.execute())
             except NoScriptError:

@@ -37,7 +37,7 @@ def execute(redis: Redis | RedisCluster, read: Read[T]) -> T:
 
 def _send(redis: Redis | RedisCluster, commands: Sequence[Command | ScriptCommand]) -> list[Any]:
     if len(commands) == 1:
-        return [redis.execute_command(*as_command(commands[0], cluster=False))]
+        return [redis.execute_command(*as_command(commands[0], cluster=False))]  # type: ignore[no-untyped-call]  # unannotated in redis-py
     with redis.pipeline(transaction=False) as pipe:
         cluster = isinstance(pipe, ClusterPipeline)
         for command in commands:

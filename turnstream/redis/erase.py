@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
 import orjson
 from redis.asyncio import Redis
 
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.keys import KeyLayout
+from turnstream.redis.reads import reply_text
 from turnstream.schemas.ids import session_owner
 from turnstream.settings import Settings
 
@@ -55,7 +57,7 @@ class Eraser:
     async def owner_of(self, session_key: str) -> str:
         """The session's owner as its pointer names it; the session itself when the pointer is gone."""
         owner = await self.redis.get(self.layout.owner_pointer(session_key))
-        return owner.decode() if owner else session_owner(session_key)
+        return reply_text(owner) if owner else session_owner(session_key)
 
     async def owner_keys(self, owner: str) -> list[str]:
         """Every key under the owner's hash tag but the forget marker (one SCAN of the keyspace; a cluster needs it
@@ -116,7 +118,9 @@ class Eraser:
             for id_, memory in mine.items():
                 for keyword in memory["keywords"]:
                     pipe.srem(keys.keyword_prefix + keyword, id_)
-                pipe.hdel(keys.memories, id_).hdel(keys.created, id_).hdel(keys.access, id_)
+                pipe.hdel(keys.memories, id_)
+                pipe.hdel(keys.created, id_)
+                pipe.hdel(keys.access, id_)
             await pipe.execute()
         return counts
 
@@ -125,15 +129,15 @@ class Eraser:
         what the memory journal gets tombstones for."""
         if session is None or owner == session_owner(session):
             memories = await self.redis.hkeys(self.layout.owner(owner).memories)
-            return sorted(id_.decode() for id_ in memories), sorted(await self.archive.stable_ids(owner))
+            return sorted(reply_text(id_) for id_ in memories), sorted(await self.archive.stable_ids(owner))
         mine, entries = await self._session_data(owner, session)
         return sorted(mine), sorted(await self.archive.stable_ids(owner, entries))
 
-    async def _session_data(self, owner: str, session: str) -> tuple[dict[str, dict], list[bytes]]:
+    async def _session_data(self, owner: str, session: str) -> tuple[dict[str, dict[str, Any]], list[bytes]]:
         """The memories last taken from `session` (id -> memory) and the short ids of its archived turns."""
         keys = self.layout.owner(owner)
         entries = [entry async for _, entry in self.redis.hscan_iter(keys.positions, match=glob_escape(session) + "#*")]
-        memories = {id_.decode(): orjson.loads(raw) for id_, raw in (await self.redis.hgetall(keys.memories)).items()}
+        memories = {reply_text(id_): orjson.loads(raw) for id_, raw in (await self.redis.hgetall(keys.memories)).items()}
         return {id_: memory for id_, memory in memories.items() if memory.get("source_session") == session}, entries
 
     async def _count(self, owner: str, keys: list[str]) -> Counter[str]:

@@ -8,6 +8,7 @@ inspector time, not the Redis its gateways use.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from pydantic import ValidationError
 from redis.asyncio import Redis, RedisCluster
@@ -104,9 +105,12 @@ class InspectReader:
         return [None]
 
     async def _scan(self, cursor: int, pattern: str, node: ClusterNode | None) -> tuple[int, list[bytes]]:
+        # redis-py types a reply's keys as bytes or str (these clients do not decode: bytes), and a cluster's cursors
+        # as one server's (they are one per node)
         if node is None:
-            return await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash")
-        cursors, batch = await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash", target_nodes=node)
+            return cast(tuple[int, list[bytes]], await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash"))
+        cursors, batch = cast(tuple[dict[str, int], list[bytes]],
+                              await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash", target_nodes=node))
         return cursors[node.name], batch
 
     async def session(self, session_key: str) -> tuple[str, ContextDoc] | None:

@@ -27,6 +27,7 @@ from turnstream.prompt.semantic import Semantic
 from turnstream.redis.aio import execute, load_script, queue_script, run_pipeline
 from turnstream.redis.connect import redis_client
 from turnstream.redis.keys import KeyLayout, OwnerKeys
+from turnstream.redis.reads import reply_text
 from turnstream.redis.recall import recall_read
 from turnstream.redis.scripts import REMEMBER, REPLACE_PROFILE, Call
 from turnstream.schemas.memory import Memory
@@ -187,7 +188,9 @@ class MemoryStore:
         """All memories of `owner`, oldest first."""
         keys = self.keys(owner)
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hgetall(keys.memories).hgetall(keys.created).hgetall(keys.access)
+            pipe.hgetall(keys.memories)
+            pipe.hgetall(keys.created)
+            pipe.hgetall(keys.access)
             stored, created, access = await pipe.execute()
         memories = [
             Memory.model_validate({**orjson.loads(raw), "created_at": float(created[id_]), "access_count": int(access.get(id_, 0))})
@@ -198,7 +201,7 @@ class MemoryStore:
     async def profile(self, owner: str) -> tuple[str, int]:
         """The owner's profile text and version (("", 0) when none)."""
         text, version = await self.redis.hmget(self.keys(owner).profile, "text", "version")
-        return (text or b"").decode(), int(version or 0)
+        return reply_text(text or b""), int(version or 0)
 
     async def replace_profile(self, owner: str, text: str, expected_version: int) -> bool:
         """Set the profile (e.g. the async LLM merge) if still at `expected_version`; True when written.

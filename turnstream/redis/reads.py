@@ -51,6 +51,12 @@ def script_sha(spec: ScriptSpec) -> str:
     return hashlib.sha1(spec.text().encode()).hexdigest()
 
 
+def reply_text(reply: bytes | str) -> str:
+    """A reply as text: redis-py types replies as bytes or str, and turnstream's clients, which do not decode, get
+    bytes."""
+    return reply.decode() if isinstance(reply, bytes) else reply
+
+
 def owner_from(stored: bytes | str | None, session_key: str) -> str:
     """The owner pointer's value; a session the worker has not written yet is its own owner."""
     if stored is None:

@@ -37,7 +37,7 @@ class JobLock:
     async def done(self) -> str | None:
         """The job's done mark in this Redis, if it has one."""
         value = await self.redis.get(self.done_key)
-        return None if value is None else value.decode()
+        return value.decode() if isinstance(value, bytes) else value
 
     async def mark_done(self, value: str) -> None:
         await self.redis.set(self.done_key, value)

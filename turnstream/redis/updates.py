@@ -139,7 +139,7 @@ class UpdateHub:
                 old, self._pubsub = self._pubsub, self._redis.pubsub()
                 if old is not None:
                     with contextlib.suppress(RedisError):
-                        await old.aclose()  # type: ignore[no-untyped-call]  # unannotated in redis-py
+                        await old.aclose()
                 channels = list(self._watches)
                 try:
                     await self._pubsub.subscribe(*channels)
@@ -156,4 +156,4 @@ class UpdateHub:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
         if self._pubsub is not None:
-            await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # unannotated in redis-py
+            await self._pubsub.aclose()

@@ -49,7 +49,8 @@ def _sample(doc: dict[str, Any]) -> Sample:
 
 def load_samples() -> list[Sample]:
     """The hand-written samples shipped in turnstream/samples/data, sorted by id."""
-    files = sorted(p for p in resources.files("turnstream.samples").joinpath("data").iterdir() if p.name.endswith(".json"))
+    files = sorted((p for p in resources.files("turnstream.samples").joinpath("data").iterdir() if p.name.endswith(".json")),
+                   key=lambda p: p.name)
     return [_sample(orjson.loads(p.read_bytes())) for p in files]
 
 

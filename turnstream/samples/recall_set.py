@@ -98,7 +98,7 @@ def recall_case(language: Language, sessions: int = 20, turns_per_session: int =
             reply = rng.choice(assistant_lines).format(a=rng.choice(adjectives))
             messages.append(({"role": "user", "name": user, "content": said}, start + n * 120))
             messages.append(({"role": "assistant", "name": assistant, "content": reply}, start + n * 120 + 60))
-    turns = [{"turn_id": f"{session_id}-{i}", "session_id": session_id, "user_id": user_id, "seq": i, "ts": ts, "message": m}
+    turns: list[dict[str, Any]] = [{"turn_id": f"{session_id}-{i}", "session_id": session_id, "user_id": user_id, "seq": i, "ts": ts, "message": m}
              for i, (m, ts) in enumerate(messages)]
     planted_ids = {m["content"]: t["turn_id"] for t in turns for m in [t["message"]]}
     return RecallCase(session_id, user_id, turns, [(question, answer) for _, question, answer in details],

@@ -8,10 +8,11 @@ vector), so log compaction keeps only the latest of each; `x`, owner, session or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard, get_args
 
 import orjson
 
+from turnstream.errors import TurnstreamError
 from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.memory import Memory
 
@@ -20,7 +21,7 @@ SEPARATOR = "\x1f"
 """Between a key's parts: ids are escaped (schemas/ids.py) and never hold a control character."""
 
 
-class JournalError(ValueError):
+class JournalError(TurnstreamError, ValueError):
     """A journal record this version cannot read."""
 
 
@@ -31,9 +32,13 @@ def journal_key(kind: Kind, owner: str, id_: str) -> bytes:
 def parse_key(key: bytes) -> tuple[Kind, str, str]:
     """(kind, owner, id) of a record key; JournalError for any other shape."""
     parts = key.decode().split(SEPARATOR)
-    if len(parts) != 3 or parts[0] not in ("m", "a", "v", "x"):
+    if len(parts) != 3 or not _is_kind(kind := parts[0]):
         raise JournalError(f"not a memory journal key: {key[:80]!r}")
-    return parts[0], parts[1], parts[2]  # type: ignore[return-value]
+    return kind, parts[1], parts[2]
+
+
+def _is_kind(value: str) -> TypeGuard[Kind]:
+    return value in get_args(Kind)
 
 
 def memory_record(memory: Memory) -> tuple[bytes, bytes]:

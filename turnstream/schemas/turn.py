@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
+from turnstream.errors import TurnstreamError
 from turnstream.schemas.ids import session_key
 from turnstream.schemas.message import MESSAGE_SCHEMA, shape_error
 from turnstream.text.chat import Message
@@ -63,7 +64,7 @@ class Turn(BaseModel):
         return session_key(self.session_id, self.tenant)
 
 
-class TurnError(ValueError):
+class TurnError(TurnstreamError, ValueError):
     """A value that is not a valid Turn: `reason` is a short code, `detail` says what is wrong."""
 
     def __init__(self, reason: str, detail: str, turn_id: str | None = None) -> None:

@@ -16,6 +16,7 @@ from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from turnstream.client.errors import ProducerBufferFull, ProducerClosedError, ProducerStartError, RecordTimeout
+from turnstream.errors import TurnstreamError
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.serve.models import ErrorReply
 from turnstream.serve.scope import BadTurns, OutOfScope
@@ -27,7 +28,7 @@ NOT_FOUND = ErrorReply(error="not_found", detail="no such session or user")
 """One body for every 404: an id of another tenant reads exactly as one that does not exist."""
 
 
-class InvalidRequest(ValueError):
+class InvalidRequest(TurnstreamError, ValueError):
     """A request body or parameter that does not validate."""
 
     def __init__(self, field: str | None, detail: str) -> None:
@@ -43,11 +44,11 @@ class InvalidRequest(ValueError):
         return cls(".".join(str(part) for part in loc) or None, first["msg"].removeprefix("Value error, "))
 
 
-class NotFound(LookupError):
+class NotFound(TurnstreamError, LookupError):
     """No such session or user for the request's tenant."""
 
 
-class BrokerNotReady(RuntimeError):
+class BrokerNotReady(TurnstreamError, RuntimeError):
     """The API's producer has not connected to the broker (yet, or again)."""
 
 

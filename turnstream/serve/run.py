@@ -7,13 +7,14 @@ import signal
 
 from aiohttp import web
 
+from turnstream.errors import TurnstreamError
 from turnstream.serve.app import build_app
 from turnstream.serve.service import Backend
 from turnstream.serve.tenants import TokenTable
 from turnstream.settings import Settings
 
 
-class ListenError(OSError):
+class ListenError(TurnstreamError, OSError):
     """The address cannot be listened on."""
 
 

@@ -9,8 +9,8 @@ does not exist: 404 with the same body, so a token learns nothing about other te
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from turnstream.errors import TurnstreamError
 from turnstream.schemas.ids import session_key, session_owner, user_owner
 
 
@@ -21,11 +21,11 @@ class Scope:
     tenant: str | None
 
 
-class OutOfScope(LookupError):
+class OutOfScope(TurnstreamError, LookupError):
     """The request names something outside its tenant: answered as not found."""
 
 
-class BadTurns(ValueError):
+class BadTurns(TurnstreamError, ValueError):
     """The turns of a record request cannot be scoped: `field` (a pydantic-style path) says which."""
 
     def __init__(self, field: str, detail: str) -> None:
@@ -34,7 +34,7 @@ class BadTurns(ValueError):
         self.detail = detail
 
 
-def scoped_turns(turns: Any, session_id: str, scope: Scope) -> list[Any]:
+def scoped_turns(turns: object, session_id: str, scope: Scope) -> object:
     """The turns of a record request for the path's `session_id`, each with the scope's tenant.
 
     A turn without `tenant` gets the scope's; one naming another tenant is OutOfScope, one naming another
@@ -42,7 +42,7 @@ def scoped_turns(turns: Any, session_id: str, scope: Scope) -> list[Any]:
     Turn schema requires it. Values that are not JSON objects, and a missing session_id, are left for the
     model to refuse with its own error."""
     if not isinstance(turns, list):
-        return turns  # type: ignore[no-any-return]
+        return turns
     scoped = []
     for index, turn in enumerate(turns):
         if isinstance(turn, dict):

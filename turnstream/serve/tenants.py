@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from turnstream.errors import TurnstreamError
 from turnstream.schemas.turn import SAFE_TENANT
 
 MIN_TOKEN_CHARS = 16
@@ -22,7 +23,7 @@ MIN_TOKEN_CHARS = 16
 _TENANT = re.compile(SAFE_TENANT)
 
 
-class TokenFileError(ValueError):
+class TokenFileError(TurnstreamError, ValueError):
     """The tokens cannot be used; the message says where and why, never the token itself."""
 
 

@@ -16,6 +16,7 @@ import orjson
 
 from turnstream.compaction import CompactionResult, SessionCompactor
 from turnstream.compaction.strategies import Fact, KeyInfoExtractor, Strategy
+from turnstream.errors import TurnstreamError
 from turnstream.memory.extract import changed_facts
 from turnstream.schemas import Turn, session_key, validate_turn
 from turnstream.schemas.summaries import SummaryResult
@@ -32,7 +33,7 @@ Fold = Callable[[str, list[dict[str, Any]], Language], str]
 """(summary, dropped span, the conversation's language) -> summary: how spans that waited are laid onto an LLM summary."""
 
 
-class SnapshotError(ValueError):
+class SnapshotError(TurnstreamError, ValueError):
     """A Table row this version cannot read."""
 
 

@@ -11,6 +11,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from turnstream.connections import kafka_options
+from turnstream.errors import TurnstreamError
 from turnstream.settings import BROKER_DEFAULT_REPLICATION, Settings
 
 WORKER_APP = "worker"
@@ -21,7 +22,7 @@ SESSIONS_TABLE = "sessions"
 """Name of the sessions Table; Faust names its changelog `<app id>-sessions-changelog`."""
 
 
-class TopicLayoutError(RuntimeError):
+class TopicLayoutError(TurnstreamError, RuntimeError):
     """The topics cannot be created, or existing ones do not fit the settings; the message is one line."""
 
 

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from turnstream.errors import TurnstreamError
+
 LOG_CONFIG = Path(__file__).with_name("kafka-log4j2.properties")
 """Log4j 2 configuration (properties format: no YAML jar needed): warnings, plus the start and stop lines."""
 JVM_OPTIONS = (
@@ -34,7 +36,7 @@ OWNER_FILE = "owner.pid"
 SCRAM_MECHANISM = "SCRAM-SHA-512"
 
 
-class KafkaUnavailable(RuntimeError):
+class KafkaUnavailable(TurnstreamError, RuntimeError):
     """Java or the broker's jars are missing; the message is one line and says how to get them."""
 
 

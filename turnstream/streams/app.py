@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import faust
-
 from turnstream.connections import faust_credentials, kafka_options
 from turnstream.settings import Settings
 from turnstream.streams.admin import faust_app_id
@@ -15,7 +13,7 @@ from turnstream.streams.embedded import free_port
 DEFAULT_BROKER = "kafka://localhost:9092"
 
 
-def faust_app(settings: Settings, name: str, replication_factor: int | None = None) -> faust.App:
+def faust_app(settings: Settings, name: str, replication_factor: int | None = None) -> App:
     """A Faust app configured for turnstream's topics and brokers (the embedded one included), with no agents.
 
     `replication_factor` is what the broker gave the existing topics (ensure_topics reports it): Faust

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from faust import Stream
 from faust.types import EventT, Message, StreamT
 
 from turnstream.faust_private.streams import processed_passively
@@ -29,9 +30,9 @@ class Gate(Protocol):
         """Whether the record may be applied now."""
 
 
-async def take_batches(stream: StreamT, max_events: int, within: float, gate: Gate) -> AsyncIterator[list[EventT]]:
+async def take_batches(stream: StreamT[bytes], max_events: int, within: float, gate: Gate) -> AsyncIterator[list[EventT[bytes]]]:
     """Lists of 1..`max_events` events of `stream`, in order, until the stream stops."""
-    filling: list[EventT] = []
+    filling: list[EventT[bytes]] = []
     first, ready, room = asyncio.Event(), asyncio.Event(), asyncio.Event()
     waiting = getattr(stream.channel, "queue", None)  # what the input holds beyond the events taken so far
 
@@ -50,15 +51,16 @@ async def take_batches(stream: StreamT, max_events: int, within: float, gate: Ga
             ready.set()
         return value
 
+    running = cast(Stream[bytes], stream)  # Faust's Stream: its Service's wait_for_stopped is not declared on StreamT
     acks = stream.enable_acks
     stream.enable_acks = False  # the caller acknowledges each batch once it is done with it
     try:
         with processed_passively(stream, collect):  # as Faust reads a stream for take_events
             while not stream.should_stop:
-                if not filling and await stream.wait_for_stopped(first):  # type: ignore[attr-defined]
+                if not filling and await running.wait_for_stopped(first.wait()):
                     break
                 if not ready.is_set():
-                    await stream.wait_for_stopped(ready, timeout=within)  # type: ignore[attr-defined]
+                    await running.wait_for_stopped(ready.wait(), timeout=within)
                 batch = filling[:]
                 filling.clear()
                 first.clear()
@@ -69,7 +71,7 @@ async def take_batches(stream: StreamT, max_events: int, within: float, gate: Ga
         stream.enable_acks = acks
 
 
-async def acknowledge(stream: StreamT, events: list[EventT]) -> None:
+async def acknowledge(stream: StreamT[bytes], events: list[EventT[bytes]]) -> None:
     """Mark a batch's events done: their offsets are committed once every earlier one is too."""
     for event in events:
         await stream.ack(event)

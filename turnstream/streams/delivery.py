@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 from weakref import WeakSet
 
 from faust.types import TP, Message
@@ -113,7 +113,7 @@ class OrderedConsumer(Consumer):
 
     async def highwaters(self, *partitions: TP) -> Mapping[TP, int]:
         """End offsets confirmed by a fetch (see end_offsets): table recovery reads up to these."""
-        return await fetched_end_offsets(self.app.kafka_options, await super().highwaters(*partitions))  # type: ignore[return-value]
+        return await fetched_end_offsets(cast(App, self.app).kafka_options, await super().highwaters(*partitions))
 
     def gate(self, topics: Iterable[str]) -> None:
         """The records of `topics` reach their agent through `take`: only those it took are acknowledged."""

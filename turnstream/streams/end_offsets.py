@@ -18,31 +18,33 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 log = logging.getLogger(__name__)
-P = TypeVar("P", bound=tuple)
+P = TypeVar("P", bound=tuple[str, int])  # a topic partition: Faust's TP, aiokafka's TopicPartition
+E = TypeVar("E", int, int | None)  # an end offset: Faust's highwaters have one for every partition, a listing may not
 CONFIRM_TIMEOUT_SECONDS = 10.0
 
 
-async def fetched_end_offsets(options: Mapping[str, Any], listed: Mapping[P, int | None]) -> dict[P, int | None]:
+async def fetched_end_offsets(options: Mapping[str, Any], listed: Mapping[P, E]) -> dict[P, E]:
     """`listed` with each non-empty partition's end raised to the high watermark a fetch reports.
 
     A partition the fetches do not reach within CONFIRM_TIMEOUT_SECONDS keeps its listed end (logged).
     """
     ends = dict(listed)
     pending = {TopicPartition(tp[0], tp[1]): tp for tp, end in listed.items() if end}
+    last = {TopicPartition(tp[0], tp[1]): end - 1 for tp, end in listed.items() if end}  # the last record ListOffsets counts
     if not pending:
         return ends
     consumer = AIOKafkaConsumer(**options, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=50)
     await consumer.start()
     try:
         consumer.assign(list(pending))
-        for tp, key in pending.items():
-            consumer.seek(tp, listed[key] - 1)  # type: ignore[operator]  # the last record ListOffsets counts
+        for tp in pending:
+            consumer.seek(tp, last[tp])
         deadline = time.monotonic() + CONFIRM_TIMEOUT_SECONDS
         while pending and time.monotonic() < deadline:
             await consumer.getmany(*pending, timeout_ms=200, max_records=1)
             for tp in [tp for tp in pending if consumer.highwater(tp) is not None]:
                 key = pending.pop(tp)
-                ends[key] = max(ends[key] or 0, consumer.highwater(tp))  # type: ignore[type-var]
+                ends[key] = max(ends[key] or 0, consumer.highwater(tp))
     finally:
         await consumer.stop()
     if pending:

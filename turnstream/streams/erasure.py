@@ -11,18 +11,19 @@ import time
 from collections import Counter
 
 from turnstream.client import TurnProducer
+from turnstream.errors import TurnstreamError
 from turnstream.redis.connect import redis_client
 from turnstream.redis.erase import Eraser
 from turnstream.schemas.control import forget_record
 from turnstream.schemas.ids import session_key, user_owner
-from turnstream.schemas.journal import erasure_record, journal_key
+from turnstream.schemas.journal import Kind, erasure_record, journal_key
 from turnstream.settings import Settings
 from turnstream.streams.journal_topic import append_records
 
 CONFIRM_TIMEOUT_SECONDS = 60.0
 
 
-class ErasureNotConfirmed(RuntimeError):
+class ErasureNotConfirmed(TurnstreamError, RuntimeError):
     """No worker confirmed that it dropped a session's Table row in time; nothing was deleted from Redis."""
 
 
@@ -82,7 +83,8 @@ async def _drop_rows(settings: Settings, eraser: Eraser, sessions: list[str]) ->
 async def _erase_journal(settings: Settings, owner: str, session: str | None, memories: list[str], entries: list[str]) -> None:
     """Tombstones in the memory journal for what was erased, and the erasure itself: a replay of the journal
     leaves out whatever of the owner (or session) was written before now, tombstoned or not."""
-    records = [(owner, journal_key("m", owner, id_), None) for id_ in memories]
-    records += [(owner, journal_key(kind, owner, id_), None) for id_ in entries for kind in ("a", "v")]  # entry, vector
+    stored: tuple[Kind, ...] = ("a", "v")  # an archived turn's entry and its vector
+    records: list[tuple[str, bytes, bytes | None]] = [(owner, journal_key("m", owner, id_), None) for id_ in memories]
+    records += [(owner, journal_key(kind, owner, id_), None) for id_ in entries for kind in stored]
     records.append((owner, *erasure_record(owner, session, time.time())))
     await append_records(settings, records)

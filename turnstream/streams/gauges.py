@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import faust
 from faust.types import TP
@@ -22,7 +21,9 @@ from turnstream.faust_private.consumer import committed_offsets
 from turnstream.schemas.control import is_forget_marker
 from turnstream.settings import Settings
 from turnstream.streams.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held
+from turnstream.streams.signals import on_assigned, on_revoked
 from turnstream.streams.tables import SessionsTable
+from turnstream.streams.timers import timer
 
 SAMPLE_SECONDS = 5.0
 
@@ -88,17 +89,16 @@ def register_worker_gauges(app: faust.App, settings: Settings, table: SessionsTa
     build_info.labels(__version__, platform.python_version(), faust.__version__).set(1)
     gauges = WorkerGauges(app, settings, table)
 
-    async def on_assigned(sender: Any, assigned: set[TP], **kwargs: Any) -> None:
+    @on_assigned(app)
+    async def count_rebalance(assigned: set[TP]) -> None:
         rebalances_total.inc()
         gauges.sample()
 
-    async def on_revoked(sender: Any, revoked: set[TP], **kwargs: Any) -> None:
+    @on_revoked(app)
+    async def forget_revoked(revoked: set[TP]) -> None:
         gauges.forget(revoked)
 
-    app.on_partitions_assigned.connect(on_assigned)
-    app.on_partitions_revoked.connect(on_revoked)
-
-    @app.timer(SAMPLE_SECONDS, name=f"{settings.topic_prefix}.worker_gauges")
+    @timer(app, SAMPLE_SECONDS, name=f"{settings.topic_prefix}.worker_gauges")
     async def sample_gauges() -> None:
         gauges.sample()
 

@@ -14,6 +14,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from turnstream.connections import kafka_options
+from turnstream.errors import TurnstreamError
 from turnstream.schemas.ids import partition_of
 from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings
@@ -22,7 +23,7 @@ READ_TIMEOUT_SECONDS = 60.0
 """A partition that gives no record for this long while behind its end is taken as unreadable."""
 
 
-class JournalReadError(RuntimeError):
+class JournalReadError(TurnstreamError, RuntimeError):
     """A journal partition could not be read to its end."""
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import faust
 
+from turnstream.faust_private.tables import recovered
 from turnstream.redis.connect import ping, redis_client
 from turnstream.settings import Settings
 
@@ -28,7 +29,7 @@ async def readiness(app: faust.App, redis: Redis) -> dict[str, bool]:
         redis_ok = False
     return {
         "partitions_assigned": bool(app.consumer.assignment()),
-        "recovery_finished": app.tables.recovery.completed.is_set(),
+        "recovery_finished": recovered(app),
         "redis": redis_ok,
     }
 

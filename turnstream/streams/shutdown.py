@@ -15,6 +15,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from turnstream.faust_private import worker
 
@@ -48,7 +49,7 @@ class StopDeadline:
 class Worker(worker.Worker):
     """faust.Worker whose stop on SIGTERM or SIGINT is bounded by a StopDeadline, without a start-up spinner."""
 
-    def __init__(self, *args: object, stop_timeout: float, **kwargs: object) -> None:
+    def __init__(self, *args: Any, stop_timeout: float, **kwargs: Any) -> None:  # faust.Worker's own, passed on
         super().__init__(*args, **kwargs)
         # Faust's spinner puts the root logger at DEBUG (its handler spins on every record), so every
         # debug line of aiokafka and Faust, a few per fetch and per send, was built and then dropped:

@@ -17,6 +17,7 @@ from tenacity import (
 )
 
 from turnstream.connections import kafka_options, kafka_refusal, kafka_refusal_reason
+from turnstream.errors import TurnstreamError
 from turnstream.logs import LogFormat, formatter
 from turnstream.redis.connect import ping, redis_client
 from turnstream.settings import Settings
@@ -29,11 +30,11 @@ BACKOFF_FIRST_SECONDS = 0.5
 BACKOFF_MAX_SECONDS = 5.0
 
 
-class ServicesUnavailable(RuntimeError):
+class ServicesUnavailable(TurnstreamError, RuntimeError):
     """A service did not answer before the start-up deadline, or refused us; the message is one line, secrets masked."""
 
 
-class ServiceRefused(RuntimeError):
+class ServiceRefused(TurnstreamError, RuntimeError):
     """A service answers but refuses our credentials or its certificate is not trusted: not retried, as waiting cannot fix it."""
 
 
@@ -101,7 +102,7 @@ async def wait_until_ready(
         error = state.outcome.exception() if state.outcome else None
         log.info(settings.redact(
             f"waiting for {what} at {where}: attempt {state.attempt_number} failed ({_reason(error)}); "
-            f"next in {state.next_action.sleep:.1f}s"
+            f"next in {state.next_action.sleep if state.next_action else 0.0:.1f}s"
         ))
 
     retrying = AsyncRetrying(

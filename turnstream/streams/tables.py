@@ -15,7 +15,7 @@ from turnstream.settings import Settings
 from turnstream.streams.admin import SESSIONS_TABLE
 
 
-class SessionsTable(faust.Table):
+class SessionsTable(faust.Table[str, bytes]):
     """A Table that knows when each of its local rows was last written, and on which partition, for the timers
     that sweep it (expiry, re-sync, gauges) without hashing every key on every run.
 
@@ -23,24 +23,26 @@ class SessionsTable(faust.Table):
     timestamp (when it was written, by whichever worker), so a restart does not make old sessions young.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, partitions: int, **kwargs: Any) -> None:  # faust.Table's, the partitions required
+        super().__init__(*args, partitions=partitions, **kwargs)
+        self.partition_count = partitions
+        """Partitions of the table's changelog (and of the turns topic)."""
         self.touched: dict[str, float] = {}
         """session key -> epoch seconds of its row's latest write."""
         self.partition: dict[str, int] = {}
         """session key -> its partition (of the turns topic and of the changelog alike)."""
 
-    def on_key_set(self, key: str, value: Any) -> None:
+    def on_key_set(self, key: str, value: bytes) -> None:
         super().on_key_set(key, value)
         self.touched[key] = time.time()
         if key not in self.partition:
-            self.partition[key] = partition_of(key, self.partitions)
+            self.partition[key] = partition_of(key, self.partition_count)
 
     def on_key_del(self, key: str) -> None:
         super().on_key_del(key)
         self.untrack(key)
 
-    def apply_changelog_batch(self, batch: Iterable[EventT]) -> None:
+    def apply_changelog_batch(self, batch: Iterable[EventT[bytes]]) -> None:
         events = list(batch)
         for event in events:
             key = table_key(self, event.key)

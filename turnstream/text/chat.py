@@ -55,7 +55,9 @@ def tool_calls(message: Any) -> list[tuple[str, str, str]]:
     for call in raw:
         if not isinstance(call, dict):
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = call.get("function")
+        if not isinstance(function, dict):
+            function = {}
         calls.append((str(call.get("id", "")), str(function.get("name", "tool")), content_text(function.get("arguments", ""))))
     return calls
 

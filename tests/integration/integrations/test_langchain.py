@@ -126,8 +126,10 @@ async def test_runnable_with_message_history_sees_what_it_added_on_the_previous_
     await ensure_topics(settings)
     with running_worker(settings):
         async with GatewayClient(settings) as gateway:
-            histories: Callable[[str], TurnstreamChatMessageHistory] = lambda sid: TurnstreamChatMessageHistory(
-                sid, tenant="acme", settings=settings, async_gateway=gateway, timeout=WARM_UP)
+            def histories(sid: str) -> TurnstreamChatMessageHistory:
+                return TurnstreamChatMessageHistory(sid, tenant="acme", settings=settings, async_gateway=gateway,
+                                                    timeout=WARM_UP)
+
             chain = RunnableWithMessageHistory(RunnableLambda(model), histories)
             chain.invoke([HumanMessage("Where is Bergen?")], {"configurable": {"session_id": "chat-1"}})
             chain.invoke([HumanMessage("And Oslo?")], {"configurable": {"session_id": "chat-1"}})

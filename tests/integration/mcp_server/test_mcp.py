@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 import httpx2
 from mcp.client.session import ClientSession

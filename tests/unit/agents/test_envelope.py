@@ -10,13 +10,13 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.unit.agents.fixtures import SUMMARIES, record, turn_value
 from turnstream.agents.envelope import open_envelope
 from turnstream.agents.ingest import dead_letter, forward
 from turnstream.schemas.control import PopRequest, forget_record, pop_record
 from turnstream.schemas.headers import REASON_HEADER
 from turnstream.schemas.summaries import SummaryResult
 from turnstream.session import Forwarded
+from turnstream.testing import SUMMARIES, record, turn_value
 
 pytestmark = pytest.mark.unit
 
@@ -24,7 +24,7 @@ PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
 def opened(value: bytes | None, key: bytes | None = b"s1", headers: Any = None, topic: str = "t.turns") -> Any:
-    return open_envelope(record(value, key, 7, headers, topic), SUMMARIES, 1024)  # type: ignore[arg-type]
+    return open_envelope(record(value, key, 7, headers, topic), SUMMARIES, 1024)
 
 
 @pytest.mark.parametrize(("value", "key", "headers", "topic", "kind"), [

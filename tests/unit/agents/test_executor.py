@@ -8,9 +8,9 @@ from dataclasses import fields
 
 import pytest
 
-from tests.unit.agents.fixtures import NOW, Failed, World, conversation, executor, record, turn_value
 from turnstream.agents.executor import PLAN, Sinks, to_the_end
 from turnstream.schemas.control import forget_record
+from turnstream.testing import NOW, StageFailed, World, conversation, executor, record, turn_value
 
 pytestmark = pytest.mark.unit
 
@@ -48,7 +48,7 @@ def test_one_batch_stores_what_its_records_ask_for() -> None:
 @pytest.mark.parametrize("stage", PLAN)
 def test_a_failed_stage_acknowledges_nothing_and_runs_no_later_stage(stage: str) -> None:
     world = World(fail_at=stage)
-    with pytest.raises(Failed):
+    with pytest.raises(StageFailed):
         asyncio.run(executor(world).store_then_acknowledge(conversation(), world.acknowledge))
     assert world.written == list(PLAN[:PLAN.index(stage)])
     assert world.acknowledged == []
@@ -61,7 +61,7 @@ def test_the_next_owner_replaying_a_failed_batch_stores_what_one_clean_run_store
     clean = World()
     asyncio.run(executor(clean).store_then_acknowledge(conversation(), clean.acknowledge))
     world = World(fail_at=stage)
-    with pytest.raises(Failed):
+    with pytest.raises(StageFailed):
         asyncio.run(executor(world).store_then_acknowledge(conversation(), world.acknowledge))
     world.fail_at = None
     # nothing was acknowledged: the partition's next owner (a new executor) gets the same records again
@@ -72,7 +72,7 @@ def test_the_next_owner_replaying_a_failed_batch_stores_what_one_clean_run_store
 
 def test_a_replay_after_the_rows_were_stored_changes_no_version() -> None:
     world = World(fail_at="forget")
-    with pytest.raises(Failed):
+    with pytest.raises(StageFailed):
         asyncio.run(executor(world).store_then_acknowledge(conversation(), world.acknowledge))
     world.fail_at = None
     before = dict(world.contexts)
@@ -115,7 +115,7 @@ def test_the_same_worker_replaying_a_failed_batch_stores_what_one_clean_run_stor
     run = executor(world)  # one worker throughout: s1's state is live after the first batch
     asyncio.run(run.store_then_acknowledge(first, world.acknowledge))
     world.fail_at = stage
-    with pytest.raises(Failed):
+    with pytest.raises(StageFailed):
         asyncio.run(run.store_then_acknowledge(conversation(), world.acknowledge))
     assert len(run.stepper.loader.live) == 0  # none of the failed batch's half-applied states is live
     world.fail_at = None

@@ -73,7 +73,7 @@ def test_faust_s_own_command_stops_in_one_line_on_an_untested_faust(monkeypatch:
     monkeypatch.setattr(versions, "installed", lambda: {"faust-streaming": "0.16.0", "aiokafka": "0.14.0"})
     monkeypatch.setattr(worker_app, "create_app", lambda settings: pytest.fail("the check comes before the app"))
     with pytest.raises(SystemExit, match=r"^turnstream: faust-streaming 0.16.0 is outside") as stopped:
-        worker_app.app  # what `faust -A turnstream.agents.app worker` looks up
+        _ = worker_app.app  # what `faust -A turnstream.agents.app worker` looks up
     assert "\n" not in str(stopped.value.code)
 
 

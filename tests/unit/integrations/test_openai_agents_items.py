@@ -18,7 +18,7 @@ OUTPUT_MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "status
 
 def call(call_id: str, name: str = "weather") -> dict[str, Any]:
     return {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": name,
-            "arguments": '{"city": "%s"}' % call_id, "status": "completed"}
+            "arguments": f'{{"city": "{call_id}"}}', "status": "completed"}
 
 
 def output(call_id: str, text: str = "sunny") -> dict[str, Any]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.agents.fixtures import SUMMARIES, turn_value
 from turnstream.schemas.control import forget_record
 from turnstream.schemas.headers import REASON_HEADER
 from turnstream.schemas.summaries import SummaryResult
 from turnstream.schemas.turn import Turn
 from turnstream.session import Forwarded
 from turnstream.session.records import record_of
+from turnstream.testing import SUMMARIES, turn_value
 
 
 def of(value: bytes | None, key: bytes | None = b"s1", headers: list[tuple[str, bytes]] | None = None,

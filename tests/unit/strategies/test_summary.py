@@ -72,7 +72,8 @@ def said(day: int, name: str, text: str) -> tuple[dict, float]:
     return {"role": "user" if name == "Maya" else "assistant", "name": name, "content": text}, START + day * DAY
 
 
-def fold_days(summarizer: RollingSummarizer, days: list[list[tuple[dict, float]]], digest: Digest = Digest()) -> Digest:
+def fold_days(summarizer: RollingSummarizer, days: list[list[tuple[dict, float]]], digest: Digest | None = None) -> Digest:
+    digest = Digest() if digest is None else digest
     for span in days:
         digest = summarizer.apply(replace(digest, times=tuple(ts for _, ts in span)), [m for m, _ in span], 0)
         digest = replace(digest, times=())

@@ -57,7 +57,7 @@ def grounded_on_read(text: str, ts: float, language: Language) -> str:
     today = datetime.fromtimestamp(ts, UTC).date()
     note = LOCALES[language].date_note
     for pattern, meaning in dates._RULES[language]:
-        text = pattern.sub(lambda m: m.group(0) + note.format(date=meaning(m, today)), text)
+        text = pattern.sub(lambda m, meaning=meaning: m.group(0) + note.format(date=meaning(m, today)), text)
     return text
 
 

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from turnstream.compaction.strategies.archive import Archiver
-    from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, FactType, Message, Strategy
+    from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, FactType, Strategy
     from turnstream.compaction.strategies.composite import CompositeStrategy
     from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
     from turnstream.compaction.strategies.summary import RollingSummarizer
     from turnstream.settings import Settings
+    from turnstream.text.chat import Message
 
 _WHERE = {
     "Archiver": "archive", "ArchivedTurn": "base", "Digest": "base", "Fact": "base", "FactType": "base", "Message": "base",

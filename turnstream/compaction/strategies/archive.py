@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Message
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest
 from turnstream.compaction.strategies.text import keywords
-from turnstream.text.chat import message_text
+from turnstream.text.chat import Message, message_text
 
 MAX_KEYWORDS = 32
 

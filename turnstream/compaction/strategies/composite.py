@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from turnstream.compaction.strategies.base import Digest, Message, Strategy
+from turnstream.compaction.strategies.base import Digest, Strategy
+from turnstream.text.chat import Message
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from typing import Any, get_args
 import orjson
 
 from turnstream.compaction.fitting import eviction_order, fact_value
-from turnstream.compaction.strategies.base import Digest, Fact, FactType, Message
+from turnstream.compaction.strategies.base import Digest, Fact, FactType
 from turnstream.compaction.strategies.text import clauses, keywords, sentences, shorten
-from turnstream.text.chat import content_text, tool_calls
+from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.terms import CJK_RUN
 
 log = logging.getLogger(__name__)
@@ -28,21 +28,21 @@ _LIMIT = r"(?:\bat most\b|\bunder\b|\bno more than\b|\bmax(?:imum)?\b|\bup to\b|
 
 # Slots that hold one value each: a restatement or a correction of the slot replaces the old entry.
 # (key, default type, trigger) — triggers are cues, not templates: they match inside any phrasing.
+_SLOT_CUES: tuple[tuple[str, FactType, str], ...] = (
+    ("name", "fact", r"\bmy name\b|\bcall me\b|\bi'?m called\b|\bname['’]s\b|我叫|叫我|我的名字|我姓"),
+    ("allergy", "constraint", r"allerg|过敏"),
+    # Money and a limit on one line: looked for from each line's start only, which finds the same pair as
+    # looking from every position would (`.` stops at a line's end), without rescanning the line from each.
+    ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?m:^(?=.*{_MONEY})(?=.*{_LIMIT}))"),
+    ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
+    ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)|搬到|搬去"),
+    ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy (?:job|profession) (?:is|as|at|for|in|with)\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
+    ("age", "fact", r"\bi'?m \d{1,3} (?:years?|yrs?)\b|\bmy age\b|\bi turned \d|我\s*(?:今年)?\s*\d{1,3}\s*岁|我今年"),
+    ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|(?:\d+|[两三四五六七八九十])\s*(?:个人|位)|一共\S{0,3}人"),
+    ("deadline", "constraint", r"\bdeadline\b|\bdue (?:by|on)\b|截止|最晚"),
+)
 _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
-    (key, kind, re.compile(pattern, re.I))
-    for key, kind, pattern in (
-        ("name", "fact", r"\bmy name\b|\bcall me\b|\bi'?m called\b|\bname['’]s\b|我叫|叫我|我的名字|我姓"),
-        ("allergy", "constraint", r"allerg|过敏"),
-        # Money and a limit on one line: looked for from each line's start only, which finds the same pair as
-        # looking from every position would (`.` stops at a line's end), without rescanning the line from each.
-        ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?m:^(?=.*{_MONEY})(?=.*{_LIMIT}))"),
-        ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
-        ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)|搬到|搬去"),
-        ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy (?:job|profession) (?:is|as|at|for|in|with)\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
-        ("age", "fact", r"\bi'?m \d{1,3} (?:years?|yrs?)\b|\bmy age\b|\bi turned \d|我\s*(?:今年)?\s*\d{1,3}\s*岁|我今年"),
-        ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|(?:\d+|[两三四五六七八九十])\s*(?:个人|位)|一共\S{0,3}人"),
-        ("deadline", "constraint", r"\bdeadline\b|\bdue (?:by|on)\b|截止|最晚"),
-    )
+    (key, kind, re.compile(pattern, re.I)) for key, kind, pattern in _SLOT_CUES
 )
 
 # "my X is …" / "我的X是…": the subject slot names the key, so "my seat preference is…" restated or corrected collides.
@@ -386,9 +386,9 @@ def _claim_keys(found: Sequence[Fact], replaced: Sequence[Fact]) -> list[Fact]:
             left.remove(match)
             claimed[index] = replace(fact, key=match.key)
     if len(left) == len(replaced) and left:
-        index = next((i for i, fact in enumerate(claimed) if ":" in fact.key), None)
-        if index is not None:
-            claimed[index] = replace(claimed[index], key=left[-1].key)
+        unkeyed = next((i for i, fact in enumerate(claimed) if ":" in fact.key), None)
+        if unkeyed is not None:
+            claimed[unkeyed] = replace(claimed[unkeyed], key=left[-1].key)
     return claimed
 
 

@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import Any, TypeGuard, get_args
 
 import orjson
 
-from turnstream.compaction.strategies.base import Fact, FactType, Message
+from turnstream.compaction.strategies.base import Fact, FactType
 from turnstream.compaction.strategies.keyinfo import MAX_FACT_CHARS, slug
 from turnstream.compaction.strategies.text import shorten
 from turnstream.compaction.tokens import truncate_text
-from turnstream.text.chat import content_text, tool_calls
+from turnstream.text.chat import Message, content_text, tool_calls
 
 PROMPT_MAX_TOKENS = 6000
 """Cap on the dropped turns rendered into one prompt, so one request never explodes."""
 MESSAGE_MAX_CHARS = 1500
-_FACT_TYPES: tuple[str, ...] = get_args(FactType)
+_FACT_TYPES: tuple[FactType, ...] = get_args(FactType)
+
+
+def _is_fact_type(value: object) -> TypeGuard[FactType]:
+    return value in _FACT_TYPES
+
 
 SUMMARY_INSTRUCTIONS = (
     "You maintain the rolling summary of a long conversation whose middle was removed from the context. "
@@ -114,7 +119,7 @@ def parse_facts(content: str, first_seq: int, max_facts: int) -> list[Fact]:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
             continue
         text = shorten(item["text"], MAX_FACT_CHARS)
-        kind = item.get("type") if item.get("type") in _FACT_TYPES else "fact"
+        kind: FactType = item["type"] if _is_fact_type(item.get("type")) else "fact"
         key = " ".join(str(item.get("key") or "").lower().split()) or f"{kind}:{slug(text)}"
         facts.append(Fact(type=kind, text=text, key=key, source_seq=first_seq))
     if items and not facts:

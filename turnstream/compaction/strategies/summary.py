@@ -33,11 +33,11 @@ from functools import lru_cache
 import orjson
 
 from turnstream.compaction.greeting import is_small_talk
-from turnstream.compaction.strategies.base import Digest, Message
+from turnstream.compaction.strategies.base import Digest
 from turnstream.compaction.strategies.keyinfo import classify, tool_result_summary
 from turnstream.compaction.strategies.text import keywords, sentences, shorten, span_language
 from turnstream.compaction.tokens import count_text, truncate_text
-from turnstream.text.chat import content_text, tool_calls
+from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 
@@ -344,8 +344,9 @@ def _fit(periods: list[_Period], cap: int) -> None:
         else:
             # one line a period and nothing left to fold: the oldest line goes
             oldest = periods[0].lines.pop(0)
-            for key in _signals(oldest)[1] if counts is not None else ():
-                counts[key] -= 1
+            if counts is not None:
+                for key in _signals(oldest)[1]:
+                    counts[key] -= 1
             if not periods[0].lines:
                 periods.pop(0)
         total = sum(p.tokens() for p in periods)

@@ -31,8 +31,12 @@ WARM_UP_TIMEOUT = 120.0
 
 
 def turn(run: str, number: int, session: int = 0) -> dict[str, Any]:
-    return {"turn_id": f"{run}-{number}", "session_id": f"pw-{run}-{session}", "user_id": f"u-{session}",
-            "message": {"role": "user", "content": f"turn {number}: my budget is {number} EUR"}}
+    return {
+        "turn_id": f"{run}-{number}",
+        "session_id": f"pw-{run}-{session}",
+        "user_id": f"u-{session}",
+        "message": {"role": "user", "content": f"turn {number}: my budget is {number} EUR"},
+    }
 
 
 async def produce_once(settings: Settings, value: dict[str, Any]) -> None:
@@ -102,8 +106,10 @@ def produce_and_wait(settings: Settings, run: str, count: int, rate: float) -> d
                 times[mode] += paced_sync(gateway, label, count, rate)
             else:
                 times[mode] += asyncio.run(async_rounds(settings, label, count, rate))
-    return {mode: dict(zip(("p50_ms", "p99_ms"), (rounded(1000 * q) for q in p50_p99(seconds))))
-            for mode, seconds in times.items()}
+    return {
+        mode: dict(zip(("p50_ms", "p99_ms"), (rounded(1000 * q) for q in p50_p99(seconds))))
+        for mode, seconds in times.items()
+    }
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ def _value(raw: bytes) -> Any:
 def dump(client: redis.Redis, prefix: str) -> list[str]:
     lines = []
     for key in sorted(client.scan_iter(match=f"{prefix}:*", count=1000)):
-        name, kind = key.decode()[len(prefix):], client.type(key).decode()
+        name, kind = key.decode()[len(prefix) :], client.type(key).decode()
         if name.startswith(":journal:"):
             continue
         value: Any
@@ -38,8 +38,11 @@ def dump(client: redis.Redis, prefix: str) -> list[str]:
             value = _value(client.get(key) or b"")
         elif kind == "hash":
             fields = client.hgetall(key)
-            value = sorted(f.decode() for f in fields) if ":memcreated:" in name else {
-                f.decode("latin-1"): _value(v) for f, v in sorted(fields.items())}
+            value = (
+                sorted(f.decode() for f in fields)
+                if ":memcreated:" in name
+                else {f.decode("latin-1"): _value(v) for f, v in sorted(fields.items())}
+            )
             if name.startswith(":profile:"):
                 value.pop("version", None)
         elif kind == "set":

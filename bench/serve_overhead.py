@@ -37,14 +37,23 @@ QUESTIONS = ("What is my budget?", "Which city did I pick?", "When do I travel?"
 
 def turn(run: str, number: int) -> dict[str, Any]:
     session = number % SESSIONS
-    return {"turn_id": f"{run}-{number}", "session_id": f"so-{run}-{session}", "user_id": f"so-u-{run}-{session}",
-            "message": {"role": "user", "content": f"turn {number}: my budget is {1000 + number} EUR for Lisbon in May"}}
+    return {
+        "turn_id": f"{run}-{number}",
+        "session_id": f"so-{run}-{session}",
+        "user_id": f"so-u-{run}-{session}",
+        "message": {"role": "user", "content": f"turn {number}: my budget is {1000 + number} EUR for Lisbon in May"},
+    }
 
 
 def start_serve(settings: Settings) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, **settings_env(settings)}
-    process = subprocess.Popen([sys.executable, "-m", "turnstream", "serve", "--open", "--port", "0"], env=env,
-                               stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "turnstream", "serve", "--open", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     assert process.stdout is not None
     line = process.stdout.readline()
     if not line.startswith("SERVE_URL="):
@@ -64,9 +73,13 @@ async def timed(call: Callable[[], Awaitable[object]], count: int) -> list[float
 
 async def measure(settings: Settings, url: str, rounds: int, per_round: int) -> dict[str, dict[str, list[float]]]:
     run = f"{os.getpid()}-{int(time.time())}"
-    times: dict[str, dict[str, list[float]]] = {"build_prompt": {"sdk": [], "serve": []}, "record": {"sdk": [], "serve": []}}
+    times: dict[str, dict[str, list[float]]] = {
+        "build_prompt": {"sdk": [], "serve": []},
+        "record": {"sdk": [], "serve": []},
+    }
     numbers = iter(range(10**9))
     async with GatewayClient(settings) as sdk, aiohttp.ClientSession() as http:
+
         async def until_ready() -> None:
             for _ in range(300):
                 async with http.get(f"{url}/readyz") as reply:
@@ -86,13 +99,16 @@ async def measure(settings: Settings, url: str, rounds: int, per_round: int) -> 
 
         def prompt_sdk() -> Awaitable[object]:
             n = next(numbers)
-            return sdk.context.build_prompt(f"so-{run}-{n % SESSIONS}", QUESTIONS[n % 4], user_id=f"so-u-{run}-{n % SESSIONS}",
-                                            record=False)
+            return sdk.context.build_prompt(
+                f"so-{run}-{n % SESSIONS}", QUESTIONS[n % 4], user_id=f"so-u-{run}-{n % SESSIONS}", record=False
+            )
 
         def prompt_serve() -> Awaitable[object]:
             n = next(numbers)
-            return post(f"/v1/sessions/so-{run}-{n % SESSIONS}/prompt",
-                        {"text": QUESTIONS[n % 4], "user_id": f"so-u-{run}-{n % SESSIONS}", "record": False})
+            return post(
+                f"/v1/sessions/so-{run}-{n % SESSIONS}/prompt",
+                {"text": QUESTIONS[n % 4], "user_id": f"so-u-{run}-{n % SESSIONS}", "record": False},
+            )
 
         def record_sdk() -> Awaitable[object]:
             return sdk.record(turn(run, SESSIONS + next(numbers)))
@@ -106,7 +122,7 @@ async def measure(settings: Settings, url: str, rounds: int, per_round: int) -> 
             await timed(sdk_call, 20)  # warm both paths (script load, connections, tokenizer)
             await timed(serve_call, 20)
             for _, sdk_first in abba(rounds):
-                for side in (("sdk", "serve") if sdk_first else ("serve", "sdk")):
+                for side in ("sdk", "serve") if sdk_first else ("serve", "sdk"):
                     call = sdk_call if side == "sdk" else serve_call
                     times[name][side] += await timed(call, per_round if name == "build_prompt" else per_round // 4)
     return times
@@ -119,14 +135,18 @@ def report(times: dict[str, dict[str, list[float]]]) -> None:
         for side, (p50, p99) in quantiles.items():
             print(f"{name:<13} {side:<6} {len(sides[side]):>5} {rounded(p50):>8} {rounded(p99):>8}")
         (sdk50, sdk99), (serve50, serve99) = quantiles["sdk"], quantiles["serve"]
-        print(f"{name:<13} overhead p50 {rounded(serve50 - sdk50)} ms (x{rounded(serve50 / sdk50)}), "
-              f"p99 {rounded(serve99 - sdk99)} ms (x{rounded(serve99 / sdk99)})")
+        print(
+            f"{name:<13} overhead p50 {rounded(serve50 - sdk50)} ms (x{rounded(serve50 / sdk50)}), "
+            f"p99 {rounded(serve99 - sdk99)} ms (x{rounded(serve99 / sdk99)})"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6, help="A B rounds per call (default 6)")
-    parser.add_argument("--per-round", type=int, default=400, help="prompts per side and round; records a quarter (default 400)")
+    parser.add_argument(
+        "--per-round", type=int, default=400, help="prompts per side and round; records a quarter (default 400)"
+    )
     args = parser.parse_args()
     settings = Settings()
     process, url = start_serve(settings)

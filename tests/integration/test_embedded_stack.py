@@ -60,7 +60,9 @@ async def test_redis_round_trips_a_value(redis_url: str) -> None:
 def _start_stack(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "turnstream", "stack", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -81,14 +83,33 @@ def test_stack_command_prints_urls_then_ready_and_stops_on_sigterm(broker_args: 
 
 def test_stack_on_apache_kafka_takes_the_ports_asked_for_and_round_trips(tmp_path: Path) -> None:
     kafka_port, redis_port = free_port(), free_port()
-    with killed_on_failure(_start_stack("--broker", "kafka", "--kafka-port", str(kafka_port), "--redis-port", str(redis_port))) as process:
+    with killed_on_failure(
+        _start_stack("--broker", "kafka", "--kafka-port", str(kafka_port), "--redis-port", str(redis_port))
+    ) as process:
         lines = [process.stdout.readline().strip() for _ in range(3)]
-        assert lines == [f"KAFKA_URL=kafka://127.0.0.1:{kafka_port}", f"REDIS_URL=redis://127.0.0.1:{redis_port}/0", "READY"]
-        turn = {"turn_id": "t1", "session_id": "s1", "seq": 1, "ts": 1.0, "message": {"role": "user", "content": "hello"}}
+        assert lines == [
+            f"KAFKA_URL=kafka://127.0.0.1:{kafka_port}",
+            f"REDIS_URL=redis://127.0.0.1:{redis_port}/0",
+            "READY",
+        ]
+        turn = {
+            "turn_id": "t1",
+            "session_id": "s1",
+            "seq": 1,
+            "ts": 1.0,
+            "message": {"role": "user", "content": "hello"},
+        }
         produced = subprocess.run(
-            [sys.executable, "-m", "turnstream", "produce", "-"], input=orjson.dumps(turn).decode() + "\n",
-            capture_output=True, text=True, timeout=60,
-            env={**os.environ, "TURNSTREAM_KAFKA_URL": f"kafka://127.0.0.1:{kafka_port}", "TURNSTREAM_TOPIC_PREFIX": "stack-kafka"},
+            [sys.executable, "-m", "turnstream", "produce", "-"],
+            input=orjson.dumps(turn).decode() + "\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={
+                **os.environ,
+                "TURNSTREAM_KAFKA_URL": f"kafka://127.0.0.1:{kafka_port}",
+                "TURNSTREAM_TOPIC_PREFIX": "stack-kafka",
+            },
         )
         assert produced.returncode == 0, produced.stderr
         assert_sigterm_stops(process, kafka_port, redis_port, within=20)
@@ -96,7 +117,10 @@ def test_stack_on_apache_kafka_takes_the_ports_asked_for_and_round_trips(tmp_pat
 
 def test_stack_on_apache_kafka_without_its_jars_is_one_line(tmp_path: Path) -> None:
     process = subprocess.run(
-        [sys.executable, "-m", "turnstream", "stack", "--broker", "kafka"], capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "turnstream", "stack", "--broker", "kafka"],
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "TURNSTREAM_KAFKA_JARS": str(tmp_path)},
     )
     assert process.returncode == 1
@@ -106,7 +130,10 @@ def test_stack_on_apache_kafka_without_its_jars_is_one_line(tmp_path: Path) -> N
 
 def test_stack_on_apache_kafka_without_java_is_one_line(tmp_path: Path) -> None:
     process = subprocess.run(
-        [sys.executable, "-m", "turnstream", "stack", "--broker", "kafka"], capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "turnstream", "stack", "--broker", "kafka"],
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "PATH": str(tmp_path)},  # nothing on PATH, java included
     )
     assert process.returncode == 1

@@ -31,15 +31,29 @@ def conversation(session_id: str, user_id: str | None, seed: int) -> list[dict[s
     turns = []
     for n in range(6):
         role = "user" if n % 2 == 0 else "assistant"
-        content = f"My {OBJECTS[(seed + n) % len(OBJECTS)]} {seed + n} number is {(seed + n) * 7}" if role == "user" else "Noted."
-        turns.append({"turn_id": f"{session_id}-{n}", "session_id": session_id, "tenant": TENANT, "user_id": user_id,
-                      "seq": n, "message": {"role": role, "content": content}})
+        content = (
+            f"My {OBJECTS[(seed + n) % len(OBJECTS)]} {seed + n} number is {(seed + n) * 7}"
+            if role == "user"
+            else "Noted."
+        )
+        turns.append(
+            {
+                "turn_id": f"{session_id}-{n}",
+                "session_id": session_id,
+                "tenant": TENANT,
+                "user_id": user_id,
+                "seq": n,
+                "message": {"role": role, "content": content},
+            }
+        )
     return turns
 
 
 def forget(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **settings_env(settings)}
-    return subprocess.run([sys.executable, "-m", "turnstream", "forget", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "turnstream", "forget", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 async def redis_keys(client: ContextClient, prefix: str) -> set[str]:
@@ -64,8 +78,16 @@ def sentinels(settings: Settings) -> list[dict[str, Any]]:
         sid = f"sentinel-{n}"
         found.setdefault(partition_of(f"{TENANT}:{sid}", settings.turn_partitions), sid)
         n += 1
-    return [{"turn_id": f"{sid}-0", "session_id": sid, "tenant": TENANT, "seq": 0,
-             "message": {"role": "user", "content": "Hello there, a question about trains."}} for sid in found.values()]
+    return [
+        {
+            "turn_id": f"{sid}-0",
+            "session_id": sid,
+            "tenant": TENANT,
+            "seq": 0,
+            "message": {"role": "user", "content": "Hello there, a question about trains."},
+        }
+        for sid in found.values()
+    ]
 
 
 async def test_forget_a_user_and_a_session_then_replay(settings: Settings) -> None:
@@ -120,7 +142,14 @@ async def test_forget_a_user_and_a_session_then_replay(settings: Settings) -> No
             # a replay of every erased turn, and a late turn of an erased session
             for turn in maya + anon + olga:
                 await producer.send(turn)
-            await producer.send({**maya[0], "turn_id": "s-a-late", "seq": 99, "message": {"role": "user", "content": "My bike 9 number is 63"}})
+            await producer.send(
+                {
+                    **maya[0],
+                    "turn_id": "s-a-late",
+                    "seq": 99,
+                    "message": {"role": "user", "content": "My bike 9 number is 63"},
+                }
+            )
             for turn in sentinels(settings):
                 await producer.send(turn)
             await producer.flush()

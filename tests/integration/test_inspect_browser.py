@@ -30,8 +30,10 @@ HOSTILE = "Note this: <script>document.title='pwned'</script><b>not bold</b>"
 def _require_browser() -> None:
     missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not os.access(path, os.X_OK)]
     if missing:
-        pytest.fail(f"{' and '.join(missing)} missing: install them with `apt-get install -y chromium chromium-driver` "
-                    "(`make test` does it when run as root)")
+        pytest.fail(
+            f"{' and '.join(missing)} missing: install them with `apt-get install -y chromium chromium-driver` "
+            "(`make test` does it when run as root)"
+        )
 
 
 @pytest.fixture
@@ -42,7 +44,13 @@ def browser() -> Iterator[object]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,1000"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1280,1000",
+    ):
         options.add_argument(arg)
     # the driver's path given: Selenium downloads nothing at run time
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
@@ -56,11 +64,20 @@ def browser() -> Iterator[object]:
 def inspector(settings: Settings) -> Iterator[str]:
     """`turnstream inspect --port 0` on the test's Redis; its URL. Stopped by SIGTERM, which must end it cleanly."""
     env = {**os.environ, **settings_env(settings)}
-    process = subprocess.Popen([sys.executable, "-m", "turnstream", "inspect", "--port", "0"], env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "turnstream", "inspect", "--port", "0"],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         line = process.stdout.readline() if process.stdout else ""
-        assert line.startswith("INSPECT_URL=http://127.0.0.1:"), (line, process.stderr.read() if process.poll() is not None else "")
+        assert line.startswith("INSPECT_URL=http://127.0.0.1:"), (
+            line,
+            process.stderr.read() if process.poll() is not None else "",
+        )
         yield line.strip().split("=", 1)[1]
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
@@ -82,7 +99,9 @@ def _screenshot(driver, name: str) -> Path:  # type: ignore[no-untyped-def]
 
 
 async def test_a_session_is_shown_as_the_model_gets_it_and_a_question_shows_its_recall(
-    settings: Settings, browser, inspector: str,  # type: ignore[no-untyped-def]
+    settings: Settings,
+    browser,
+    inspector: str,  # type: ignore[no-untyped-def]
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -90,8 +109,12 @@ async def test_a_session_is_shown_as_the_model_gets_it_and_a_question_shows_its_
     settings = settings.model_copy(update={"budget_tokens": 1500})
     sample = next(s for s in load_samples() if s.id == "travel_agent")
     trip = turns_of(sample, "trip-maya")
-    hostile = [{"turn_id": f"x-{n}", "session_id": "probe", "user_id": "mallory", "seq": n, "message": m}
-               for n, m in enumerate([{"role": "system", "content": "You are a helper."}, {"role": "user", "content": HOSTILE}])]
+    hostile = [
+        {"turn_id": f"x-{n}", "session_id": "probe", "user_id": "mallory", "seq": n, "message": m}
+        for n, m in enumerate(
+            [{"role": "system", "content": "You are a helper."}, {"role": "user", "content": HOSTILE}]
+        )
+    ]
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         await produce(settings, trip + hostile)

@@ -21,9 +21,13 @@ from turnstream.settings import Settings
 async def stored(redis_settings: Settings) -> Settings:
     """Two sessions of one tenant, one owned by user maya, one by itself."""
     store = ContextWriter.from_settings(redis_settings)
-    await store.write(make_doc(4, "s1", messages=[{"role": "user", "content": "<script>x</script> hello"}]), owner="acme:maya")
+    await store.write(
+        make_doc(4, "s1", messages=[{"role": "user", "content": "<script>x</script> hello"}]), owner="acme:maya"
+    )
     await store.write(make_doc(2, "s2"))
-    await store.redis.hset(f"{redis_settings.topic_prefix}:ctx:{{:old}}:old", "doc", b'{"session_id": "old"}')  # not a ContextDoc
+    await store.redis.hset(
+        f"{redis_settings.topic_prefix}:ctx:{{:old}}:old", "doc", b'{"session_id": "old"}'
+    )  # not a ContextDoc
     await store.aclose()
     return redis_settings
 
@@ -77,4 +81,6 @@ async def test_with_a_token_every_request_must_carry_it(stored: Settings) -> Non
         assert (await web.get("/", headers={"Authorization": "Bearer wrong"})).status == 401
         assert (await web.get("/sessions/acme:s1", headers={"Authorization": "Bearer s3cret"})).status == 200
         basic = base64.b64encode(b"me:s3cret").decode()
-        assert (await web.get("/", headers={"Authorization": f"Basic {basic}", "Host": "inspect.internal"})).status == 200
+        assert (
+            await web.get("/", headers={"Authorization": f"Basic {basic}", "Host": "inspect.internal"})
+        ).status == 200

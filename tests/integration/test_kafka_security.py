@@ -59,14 +59,18 @@ def secure_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBr
     stranger = make_ca(folder, "stranger-ca")
     identity = make_server_identity(ca, folder)
     with EmbeddedStack(
-        broker="kafka", redis=False, kafka_sasl_users={USER: PASSWORD},
+        broker="kafka",
+        redis=False,
+        kafka_sasl_users={USER: PASSWORD},
         kafka_tls=TlsFiles(identity.certfile, identity.keyfile),
     ) as stack:
         assert stack.kafka_node is not None
         yield SecureBroker(stack.kafka_node, ca.certfile, stranger.certfile)
 
 
-def kafka_env(broker: SecureBroker, mode: str, *, password: str = PASSWORD, cafile: Path | None = None) -> dict[str, str]:
+def kafka_env(
+    broker: SecureBroker, mode: str, *, password: str = PASSWORD, cafile: Path | None = None
+) -> dict[str, str]:
     """The TURNSTREAM_KAFKA_* variables of one secure listener."""
     if mode == "sasl":
         return {
@@ -87,7 +91,8 @@ def command_env(variables: dict[str, str], redis_url: str, mode: str) -> dict[st
     """A child's environment: no inherited TURNSTREAM_* variable, a topic prefix of its own, no embedded fallback."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TURNSTREAM_", "OPENAI_"))}
     return {
-        **env, **variables,
+        **env,
+        **variables,
         "TURNSTREAM_REDIS_URL": redis_url,
         "TURNSTREAM_TOPIC_PREFIX": f"sec-{mode}-{uuid.uuid4().hex[:8]}",
         "TURNSTREAM_TURN_PARTITIONS": "2",
@@ -107,7 +112,11 @@ def jsonl(turns: list[dict[str, Any]]) -> bytes:
 
 def turnstream(env: dict[str, str], *arguments: str, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
-        [sys.executable, "-m", "turnstream", *arguments], input=stdin, env=env, capture_output=True, timeout=COMMAND_TIMEOUT,
+        [sys.executable, "-m", "turnstream", *arguments],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        timeout=COMMAND_TIMEOUT,
     )
     return subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode(), result.stderr.decode())
 
@@ -118,7 +127,9 @@ def assert_no_secret(output: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_worker_applies_turns_produced_over_the_secure_listener(mode: str, secure_broker: SecureBroker, redis_url: str) -> None:
+async def test_worker_applies_turns_produced_over_the_secure_listener(
+    mode: str, secure_broker: SecureBroker, redis_url: str
+) -> None:
     env = command_env(kafka_env(secure_broker, mode), redis_url, mode)
     settings = settings_from(env)
     assert settings.kafka_security_protocol == ("SASL_PLAINTEXT" if mode == "sasl" else "SSL")
@@ -154,7 +165,10 @@ REFUSALS = {
 @pytest.mark.parametrize("command", [("worker",), ("produce", "-")], ids=["worker", "produce"])
 @pytest.mark.parametrize("mode", MODES)
 def test_refused_authentication_ends_at_once_in_one_line(
-    mode: str, command: tuple[str, ...], secure_broker: SecureBroker, redis_url: str,
+    mode: str,
+    command: tuple[str, ...],
+    secure_broker: SecureBroker,
+    redis_url: str,
 ) -> None:
     """A wrong SCRAM password, or a CA that did not sign the broker's certificate: not transient, so no retries."""
     wrong = kafka_env(secure_broker, mode, password=WRONG_PASSWORD, cafile=secure_broker.untrusted_cafile)

@@ -30,9 +30,13 @@ WAIT = 60.0
 
 def chat(session_id: str, user_id: str | None, tenant: str | None, lines: list[str]) -> list[dict[str, Any]]:
     """A user's lines, each answered, as turns of one session."""
-    messages = [m for line in lines for m in ({"role": "user", "content": line}, {"role": "assistant", "content": "Noted."})]
-    return [{"turn_id": f"t{seq}", "session_id": session_id, "tenant": tenant, "user_id": user_id, "seq": seq, "message": m}
-            for seq, m in enumerate(messages)]
+    messages = [
+        m for line in lines for m in ({"role": "user", "content": line}, {"role": "assistant", "content": "Noted."})
+    ]
+    return [
+        {"turn_id": f"t{seq}", "session_id": session_id, "tenant": tenant, "user_id": user_id, "seq": seq, "message": m}
+        for seq, m in enumerate(messages)
+    ]
 
 
 def memory_texts(settings: Settings, *args: str) -> list[str]:
@@ -60,7 +64,9 @@ async def test_ids_that_used_to_collide_get_contexts_and_memories_of_their_own(s
             await producer.flush()
         async with ContextClient.from_settings(settings) as client:
             for (tenant, sid), turns in sessions.items():
-                result = await client.wait_for(sid, turns[-1]["turn_id"], WAIT, tenant=tenant, user_id=turns[0]["user_id"])
+                result = await client.wait_for(
+                    sid, turns[-1]["turn_id"], WAIT, tenant=tenant, user_id=turns[0]["user_id"]
+                )
                 assert result.fresh, (tenant, sid)
                 doc = result.doc
                 # the session's own turns and nothing else: one Table row and one context per session
@@ -68,9 +74,15 @@ async def test_ids_that_used_to_collide_get_contexts_and_memories_of_their_own(s
                 assert doc.messages == [t["message"] for t in turns]
                 assert await client.get(sid, tenant=tenant) == doc  # found through the owner pointer as well
 
-    assert memory_texts(settings, "alice", "--tenant", "acme") == ["I prefer boutique hotels.", "My budget is 3500 EUR."]
+    assert memory_texts(settings, "alice", "--tenant", "acme") == [
+        "I prefer boutique hotels.",
+        "My budget is 3500 EUR.",
+    ]
     assert memory_texts(settings, "acme:alice") == ["My budget is 900 EUR."]
-    assert memory_texts(settings, "--session", "lide", "--tenant", "co") == ["I am allergic to peanuts.", "My name is Ana."]
+    assert memory_texts(settings, "--session", "lide", "--tenant", "co") == [
+        "I am allergic to peanuts.",
+        "My name is Ana.",
+    ]
     assert memory_texts(settings, "--session", "co:lide") == ["My name is Bruno."]
     assert memory_texts(settings, "bob") == ["My budget is 7000 EUR."]
     assert memory_texts(settings, "--session", "bob") == ["My budget is 120 EUR."]
@@ -84,14 +96,23 @@ def partition_of(key: bytes, partitions: int) -> int:
 def rekeyed_counts(settings: Settings) -> dict[str, float]:
     with urllib.request.urlopen(f"http://{settings.web_bind}:{settings.metrics_port}/metrics", timeout=5) as response:
         families = text_string_to_metric_families(response.read().decode())
-        return {s.labels["reason"]: s.value for f in families if f.name == "turnstream_rekeyed_turns"
-                for s in f.samples if s.name.endswith("_total")}
+        return {
+            s.labels["reason"]: s.value
+            for f in families
+            if f.name == "turnstream_rekeyed_turns"
+            for s in f.samples
+            if s.name.endswith("_total")
+        }
 
 
 async def forwarded_records(settings: Settings, count: int) -> list[Any]:
     """The records the worker re-produced to the turns topic (they carry a reason header)."""
-    consumer = AIOKafkaConsumer(settings.turns_topic, bootstrap_servers=settings.bootstrap_servers,
-                                auto_offset_reset="earliest", group_id=f"{settings.topic_prefix}-reader")
+    consumer = AIOKafkaConsumer(
+        settings.turns_topic,
+        bootstrap_servers=settings.bootstrap_servers,
+        auto_offset_reset="earliest",
+        group_id=f"{settings.topic_prefix}-reader",
+    )
     await consumer.start()
     found: list[Any] = []
     try:
@@ -108,18 +129,24 @@ async def forwarded_records(settings: Settings, count: int) -> list[Any]:
 
 async def wait_for_last(client: ContextClient, turns: list[dict[str, Any]]) -> None:
     result = await client.wait_for(turns[0]["session_id"], turns[-1]["turn_id"], WAIT, user_id=turns[0]["user_id"])
-    assert result.fresh, f"{turns[-1]['turn_id']} not applied within {WAIT}s: version {result.doc and result.doc.version}"
+    assert result.fresh, (
+        f"{turns[-1]['turn_id']} not applied within {WAIT}s: version {result.doc and result.doc.version}"
+    )
 
 
 async def test_turns_without_their_session_key_are_forwarded_and_applied_once_in_order(settings: Settings) -> None:
     partitions = 4
-    settings = settings.model_copy(update={"turn_partitions": partitions, "metrics_port": free_port(), "budget_tokens": 600})
+    settings = settings.model_copy(
+        update={"turn_partitions": partitions, "metrics_port": free_port(), "budget_tokens": 600}
+    )
     null_keyed, wrong_keyed = turns_for("nk", seed=1, count=12), turns_for("wk", seed=2, count=12)
     home = partition_of(b"wk", partitions)
     # two wrong keys, alternated turn by turn: one on the session's own partition, one elsewhere
     candidates = [f"wk-wrong-{i}".encode() for i in range(100)]
-    wrong_keys = [next(k for k in candidates if partition_of(k, partitions) == home),
-                  next(k for k in candidates if partition_of(k, partitions) != home)]
+    wrong_keys = [
+        next(k for k in candidates if partition_of(k, partitions) == home),
+        next(k for k in candidates if partition_of(k, partitions) != home),
+    ]
     await ensure_topics(settings)
     # the whole backlog waits before the worker starts: it then reads one partition after another, the
     # order that scattered turns used to be applied in (4 of the 12 null-keyed turns were kept that way)
@@ -127,7 +154,9 @@ async def test_turns_without_their_session_key_are_forwarded_and_applied_once_in
         for batch in range(6):
             for n in (2 * batch, 2 * batch + 1):
                 # no key: each batch on another partition, as Java's sticky partitioner places them
-                await producer.producer.send(settings.turns_topic, orjson.dumps(null_keyed[n]), key=None, partition=batch % partitions)
+                await producer.producer.send(
+                    settings.turns_topic, orjson.dumps(null_keyed[n]), key=None, partition=batch % partitions
+                )
                 await producer.send_raw(wrong_keys[n % 2], orjson.dumps(wrong_keyed[n]))
             await producer.flush()
 

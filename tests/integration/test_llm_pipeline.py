@@ -22,8 +22,12 @@ from turnstream.streams.intake import STALL_SECONDS
 def llm_settings(settings: Settings, server: LLMServer) -> Settings:
     return settings.model_copy(
         update={
-            "budget_tokens": 1200, "turn_partitions": 2, "openai_base_url": server.base_url,
-            "llm_model": "local-test", "llm_timeout_seconds": 1.0, "llm_max_retries": 1,
+            "budget_tokens": 1200,
+            "turn_partitions": 2,
+            "openai_base_url": server.base_url,
+            "llm_model": "local-test",
+            "llm_timeout_seconds": 1.0,
+            "llm_max_retries": 1,
         }
     )
 

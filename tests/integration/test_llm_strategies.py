@@ -9,10 +9,19 @@ from turnstream.compaction.tokens import count_text
 from turnstream.llm.calls import client_options, extract_facts, merge_summary
 from turnstream.llm.strategies import LLMKeyInfoExtractor, LLMSummarizer
 
-OLD = Digest(summary="user: We are planning a trip to Japan.", facts=(Fact("constraint", "My budget is 2000 euros.", "budget", 1),))
+OLD = Digest(
+    summary="user: We are planning a trip to Japan.",
+    facts=(Fact("constraint", "My budget is 2000 euros.", "budget", 1),),
+)
 DROPPED = [
     {"role": "user", "content": "Actually my budget is 3000 euros, not 2000."},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Kyoto"}'}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Kyoto"}'}}
+        ],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": '{"results": [{"name": "Ryokan Sakura", "price": 180}]}'},
 ]
 
@@ -33,7 +42,12 @@ def test_summary_prompt_carries_old_summary_and_dropped_turns_and_result_is_capp
     body = server.requests[0]
     text = prompt_text(body)
     assert body["model"] == "test-model" and body["max_tokens"] == 50
-    assert OLD.summary in text and "[10] user: Actually my budget is 3000" in text and "search_hotels" in text and "Ryokan Sakura" in text
+    assert (
+        OLD.summary in text
+        and "[10] user: Actually my budget is 3000" in text
+        and "search_hotels" in text
+        and "Ryokan Sakura" in text
+    )
     assert digest.summary.startswith("merged: ") and count_text(digest.summary) <= 50
     assert digest.facts == OLD.facts
 
@@ -43,8 +57,12 @@ def test_summary_prompt_carries_old_summary_and_dropped_turns_and_result_is_capp
     [("fail", None), ("garbage", None), ("empty", None), ("slow", None), ("ok", "   ")],
     ids=["http-500", "non-json-body", "no-choices", "timeout", "blank-content"],
 )
-def test_summary_falls_back_to_offline_result_and_retries_a_bounded_number_of_times(llm_server, mode: str, reply: str | None) -> None:
-    server = llm_server(mode=mode, delay=3.0, reply=(lambda body: reply) if reply is not None else (lambda body: "unused"))
+def test_summary_falls_back_to_offline_result_and_retries_a_bounded_number_of_times(
+    llm_server, mode: str, reply: str | None
+) -> None:
+    server = llm_server(
+        mode=mode, delay=3.0, reply=(lambda body: reply) if reply is not None else (lambda body: "unused")
+    )
     strategy = LLMSummarizer(client(server, timeout=0.3), "m", max_tokens=60, timeout=0.3, max_retries=1)
     digest = strategy.apply(OLD, DROPPED, 10)
     assert digest == RollingSummarizer(60).apply(OLD, DROPPED, 10)
@@ -52,15 +70,23 @@ def test_summary_falls_back_to_offline_result_and_retries_a_bounded_number_of_ti
 
 
 def test_extraction_asks_for_json_with_known_facts_and_merges_by_key(llm_server) -> None:
-    facts = [{"type": "constraint", "text": "Budget is 3000 euros.", "key": "Budget"}, {"type": "bogus", "text": "Staying at Ryokan Sakura.", "key": ""}]
+    facts = [
+        {"type": "constraint", "text": "Budget is 3000 euros.", "key": "Budget"},
+        {"type": "bogus", "text": "Staying at Ryokan Sakura.", "key": ""},
+    ]
     server = llm_server(reply=lambda body: "```json\n" + orjson.dumps({"facts": facts}).decode() + "\n```")
     digest = LLMKeyInfoExtractor(client(server), "m", max_facts=10, max_retries=0).apply(OLD, DROPPED, 10)
     text = prompt_text(server.requests[0])
     assert '"key":"budget"' in text and "JSON" in text and "Actually my budget is 3000" in text
-    assert [(f.type, f.key, f.source_seq) for f in digest.facts] == [("constraint", "budget", 10), ("fact", "fact:staying-ryokan-sakura", 10)]
+    assert [(f.type, f.key, f.source_seq) for f in digest.facts] == [
+        ("constraint", "budget", 10),
+        ("fact", "fact:staying-ryokan-sakura", 10),
+    ]
 
 
-@pytest.mark.parametrize("reply", ['{"facts": "nope"}', "{not json", "I could not find anything.", '{"facts": [{"type": "fact"}]}'])
+@pytest.mark.parametrize(
+    "reply", ['{"facts": "nope"}', "{not json", "I could not find anything.", '{"facts": [{"type": "fact"}]}']
+)
 def test_extraction_falls_back_on_malformed_output(llm_server, reply: str) -> None:
     server = llm_server(reply=lambda body: reply)
     digest = LLMKeyInfoExtractor(client(server), "m", max_facts=10, max_retries=1).apply(OLD, DROPPED, 10)
@@ -84,7 +110,9 @@ async def test_async_merge_summary_returns_capped_text_and_raises_on_failure(llm
 
 
 async def test_async_extract_facts_merges_and_raises_on_bad_json(llm_server) -> None:
-    server = llm_server(reply=lambda body: '{"facts": [{"type": "constraint", "text": "Budget 3000.", "key": "budget"}]}')
+    server = llm_server(
+        reply=lambda body: '{"facts": [{"type": "constraint", "text": "Budget 3000.", "key": "budget"}]}'
+    )
     async_client = openai.AsyncOpenAI(**client_options(server.base_url, "k", 2.0))
     facts = await extract_facts(async_client, "m", OLD.facts, DROPPED, 10, max_facts=5, timeout=2.0)
     assert [(f.key, f.text) for f in facts] == [("budget", "Budget 3000.")]

@@ -43,8 +43,9 @@ async def test_json_logs_and_a_traceparent_follow_a_turn_to_its_dead_letter_and_
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         async with TurnProducer(settings) as producer:
-            await producer.send_raw(b"broken", orjson.dumps(bad), {"traceparent": traceparent(BAD_TRACE),
-                                                                   "x-gateway": b"gw-1"})
+            await producer.send_raw(
+                b"broken", orjson.dumps(bad), {"traceparent": traceparent(BAD_TRACE), "x-gateway": b"gw-1"}
+            )
             await producer.send_raw(b"broken", None, {"traceparent": traceparent(BAD_TRACE)})  # a tombstone
             await producer.send(good, headers=[("traceparent", traceparent(GOOD_TRACE))])
             await producer.flush()
@@ -64,19 +65,31 @@ async def test_json_logs_and_a_traceparent_follow_a_turn_to_its_dead_letter_and_
     (dead_line,) = [line for line in logs if line["message"].startswith("dead-lettered")]
     assert dead_line["level"] == "WARNING"
     assert {k: dead_line[k] for k in ("session", "turn_id", "partition", "offset", "trace_id")} == {
-        "session": "broken", "turn_id": "bad-1", "partition": int(source_partition), "offset": int(source_offset),
-        "trace_id": BAD_TRACE}
+        "session": "broken",
+        "turn_id": "bad-1",
+        "partition": int(source_partition),
+        "offset": int(source_offset),
+        "trace_id": BAD_TRACE,
+    }
     (tombstone,) = [line for line in logs if "tombstone" in line["message"]]
     assert {k: tombstone[k] for k in ("session", "turn_id", "partition", "offset", "trace_id")} == {
-        "session": "broken", "turn_id": None, "partition": int(source_partition), "offset": int(source_offset) + 1,
-        "trace_id": BAD_TRACE}
+        "session": "broken",
+        "turn_id": None,
+        "partition": int(source_partition),
+        "offset": int(source_offset) + 1,
+        "trace_id": BAD_TRACE,
+    }
 
     by_trace: dict[str, set[str]] = {}
     for span in spans:
         by_trace.setdefault(span["context"]["trace_id"].removeprefix("0x"), set()).add(span["name"])
     topic = settings.turns_topic
-    assert by_trace[GOOD_TRACE] >= {f"process {topic}", "turnstream.decode", "turnstream.compaction",
-                                    "turnstream.redis_write"}
+    assert by_trace[GOOD_TRACE] >= {
+        f"process {topic}",
+        "turnstream.decode",
+        "turnstream.compaction",
+        "turnstream.redis_write",
+    }
     assert by_trace[BAD_TRACE] == {f"process {topic}", "turnstream.decode"}
     (process,) = [s for s in spans if s["name"] == f"process {topic}" and BAD_TRACE in s["context"]["trace_id"]]
     assert process["attributes"]["messaging.system"] == "kafka"

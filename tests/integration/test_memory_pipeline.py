@@ -67,9 +67,12 @@ SEAT_CORRECTION = [
 
 def trip_planning_trace() -> list[dict[str, Any]]:
     """A ReAct step after the user's notes: a thought, two parallel tool calls, their results, an answer."""
-    calls = [{"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": args}}
-             for n, (name, args) in enumerate([("search_flights", '{"from": "TMP", "to": "LIS"}'),
-                                               ("search_hotels", '{"city": "Lisbon"}')])]
+    calls = [
+        {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": args}}
+        for n, (name, args) in enumerate(
+            [("search_flights", '{"from": "TMP", "to": "LIS"}'), ("search_hotels", '{"city": "Lisbon"}')]
+        )
+    ]
     return [
         {"role": "assistant", "content": "Thought: I should find flights from Tampere and a hotel."},
         {"role": "assistant", "content": None, "tool_calls": calls},
@@ -81,8 +84,16 @@ def trip_planning_trace() -> list[dict[str, Any]]:
 
 async def test_a_corrected_preference_is_one_memory_in_its_own_words(settings: Settings) -> None:
     turns = user_turns("trip-seat", "ilona", SEAT_CORRECTION)
-    turns += [{"turn_id": f"trip-seat-{len(turns) + n}", "session_id": "trip-seat", "user_id": "ilona",
-               "seq": len(turns) + n, "message": message} for n, message in enumerate(trip_planning_trace())]
+    turns += [
+        {
+            "turn_id": f"trip-seat-{len(turns) + n}",
+            "session_id": "trip-seat",
+            "user_id": "ilona",
+            "seq": len(turns) + n,
+            "message": message,
+        }
+        for n, message in enumerate(trip_planning_trace())
+    ]
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         await produce(settings, turns)
@@ -95,7 +106,9 @@ async def test_a_corrected_preference_is_one_memory_in_its_own_words(settings: S
             profile, _ = await memory.profile("ilona")
             assert "I prefer aisle seats" not in profile and "window seats" in profile, profile
             prompt = await client.build_prompt("trip-seat", "Which seat should I book on the flight?", user_id="ilona")
-            block = [m["content"] for m in prompt.messages if m["role"] == "system" and "window" in (m["content"] or "")]
+            block = [
+                m["content"] for m in prompt.messages if m["role"] == "system" and "window" in (m["content"] or "")
+            ]
             assert block and not any("I prefer aisle seats" in text for text in block), block
             assert not any("I prefer aisle seats" in m["text"] for m in prompt.recalled), prompt.recalled
 
@@ -109,7 +122,12 @@ def profile_or_summary(body: dict[str, Any]) -> str:
 async def test_the_profile_is_condensed_by_the_llm_off_the_hot_path(settings: Settings, llm_server) -> None:
     server = llm_server(reply=profile_or_summary)
     settings = settings.model_copy(
-        update={"openai_base_url": server.base_url, "budget_tokens": 120, "profile_read_chars": 50, "llm_timeout_seconds": 2.0}
+        update={
+            "openai_base_url": server.base_url,
+            "budget_tokens": 120,
+            "profile_read_chars": 50,
+            "llm_timeout_seconds": 2.0,
+        }
     )
     turns = user_turns("trip-2", "maya", USER_LINES)
     await ensure_topics(settings)
@@ -118,7 +136,9 @@ async def test_the_profile_is_condensed_by_the_llm_off_the_hot_path(settings: Se
         async with ContextClient.from_settings(settings) as client:
             await wait_for_versions(client, {"trip-2": len(turns)}, worker)
             memory = MemoryStore(client.store.redis, settings)
-            condensed = profile_or_summary({"messages": [{"content": "profile"}]})[: settings.profile_read_chars].strip()
+            condensed = profile_or_summary({"messages": [{"content": "profile"}]})[
+                : settings.profile_read_chars
+            ].strip()
             deadline = asyncio.get_running_loop().time() + 30
             while (await memory.profile("maya"))[0] != condensed:
                 assert asyncio.get_running_loop().time() < deadline, await memory.profile("maya")

@@ -71,14 +71,19 @@ def tool(name: str, why: str) -> str:
 async def live(apache_kafka_url: str, redis_url: str) -> AsyncIterator[Live]:
     """One worker on Apache Kafka for the module, its metrics served; each test uses sessions of its own."""
     settings = Settings(
-        kafka_url=apache_kafka_url, redis_url=redis_url, topic_prefix=f"t-other-producers-{uuid.uuid4().hex[:8]}",
-        turn_partitions=PARTITIONS, metrics_port=free_port(),
+        kafka_url=apache_kafka_url,
+        redis_url=redis_url,
+        topic_prefix=f"t-other-producers-{uuid.uuid4().hex[:8]}",
+        turn_partitions=PARTITIONS,
+        metrics_port=free_port(),
     )
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         deadline = time.monotonic() + WAIT  # producers start once the worker holds every partition (each has a leader)
         while worker.assigned(settings.turns_topic) != set(range(PARTITIONS)):
-            assert worker.poll() is None and time.monotonic() < deadline, f"worker not assigned all partitions: {worker.log()[-3000:]}"
+            assert worker.poll() is None and time.monotonic() < deadline, (
+                f"worker not assigned all partitions: {worker.log()[-3000:]}"
+            )
             await asyncio.sleep(0.2)
         yield Live(settings, worker)
 
@@ -91,8 +96,12 @@ def node_producer() -> list[str]:
     installed = NODE_DIR / "node_modules" / "kafkajs" / "package.json"
     if not installed.exists() or json.loads(installed.read_text())["version"] != locked:
         npm = tool("npm", f"installing kafkajs {locked} for the Node producer needs npm")
-        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, capture_output=True, text=True, timeout=180)
-        assert done.returncode == 0, f"npm ci in {NODE_DIR} failed ({done.returncode}):\n{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, capture_output=True, text=True, timeout=180
+        )
+        assert done.returncode == 0, (
+            f"npm ci in {NODE_DIR} failed ({done.returncode}):\n{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
+        )
     assert json.loads(installed.read_text())["version"] == locked
     return [node, str(NODE_DIR / "produce.js")]
 
@@ -119,8 +128,12 @@ async def run_producer(command: list[str], settings: Settings, turns: list[dict[
     lines = b"".join(orjson.dumps(turn) + b"\n" for turn in turns)
     bootstrap = ",".join(settings.bootstrap_servers)
     process = await asyncio.create_subprocess_exec(
-        *command, bootstrap, settings.turns_topic,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        *command,
+        bootstrap,
+        settings.turns_topic,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         out, err = await asyncio.wait_for(process.communicate(lines), timeout=WAIT)
@@ -148,7 +161,12 @@ async def records_of(settings: Settings, keys: set[bytes]) -> list[ConsumerRecor
         while [tp for tp in tps if await consumer.position(tp) < ends[tp]]:
             assert time.monotonic() < deadline, f"turns topic not read to {ends} within {WAIT:.0f}s"
             batch = await consumer.getmany(*tps, timeout_ms=500)
-            found += [r for records in batch.values() for r in records if r.offset < ends[TopicPartition(r.topic, r.partition)] and r.key in keys]
+            found += [
+                r
+                for records in batch.values()
+                for r in records
+                if r.offset < ends[TopicPartition(r.topic, r.partition)] and r.key in keys
+            ]
         return found
     finally:
         await consumer.stop()
@@ -165,7 +183,9 @@ async def assert_landed_and_applied(live: Live, sessions: dict[tuple[str | None,
 
     async with ContextClient.from_settings(settings) as client:
         expected = {tenant: {sid: TURNS for t, sid in sessions if t == tenant} for tenant in {t for t, _ in sessions}}
-        found = await asyncio.gather(*(wait_for_versions(client, want, worker, timeout=WAIT, tenant=tenant) for tenant, want in expected.items()))
+        found = await asyncio.gather(
+            *(wait_for_versions(client, want, worker, timeout=WAIT, tenant=tenant) for tenant, want in expected.items())
+        )
     docs = {(tenant, sid): doc for tenant, got in zip(expected, found) for sid, doc in got.items()}
     for name, turns in sessions.items():
         assert_context_matches_batch(docs[name], turns, settings)  # each turn once, in order, texts intact
@@ -174,12 +194,17 @@ async def assert_landed_and_applied(live: Live, sessions: dict[tuple[str | None,
     records = await records_of(settings, set(keys))
     forwarded = [r for r in records if any(name == REASON_HEADER for name, _ in r.headers)]
     produced = [r for r in records if not any(name == REASON_HEADER for name, _ in r.headers)]
-    assert not forwarded, f"the worker forwarded {len(forwarded)} turns: {[(r.partition, r.key) for r in forwarded[:5]]}"
+    assert not forwarded, (
+        f"the worker forwarded {len(forwarded)} turns: {[(r.partition, r.key) for r in forwarded[:5]]}"
+    )
     assert len(produced) == SESSIONS * TURNS
     per_key = {key: sorted(orjson.loads(r.value)["seq"] for r in produced if r.key == key) for key in keys}
     assert per_key == {key: list(range(TURNS)) for key in keys}  # keyed by the session key, each turn once
-    misplaced = [(r.key, r.partition, partition_of(r.key.decode(), PARTITIONS)) for r in produced
-                 if r.partition != partition_of(r.key.decode(), PARTITIONS)]
+    misplaced = [
+        (r.key, r.partition, partition_of(r.key.decode(), PARTITIONS))
+        for r in produced
+        if r.partition != partition_of(r.key.decode(), PARTITIONS)
+    ]
     assert not misplaced, f"records not on their session key's murmur2 partition (key, got, expected): {misplaced[:5]}"
     assert len({r.partition for r in produced}) >= PARTITIONS // 2  # spread enough that another hash would show
 
@@ -188,17 +213,27 @@ async def assert_landed_and_applied(live: Live, sessions: dict[tuple[str | None,
     assert rekeyed(samples) == dict.fromkeys(REKEY_REASONS, 0.0), rekeyed(samples)  # a sample reading 0, not absent
 
 
-async def test_java_producer_with_the_default_partitioner_lands_every_turn_on_its_sessions_partition(live: Live) -> None:
+async def test_java_producer_with_the_default_partitioner_lands_every_turn_on_its_sessions_partition(
+    live: Live,
+) -> None:
     java = tool("java", "the Java producer needs Java 17 or newer (apt-get install openjdk-17-jre-headless)")
     lib = kafka_lib()
     assert list(lib.glob("kafka-clients-*.jar")), f"no kafka-clients jar in {lib}"
     sessions = gateway_sessions("java")
-    command = [java, f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", f"{lib}/*", str(PRODUCERS / "TurnProducer.java")]
+    command = [
+        java,
+        f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+        "-cp",
+        f"{lib}/*",
+        str(PRODUCERS / "TurnProducer.java"),
+    ]
     await run_producer(command, live.settings, interleave(list(sessions.values())))
     await assert_landed_and_applied(live, sessions)
 
 
-async def test_kafkajs_producer_with_its_default_partitioner_lands_every_turn_on_its_sessions_partition(live: Live) -> None:
+async def test_kafkajs_producer_with_its_default_partitioner_lands_every_turn_on_its_sessions_partition(
+    live: Live,
+) -> None:
     command = node_producer()  # in the test, not a fixture: a missing tool fails it
     sessions = gateway_sessions("node")
     stderr = await run_producer(command, live.settings, interleave(list(sessions.values())))

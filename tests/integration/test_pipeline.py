@@ -52,7 +52,10 @@ async def produce(settings: Settings, turns: list[dict[str, Any]]) -> None:
 
 
 async def wait_for_versions(
-    client: ContextClient, expected: dict[str, int], worker: RunningWorker, timeout: float = DRAIN_TIMEOUT,
+    client: ContextClient,
+    expected: dict[str, int],
+    worker: RunningWorker,
+    timeout: float = DRAIN_TIMEOUT,
     tenant: str | None = None,
 ) -> dict[str, ContextDoc]:
     """Poll until every session's context (of `tenant`) reached its expected version; fail with what is missing."""
@@ -64,15 +67,23 @@ async def wait_for_versions(
         if all(doc is not None and doc.version >= expected[sid] for sid, doc in docs.items()):
             return docs  # type: ignore[return-value]
         await asyncio.sleep(0.5)
-    behind = {sid: (doc.version if doc else None, want) for sid, want in expected.items() if (doc := docs.get(sid)) is None or doc.version < want}
+    behind = {
+        sid: (doc.version if doc else None, want)
+        for sid, want in expected.items()
+        if (doc := docs.get(sid)) is None or doc.version < want
+    }
     pytest.fail(f"{len(behind)} sessions behind after {timeout}s, e.g. {list(behind.items())[:5]}")
 
 
 def assert_context_matches_batch(doc: ContextDoc, turns: list[dict[str, Any]], settings: Settings) -> None:
     """The streamed context equals batch compaction of the session's own turns, each applied once, in order."""
-    expected = compact([t["message"] for t in turns], settings.budget_tokens, strategy=build_strategy(settings),
-                       times=[t["ts"] for t in turns],
-                       headroom_tokens=CoreConfig.from_settings(settings).headroom_tokens).to_dict()
+    expected = compact(
+        [t["message"] for t in turns],
+        settings.budget_tokens,
+        strategy=build_strategy(settings),
+        times=[t["ts"] for t in turns],
+        headroom_tokens=CoreConfig.from_settings(settings).headroom_tokens,
+    ).to_dict()
     assert doc.messages == expected["messages"]
     assert doc.dropped == expected["dropped"]
     assert doc.summary == expected["summary"]
@@ -89,9 +100,16 @@ async def assert_archive_holds_each_turn_once(settings: Settings, sessions: dict
     try:
         for sid, turns in sessions.items():
             owner = owner_key(turns[0]["user_id"], turns[0].get("tenant"), sid)
-            stored = [entry for entry in await archive.entries(owner) if entry.session == session_key(sid, turns[0].get("tenant"))]
-            expected = {entry_id(e.session, t["turn_id"]): t["seq"] for t in turns
-                        if (e := archive_entry(session_key(sid, t.get("tenant")), t["turn_id"], t["seq"], t["message"], 0.0))}
+            stored = [
+                entry
+                for entry in await archive.entries(owner)
+                if entry.session == session_key(sid, turns[0].get("tenant"))
+            ]
+            expected = {
+                entry_id(e.session, t["turn_id"]): t["seq"]
+                for t in turns
+                if (e := archive_entry(session_key(sid, t.get("tenant")), t["turn_id"], t["seq"], t["message"], 0.0))
+            }
             assert len(stored) == len(expected), sid
             assert {entry.id: entry.position for entry in stored} == expected, sid
     finally:
@@ -149,8 +167,12 @@ async def test_redelivered_turns_are_applied_once(pipeline_settings: Settings) -
 
 async def read_topic(settings: Settings, topic: str, count: int, timeout: float = 30) -> list[Any]:
     """The first `count` records of `topic` (fewer if `timeout` seconds pass first), read from its start."""
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=settings.bootstrap_servers, auto_offset_reset="earliest",
-                                group_id=f"{settings.topic_prefix}-{topic}-reader")
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=settings.bootstrap_servers,
+        auto_offset_reset="earliest",
+        group_id=f"{settings.topic_prefix}-{topic}-reader",
+    )
     await consumer.start()
     records: list[Any] = []
     try:
@@ -171,8 +193,11 @@ async def test_bad_input_goes_to_the_dead_letter_topic_and_good_turns_still_appl
     settings = pipeline_settings.model_copy(update={"max_content_bytes": 4096})
     good = turns_for("good", seed=7, count=30)
     # no seq: a turn numbered at or below the session's last one would be a replay, skipped, not refused
-    orphan_result = {**{k: v for k, v in good[5].items() if k != "seq"}, "turn_id": "orphan",
-                     "message": {"role": "tool", "tool_call_id": "nope", "content": "x"}}
+    orphan_result = {
+        **{k: v for k, v in good[5].items() if k != "seq"},
+        "turn_id": "orphan",
+        "message": {"role": "tool", "tool_call_id": "nope", "content": "x"},
+    }
     bad: list[tuple[str, bytes]] = [
         ("not json", b"{this is not json"),
         ("wrong types", orjson.dumps({**good[0], "turn_id": "types", "seq": "seven"})),
@@ -210,8 +235,11 @@ async def wait_for_shares(workers: list[RunningWorker], settings: Settings, time
     deadline = time.monotonic() + timeout
     while True:
         shares = [worker.assigned(settings.turns_topic) for worker in workers]
-        if (all(shares) and set().union(*shares) == set(range(settings.turn_partitions))
-                and sum(map(len, shares)) == settings.turn_partitions):
+        if (
+            all(shares)
+            and set().union(*shares) == set(range(settings.turn_partitions))
+            and sum(map(len, shares)) == settings.turn_partitions
+        ):
             return shares
         assert time.monotonic() < deadline, f"partitions never split between the workers: {shares}"
         await asyncio.sleep(0.5)
@@ -224,7 +252,9 @@ The embedded broker: its session timeout plus a JoinGroup of about 5 s per membe
 
 
 @on_each_broker
-async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pipeline_settings: Settings, broker: str) -> None:
+async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(
+    pipeline_settings: Settings, broker: str
+) -> None:
     settings = pipeline_settings
     if broker == "kafka":  # the recommendation for Apache Kafka (docs/operations.md), measured here
         settings = settings.model_copy(update={"broker_session_timeout": 10.0, "broker_heartbeat_interval": 1.0})
@@ -264,8 +294,11 @@ async def test_a_killed_worker_is_replaced_without_losing_or_repeating_turns(pip
         versions = [version for _, version in seen_versions[sid]]
         assert versions == sorted(versions), f"{sid} went backwards"
     await assert_archive_holds_each_turn_once(settings, sessions)
-    orphaned = [sid for sid, turns in sessions.items()
-                if partition_of(session_key(sid, turns[0].get("tenant")), settings.turn_partitions) in shares[1]]
+    orphaned = [
+        sid
+        for sid, turns in sessions.items()
+        if partition_of(session_key(sid, turns[0].get("tenant")), settings.turn_partitions) in shares[1]
+    ]
     unanswered = max(_unanswered_after(seen_versions[sid], killed) for sid in orphaned)
     print(f"failover on {broker}: the killed worker's {len(orphaned)} sessions went unanswered for {unanswered:.1f}s")
     assert unanswered <= FAILOVER_BOUND_SECONDS[broker], f"failover took {unanswered:.1f}s on {broker}"

@@ -44,7 +44,12 @@ async def test_livez_readyz_and_no_table_views(settings: Settings) -> None:
             assert status in (0, 503), (status, body)
             await asyncio.sleep(0.5)
         assert status == 200, body
-        assert orjson.loads(body) == {"ready": True, "partitions_assigned": True, "recovery_finished": True, "redis": True}
+        assert orjson.loads(body) == {
+            "ready": True,
+            "partitions_assigned": True,
+            "recovery_finished": True,
+            "redis": True,
+        }
         assert get(port, "/livez")[0] == 200
         await produce(settings, turns)
         async with ContextClient.from_settings(settings) as client:
@@ -64,8 +69,10 @@ async def test_not_ready_while_redis_does_not_answer() -> None:
 
     done = asyncio.Event()
     done.set()
-    app = SimpleNamespace(consumer=SimpleNamespace(assignment=lambda: {"t-0"}),
-                          tables=SimpleNamespace(recovery=SimpleNamespace(completed=done)))
+    app = SimpleNamespace(
+        consumer=SimpleNamespace(assignment=lambda: {"t-0"}),
+        tables=SimpleNamespace(recovery=SimpleNamespace(completed=done)),
+    )
     closed = Redis(port=free_port(), socket_connect_timeout=0.5)
     checks = await readiness(app, closed)  # type: ignore[arg-type]
     await closed.aclose()

@@ -44,8 +44,11 @@ def rebalance_settings(settings: Settings) -> Settings:
     """
     return settings.model_copy(
         update={
-            "topic_prefix": f"t-rebalance-{uuid.uuid4().hex[:8]}", "budget_tokens": 1200, "turn_partitions": 6,
-            "broker_session_timeout": 6.0, "dedup_window": TURNS_PER_SESSION,
+            "topic_prefix": f"t-rebalance-{uuid.uuid4().hex[:8]}",
+            "budget_tokens": 1200,
+            "turn_partitions": 6,
+            "broker_session_timeout": 6.0,
+            "dedup_window": TURNS_PER_SESSION,
         }
     )
 
@@ -55,7 +58,9 @@ class Producer:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.sessions = {f"r{i:02d}": turns_for(f"r{i:02d}", seed=300 + i, count=TURNS_PER_SESSION) for i in range(SESSIONS)}
+        self.sessions = {
+            f"r{i:02d}": turns_for(f"r{i:02d}", seed=300 + i, count=TURNS_PER_SESSION) for i in range(SESSIONS)
+        }
         self.sent = {sid: 0 for sid in self.sessions}
         self.stop = asyncio.Event()
 
@@ -85,9 +90,15 @@ async def wait_for_assignment(workers: list[RunningWorker], settings: Settings, 
     deadline = time.monotonic() + timeout
     while True:
         for worker in workers:
-            assert worker.poll() is None, f"worker {worker.pid} exited with status {worker.poll()}:\n{worker.log()[-3000:]}"
+            assert worker.poll() is None, (
+                f"worker {worker.pid} exited with status {worker.poll()}:\n{worker.log()[-3000:]}"
+            )
         shares = [worker.assigned(settings.turns_topic) for worker in workers]
-        if all(shares) and set().union(*shares) == set(range(settings.turn_partitions)) and sum(map(len, shares)) == settings.turn_partitions:
+        if (
+            all(shares)
+            and set().union(*shares) == set(range(settings.turn_partitions))
+            and sum(map(len, shares)) == settings.turn_partitions
+        ):
             return shares
         assert time.monotonic() < deadline, f"partitions never settled on {len(workers)} workers: {shares}"
         await asyncio.sleep(0.25)
@@ -148,7 +159,11 @@ async def sigterm_mid_rebalance(settings: Settings, workers: ExitStack, survivor
 def assert_every_turn_applied_once_in_order(
     docs: dict[str, ContextDoc | None], produced: dict[str, list[dict[str, Any]]], settings: Settings
 ) -> None:
-    wrong = {sid: (doc.version if doc else None, len(turns)) for sid, turns in produced.items() if (doc := docs[sid]) is None or doc.version != len(turns)}
+    wrong = {
+        sid: (doc.version if doc else None, len(turns))
+        for sid, turns in produced.items()
+        if (doc := docs[sid]) is None or doc.version != len(turns)
+    }
     assert not wrong, f"{len(wrong)} sessions are not at the version of the turns produced (version, turns): {wrong}"
     for sid, turns in produced.items():
         assert_context_matches_batch(docs[sid], turns, settings)

@@ -31,15 +31,27 @@ def cluster_settings(settings: Settings) -> Iterator[tuple[Settings, list[int]]]
 
 
 def lines(user: int) -> list[str]:
-    return [f"Hi! I'm planning a trip to Lisbon in May, user {user} here.",
-            f"My budget is {1000 + user * 100} EUR for the whole trip.",
-            f"My locker number is {700 + user}."]
+    return [
+        f"Hi! I'm planning a trip to Lisbon in May, user {user} here.",
+        f"My budget is {1000 + user * 100} EUR for the whole trip.",
+        f"My locker number is {700 + user}.",
+    ]
 
 
 def turns(session_id: str, user_id: str, texts: list[str], first_seq: int = 0) -> list[dict[str, Any]]:
-    messages = [m for text in texts for m in ({"role": "user", "content": text}, {"role": "assistant", "content": "Noted."})]
-    return [{"turn_id": f"{session_id}-{first_seq + n}", "session_id": session_id, "user_id": user_id,
-             "seq": first_seq + n, "message": message} for n, message in enumerate(messages)]
+    messages = [
+        m for text in texts for m in ({"role": "user", "content": text}, {"role": "assistant", "content": "Noted."})
+    ]
+    return [
+        {
+            "turn_id": f"{session_id}-{first_seq + n}",
+            "session_id": session_id,
+            "user_id": user_id,
+            "seq": first_seq + n,
+            "message": message,
+        }
+        for n, message in enumerate(messages)
+    ]
 
 
 async def keys_per_node(ports: list[int], pattern: str) -> list[int]:
@@ -87,13 +99,18 @@ async def test_worker_and_clients_on_a_three_node_cluster(cluster_settings: tupl
             assert any("1300" in m["text"] for m in prompt.recalled), prompt.recalled
             assert not any("1400" in m["text"] for m in prompt.recalled), "another user's memory"
             lockers = await client.build_prompt("trip-5-0", "Which locker number did I give?", user_id="user5")
-            assert any("705" in str(turn) for turn in lockers.archived) or any("705" in m["text"] for m in lockers.recalled)
+            assert any("705" in str(turn) for turn in lockers.archived) or any(
+                "705" in m["text"] for m in lockers.recalled
+            )
 
         def sync_reads() -> tuple[Any, Any, Any]:
             with SyncContextClient.from_settings(settings) as sync:
-                return (sync.get(sid, user_id=user), sync.wait_for(sid, later[-1]["turn_id"], timeout=10, user_id=user),
-                        # the user's other session: this one was just given the memory, so its window holds it back
-                        sync.build_prompt("trip-3-0", "What is my budget for the trip?", user_id=user))
+                return (
+                    sync.get(sid, user_id=user),
+                    sync.wait_for(sid, later[-1]["turn_id"], timeout=10, user_id=user),
+                    # the user's other session: this one was just given the memory, so its window holds it back
+                    sync.build_prompt("trip-3-0", "What is my budget for the trip?", user_id=user),
+                )
 
         doc, waited, sync_prompt = await asyncio.to_thread(sync_reads)
         assert doc.last_turn_id == later[-1]["turn_id"] and waited.fresh

@@ -27,8 +27,12 @@ FAILOVER_TIMEOUT_SECONDS = 30.0
 @pytest.fixture
 def sentinel_settings(settings: Settings) -> Iterator[tuple[Settings, SentinelSetup]]:
     with redis_sentinel() as setup:
-        yield settings.model_copy(update={"redis_url": f"redis://{LOOPBACK}:{setup.sentinel_port}/0",
-                                          "redis_sentinel_master": MASTER}), setup
+        yield (
+            settings.model_copy(
+                update={"redis_url": f"redis://{LOOPBACK}:{setup.sentinel_port}/0", "redis_sentinel_master": MASTER}
+            ),
+            setup,
+        )
 
 
 def fail_over(setup: SentinelSetup) -> None:
@@ -45,7 +49,9 @@ def fail_over(setup: SentinelSetup) -> None:
             time.sleep(0.2)
 
 
-async def test_worker_and_clients_follow_the_primary_through_a_failover(sentinel_settings: tuple[Settings, SentinelSetup]) -> None:
+async def test_worker_and_clients_follow_the_primary_through_a_failover(
+    sentinel_settings: tuple[Settings, SentinelSetup],
+) -> None:
     settings, setup = sentinel_settings
     before = {f"trip-{u}": turns(f"trip-{u}", f"user{u}", lines(u)) for u in range(3)}
     await ensure_topics(settings)
@@ -56,10 +62,14 @@ async def test_worker_and_clients_follow_the_primary_through_a_failover(sentinel
             prompt = await client.build_prompt("trip-1", "What is my budget for the trip?", user_id="user1")
             assert any("1100" in m["text"] for m in prompt.recalled), prompt.recalled
 
-            after = {sid: turns(sid, f"user{sid[-1]}", ["My seat number is 42."], first_seq=len(batch))
-                     for sid, batch in before.items()}
+            after = {
+                sid: turns(sid, f"user{sid[-1]}", ["My seat number is 42."], first_seq=len(batch))
+                for sid, batch in before.items()
+            }
             # a gateway waiting through the failover: its subscription moves to the new primary
-            waiting = asyncio.create_task(client.wait_for("trip-0", after["trip-0"][-1]["turn_id"], timeout=60, user_id="user0"))
+            waiting = asyncio.create_task(
+                client.wait_for("trip-0", after["trip-0"][-1]["turn_id"], timeout=60, user_id="user0")
+            )
             await asyncio.sleep(0.5)
             await asyncio.to_thread(fail_over, setup)
             await produce(settings, [t for batch in after.values() for t in batch])

@@ -45,7 +45,9 @@ async def read_all(client: ContextClient, timeout: float) -> dict[str, ContextDo
 
 
 async def test_contexts_come_back_from_the_table_after_redis_loses_them(settings: Settings) -> None:
-    settings = settings.model_copy(update={"budget_tokens": 1200, "turn_partitions": 3, "resync_interval_seconds": INTERVAL})
+    settings = settings.model_copy(
+        update={"budget_tokens": 1200, "turn_partitions": 3, "resync_interval_seconds": INTERVAL}
+    )
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         await produce(settings, [turn for turns in SESSIONS.values() for turn in turns])

@@ -65,8 +65,15 @@ async def test_idle_session_leaves_the_table_and_comes_back_fresh(settings: Sett
             assert len({partition for key, partition, _ in records if key == "idle"}) == 1
             assert await client.get("idle") is None  # Redis let it expire after the same idle time
 
-            await producer.send({"turn_id": "idle-back", "session_id": "idle", "user_id": "user-3", "seq": 100,
-                                 "message": {"role": "user", "content": "I am back: any trains to Porto tomorrow?"}})
+            await producer.send(
+                {
+                    "turn_id": "idle-back",
+                    "session_id": "idle",
+                    "user_id": "user-3",
+                    "seq": 100,
+                    "message": {"role": "user", "content": "I am back: any trains to Porto tomorrow?"},
+                }
+            )
             await producer.flush()
             (doc,) = (await wait_for_versions(client, {"idle": 1}, worker)).values()
         log = worker.log()

@@ -30,21 +30,27 @@ def clean_env(**variables: str) -> dict[str, str]:
 
 def run_worker(env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "turnstream", "worker"], env=env, capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "turnstream", "worker"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def test_closed_port_exits_with_one_line_after_the_deadline() -> None:
     closed = free_port()
     started = time.monotonic()
-    result = run_worker(clean_env(
-        TURNSTREAM_KAFKA_URL=f"kafka://{LOOPBACK}:{closed}",
-        TURNSTREAM_REDIS_URL=f"redis://default:{PASSWORDS[0]}@{LOOPBACK}:{free_port()}/0",
-        TURNSTREAM_REDIS_PASSWORD=PASSWORDS[1],
-        TURNSTREAM_KAFKA_SASL_PASSWORD=PASSWORDS[2],
-        TURNSTREAM_STARTUP_TIMEOUT_SECONDS="3",
-        TURNSTREAM_EMBEDDED="never",
-    ))
+    result = run_worker(
+        clean_env(
+            TURNSTREAM_KAFKA_URL=f"kafka://{LOOPBACK}:{closed}",
+            TURNSTREAM_REDIS_URL=f"redis://default:{PASSWORDS[0]}@{LOOPBACK}:{free_port()}/0",
+            TURNSTREAM_REDIS_PASSWORD=PASSWORDS[1],
+            TURNSTREAM_KAFKA_SASL_PASSWORD=PASSWORDS[2],
+            TURNSTREAM_STARTUP_TIMEOUT_SECONDS="3",
+            TURNSTREAM_EMBEDDED="never",
+        )
+    )
     elapsed = time.monotonic() - started
     assert result.returncode == 1
     assert "Traceback" not in result.stderr and result.stdout == ""
@@ -60,11 +66,13 @@ def test_closed_port_exits_with_one_line_after_the_deadline() -> None:
 
 
 def test_unreachable_redis_is_named_without_its_password(kafka_url: str) -> None:
-    result = run_worker(clean_env(
-        TURNSTREAM_KAFKA_URL=kafka_url,
-        TURNSTREAM_REDIS_URL=f"redis://:{PASSWORDS[0]}@{LOOPBACK}:{free_port()}/0",
-        TURNSTREAM_STARTUP_TIMEOUT_SECONDS="2",
-    ))
+    result = run_worker(
+        clean_env(
+            TURNSTREAM_KAFKA_URL=kafka_url,
+            TURNSTREAM_REDIS_URL=f"redis://:{PASSWORDS[0]}@{LOOPBACK}:{free_port()}/0",
+            TURNSTREAM_STARTUP_TIMEOUT_SECONDS="2",
+        )
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"turnstream: Redis at redis://:***@{LOOPBACK}:") and "did not answer within 2s" in last
@@ -85,8 +93,12 @@ def test_embedded_never_without_a_url_is_one_line(unset: str) -> None:
 
 def test_embedded_services_are_announced_with_a_warning() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "turnstream", "worker"], env=clean_env(),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent,
+        [sys.executable, "-m", "turnstream", "worker"],
+        env=clean_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=die_with_parent,
     )
     with killed_on_failure(process):
         lines = [process.stderr.readline() for _ in range(4)]
@@ -102,9 +114,22 @@ def redis_with_password() -> tuple[str, str]:
     """A redis-server of this test's own that requires a password; stopped by its process id."""
     port, password = free_port(), PASSWORDS[1]
     process = subprocess.Popen(
-        [redis_server_binary(), "--port", str(port), "--bind", LOOPBACK, "--save", "", "--appendonly", "no",
-         "--requirepass", password],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent,
+        [
+            redis_server_binary(),
+            "--port",
+            str(port),
+            "--bind",
+            LOOPBACK,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--requirepass",
+            password,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=die_with_parent,
     )
     try:
         deadline = time.monotonic() + 20
@@ -131,22 +156,38 @@ async def test_worker_uses_the_redis_password_and_never_prints_a_password(
     settings: Settings, redis_with_password: tuple[str, str]
 ) -> None:
     redis_url, password = redis_with_password
-    secured = settings.model_copy(update={
-        "redis_url": redis_url, "redis_password": SecretStr(password), "kafka_sasl_password": SecretStr(PASSWORDS[2]),
-        "startup_timeout_seconds": 30.0, "turn_partitions": 2,
-    })
+    secured = settings.model_copy(
+        update={
+            "redis_url": redis_url,
+            "redis_password": SecretStr(password),
+            "kafka_sasl_password": SecretStr(PASSWORDS[2]),
+            "startup_timeout_seconds": 30.0,
+            "turn_partitions": 2,
+        }
+    )
     await ensure_topics(secured)  # before the first produce, or the broker auto-creates the topic its own way
     log = tempfile.NamedTemporaryFile(prefix="turnstream-secured-", suffix=".log", delete=False)
     process = subprocess.Popen(
         [sys.executable, "-m", "turnstream", "worker", "--loglevel", "info"],
         env={**clean_env(), **settings_env(secured), "TURNSTREAM_WEB_PORT": str(free_port())},
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=die_with_parent,
     )
     output = ""
     try:
         async with TurnProducer(secured) as producer:
-            await (await producer.send({"turn_id": "t-1", "session_id": "s-pw", "seq": 1,
-                                        "message": {"role": "user", "content": "My budget is 3500 EUR."}}))
+            await (
+                await producer.send(
+                    {
+                        "turn_id": "t-1",
+                        "session_id": "s-pw",
+                        "seq": 1,
+                        "message": {"role": "user", "content": "My budget is 3500 EUR."},
+                    }
+                )
+            )
         async with ContextClient.from_settings(secured) as client:  # the password reaches the gateway's client too
             waited = await client.wait_for("s-pw", "t-1", timeout=90)
     finally:

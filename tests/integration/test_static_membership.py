@@ -14,7 +14,9 @@ from turnstream.streams.admin import ensure_topics
 from turnstream.streams.embedded import free_port
 
 
-async def test_a_restarted_static_member_takes_its_partitions_back_without_a_rebalance(settings: Settings, broker: str) -> None:
+async def test_a_restarted_static_member_takes_its_partitions_back_without_a_rebalance(
+    settings: Settings, broker: str
+) -> None:
     if broker != "kafka":
         pytest.skip("TURNSTREAM_TEST_BROKER=tansu: static membership is Apache Kafka's (KIP-345)")
     settings = settings.model_copy(update={"turn_partitions": 4, "broker_session_timeout": 30.0})

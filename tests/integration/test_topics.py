@@ -70,7 +70,10 @@ async def test_worker_refuses_to_start_on_a_partition_mismatch(settings: Setting
     wrong = settings.model_copy(update={"turn_partitions": 3, "startup_timeout_seconds": 20.0})
     result = subprocess.run(
         [sys.executable, "-m", "turnstream", "worker"],
-        env={**os.environ, **settings_env(wrong)}, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **settings_env(wrong)},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 1
     assert "Traceback" not in result.stderr

@@ -43,7 +43,11 @@ def value(samples: Samples, name: str) -> float | None:
 
 
 def lags(samples: Samples, topic: str) -> dict[int, float]:
-    return {int(labels["partition"]): v for labels, v in samples.get("turnstream_consumer_lag", []) if labels["topic"] == topic}
+    return {
+        int(labels["partition"]): v
+        for labels, v in samples.get("turnstream_consumer_lag", [])
+        if labels["topic"] == topic
+    }
 
 
 async def scrape_until(port: int, worker: RunningWorker, done: Callable[[Samples], bool], timeout: float) -> Samples:
@@ -59,15 +63,20 @@ async def scrape_until(port: int, worker: RunningWorker, done: Callable[[Samples
         if samples and done(samples):
             return samples
         await asyncio.sleep(0.5)
-    shown = {name: found for name, found in samples.items() if name.startswith("turnstream_")
-             and not name.startswith("turnstream_stage_") and not name.endswith("_created")}
+    shown = {
+        name: found
+        for name, found in samples.items()
+        if name.startswith("turnstream_") and not name.startswith("turnstream_stage_") and not name.endswith("_created")
+    }
     raise AssertionError(f"not reached within {timeout:.0f}s: {shown}")
 
 
 async def test_metrics_follow_lag_sessions_and_redis_retries(settings: Settings) -> None:
     with EmbeddedStack(kafka=False) as private:  # a Redis of this test's own, to stop and start again
         redis = private.services[0]
-        settings = settings.model_copy(update={"redis_url": private.redis_url, "metrics_port": free_port(), "turn_partitions": 4})
+        settings = settings.model_copy(
+            update={"redis_url": private.redis_url, "metrics_port": free_port(), "turn_partitions": 4}
+        )
         port, topic = settings.metrics_port, settings.turns_topic
         assert port is not None
         sessions = {f"metrics-{i}": turns_for(f"metrics-{i}", seed=i, count=TURNS) for i in range(SESSIONS)}
@@ -78,16 +87,20 @@ async def test_metrics_follow_lag_sessions_and_redis_retries(settings: Settings)
                 await wait_for_versions(client, {sid: TURNS for sid in sessions}, worker)
 
             drained = await scrape_until(
-                port, worker,
-                lambda s: set(lags(s, topic)) == set(range(4)) and not any(lags(s, topic).values())
-                and value(s, "turnstream_sessions_held") == SESSIONS,
+                port,
+                worker,
+                lambda s: (
+                    set(lags(s, topic)) == set(range(4))
+                    and not any(lags(s, topic).values())
+                    and value(s, "turnstream_sessions_held") == SESSIONS
+                ),
                 timeout=SAMPLE_SECONDS * 6,
             )
             assert value(drained, "turnstream_rebalances_total") >= 1
             # the turns topic's partitions (no LLM: no summaries topic), changelogs and the leader topic not counted
             assert value(drained, "turnstream_assigned_partitions") == len(drained["turnstream_consumer_lag"]) == 4
             assert value(drained, "turnstream_redis_write_retries_total") == 0
-            (labels, info), = drained["turnstream_build_info"]
+            ((labels, info),) = drained["turnstream_build_info"]
             assert info == 1 and labels["version"] == __version__ and labels["faust"] == faust.__version__
             assert labels["python"].count(".") == 2
 
@@ -96,8 +109,11 @@ async def test_metrics_follow_lag_sessions_and_redis_retries(settings: Settings)
             extra = turns_for(late, seed=0, count=TURNS + 2)[TURNS:]
             await produce(settings, extra)
             stuck = await scrape_until(
-                port, worker,
-                lambda s: value(s, "turnstream_redis_write_retries_total") >= 2 and sum(lags(s, topic).values()) == len(extra),
+                port,
+                worker,
+                lambda s: (
+                    value(s, "turnstream_redis_write_retries_total") >= 2 and sum(lags(s, topic).values()) == len(extra)
+                ),
                 timeout=SAMPLE_SECONDS * 6,
             )
             assert value(stuck, "turnstream_sessions_held") == SESSIONS
@@ -119,10 +135,15 @@ async def test_partitions_moved_to_a_joining_worker_leave_the_first_ones_series(
         await produce(settings, [turn for turns in sessions.values() for turn in turns])
         async with ContextClient.from_settings(settings) as client:
             await wait_for_versions(client, {sid: 3 for sid in sessions}, one)
-        await scrape_until(first.metrics_port, one, lambda s: set(lags(s, topic)) == everything
-                           and value(s, "turnstream_sessions_held") == len(sessions), timeout=SAMPLE_SECONDS * 6)
+        await scrape_until(
+            first.metrics_port,
+            one,
+            lambda s: set(lags(s, topic)) == everything and value(s, "turnstream_sessions_held") == len(sessions),
+            timeout=SAMPLE_SECONDS * 6,
+        )
 
         with running_worker(second, "second") as two:
+
             def split(s: Samples) -> bool:
                 return 0 < len(lags(s, topic)) < 4 and value(s, "turnstream_rebalances_total") >= 2
 
@@ -135,5 +156,9 @@ async def test_partitions_moved_to_a_joining_worker_leave_the_first_ones_series(
             assert value(theirs, "turnstream_assigned_partitions") == len(lags(theirs, topic))
             held_one = value(mine, "turnstream_sessions_held")
             assert held_one is not None and 0 < held_one < len(sessions)
-            await scrape_until(second.metrics_port, two,
-                               lambda s: value(s, "turnstream_sessions_held") == len(sessions) - held_one, timeout=SAMPLE_SECONDS * 6)
+            await scrape_until(
+                second.metrics_port,
+                two,
+                lambda s: value(s, "turnstream_sessions_held") == len(sessions) - held_one,
+                timeout=SAMPLE_SECONDS * 6,
+            )

@@ -26,7 +26,9 @@ class Contract:
         try:
             jsonschema.Draft202012Validator(root).validate(value)
         except jsonschema.ValidationError as error:
-            raise AssertionError(f"{what} does not match the OpenAPI document: {error.message} at {list(error.path)}") from None
+            raise AssertionError(
+                f"{what} does not match the OpenAPI document: {error.message} at {list(error.path)}"
+            ) from None
         self.checked += 1
 
     def check_request(self, method: str, template: str, body: Any) -> None:
@@ -52,15 +54,28 @@ class Api:
     def with_token(self, token: str | None) -> Api:
         return Api(self.url, token, self.contract, self.http)
 
-    async def call(self, method: str, template: str, path: dict[str, str] | None = None, body: Any = None,
-                   query: dict[str, str] | None = None, raw: bytes | None = None) -> tuple[int, Any, dict[str, str]]:
+    async def call(
+        self,
+        method: str,
+        template: str,
+        path: dict[str, str] | None = None,
+        body: Any = None,
+        query: dict[str, str] | None = None,
+        raw: bytes | None = None,
+    ) -> tuple[int, Any, dict[str, str]]:
         """(status, JSON body, headers); `raw` sends bytes unchecked (a malformed or oversized body)."""
         url = self.url + template.format(**{k: quote(v, safe="") for k, v in (path or {}).items()})
         if body is not None:
             self.contract.check_request(method, template, body)
         data = raw if raw is not None else None
-        async with self.http.request(method, url, json=body if raw is None and body is not None else None, data=data,
-                                     params=query, headers=self.headers) as response:
+        async with self.http.request(
+            method,
+            url,
+            json=body if raw is None and body is not None else None,
+            data=data,
+            params=query,
+            headers=self.headers,
+        ) as response:
             reply = await response.json(content_type=None)
             self.contract.check_reply(method, template, response.status, reply)
             return response.status, reply, dict(response.headers)

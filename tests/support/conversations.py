@@ -29,20 +29,38 @@ def _step(rng: random.Random, step: int) -> Iterator[dict[str, Any]]:
         yield {"role": "user", "content": f"Also keep the budget under {rng.randint(5, 50) * 100} EUR."}
     yield {"role": "assistant", "content": f"Thought {step}: I should look up more options."}
     calls = [
-        {"id": f"call_{step}_{n}", "type": "function",
-         "function": {"name": rng.choice(["search_flights", "search_hotels", "weather"]), "arguments": f'{{"q": "{rng.choice(CITIES)}"}}'}}
+        {
+            "id": f"call_{step}_{n}",
+            "type": "function",
+            "function": {
+                "name": rng.choice(["search_flights", "search_hotels", "weather"]),
+                "arguments": f'{{"q": "{rng.choice(CITIES)}"}}',
+            },
+        }
         for n in range(rng.choice([1, 1, 2, 3]))
     ]
     yield {"role": "assistant", "content": None, "tool_calls": calls}
     for call in calls:
-        yield {"role": "tool", "tool_call_id": call["id"], "content": "result " + " ".join(rng.choice(CITIES) for _ in range(rng.randint(5, 60)))}
+        yield {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "content": "result " + " ".join(rng.choice(CITIES) for _ in range(rng.randint(5, 60))),
+        }
     yield {"role": "assistant", "content": f"Step {step} done; {rng.randint(1, 9)} options found."}
 
 
 def turns_for(session_id: str, seed: int, count: int, tenant: str | None = None) -> list[dict[str, Any]]:
     """The Turn values (as dicts) of one session."""
     return [
-        {"turn_id": f"{session_id}-{seq}", "session_id": session_id, "tenant": tenant, "user_id": f"user-{seed}",
-         "seq": seq, "ts": 1_700_000_000 + seq, "message": message, "meta": {}}
+        {
+            "turn_id": f"{session_id}-{seq}",
+            "session_id": session_id,
+            "tenant": tenant,
+            "user_id": f"user-{seed}",
+            "seq": seq,
+            "ts": 1_700_000_000 + seq,
+            "message": message,
+            "meta": {},
+        }
         for seq, message in enumerate(react_messages(seed, count))
     ]

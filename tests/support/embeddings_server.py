@@ -38,8 +38,9 @@ class EmbeddingsServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="embeddings-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="embeddings-server", daemon=True
+        )
         self._thread.start()
 
     @property
@@ -66,7 +67,12 @@ class EmbeddingsServer:
             rows = [{**row, "embedding": row["embedding"][:-1]} for row in rows]
         elif self.mode == "scaled":
             rows = [{**row, "embedding": [3 * x for x in row["embedding"]]} for row in reversed(rows)]
-        return {"object": "list", "data": rows, "model": body.get("model"), "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+        return {
+            "object": "list",
+            "data": rows,
+            "model": body.get("model"),
+            "usage": {"prompt_tokens": 0, "total_tokens": 0},
+        }
 
     def stop(self) -> None:
         self._httpd.shutdown()

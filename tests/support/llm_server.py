@@ -70,7 +70,9 @@ class LLMServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         # A short poll interval makes stop() (shutdown) return quickly.
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="llm-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="llm-server", daemon=True
+        )
         self._thread.start()
 
     @property
@@ -98,8 +100,11 @@ def completion(content: str | ToolCall, model: str) -> dict[str, Any]:
     """A chat completion response body in OpenAI's shape: an answer, or a call of one tool."""
     if isinstance(content, ToolCall):
         function = {"name": content.name, "arguments": content.arguments}
-        message: dict[str, Any] = {"role": "assistant", "content": None,
-                                   "tool_calls": [{"id": content.id, "type": "function", "function": function}]}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": content.id, "type": "function", "function": function}],
+        }
         finish = "tool_calls"
     else:
         message, finish = {"role": "assistant", "content": content}, "stop"

@@ -58,7 +58,9 @@ def _wait(condition: object, what: str) -> None:
 
 
 def _cluster_ok(port: int) -> bool:
-    reply = subprocess.run([_redis_cli(), "-p", str(port), "cluster", "info"], capture_output=True, text=True, check=False)
+    reply = subprocess.run(
+        [_redis_cli(), "-p", str(port), "cluster", "info"], capture_output=True, text=True, check=False
+    )
     return "cluster_state:ok" in reply.stdout
 
 
@@ -70,18 +72,42 @@ def redis_cluster() -> Iterator[list[int]]:
         for port in ports:
             log = stack.enter_context(open(Path(folder, f"{port}.log"), "wb"))
             process = subprocess.Popen(
-                [redis_server_binary(), "--port", str(port), "--bind", LOOPBACK, "--cluster-enabled", "yes",
-                 "--cluster-config-file", str(Path(folder, f"nodes-{port}.conf")), "--dir", folder,
-                 "--save", "", "--appendonly", "no"],
-                stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+                [
+                    redis_server_binary(),
+                    "--port",
+                    str(port),
+                    "--bind",
+                    LOOPBACK,
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    str(Path(folder, f"nodes-{port}.conf")),
+                    "--dir",
+                    folder,
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=die_with_parent,
             )
             stack.callback(stop_process, process)
         for port in ports:
             _wait(lambda port=port: redis_answers(port), f"redis-server on port {port}")
         subprocess.run(
-            [_redis_cli(), "--cluster", "create", *(f"{LOOPBACK}:{port}" for port in ports),
-             "--cluster-replicas", "0", "--cluster-yes"],
-            check=True, capture_output=True,
+            [
+                _redis_cli(),
+                "--cluster",
+                "create",
+                *(f"{LOOPBACK}:{port}" for port in ports),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            check=True,
+            capture_output=True,
         )
         for port in ports:
             _wait(lambda port=port: _cluster_ok(port), f"cluster_state:ok on port {port}")

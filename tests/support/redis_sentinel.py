@@ -54,8 +54,13 @@ def _replica_ready(sentinel_port: int) -> bool:
             replicas = sentinel.sentinel_slaves(MASTER)
         except redis.RedisError:
             return False
-    return any(r.get("master-link-status") == "ok" and r.get("is_slave") and not r.get("is_disconnected")
-               and not r.get("is_sdown") for r in replicas)
+    return any(
+        r.get("master-link-status") == "ok"
+        and r.get("is_slave")
+        and not r.get("is_disconnected")
+        and not r.get("is_sdown")
+        for r in replicas
+    )
 
 
 @contextmanager
@@ -76,13 +81,30 @@ def redis_sentinel() -> Iterator[SentinelSetup]:
         for n, arguments in enumerate(commands):
             log = stack.enter_context(open(Path(folder, f"redis-{n}.log"), "wb"))
             process = subprocess.Popen(
-                [redis_server_binary(), *arguments, "--bind", LOOPBACK, "--dir", folder, "--save", "", "--appendonly", "no"],
-                stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+                [
+                    redis_server_binary(),
+                    *arguments,
+                    "--bind",
+                    LOOPBACK,
+                    "--dir",
+                    folder,
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=die_with_parent,
             )
             stack.callback(stop_process, process)
         log = stack.enter_context(open(Path(folder, "sentinel.log"), "wb"))
-        sentinel = subprocess.Popen([redis_server_binary(), str(config), "--sentinel"], stdout=log,
-                                    stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+        sentinel = subprocess.Popen(
+            [redis_server_binary(), str(config), "--sentinel"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,
+        )
         stack.callback(stop_process, sentinel)
         for port in (setup.primary_port, setup.replica_port, setup.sentinel_port):
             _wait(lambda port=port: redis_answers(port), f"redis on port {port}")

@@ -36,8 +36,15 @@ def serving(settings: Settings, tokens_file: Path | None, *args: str) -> Iterato
     env = {**os.environ, **settings_env(settings)}
     if tokens_file is not None:
         env["TURNSTREAM_SERVE_TOKENS_FILE"] = str(tokens_file)
-    process = subprocess.Popen(serve_command("--port", "0", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, env=env, text=True, preexec_fn=die_with_parent)
+    process = subprocess.Popen(
+        serve_command("--port", "0", *args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        text=True,
+        preexec_fn=die_with_parent,
+    )
     try:
         yield Served(process, _listening(process))
     finally:
@@ -61,7 +68,9 @@ def _listening(process: subprocess.Popen[str]) -> str:
             if line.startswith("SERVE_URL="):
                 return line.strip().removeprefix("SERVE_URL=")
         if process.poll() is not None:
-            raise AssertionError(f"turnstream serve exited with {process.returncode}: {process.stderr.read() if process.stderr else ''}")
+            raise AssertionError(
+                f"turnstream serve exited with {process.returncode}: {process.stderr.read() if process.stderr else ''}"
+            )
     raise AssertionError(f"turnstream serve printed no SERVE_URL within {START_TIMEOUT:.0f}s")
 
 

@@ -38,7 +38,9 @@ def _name(common_name: str) -> x509.Name:
 
 def _validity(builder: x509.CertificateBuilder) -> x509.CertificateBuilder:
     now = datetime.datetime.now(datetime.UTC)
-    return builder.not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
+    return builder.not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(
+        now + datetime.timedelta(days=2)
+    )
 
 
 def make_ca(folder: Path, name: str) -> CertificateAuthority:
@@ -46,13 +48,25 @@ def make_ca(folder: Path, name: str) -> CertificateAuthority:
     key = ec.generate_private_key(ec.SECP256R1())
     certificate = (
         _validity(x509.CertificateBuilder())
-        .subject_name(_name(name)).issuer_name(_name(name))
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .subject_name(_name(name))
+        .issuer_name(_name(name))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(
-            digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-            key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False, decipher_only=False,
-        ), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -66,8 +80,10 @@ def make_server_identity(ca: CertificateAuthority, folder: Path, name: str = "br
     key = ec.generate_private_key(ec.SECP256R1())
     certificate = (
         _validity(x509.CertificateBuilder())
-        .subject_name(_name(name)).issuer_name(ca.certificate.subject)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .subject_name(_name(name))
+        .issuer_name(ca.certificate.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(LOOPBACK_IP))]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
@@ -79,7 +95,11 @@ def make_server_identity(ca: CertificateAuthority, folder: Path, name: str = "br
         certificate.public_bytes(serialization.Encoding.PEM) + ca.certificate.public_bytes(serialization.Encoding.PEM)
     )
     keyfile = folder / f"{name}-key.pem"
-    keyfile.write_bytes(key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption(),
-    ))
+    keyfile.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return ServerIdentity(certfile, keyfile)

@@ -27,5 +27,8 @@ def built_client() -> None:
 def _run(command: list[str], timeout: int) -> None:
     done = subprocess.run(command, cwd=PACKAGE, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
-        pytest.fail(f"{' '.join(command[1:])} in {PACKAGE} failed ({done.returncode}):\n{done.stdout[-2000:]}\n"
-                    f"{done.stderr[-3000:]}", pytrace=False)
+        pytest.fail(
+            f"{' '.join(command[1:])} in {PACKAGE} failed ({done.returncode}):\n{done.stdout[-2000:]}\n"
+            f"{done.stderr[-3000:]}",
+            pytrace=False,
+        )

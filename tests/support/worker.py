@@ -96,10 +96,16 @@ async def wait_until_drained(settings: Settings, worker: RunningWorker, timeout:
             offsets = await admin.list_consumer_group_offsets(faust_app_id(settings), partitions=partitions)
             committed = {tp: max(meta.offset, 0) for tp, meta in offsets.items()}
             ends = await fetched_end_offsets(kafka_options(settings), await consumer.end_offsets(partitions))
-            behind = {tp.partition: (committed.get(tp, 0), end) for tp, end in ends.items() if committed.get(tp, 0) < (end or 0)}
+            behind = {
+                tp.partition: (committed.get(tp, 0), end)
+                for tp, end in ends.items()
+                if committed.get(tp, 0) < (end or 0)
+            }
             if not behind:
                 return
-            assert time.monotonic() < deadline, f"turns not committed after {timeout}s, (committed, end) by partition: {behind}"
+            assert time.monotonic() < deadline, (
+                f"turns not committed after {timeout}s, (committed, end) by partition: {behind}"
+            )
             await asyncio.sleep(0.5)
     finally:
         await consumer.stop()

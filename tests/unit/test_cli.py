@@ -20,11 +20,16 @@ def test_unknown_subcommand_is_one_line_and_nonzero() -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_malformed_kafka_url_is_one_line_and_nonzero(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_kafka_url_is_one_line_and_nonzero(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("TURNSTREAM_KAFKA_URL", "http://broker")
     assert main(["config"]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == "turnstream: invalid TURNSTREAM_KAFKA_URL: unsupported scheme in 'http://broker': use kafka://host:port"
+    assert (
+        err.strip()
+        == "turnstream: invalid TURNSTREAM_KAFKA_URL: unsupported scheme in 'http://broker': use kafka://host:port"
+    )
 
 
 def test_bad_port_argument_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -47,25 +52,42 @@ def test_help_lists_every_subcommand() -> None:
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["memory", "list"], "a user id is required (or --session SESSION)"),
-     (["memory", "list", "alice", "--session", "s1"], "give a user id or --session, not both"),
-     (["memory", "search", "alice", "budget?", "--session", "s1"], "give a user id or --session, not both"),
-     (["memory", "list", "--session", ""], "--session must not be empty")],
+    [
+        (["memory", "list"], "a user id is required (or --session SESSION)"),
+        (["memory", "list", "alice", "--session", "s1"], "give a user id or --session, not both"),
+        (["memory", "search", "alice", "budget?", "--session", "s1"], "give a user id or --session, not both"),
+        (["memory", "list", "--session", ""], "--session must not be empty"),
+    ],
 )
-def test_memory_owner_arguments_are_checked_in_one_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_memory_owner_arguments_are_checked_in_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(args) == 2
     assert capsys.readouterr().err == f"turnstream: {message}\n"
 
 
 @pytest.mark.parametrize(
     ("args", "kafka_url", "message"),
-    [(["--broker", "kafka"], "kafka://127.0.0.1:9", "--broker kafka: TURNSTREAM_KAFKA_URL is set, and the bench measures that "
-                                                    "broker; unset it to start an embedded one"),
-     (["--broker", "both", "--recall-only"], None, "--recall-only measures no broker-bound figure: --broker both would measure "
-                                                   "nothing more")],
+    [
+        (
+            ["--broker", "kafka"],
+            "kafka://127.0.0.1:9",
+            "--broker kafka: TURNSTREAM_KAFKA_URL is set, and the bench measures that "
+            "broker; unset it to start an embedded one",
+        ),
+        (
+            ["--broker", "both", "--recall-only"],
+            None,
+            "--recall-only measures no broker-bound figure: --broker both would measure nothing more",
+        ),
+    ],
 )
 def test_bench_broker_choice_is_checked_in_one_line_before_anything_starts(
-    args: list[str], kafka_url: str | None, message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    args: list[str],
+    kafka_url: str | None,
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     if kafka_url is None:
         monkeypatch.delenv("TURNSTREAM_KAFKA_URL", raising=False)

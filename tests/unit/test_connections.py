@@ -27,9 +27,25 @@ def pem(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     where = tmp_path_factory.mktemp("pem")
     cert, key = where / "cert.pem", where / "key.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=broker",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=60,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=broker",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
     )
     return {"cert": cert, "key": key}
 
@@ -43,12 +59,17 @@ def test_plaintext_is_the_default_and_adds_nothing() -> None:
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_sasl_plaintext_maps_mechanism_user_and_password(mechanism: str) -> None:
     settings = Settings(
-        kafka_url=BROKER, kafka_security_protocol="SASL_PLAINTEXT", kafka_sasl_mechanism=mechanism,
-        kafka_sasl_username="svc", kafka_sasl_password="s3cret",
+        kafka_url=BROKER,
+        kafka_security_protocol="SASL_PLAINTEXT",
+        kafka_sasl_mechanism=mechanism,
+        kafka_sasl_username="svc",
+        kafka_sasl_password="s3cret",
     )
     assert kafka_security(settings) == {
-        "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": mechanism,
-        "sasl_plain_username": "svc", "sasl_plain_password": "s3cret",
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": "svc",
+        "sasl_plain_password": "s3cret",
     }
     credentials = faust_credentials(settings)
     assert isinstance(credentials, faust.SASLCredentials)
@@ -58,8 +79,11 @@ def test_sasl_plaintext_maps_mechanism_user_and_password(mechanism: str) -> None
 
 def test_sasl_ssl_uses_the_system_cas_without_a_ca_file() -> None:
     settings = Settings(
-        kafka_url=BROKER, kafka_security_protocol="SASL_SSL", kafka_sasl_mechanism="SCRAM-SHA-512",
-        kafka_sasl_username="svc", kafka_sasl_password="s3cret",
+        kafka_url=BROKER,
+        kafka_security_protocol="SASL_SSL",
+        kafka_sasl_mechanism="SCRAM-SHA-512",
+        kafka_sasl_username="svc",
+        kafka_sasl_password="s3cret",
     )
     options = kafka_security(settings)
     assert options["security_protocol"] == "SASL_SSL"
@@ -70,8 +94,11 @@ def test_sasl_ssl_uses_the_system_cas_without_a_ca_file() -> None:
 
 def test_ssl_with_ca_and_client_certificate(pem: dict[str, Path]) -> None:
     settings = Settings(
-        kafka_url=BROKER, kafka_security_protocol="SSL",
-        kafka_ssl_cafile=pem["cert"], kafka_ssl_certfile=pem["cert"], kafka_ssl_keyfile=pem["key"],
+        kafka_url=BROKER,
+        kafka_security_protocol="SSL",
+        kafka_ssl_cafile=pem["cert"],
+        kafka_ssl_certfile=pem["cert"],
+        kafka_ssl_keyfile=pem["key"],
     )
     options = kafka_security(settings)
     assert options["security_protocol"] == "SSL" and isinstance(options["ssl_context"], ssl.SSLContext)
@@ -104,21 +131,32 @@ def test_the_faust_app_carries_the_credentials() -> None:
     from turnstream.streams.app import faust_app
 
     settings = Settings(
-        kafka_url=BROKER, kafka_security_protocol="SASL_PLAINTEXT", kafka_sasl_username="svc", kafka_sasl_password="pw",
+        kafka_url=BROKER,
+        kafka_security_protocol="SASL_PLAINTEXT",
+        kafka_sasl_username="svc",
+        kafka_sasl_password="pw",
         replication_factor=3,
     )
     app = faust_app(settings, "unit")
     assert isinstance(app.conf.broker_credentials, faust.SASLCredentials)
     assert app.conf.topic_replication_factor == 3
-    assert faust_app(settings.model_copy(update={"replication_factor": -1}), "unit", replication_factor=5).conf.topic_replication_factor == 5
+    assert (
+        faust_app(
+            settings.model_copy(update={"replication_factor": -1}), "unit", replication_factor=5
+        ).conf.topic_replication_factor
+        == 5
+    )
 
 
 def test_the_producer_uses_the_mapping() -> None:
     from turnstream.client.producer import TurnProducer
 
     settings = Settings(
-        kafka_url=BROKER, kafka_security_protocol="SASL_PLAINTEXT", kafka_sasl_mechanism="SCRAM-SHA-256",
-        kafka_sasl_username="svc", kafka_sasl_password="pw",
+        kafka_url=BROKER,
+        kafka_security_protocol="SASL_PLAINTEXT",
+        kafka_sasl_mechanism="SCRAM-SHA-256",
+        kafka_sasl_username="svc",
+        kafka_sasl_password="pw",
     )
     options = TurnProducer(settings)._options
     assert options["security_protocol"] == "SASL_PLAINTEXT" and options["sasl_mechanism"] == "SCRAM-SHA-256"
@@ -129,7 +167,10 @@ def test_the_producer_uses_the_mapping() -> None:
     ("values", "reason"),
     [
         ({"kafka_security_protocol": "SASL_SSL"}, "needs TURNSTREAM_KAFKA_SASL_USERNAME"),
-        ({"kafka_security_protocol": "SASL_PLAINTEXT", "kafka_sasl_username": "u"}, "needs TURNSTREAM_KAFKA_SASL_USERNAME"),
+        (
+            {"kafka_security_protocol": "SASL_PLAINTEXT", "kafka_sasl_username": "u"},
+            "needs TURNSTREAM_KAFKA_SASL_USERNAME",
+        ),
         ({"kafka_security_protocol": "TLS"}, "Input should be"),
         ({"kafka_sasl_mechanism": "GSSAPI"}, "Input should be"),
         ({"kafka_ssl_cafile": "/nonexistent/ca.pem", "kafka_security_protocol": "SSL"}, "does not point to a file"),
@@ -157,7 +198,9 @@ def test_an_unreadable_pem_is_a_settings_error(tmp_path: Path) -> None:
         Settings(kafka_url=BROKER, kafka_security_protocol="SSL", kafka_ssl_cafile=garbage)
 
 
-def test_cross_field_error_is_one_line_naming_the_variables(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cross_field_error_is_one_line_naming_the_variables(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from turnstream.cli import main
 
     monkeypatch.setenv("TURNSTREAM_KAFKA_SECURITY_PROTOCOL", "SASL_SSL")
@@ -182,8 +225,16 @@ def test_redis_client_applies_the_password_unless_the_url_has_one() -> None:
 def test_child_processes_get_the_secrets_themselves() -> None:
     from turnstream.streams.processes import settings_env
 
-    env = settings_env(Settings(kafka_url=BROKER, kafka_security_protocol="SASL_SSL", kafka_sasl_username="svc",
-                                kafka_sasl_password="pw-1", redis_url="redis://r:6379/0", redis_password="pw-2"))
+    env = settings_env(
+        Settings(
+            kafka_url=BROKER,
+            kafka_security_protocol="SASL_SSL",
+            kafka_sasl_username="svc",
+            kafka_sasl_password="pw-1",
+            redis_url="redis://r:6379/0",
+            redis_password="pw-2",
+        )
+    )
     assert env["TURNSTREAM_KAFKA_SASL_PASSWORD"] == "pw-1" and env["TURNSTREAM_REDIS_PASSWORD"] == "pw-2"
     assert env["TURNSTREAM_KAFKA_SECURITY_PROTOCOL"] == "SASL_SSL"
 
@@ -219,7 +270,9 @@ def test_rediss_turns_tls_on_and_the_ca_file_is_handed_over(pem: dict[str, Path]
         ({"redis_url": "redis://r:6379/0", "redis_ca_file": "CA"}, "TURNSTREAM_REDIS_CA_FILE is set but"),
     ],
 )
-def test_redis_topology_settings_that_cannot_work_are_refused(fields: dict[str, object], message: str, pem: dict[str, Path]) -> None:
+def test_redis_topology_settings_that_cannot_work_are_refused(
+    fields: dict[str, object], message: str, pem: dict[str, Path]
+) -> None:
     if fields.get("redis_ca_file") == "CA":
         fields = {**fields, "redis_ca_file": pem["cert"]}
     with pytest.raises(ValidationError, match=message):
@@ -235,7 +288,9 @@ def test_sentinel_urls_list_the_sentinels_and_the_primarys_options() -> None:
     assert sentinels == [("s1", 26379), ("s2", 26380)]
     assert options == {"password": "pw", "db": 2, "socket_timeout": 3.0}  # the URL's password wins, as with from_url
     assert sentinel_options("rediss://s1:26379/0", {})[1] == {"db": 0, "ssl": True}
-    client = redis_client(Settings(redis_url="redis://s1:26379/0", redis_sentinel_master="primary", redis_password="pw"))
+    client = redis_client(
+        Settings(redis_url="redis://s1:26379/0", redis_sentinel_master="primary", redis_password="pw")
+    )
     assert isinstance(client.connection_pool, SentinelConnectionPool)
     assert client.connection_pool.service_name == "primary"
     assert client.connection_pool.connection_kwargs["password"] == "pw"

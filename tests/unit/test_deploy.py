@@ -49,6 +49,7 @@ def assert_known_settings(names: object) -> None:
 
 # --- Dockerfile -------------------------------------------------------------------------------------------
 
+
 def test_image_runs_as_a_numeric_non_root_user() -> None:
     users = [args for instruction, args in dockerfile() if instruction == "USER"]
     assert users, "no USER: the worker would run as root"
@@ -77,6 +78,7 @@ def test_image_has_a_healthcheck_on_livez() -> None:
 
 # --- compose ----------------------------------------------------------------------------------------------
 
+
 def test_compose_services_have_health_checks_and_restart_policies(compose: dict) -> None:
     services = compose["services"]
     for name in ("kafka", "redis"):
@@ -87,21 +89,35 @@ def test_compose_services_have_health_checks_and_restart_policies(compose: dict)
 
 def test_workers_wait_for_healthy_kafka_and_redis(compose: dict) -> None:
     worker = compose["services"]["worker"]
-    assert worker["depends_on"] == {"kafka": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}
+    assert worker["depends_on"] == {
+        "kafka": {"condition": "service_healthy"},
+        "redis": {"condition": "service_healthy"},
+    }
     env = worker["environment"]
     assert_known_settings(env)
     assert env["TURNSTREAM_EMBEDDED"] == "never"
-    assert env["TURNSTREAM_KAFKA_URL"] == "kafka://kafka:9092" and env["TURNSTREAM_REDIS_URL"].startswith("redis://redis:6379")
+    assert env["TURNSTREAM_KAFKA_URL"] == "kafka://kafka:9092" and env["TURNSTREAM_REDIS_URL"].startswith(
+        "redis://redis:6379"
+    )
     assert "@" not in env["TURNSTREAM_REDIS_URL"]  # the password travels in TURNSTREAM_REDIS_PASSWORD
 
 
 def test_kafka_kraft_single_node_configuration_is_complete(compose: dict) -> None:
     env = {k: str(v) for k, v in compose["services"]["kafka"]["environment"].items()}
     for key in (
-        "CLUSTER_ID", "KAFKA_NODE_ID", "KAFKA_PROCESS_ROLES", "KAFKA_LISTENERS", "KAFKA_ADVERTISED_LISTENERS",
-        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "KAFKA_CONTROLLER_LISTENER_NAMES", "KAFKA_CONTROLLER_QUORUM_VOTERS",
-        "KAFKA_INTER_BROKER_LISTENER_NAME", "KAFKA_LOG_DIRS", "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR",
-        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR",
+        "CLUSTER_ID",
+        "KAFKA_NODE_ID",
+        "KAFKA_PROCESS_ROLES",
+        "KAFKA_LISTENERS",
+        "KAFKA_ADVERTISED_LISTENERS",
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP",
+        "KAFKA_CONTROLLER_LISTENER_NAMES",
+        "KAFKA_CONTROLLER_QUORUM_VOTERS",
+        "KAFKA_INTER_BROKER_LISTENER_NAME",
+        "KAFKA_LOG_DIRS",
+        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR",
+        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR",
+        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR",
     ):
         assert env.get(key), key
     assert set(env["KAFKA_PROCESS_ROLES"].split(",")) == {"broker", "controller"}
@@ -123,6 +139,7 @@ def test_compose_redis_requires_a_password(compose: dict) -> None:
 
 
 # --- Kubernetes -------------------------------------------------------------------------------------------
+
 
 def test_manifest_has_every_part(k8s: dict[str, dict]) -> None:
     assert set(k8s) == {"ConfigMap", "Secret", "Deployment", "PodDisruptionBudget", "Service"}
@@ -168,7 +185,9 @@ def test_probes_hit_livez_and_readyz_on_the_web_port(k8s: dict[str, dict]) -> No
     assert container["livenessProbe"]["httpGet"] == {"path": "/livez", "port": "faust-web"}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "faust-web"}
     startup = container["startupProbe"]
-    assert startup["periodSeconds"] * startup["failureThreshold"] > float(k8s["ConfigMap"]["data"]["TURNSTREAM_STARTUP_TIMEOUT_SECONDS"])
+    assert startup["periodSeconds"] * startup["failureThreshold"] > float(
+        k8s["ConfigMap"]["data"]["TURNSTREAM_STARTUP_TIMEOUT_SECONDS"]
+    )
 
 
 def test_pod_and_container_security_context(k8s: dict[str, dict]) -> None:

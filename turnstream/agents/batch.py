@@ -81,15 +81,24 @@ class Tombstones:
         log.log(
             logging.INFO if self.count == 1 else logging.DEBUG,
             "ignoring a record with a null value (tombstone) at %s/%s/%s; further ones are logged at debug level",
-            message.topic, message.partition, message.offset, extra=envelope.fields(),
+            message.topic,
+            message.partition,
+            message.offset,
+            extra=envelope.fields(),
         )
 
 
 class Stepper:
     """Opens each record of a batch once and steps its item on the batch's state of its session."""
 
-    def __init__(self, summaries_topic: str, max_content_bytes: int, loader: LiveStates, core: SessionCore,
-                 tombstones: Tombstones) -> None:
+    def __init__(
+        self,
+        summaries_topic: str,
+        max_content_bytes: int,
+        loader: LiveStates,
+        core: SessionCore,
+        tombstones: Tombstones,
+    ) -> None:
         self.summaries_topic = summaries_topic
         self.max_content_bytes = max_content_bytes
         self.loader = loader
@@ -129,8 +138,12 @@ class Stepper:
         try:
             result = batch.sessions.apply(key, item, envelope, time.time())
         except Exception as error:  # noqa: BLE001 - one bad record must not take the batch (or the worker) down
-            log.exception("event at %s/%s failed; dead-lettered, its session's state rebuilt without it",
-                          event.message.partition, event.message.offset, extra=envelope.fields(key))
+            log.exception(
+                "event at %s/%s failed; dead-lettered, its session's state rebuilt without it",
+                event.message.partition,
+                event.message.offset,
+                extra=envelope.fields(key),
+            )
             batch.dead.append((envelope, "internal", repr(error)))
             batch.sessions.rebuild(key, time.time())
             return
@@ -143,8 +156,13 @@ class Stepper:
                 batch.dead.append((envelope, *result.dead_letter))
             return
         if result.outcome == "duplicate":
-            log.debug("turn %s at %s/%s seen already: replay skipped", envelope.turn_id, event.message.partition,
-                      event.message.offset, extra=envelope.fields(key))
+            log.debug(
+                "turn %s at %s/%s seen already: replay skipped",
+                envelope.turn_id,
+                event.message.partition,
+                event.message.offset,
+                extra=envelope.fields(key),
+            )
         if result.dead_letter is not None:
             batch.dead.append((envelope, *result.dead_letter))
         if envelope.traceparent:
@@ -156,9 +174,15 @@ def _trace(envelope: Envelope, decoding: float, computing: float | None, error: 
     if not recording():
         return
     message, done = envelope.event.message, time.perf_counter()
-    parent = record_span(f"process {message.topic}", decoding, done, envelope.traceparent,
-                         kafka_attributes(message.topic, message.partition, message.offset, message.key), error=error,
-                         kind="CONSUMER")
+    parent = record_span(
+        f"process {message.topic}",
+        decoding,
+        done,
+        envelope.traceparent,
+        kafka_attributes(message.topic, message.partition, message.offset, message.key),
+        error=error,
+        kind="CONSUMER",
+    )
     record_span("turnstream.decode", decoding, computing or done, parent, error=error)
     if computing is not None:
         record_span("turnstream.compaction", computing, done, parent)

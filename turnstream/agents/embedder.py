@@ -69,15 +69,23 @@ def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embe
     """Attach the agent (one per worker, on the partitions of the memory journal it is assigned) and the
     re-embedding timer."""
     register_reindex(app, settings, embedders)
-    journal = app.topic(settings.memory_topic, key_type=bytes, value_type=bytes, key_serializer="raw",
-                        value_serializer="raw", partitions=settings.turn_partitions)
+    journal = app.topic(
+        settings.memory_topic,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.turn_partitions,
+    )
 
     @app.agent(journal, name=f"{settings.topic_prefix}.embedder")
     async def embed_archive(stream: faust.StreamT[bytes]) -> None:
         archive = ArchiveStore(redis_client(settings), settings)
         try:
             # Faust's Stream: take_events is not declared on StreamT
-            batches = cast(faust.Stream[bytes], stream).take_events(settings.embedding_batch_size, within=BATCH_WITHIN_SECONDS)
+            batches = cast(faust.Stream[bytes], stream).take_events(
+                settings.embedding_batch_size, within=BATCH_WITHIN_SECONDS
+            )
             async for events in batches:
                 owners = archived_in(list(events))
                 if owners:
@@ -86,8 +94,13 @@ def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embe
             await archive.redis.aclose()
 
 
-async def _embed(owners: dict[str, list[tuple[ArchiveEntry, float]]], archive: ArchiveStore, embedders: Embedders,
-                 settings: Settings, app: faust.App) -> None:
+async def _embed(
+    owners: dict[str, list[tuple[ArchiveEntry, float]]],
+    archive: ArchiveStore,
+    embedders: Embedders,
+    settings: Settings,
+    app: faust.App,
+) -> None:
     """Embed one batch (the model in a thread), store it owner by owner, journal it; waits for Redis to answer."""
     entries = [entry for items in owners.values() for entry, _ in items]
     embedded = await asyncio.to_thread(embed_entries, embedders, entries, settings.embedding_expansion_terms)
@@ -110,8 +123,10 @@ async def _embed(owners: dict[str, list[tuple[ArchiveEntry, float]]], archive: A
 
 async def _journal(app: faust.App, settings: Settings, owner: str, turns: list[EmbeddedTurn]) -> None:
     partition = partition_of(owner, settings.turn_partitions)
-    sent = [await app.producer.send(settings.memory_topic, *embedded_record(owner, turn), partition, None, None)
-            for turn in turns]
+    sent = [
+        await app.producer.send(settings.memory_topic, *embedded_record(owner, turn), partition, None, None)
+        for turn in turns
+    ]
     await asyncio.gather(*sent)
 
 
@@ -135,8 +150,14 @@ async def reindex(settings: Settings, kafka: dict[str, Any], embedders: Embedder
         await redis.aclose()
 
 
-async def _reembed(settings: Settings, kafka: dict[str, Any], embedders: Embedders, app: faust.App,
-                   archive: ArchiveStore, renew: Callable[[], Awaitable[None]]) -> int:
+async def _reembed(
+    settings: Settings,
+    kafka: dict[str, Any],
+    embedders: Embedders,
+    app: faust.App,
+    archive: ArchiveStore,
+    renew: Callable[[], Awaitable[None]],
+) -> int:
     done = 0
     async with JournalReader(settings, kafka) as reader:
         for partition in await reader.partitions():
@@ -144,10 +165,13 @@ async def _reembed(settings: Settings, kafka: dict[str, Any], embedders: Embedde
             for owner, kept in replay(records, time.time(), settings.owner_ttl_seconds).owners.items():
                 tags = {turn.id: turn.tag for turn in kept.embedded}
                 # an entry is done when its vector is of the model that would embed it now (its language's)
-                missing = [entry for entry in kept.entries
-                           if tags.get(entry.id) != model_tag(embedders.for_text(entry.text).model_id)]
+                missing = [
+                    entry
+                    for entry in kept.entries
+                    if tags.get(entry.id) != model_tag(embedders.for_text(entry.text).model_id)
+                ]
                 for start in range(0, len(missing), settings.embedding_batch_size):
-                    batch = missing[start:start + settings.embedding_batch_size]
+                    batch = missing[start : start + settings.embedding_batch_size]
                     turns = await asyncio.to_thread(embed_entries, embedders, batch, settings.embedding_expansion_terms)
                     await archive.embed(owner, turns)
                     await _journal(app, settings, owner, turns)

@@ -80,7 +80,10 @@ def open_envelope(event: Consumed, summaries_topic: str, max_content_bytes: int)
         record = record_of(message.topic, message.key, message.value, headers, summaries_topic, max_content_bytes)
     except Exception as error:  # noqa: BLE001 - one bad record must not take the batch (or the worker) down
         envelope = Envelope("refused", event, headers, parent, refusal=("internal", repr(error)))
-        log.exception("event at %s/%s failed; dead-lettered", message.partition, message.offset, extra=envelope.fields())
+        log.exception(
+            "event at %s/%s failed; dead-lettered", message.partition, message.offset, extra=envelope.fields()
+        )
         return envelope
-    return Envelope(record.kind, event, headers, parent, record.item, record.key, record.forward, record.refusal,
-                    record.turn_id)
+    return Envelope(
+        record.kind, event, headers, parent, record.item, record.key, record.forward, record.refusal, record.turn_id
+    )

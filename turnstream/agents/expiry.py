@@ -32,7 +32,10 @@ from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 
-def heap_trimmer(find_libc: Callable[[], str | None] = lambda: ctypes.util.find_library("c")) -> Callable[[], int] | None:
+
+def heap_trimmer(
+    find_libc: Callable[[], str | None] = lambda: ctypes.util.find_library("c"),
+) -> Callable[[], int] | None:
     """A call that returns freed heap pages to the system (glibc's `malloc_trim(0)`); None where there is none.
     The C library is looked for here, when the worker registers its sweep, not when this module is imported."""
     libc_name = find_libc()

@@ -49,5 +49,11 @@ def known_fields(record: Record, session: str | None, turn_id: str | None, trace
     """The same fields from what the caller has decoded already (agents/envelope.py): no second look at the record."""
     if session is None and record.key is not None:
         session = record.key.decode("utf-8", "replace")
-    return {"session": session, "turn_id": turn_id, "topic": record.topic, "partition": record.partition,
-            "offset": record.offset, "trace_id": trace}
+    return {
+        "session": session,
+        "turn_id": turn_id,
+        "topic": record.topic,
+        "partition": record.partition,
+        "offset": record.offset,
+        "trace_id": trace,
+    }

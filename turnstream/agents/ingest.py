@@ -21,7 +21,6 @@ from turnstream.streams.metrics import dead_letters_total, rekeyed_total
 log = logging.getLogger(__name__)
 
 
-
 async def dead_letter(dlq: faust.TopicT, envelope: Envelope, reason: str, detail: str) -> None:
     """Forward the original bytes and headers with why they were refused, and wait until the broker has them."""
     message, source = envelope.event.message, envelope.source
@@ -30,8 +29,15 @@ async def dead_letter(dlq: faust.TopicT, envelope: Envelope, reason: str, detail
     await sent  # the offset is committed only after this: the reject is never lost
     dead_letters_total.labels(reason).inc()
     fields = envelope.fields()
-    log.warning("dead-lettered %s (session %s, turn %s): %s (%s)", source, fields["session"], fields["turn_id"],
-                reason, detail, extra={**fields, "reason": reason})
+    log.warning(
+        "dead-lettered %s (session %s, turn %s): %s (%s)",
+        source,
+        fields["session"],
+        fields["turn_id"],
+        reason,
+        detail,
+        extra={**fields, "reason": reason},
+    )
 
 
 async def forward(turns: faust.TopicT, envelope: Envelope) -> None:
@@ -50,13 +56,21 @@ async def forward(turns: faust.TopicT, envelope: Envelope) -> None:
     sent = await turns.send(key=where.key, value=message.value, headers=headers)
     await sent
     rekeyed_total.labels(where.reason).inc()
-    log.warning("forwarded %s under its session key %r: %s (key was %r)", source, where.key.decode(), where.reason,
-                message.key if message.key is None else message.key[:64], extra={**envelope.fields(), "reason": where.reason})
+    log.warning(
+        "forwarded %s under its session key %r: %s (key was %r)",
+        source,
+        where.key.decode(),
+        where.reason,
+        message.key if message.key is None else message.key[:64],
+        extra={**envelope.fields(), "reason": where.reason},
+    )
 
 
 async def send_round(turns: faust.TopicT, turn: Turn) -> None:
     """Send a held turn round again through its session's partition, and wait until the broker has it."""
-    sent = await turns.send(key=turn.session_key.encode(), value=encode_turn(turn), headers={REASON_HEADER: b"reordered"})
+    sent = await turns.send(
+        key=turn.session_key.encode(), value=encode_turn(turn), headers={REASON_HEADER: b"reordered"}
+    )
     await sent
     rekeyed_total.labels("reordered").inc()
     log.debug("sent turn %s of %s round again, in seq order", turn.turn_id, turn.session_key)

@@ -57,19 +57,24 @@ async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, 
     done.unreadable += left.unreadable
     longest = max((len(kept.memories) for kept in left.owners.values()), default=0)
     for start in range(0, longest, CHUNK):
-        chunks = {owner: kept.memories[start:start + CHUNK] for owner, kept in left.owners.items()}
+        chunks = {owner: kept.memories[start : start + CHUNK] for owner, kept in left.owners.items()}
         await memory.remember_many({owner: (chunk, profile_additions(chunk)) for owner, chunk in chunks.items()})
     for owner, kept in left.owners.items():
         for start in range(0, len(kept.entries), CHUNK):
-            await archive.append(owner, kept.entries[start:start + CHUNK])
+            await archive.append(owner, kept.entries[start : start + CHUNK])
         await archive.embed(owner, kept.embedded)  # after the entries they belong to
         done.owners.add(owner)
         done.memories += len(kept.memories)
         done.entries += len(kept.entries)
 
 
-async def replay_journal(settings: Settings, kafka: dict[str, Any], memory: MemoryStore, archive: ArchiveStore,
-                         renew: Callable[[], Awaitable[None]]) -> Replayed:
+async def replay_journal(
+    settings: Settings,
+    kafka: dict[str, Any],
+    memory: MemoryStore,
+    archive: ArchiveStore,
+    renew: Callable[[], Awaitable[None]],
+) -> Replayed:
     """Write back what the journal holds, then what was appended to it meanwhile; counts of what was written."""
     done = Replayed()
     positions: dict[int, int] = {}
@@ -96,7 +101,9 @@ async def resync_memories(settings: Settings, kafka: dict[str, Any]) -> Replayed
         if await lock.done() is not None or not await lock.take():
             return None
         try:
-            done = await replay_journal(settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock.renew)
+            done = await replay_journal(
+                settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock.renew
+            )
             if await lock.still_held():
                 await lock.mark_done(repr(time.time()))
         finally:
@@ -120,13 +127,21 @@ def register_memory_resync(app: App, settings: Settings) -> None:
             log.info("memory re-sync skipped, Redis does not answer: %s", error)  # the next check tries again
             return
         except (KafkaError, JournalReadError) as error:
-            log.warning("memory re-sync failed reading the journal, tried again in %ss: %s",
-                        settings.resync_interval_seconds, error)
+            log.warning(
+                "memory re-sync failed reading the journal, tried again in %ss: %s",
+                settings.resync_interval_seconds,
+                error,
+            )
             return
         if done is None:
             return
         journal_replayed_total.labels("memory").inc(done.memories)
         journal_replayed_total.labels("archive").inc(done.entries)
-        log.warning("replayed the memory journal into Redis in %.1f s: %d memories and %d archived turns of %d owners%s",
-                    time.monotonic() - started, done.memories, done.entries, len(done.owners),
-                    f"; {done.unreadable} unreadable records left out" if done.unreadable else "")
+        log.warning(
+            "replayed the memory journal into Redis in %.1f s: %d memories and %d archived turns of %d owners%s",
+            time.monotonic() - started,
+            done.memories,
+            done.entries,
+            len(done.owners),
+            f"; {done.unreadable} unreadable records left out" if done.unreadable else "",
+        )

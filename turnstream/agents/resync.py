@@ -39,7 +39,11 @@ CHUNK = 500
 
 def live_sessions(table: SessionsTable, held: set[int], now: float, settings: Settings) -> list[str]:
     """The sessions of partitions in `held` whose row was written within their TTL (older ones are expiring)."""
-    return [key for key in table.held_keys(held) if not is_idle(table.touched.get(key, 0.0), now, settings.session_ttl_seconds)]
+    return [
+        key
+        for key in table.held_keys(held)
+        if not is_idle(table.touched.get(key, 0.0), now, settings.session_ttl_seconds)
+    ]
 
 
 def _chunks(keys: Iterable[str], size: int) -> Iterator[list[str]]:
@@ -54,14 +58,16 @@ async def resync(table: SessionsTable, keys: list[str], store: ContextWriter, co
     for chunk in _chunks(keys, CHUNK):
         present = await store.pointed(chunk)
         states = [
-            SessionState.restore(raw) for key, there in zip(chunk, present)
+            SessionState.restore(raw)
+            for key, there in zip(chunk, present)
             if not there and (raw := table.data.get(key)) is not None and not is_forget_marker(raw)
         ]
         if not states:
             continue
         now = time.time()
         written += await store.write_many(
-            [(core.context_doc(state, now, {}), state.recent_turn_ids, state.owner) for state in states])
+            [(core.context_doc(state, now, {}), state.recent_turn_ids, state.owner) for state in states]
+        )
     return written
 
 

@@ -42,12 +42,22 @@ log = logging.getLogger(__name__)
 
 def live_states(settings: Settings, sessions: faust.Table[str, bytes]) -> LiveStates:
     """The worker's live session states, over the sessions Table (TURNSTREAM_LIVE_STATES_*)."""
-    return LiveStates(TableStates(sessions), functools.partial(partition_of, partitions=settings.turn_partitions),
-                      settings.live_states_max, settings.live_states_idle_seconds)
+    return LiveStates(
+        TableStates(sessions),
+        functools.partial(partition_of, partitions=settings.turn_partitions),
+        settings.live_states_max,
+        settings.live_states_idle_seconds,
+    )
 
 
-def executor_for(settings: Settings, topics: Topics, sessions: faust.Table[str, bytes], store: ContextWriter,
-                 tombstones: Tombstones, live: LiveStates) -> Executor:
+def executor_for(
+    settings: Settings,
+    topics: Topics,
+    sessions: faust.Table[str, bytes],
+    store: ContextWriter,
+    tombstones: Tombstones,
+    live: LiveStates,
+) -> Executor:
     """The executor with the worker's real sinks, over the sessions Table and the live states kept beside it."""
     core = SessionCore(CoreConfig.from_settings(settings))
     stepper = Stepper(settings.summaries_topic, settings.max_content_bytes, live, core, tombstones)
@@ -65,7 +75,9 @@ def executor_for(settings: Settings, topics: Topics, sessions: faust.Table[str, 
     return Executor(stepper, sinks)
 
 
-def register_session_agent(app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table[str, bytes]) -> LiveStates:
+def register_session_agent(
+    app: faust.App, settings: Settings, topics: Topics, sessions: faust.Table[str, bytes]
+) -> LiveStates:
     """Attach the session agent to `app`: concurrency 1, so per-partition order and commits stay exact; returns
     its live session states (session expiry drops them with their rows)."""
     tombstones = Tombstones()  # one per worker: an agent restarted by a rebalance does not log the first again
@@ -86,8 +98,12 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
     # turn of its partition may be applied on top of the gap: the agent's crash stops the worker, rather
     # than Faust's default of restarting the agent on the next events; the partition's next owner (or this
     # worker, restarted) applies the batch again from the last committed offset.
-    @app.agent(topics.session_input, name=f"{settings.topic_prefix}.session", concurrency=1,
-               supervisor_strategy=CrashingSupervisor)
+    @app.agent(
+        topics.session_input,
+        name=f"{settings.topic_prefix}.session",
+        concurrency=1,
+        supervisor_strategy=CrashingSupervisor,
+    )
     async def session_agent(stream: faust.StreamT[bytes]) -> None:
         store = ContextWriter.from_settings(settings)
         live.restart()
@@ -99,8 +115,12 @@ def register_session_agent(app: faust.App, settings: Settings, topics: Topics, s
                 try:
                     await to_the_end(executor.store_then_acknowledge(events, functools.partial(acknowledge, stream)))
                 except Exception:
-                    log.critical("a batch of %d events could not be stored; its offsets stay unacknowledged and the "
-                                 "worker stops, so the partition's next owner applies it again", len(events), exc_info=True)
+                    log.critical(
+                        "a batch of %d events could not be stored; its offsets stay unacknowledged and the "
+                        "worker stops, so the partition's next owner applies it again",
+                        len(events),
+                        exc_info=True,
+                    )
                     raise
         finally:
             await store.aclose()

@@ -69,8 +69,9 @@ async def until_redis_answers(write: Callable[[], Awaitable[T]]) -> T:
         retry=retry_if_exception_type(REDIS_UNAVAILABLE),
         wait=wait_exponential(multiplier=0.1, max=5),
         after=lambda retry: redis_write_retries_total.inc(),  # tenacity calls it only for an attempt it retries
-        before_sleep=lambda retry: log.warning("Redis write failed, retrying: %s",
-                                               retry.outcome.exception() if retry.outcome else None),
+        before_sleep=lambda retry: log.warning(
+            "Redis write failed, retrying: %s", retry.outcome.exception() if retry.outcome else None
+        ),
     ):
         with attempt:
             return await write()
@@ -141,8 +142,10 @@ class ArchiveSink:
 
     async def evict(self, appends: dict[str, list[ArchiveEntry]], replies: list[Any]) -> dict[str, list[str]]:
         """The evicted entries' ids per owner; `replies` start with the appends' own, in their order."""
-        return {owner: await until_redis_answers(partial(self.archive.evict_overflow, owner, reply))
-                for owner, reply in zip(appends, replies)}
+        return {
+            owner: await until_redis_answers(partial(self.archive.evict_overflow, owner, reply))
+            for owner, reply in zip(appends, replies)
+        }
 
 
 @dataclass
@@ -158,10 +161,13 @@ class ContextSink:
         """The sessions whose document must be written, and the turn ids each applied in this batch."""
         return changed_contexts((step for step, _ in batch.steps), batch.sessions.states)
 
-    def docs(self, changed: dict[str, SessionState], applied: dict[str, list[str]],
-             timings: dict[str, float]) -> list[tuple[ContextDoc, str, list[str]]]:
+    def docs(
+        self, changed: dict[str, SessionState], applied: dict[str, list[str]], timings: dict[str, float]
+    ) -> list[tuple[ContextDoc, str, list[str]]]:
         now = time.time()
-        return [(self.core.context_doc(state, now, timings), state.owner, applied[key]) for key, state in changed.items()]
+        return [
+            (self.core.context_doc(state, now, timings), state.owner, applied[key]) for key, state in changed.items()
+        ]
 
     async def queue(self, pipe: Pipeline, docs: list[tuple[ContextDoc, str, list[str]]]) -> None:
         for doc, owner, turn_ids in docs:
@@ -183,8 +189,15 @@ class RedisSink:
         writing = time.perf_counter()
         done.evicted_entries = await self._write(batch)
         self.last_write_ms = ms_since(writing)
-        record_span("turnstream.redis_write", writing, time.perf_counter(), next(iter(batch.traceparents), None),
-                    {"db.system": "redis", "turnstream.batch_events": batch.events}, batch.traceparents[1:], kind="CLIENT")
+        record_span(
+            "turnstream.redis_write",
+            writing,
+            time.perf_counter(),
+            next(iter(batch.traceparents), None),
+            {"db.system": "redis", "turnstream.batch_events": batch.events},
+            batch.traceparents[1:],
+            kind="CLIENT",
+        )
 
     async def _write(self, batch: Batch) -> dict[str, list[str]]:
         appends = self.archive.appends(batch)
@@ -192,9 +205,13 @@ class RedisSink:
         if not changed and not appends:
             return {}
         per_record = max(batch.events, 1)
-        timings = {"ingest": batch.decode_ms / per_record, "compaction": batch.core_ms / per_record,
-                   "batch_events": batch.events, "broker_wait": max(batch.broker_wait_ms, default=0.0),
-                   "redis_write_last": self.last_write_ms}
+        timings = {
+            "ingest": batch.decode_ms / per_record,
+            "compaction": batch.core_ms / per_record,
+            "batch_events": batch.events,
+            "broker_wait": max(batch.broker_wait_ms, default=0.0),
+            "redis_write_last": self.last_write_ms,
+        }
         docs = self.context.docs(changed, applied, timings)
 
         async def queue(pipe: Pipeline) -> None:
@@ -217,8 +234,9 @@ class JournalSink:
     partitions: int
 
     async def write(self, batch: Batch, done: Done) -> None:
-        writes = journal_writes([step for step, _ in batch.steps], done.remembered.created, done.remembered.evicted,
-                                done.evicted_entries)
+        writes = journal_writes(
+            [step for step, _ in batch.steps], done.remembered.created, done.remembered.evicted, done.evicted_entries
+        )
         await asyncio.gather(*[await self._send(owner, key, value) for owner, key, value in writes])
 
     async def _send(self, owner: str, key: bytes, value: bytes | None) -> Awaitable[object]:
@@ -236,7 +254,9 @@ class TableSink:
     async def write(self, batch: Batch, done: Done) -> None:
         for key, row, envelope in batch.sessions.rows():
             value = row.snapshot() if isinstance(row, SessionState) else forget_marker(row.requested_at)
-            with attributed_to(cast(EventT[bytes], envelope.event)):  # the worker's envelopes hold Faust's events  # the row goes to the changelog partition of the session's own records
+            with attributed_to(
+                cast(EventT[bytes], envelope.event)
+            ):  # the worker's envelopes hold Faust's events  # the row goes to the changelog partition of the session's own records
                 self.table[key] = value
         await self._changelog_sent()
 
@@ -251,8 +271,10 @@ class TableSink:
                 raise TimeoutError
             await asyncio.wait_for(producer.flush(), max(deadline - time.monotonic(), 0.1))
         except TimeoutError:
-            log.warning("Table rows not confirmed by the broker within %.0f s; acknowledging the batch anyway",
-                        CHANGELOG_WAIT_SECONDS)
+            log.warning(
+                "Table rows not confirmed by the broker within %.0f s; acknowledging the batch anyway",
+                CHANGELOG_WAIT_SECONDS,
+            )
 
 
 @dataclass
@@ -281,5 +303,6 @@ class SummaryRequestSink:
     async def write(self, batch: Batch, done: Done) -> None:
         for step, envelope in batch.steps:
             if (request := step.summary_request) is not None:
-                await self.compaction.send(key=request.session_key.encode(), value=request.to_bytes(),
-                                           headers=envelope.carried)
+                await self.compaction.send(
+                    key=request.session_key.encode(), value=request.to_bytes(), headers=envelope.carried
+                )

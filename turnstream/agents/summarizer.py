@@ -59,7 +59,11 @@ class Summarizer:
             return
         try:
             merged = await merge_profile(
-                self.client, self.settings.llm_model, text, self.settings.profile_read_chars, self.settings.llm_timeout_seconds
+                self.client,
+                self.settings.llm_model,
+                text,
+                self.settings.profile_read_chars,
+                self.settings.llm_timeout_seconds,
             )
         except Exception:
             llm_requests_total.labels("profile_failed").inc()
@@ -76,8 +80,12 @@ class Summarizer:
         ):
             with attempt:
                 return await merge_summary(
-                    self.client, settings.llm_model, request.summary, request.dropped,
-                    settings.summary_max_tokens, settings.llm_timeout_seconds,
+                    self.client,
+                    settings.llm_model,
+                    request.summary,
+                    request.dropped,
+                    settings.summary_max_tokens,
+                    settings.llm_timeout_seconds,
                 )
         raise AssertionError("unreachable: tenacity reraises the last failure")
 
@@ -102,7 +110,8 @@ def register_summarizer_agent(app: faust.App, settings: Settings, topics: Topics
                     continue
                 result = await summarizer.answer(request, record_fields(event.message, request.session_key))
                 # the answer goes back under the trace of the turn that asked for it
-                await topics.summaries.send(key=request.session_key.encode(), value=result.to_bytes(),
-                                            headers=carried(event.message.headers))
+                await topics.summaries.send(
+                    key=request.session_key.encode(), value=result.to_bytes(), headers=carried(event.message.headers)
+                )
         finally:
             await memory.aclose()

@@ -43,7 +43,9 @@ def _turns(count: int) -> list[dict[str, Any]]:
 
 async def fill_archive(archive: ArchiveStore, owner: str, turns: list[dict[str, Any]], language: Language) -> None:
     """`turns` archived as the worker archives them, APPEND_BATCH at a time."""
-    entries = [archive_entry(t["session_id"], t["turn_id"], t["seq"], t["message"], t["ts"], language=language) for t in turns]
+    entries = [
+        archive_entry(t["session_id"], t["turn_id"], t["seq"], t["message"], t["ts"], language=language) for t in turns
+    ]
     kept = [e for e in entries if e is not None]
     for start in range(0, len(kept), APPEND_BATCH):
         await archive.append(owner, kept[start : start + APPEND_BATCH])
@@ -59,7 +61,7 @@ async def embed_archive(archive: ArchiveStore, owner: str, settings: Settings) -
     entries = await archive.entries(owner)
     cpu = 0.0
     for start in range(0, len(entries), settings.embedding_batch_size):
-        batch = entries[start:start + settings.embedding_batch_size]
+        batch = entries[start : start + settings.embedding_batch_size]
         began = time.process_time()
         embedded = embed_entries(embedders, batch, settings.embedding_expansion_terms)
         cpu += time.process_time() - began
@@ -91,58 +93,106 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
                 cpu_ms = await embed_archive(archive, owner, settings)
                 semantic_bytes = await _memory_bytes(redis, f"{settings.topic_prefix}:arc[vs]e[cm]:{{{owner}}}")
                 rows.append(Row.of(f"embedding CPU per turn, {size // 1000}k archived", "ms", cpu_ms, 0.0))
-                rows.append(Row.of(f"semantic index bytes per turn vs the turn's JSON, {size // 1000}k", "B",
-                                   semantic_bytes / size, sum(len(orjson.dumps(t)) for t in turns) / size))
-                data.setdefault("semantic", {})[str(size)] = {"cpu_ms_per_turn": cpu_ms,
-                                                              "turns_per_s_per_core": 1000 / cpu_ms if cpu_ms else None,
-                                                              "semantic_bytes": semantic_bytes}
-                progress(f"archive {size:,}: embedding {cpu_ms:.2f} ms CPU a turn ({1000 / cpu_ms:.0f} turns/s a core), "
-                         f"semantic index {semantic_bytes / size:.0f} B a turn")
+                rows.append(
+                    Row.of(
+                        f"semantic index bytes per turn vs the turn's JSON, {size // 1000}k",
+                        "B",
+                        semantic_bytes / size,
+                        sum(len(orjson.dumps(t)) for t in turns) / size,
+                    )
+                )
+                data.setdefault("semantic", {})[str(size)] = {
+                    "cpu_ms_per_turn": cpu_ms,
+                    "turns_per_s_per_core": 1000 / cpu_ms if cpu_ms else None,
+                    "semantic_bytes": semantic_bytes,
+                }
+                progress(
+                    f"archive {size:,}: embedding {cpu_ms:.2f} ms CPU a turn ({1000 / cpu_ms:.0f} turns/s a core), "
+                    f"semantic index {semantic_bytes / size:.0f} B a turn"
+                )
             memory = await _memory_bytes(redis, f"{settings.topic_prefix}:arc*{{{owner}}}*")
             result = compact([t["message"] for t in turns[-400:]], settings.budget_tokens)
-            doc = ContextDoc(session_id=session, version=1, last_turn_id="t", updated_at=time.time(), **result.to_dict())
+            doc = ContextDoc(
+                session_id=session, version=1, last_turn_id="t", updated_at=time.time(), **result.to_dict()
+            )
             await ContextWriter.on(redis, settings).write(doc, ["t"], owner=owner)
             raw_key = f"{settings.topic_prefix}:bench:raw:{owner}"
             await redis.set(raw_key, doc.to_json())
-            timings = await _timed(client, words_only if semantic else None, redis, raw_key, session, owner, questions,
-                                   samples)
+            timings = await _timed(
+                client, words_only if semantic else None, redis, raw_key, session, owner, questions, samples
+            )
             server = await _server_times(redis, client, raw_key, session, owner, questions, samples)
             if semantic:
                 bare = await _server_times(redis, words_only, raw_key, session, owner, questions, samples)
                 w50, w99 = p50_p99(timings["words only"])
-                rows += [Row.of(f"build_prompt with the model vs words only p50, {size // 1000}k", "ms",
-                                percentile(timings["build_prompt"], 50), w50),
-                         Row.of(f"build_prompt with the model vs words only p99, {size // 1000}k", "ms",
-                                percentile(timings["build_prompt"], 99), w99),
-                         Row.of(f"script with the pool vs words only in Redis p99, {size // 1000}k", "ms",
-                                percentile(server["EVALSHA"], 99), percentile(bare["EVALSHA"], 99))]
+                rows += [
+                    Row.of(
+                        f"build_prompt with the model vs words only p50, {size // 1000}k",
+                        "ms",
+                        percentile(timings["build_prompt"], 50),
+                        w50,
+                    ),
+                    Row.of(
+                        f"build_prompt with the model vs words only p99, {size // 1000}k",
+                        "ms",
+                        percentile(timings["build_prompt"], 99),
+                        w99,
+                    ),
+                    Row.of(
+                        f"script with the pool vs words only in Redis p99, {size // 1000}k",
+                        "ms",
+                        percentile(server["EVALSHA"], 99),
+                        percentile(bare["EVALSHA"], 99),
+                    ),
+                ]
             (get50, get99), (bp50, bp99) = p50_p99(timings["GET"]), p50_p99(timings["build_prompt"])
             srv99, srv_get99 = percentile(server["EVALSHA"], 99), percentile(server["GET"], 99)
             raw_bytes = sum(len(orjson.dumps(turn)) for turn in turns)
             label = f"{size // 1000}k archived"
-            rows += [Row.of(f"build_prompt p50, {label}", "ms", bp50, get50),
-                     Row.of(f"build_prompt p99, {label}", "ms", bp99, get99),
-                     Row.of(f"script vs GET in Redis p99, {label}", "ms", srv99, srv_get99),
-                     Row.of(f"KiB per 1k turns vs turn JSON, {label}", "KiB",
-                            memory * 1000 / size / 1024, raw_bytes * 1000 / size / 1024)]
-            data[str(size)] = {"script_server_ms_p50": percentile(server["EVALSHA"], 50), "script_server_ms_p99": srv99,
-                               "archive_bytes": memory, "turn_json_bytes": raw_bytes}
+            rows += [
+                Row.of(f"build_prompt p50, {label}", "ms", bp50, get50),
+                Row.of(f"build_prompt p99, {label}", "ms", bp99, get99),
+                Row.of(f"script vs GET in Redis p99, {label}", "ms", srv99, srv_get99),
+                Row.of(
+                    f"KiB per 1k turns vs turn JSON, {label}",
+                    "KiB",
+                    memory * 1000 / size / 1024,
+                    raw_bytes * 1000 / size / 1024,
+                ),
+            ]
+            data[str(size)] = {
+                "script_server_ms_p50": percentile(server["EVALSHA"], 50),
+                "script_server_ms_p99": srv99,
+                "archive_bytes": memory,
+                "turn_json_bytes": raw_bytes,
+            }
             if size == max(SIZES):
                 met = bp99 / get99 <= TARGET_RATIO and srv99 <= TARGET_SERVER_MS
-            progress(f"archive {size:,}: build_prompt p99 {bp99:.2f} ms vs GET {get99:.2f} ms, "
-                     f"script {srv99 * 1000:.0f} µs p99 in Redis, {memory * 1000 / size / 1024:.0f} KiB per 1,000 turns")
+            progress(
+                f"archive {size:,}: build_prompt p99 {bp99:.2f} ms vs GET {get99:.2f} ms, "
+                f"script {srv99 * 1000:.0f} µs p99 in Redis, {memory * 1000 / size / 1024:.0f} KiB per 1,000 turns"
+            )
     text = f"at 10k: p99 ≤ {TARGET_RATIO:g}× GET, script ≤ {TARGET_SERVER_MS:g} ms"
     return Figure("archive", "8 Archive read cost", "build_prompt", "plain GET", rows, Target(text, met), data)
 
 
-async def _timed(client: ContextClient, words_only: ContextClient | None, redis: Redis, raw_key: str, session: str,
-                 owner: str, questions: list[str], samples: int) -> dict[str, list[float]]:
+async def _timed(
+    client: ContextClient,
+    words_only: ContextClient | None,
+    redis: Redis,
+    raw_key: str,
+    session: str,
+    owner: str,
+    questions: list[str],
+    samples: int,
+) -> dict[str, list[float]]:
     """build_prompt (looking only) and a GET of the context's bytes, ABBA, one connection pool; with `words_only`,
     build_prompt without the semantic share too, in the same rounds."""
     user = owner  # the owner is a user id here (no tenant)
     reads: dict[str, Callable[[str], Awaitable[Any]]] = {
         "GET": lambda q: redis.get(raw_key),
-        "build_prompt": lambda q: client.build_prompt(session, q, user_id=user, record=False)}
+        "build_prompt": lambda q: client.build_prompt(session, q, user_id=user, record=False),
+    }
     if words_only is not None:
         reads["words only"] = lambda q: words_only.build_prompt(session, q, user_id=user, record=False)
     for question in questions:  # scripts loaded, connections open
@@ -158,8 +208,9 @@ async def _timed(client: ContextClient, words_only: ContextClient | None, redis:
     return timings
 
 
-async def _server_times(redis: Redis, client: ContextClient, raw_key: str, session: str, owner: str,
-                        questions: list[str], samples: int) -> dict[str, list[float]]:
+async def _server_times(
+    redis: Redis, client: ContextClient, raw_key: str, session: str, owner: str, questions: list[str], samples: int
+) -> dict[str, list[float]]:
     """Milliseconds Redis spent inside each read script and each GET, from a SLOWLOG that logs every call."""
     old = cast(dict[str, str], await redis.config_get("slowlog-*"))  # redis-py types names and values as optional
     await redis.config_set("slowlog-log-slower-than", 0)

@@ -56,7 +56,10 @@ class Children:
         env = {**os.environ, **settings_env(settings), "TURNSTREAM_WEB_PORT": str(free_port())}
         process = subprocess.Popen(
             [sys.executable, "-m", "turnstream.benchmarks.passthrough", mode],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
         )
         return self._keep(f"passthrough-{mode}", process, log)
 

@@ -33,9 +33,11 @@ CHUNK_SESSIONS = 1000
 """Sessions produced between waits until the worker applied them: the producer never runs far ahead."""
 TARGET_GROWTH = 1.2
 """With expiry, RSS after every session at most this multiple of RSS after the first tenth."""
-ANSWER = ("The harbour first: boats fill up by ten. Then the old town on foot, it is compact and the lanes are "
-          "shaded until noon, and the castle last, when the tour groups have left. Book the harbour tickets "
-          "online the day before; the castle sells them at the gate and the old town needs none.")
+ANSWER = (
+    "The harbour first: boats fill up by ten. Then the old town on foot, it is compact and the lanes are "
+    "shaded until noon, and the castle last, when the tour groups have left. Book the harbour tickets "
+    "online the day before; the castle sells them at the gate and the old town needs none."
+)
 
 
 def session_turns(prefix: str, index: int) -> list[dict[str, Any]]:
@@ -64,7 +66,9 @@ async def _applied(store: ContextWriter, session_ids: list[str], version: int, c
     while waiting:
         async with store.redis.pipeline(transaction=False) as pipe:
             for sid in waiting:
-                pipe.hget(store.layout.session(session_owner(sid), sid).context, "version")  # no user: the session owns its memory
+                pipe.hget(
+                    store.layout.session(session_owner(sid), sid).context, "version"
+                )  # no user: the session owns its memory
             versions = await pipe.execute()
         waiting = [sid for sid, got in zip(waiting, versions) if got is None or int(got) < version]
         children.check()
@@ -98,7 +102,9 @@ async def _side(settings: Settings, children: Children, sessions: int, progress:
             await _applied(store, tail, 2, children, f"churn ({name}) at {last:,} sessions")
             if last in (1, tenth, sessions):
                 rss.append(rss_mb(child.process.pid))
-                progress(f"churn ({name}): {last:,} sessions in {time.monotonic() - started:.0f}s, worker RSS {rss[-1]:.0f} MB")
+                progress(
+                    f"churn ({name}): {last:,} sessions in {time.monotonic() - started:.0f}s, worker RSS {rss[-1]:.0f} MB"
+                )
         return rss
     finally:
         await producer.stop()
@@ -106,18 +112,29 @@ async def _side(settings: Settings, children: Children, sessions: int, progress:
         children.stop_one(child)
 
 
-async def churn_memory(settings: Settings, children: Children, sessions: int, progress: Callable[[str], None]) -> Figure:
+async def churn_memory(
+    settings: Settings, children: Children, sessions: int, progress: Callable[[str], None]
+) -> Figure:
     """Worker RSS with the idle expiry (TTL_SECONDS) against the same worker keeping every session (TTL of a week)."""
     common = {"batch_max_events": BATCH_EVENTS}
-    expiring = settings.model_copy(update={**common, "topic_prefix": f"{settings.topic_prefix}-expiry",
-                                           "session_ttl_seconds": TTL_SECONDS})
-    keeping = settings.model_copy(update={**common, "topic_prefix": f"{settings.topic_prefix}-kept",
-                                          "session_ttl_seconds": 7 * 24 * 3600})
+    expiring = settings.model_copy(
+        update={**common, "topic_prefix": f"{settings.topic_prefix}-expiry", "session_ttl_seconds": TTL_SECONDS}
+    )
+    keeping = settings.model_copy(
+        update={**common, "topic_prefix": f"{settings.topic_prefix}-kept", "session_ttl_seconds": 7 * 24 * 3600}
+    )
     a = await _side(expiring, children, sessions, progress)
     b = await _side(keeping, children, sessions, progress)
     labels = ["after 1 session", f"after {max(sessions // 10, 1):,} sessions", f"after {sessions:,} sessions"]
     rows = [Row.of(f"worker RSS {label}", "MB", x, y) for label, x, y in zip(labels, a, b)]
     growth = a[-1] / a[1]
     target = Target(f"with expiry, RSS after all ≤ {TARGET_GROWTH}× after a tenth", growth <= TARGET_GROWTH)
-    return Figure("churn", f"9 Worker memory, {sessions:,} churning sessions", f"expiry after {TTL_SECONDS}s idle",
-                  "no expiry", rows, target, {"sessions": sessions, "ttl_seconds": TTL_SECONDS, "rss_mb": {"expiry": a, "kept": b}})
+    return Figure(
+        "churn",
+        f"9 Worker memory, {sessions:,} churning sessions",
+        f"expiry after {TTL_SECONDS}s idle",
+        "no expiry",
+        rows,
+        target,
+        {"sessions": sessions, "ttl_seconds": TTL_SECONDS, "rss_mb": {"expiry": a, "kept": b}},
+    )

@@ -53,8 +53,15 @@ def append_cost(rounds: int, early: int = EARLY, late: int = LATE, seed: int = 0
         Row.of("mean per turn", "µs", statistics.fmean(late_us), statistics.fmean(early_us)),
     ]
     median_ratio = rows[0].ratio or 0.0
-    return Figure("append_cost", "6 Compaction cost per turn", f"turn ~{late:,}", f"turn ~{early:,}", rows,
-                  Target(f"median ratio ≤ {TARGET}", median_ratio <= TARGET), {"rounds": len(new_turns), "budget_tokens": BUDGET_TOKENS})
+    return Figure(
+        "append_cost",
+        "6 Compaction cost per turn",
+        f"turn ~{late:,}",
+        f"turn ~{early:,}",
+        rows,
+        Target(f"median ratio ≤ {TARGET}", median_ratio <= TARGET),
+        {"rounds": len(new_turns), "budget_tokens": BUDGET_TOKENS},
+    )
 
 
 def _timed(session: SessionCompactor, turns: list[dict[str, Any]]) -> Callable[[], float]:

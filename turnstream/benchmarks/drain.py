@@ -31,12 +31,20 @@ class Measured:
     cpu: CpuSpent = field(default_factory=CpuSpent)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rounds": self.rates, "stages_us_per_turn": {name: rounded(value) for name, value in per_turn_us(self.stages, self.wall).items()},
-                "cpu_us_per_turn": {side: rounded(self.cpu.us_per_turn(side)) for side in SIDES}}
+        return {
+            "rounds": self.rates,
+            "stages_us_per_turn": {name: rounded(value) for name, value in per_turn_us(self.stages, self.wall).items()},
+            "cpu_us_per_turn": {side: rounded(self.cpu.us_per_turn(side)) for side in SIDES},
+        }
 
 
 async def drain_rate(
-    live: Live, rounds: int, sessions: int, turns: int, progress: Callable[[str], None], split: CoreSplit | None = None,
+    live: Live,
+    rounds: int,
+    sessions: int,
+    turns: int,
+    progress: Callable[[str], None],
+    split: CoreSplit | None = None,
 ) -> Figure:
     """For each worker, rounds of fresh conversations produced at full speed to it and, the same bytes, to the
     counting agent, under each placement (pinned to `split`'s cores, then unpinned); the worker's stage
@@ -48,21 +56,50 @@ async def drain_rate(
         measured, last = await _rounds(live, worker, rounds, sessions, turns, progress, split)
         name = f"{size} a batch" + (" (default)" if worker is live.pipeline else "")
         for placement, each in measured.items():
-            rows.append(Row.of(f"drain rate, {name}, {placement}", "turns/s",
-                               statistics.median(each.rates["pipeline"]), statistics.median(each.rates["count"])))
+            rows.append(
+                Row.of(
+                    f"drain rate, {name}, {placement}",
+                    "turns/s",
+                    statistics.median(each.rates["pipeline"]),
+                    statistics.median(each.rates["count"]),
+                )
+            )
         for placement, each in measured.items():
-            rows.append(Row.of(f"CPU a turn, {name}, {placement}", "µs", each.cpu.us_per_turn("pipeline"), each.cpu.us_per_turn("count")))
+            rows.append(
+                Row.of(
+                    f"CPU a turn, {name}, {placement}",
+                    "µs",
+                    each.cpu.us_per_turn("pipeline"),
+                    each.cpu.us_per_turn("count"),
+                )
+            )
         data[str(size)] = {placement: each.to_dict() for placement, each in measured.items()}
         batch = batch or last  # the default worker's last round: the reads figure reads its contexts
     met = (rows[0].ratio or 0.0) >= TARGET
-    return Figure("drain", "1 Drain rate", "pipeline", "count-only agent", rows,
-                  Target(f"ratio ≥ {TARGET} at the default batch, {placements(split)[0]}", met),
-                  {"batch_sizes": data, "cores": split and split.to_dict(), "turns_per_round": len(batch), "sessions": sessions,
-                   "last_session": {"session_id": batch[-1]["session_id"], "user_id": batch[-1]["user_id"]}})
+    return Figure(
+        "drain",
+        "1 Drain rate",
+        "pipeline",
+        "count-only agent",
+        rows,
+        Target(f"ratio ≥ {TARGET} at the default batch, {placements(split)[0]}", met),
+        {
+            "batch_sizes": data,
+            "cores": split and split.to_dict(),
+            "turns_per_round": len(batch),
+            "sessions": sessions,
+            "last_session": {"session_id": batch[-1]["session_id"], "user_id": batch[-1]["user_id"]},
+        },
+    )
 
 
 async def _rounds(
-    live: Live, worker: Settings, rounds: int, sessions: int, turns: int, progress: Callable[[str], None],
+    live: Live,
+    worker: Settings,
+    rounds: int,
+    sessions: int,
+    turns: int,
+    progress: Callable[[str], None],
     split: CoreSplit | None,
 ) -> tuple[dict[str, Measured], list[dict[str, Any]]]:
     """(per placement, what its rounds measured; the last round's turns). The placements go ABBA from round to
@@ -93,5 +130,7 @@ async def _rounds(
                 each.rates[side].append(len(records) / elapsed)
                 if side == "pipeline":
                     each.stages, each.wall = each.stages + (await live.stages(worker) - before), each.wall + elapsed
-                progress(f"drain round {index + 1}/{rounds}, {size} a batch, {placement}: {side} {each.rates[side][-1]:,.0f} turns/s")
+                progress(
+                    f"drain round {index + 1}/{rounds}, {size} a batch, {placement}: {side} {each.rates[side][-1]:,.0f} turns/s"
+                )
     return measured, batch

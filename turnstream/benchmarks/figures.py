@@ -98,6 +98,11 @@ class Figure:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "title": self.title, "broker": self.broker, "a_label": self.a_label, "b_label": self.b_label,
-            "rows": [row.to_dict() for row in self.rows], "target": self.target and self.target.to_dict(), "data": self.data,
+            "title": self.title,
+            "broker": self.broker,
+            "a_label": self.a_label,
+            "b_label": self.b_label,
+            "rows": [row.to_dict() for row in self.rows],
+            "target": self.target and self.target.to_dict(),
+            "data": self.data,
         }

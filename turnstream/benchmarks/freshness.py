@@ -78,10 +78,17 @@ async def pipeline_latencies(live: Live, turns: list[dict[str, Any]], rate: floa
     latencies: list[float] = []
 
     async def wait(turn: dict[str, Any], sent: float) -> None:
-        result = await client.wait_for(turn["session_id"], turn["turn_id"], SETTLE_TIMEOUT_SECONDS,
-                                       tenant=turn.get("tenant"), user_id=turn.get("user_id"))
+        result = await client.wait_for(
+            turn["session_id"],
+            turn["turn_id"],
+            SETTLE_TIMEOUT_SECONDS,
+            tenant=turn.get("tenant"),
+            user_id=turn.get("user_id"),
+        )
         if not result.fresh:
-            raise BenchTimeout(f"freshness (pipeline): turn {turn['turn_id']} not readable after {SETTLE_TIMEOUT_SECONDS:.0f}s")
+            raise BenchTimeout(
+                f"freshness (pipeline): turn {turn['turn_id']} not readable after {SETTLE_TIMEOUT_SECONDS:.0f}s"
+            )
         latencies.append((time.perf_counter() - sent) * 1000)
 
     waits = []
@@ -129,7 +136,12 @@ SIDES = ("pipeline", "set")
 
 
 async def freshness(
-    live: Live, rounds: int, sessions: int, turns: int, rate: float, progress: Callable[[str], None],
+    live: Live,
+    rounds: int,
+    sessions: int,
+    turns: int,
+    rate: float,
+    progress: Callable[[str], None],
     split: CoreSplit | None = None,
 ) -> Figure:
     """p50 and p99 over every turn of every round, and each side's CPU a turn, under each placement (pinned to
@@ -152,19 +164,40 @@ async def freshness(
                     latencies = await passthrough_latencies(live, batch, rate)
                 cpu[placement].add(side, cpu_ticks(pid) - ticks, len(batch))
                 samples[placement][side] += latencies
-                progress(f"freshness round {index + 1}/{rounds}, {placement}: {side} p50 {p50_p99(latencies)[0]:.1f} ms")
+                progress(
+                    f"freshness round {index + 1}/{rounds}, {placement}: {side} p50 {p50_p99(latencies)[0]:.1f} ms"
+                )
     rows = []
     for placement in order:
         ours, theirs = p50_p99(samples[placement]["pipeline"]), p50_p99(samples[placement]["set"])
-        rows += [Row.of(f"freshness p50, {placement}", "ms", ours[0], theirs[0]),
-                 Row.of(f"freshness p99, {placement}", "ms", ours[1], theirs[1])]
-    rows += [Row.of(f"CPU a turn, {placement}", "µs", cpu[placement].us_per_turn("pipeline"), cpu[placement].us_per_turn("set"))
-             for placement in order]
-    target = Target(f"p50 ≤ {P50_TARGET_MS:.0f} ms, p99 ≤ {P99_TARGET_MS:.0f} ms, each ≤ {RATIO_TARGET}× SET-only, {order[0]}",
-                    freshness_met(rows[0], rows[1]))
-    measured = {placement: {"samples_ms": samples[placement],
-                            "worker_ms": {name: rounded(value) for name, value in fresh_turn_ms(stages[placement]).items()},
-                            "cpu_us_per_turn": {side: rounded(cpu[placement].us_per_turn(side)) for side in SIDES}}
-                for placement in order}
-    return Figure("freshness", "2 Freshness: produce → readable", "SDK send → wait_for", "SET-only agent", rows,
-                  target, {"placements": measured, "rate_turns_per_s": rate, "cores": split and split.to_dict()})
+        rows += [
+            Row.of(f"freshness p50, {placement}", "ms", ours[0], theirs[0]),
+            Row.of(f"freshness p99, {placement}", "ms", ours[1], theirs[1]),
+        ]
+    rows += [
+        Row.of(
+            f"CPU a turn, {placement}", "µs", cpu[placement].us_per_turn("pipeline"), cpu[placement].us_per_turn("set")
+        )
+        for placement in order
+    ]
+    target = Target(
+        f"p50 ≤ {P50_TARGET_MS:.0f} ms, p99 ≤ {P99_TARGET_MS:.0f} ms, each ≤ {RATIO_TARGET}× SET-only, {order[0]}",
+        freshness_met(rows[0], rows[1]),
+    )
+    measured = {
+        placement: {
+            "samples_ms": samples[placement],
+            "worker_ms": {name: rounded(value) for name, value in fresh_turn_ms(stages[placement]).items()},
+            "cpu_us_per_turn": {side: rounded(cpu[placement].us_per_turn(side)) for side in SIDES},
+        }
+        for placement in order
+    }
+    return Figure(
+        "freshness",
+        "2 Freshness: produce → readable",
+        "SDK send → wait_for",
+        "SET-only agent",
+        rows,
+        target,
+        {"placements": measured, "rate_turns_per_s": rate, "cores": split and split.to_dict()},
+    )

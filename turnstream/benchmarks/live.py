@@ -45,7 +45,9 @@ class BenchTimeout(TurnstreamError, RuntimeError):
 
 def round_turns(name: str, sessions: int, turns: int, seed: int) -> list[dict[str, Any]]:
     """`sessions` fresh conversations of `turns` turns, round-robin as many gateways would produce them."""
-    per_session = [turns_of(sample, f"{name}-{i}") for i, sample in enumerate(generate_conversations(sessions, turns, seed))]
+    per_session = [
+        turns_of(sample, f"{name}-{i}") for i, sample in enumerate(generate_conversations(sessions, turns, seed))
+    ]
     return [session[i] for i in range(turns) for session in per_session]
 
 
@@ -75,8 +77,9 @@ class Consumers:
     @classmethod
     def of(cls, settings: Settings) -> Consumers:
         prefix = settings.topic_prefix
-        single = settings.model_copy(update={"topic_prefix": f"{prefix}-single", "batch_max_events": SINGLE_EVENT,
-                                              "metrics_port": free_port()})
+        single = settings.model_copy(
+            update={"topic_prefix": f"{prefix}-single", "batch_max_events": SINGLE_EVENT, "metrics_port": free_port()}
+        )
         count, set_ = (settings.model_copy(update={"topic_prefix": f"{prefix}-{mode}"}) for mode in MODES)
         return cls(settings.model_copy(update={"metrics_port": free_port()}), single, count, set_)
 
@@ -122,7 +125,9 @@ class Live:
         producer = TurnProducer(consumers.pipeline.model_copy(update={"idempotent_producer": "off"}))
         await producer.start()
         store = ContextWriter.from_settings(consumers.pipeline)
-        return cls(consumers.pipeline, consumers.single, consumers.count, consumers.set, children, producer, store.redis, store)
+        return cls(
+            consumers.pipeline, consumers.single, consumers.count, consumers.set, children, producer, store.redis, store
+        )
 
     async def aclose(self) -> None:
         await self.producer.stop()
@@ -158,7 +163,9 @@ class Live:
         producer = self.producer.producer
         return [await producer.send(settings.turns_topic, value=value, key=key) for key, value in records]
 
-    async def until(self, done: Callable[[], Awaitable[bool]], what: str, timeout: float = DRAIN_TIMEOUT_SECONDS) -> None:
+    async def until(
+        self, done: Callable[[], Awaitable[bool]], what: str, timeout: float = DRAIN_TIMEOUT_SECONDS
+    ) -> None:
         """Poll `done` every POLL_SECONDS; fail when a child dies or `timeout` passes."""
         deadline = time.monotonic() + timeout
         while not await done():
@@ -167,7 +174,9 @@ class Live:
                 raise BenchTimeout(f"{what}: not done after {timeout:.0f}s")
             await asyncio.sleep(POLL_SECONDS)
 
-    def versions_reached(self, expected: dict[str, int], worker: Settings | None = None) -> Callable[[], Awaitable[bool]]:
+    def versions_reached(
+        self, expected: dict[str, int], worker: Settings | None = None
+    ) -> Callable[[], Awaitable[bool]]:
         """A check: has every session's context, as `worker` (the default one) writes them, reached its expected
         version? Asks only about those still behind."""
         behind = dict(expected)
@@ -178,7 +187,10 @@ class Live:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for key in keys:
                     pipe.get(store.layout.owner_pointer(key))
-                owners = [session_owner(key) if owner is None else owner.decode() for key, owner in zip(keys, await pipe.execute())]
+                owners = [
+                    session_owner(key) if owner is None else owner.decode()
+                    for key, owner in zip(keys, await pipe.execute())
+                ]
                 for key, owner in zip(keys, owners):
                     pipe.hget(store.layout.session(owner, key).context, "version")
                 versions = await pipe.execute()
@@ -208,8 +220,11 @@ class Live:
             await self.send(settings, records)
         await self.producer.flush()
         await self.until(self.versions_reached(last_versions(turns)), "warm-up of the worker", READY_TIMEOUT_SECONDS)
-        await self.until(self.versions_reached(last_versions(turns), self.single), "warm-up of the one-event-a-batch worker",
-                         READY_TIMEOUT_SECONDS)
+        await self.until(
+            self.versions_reached(last_versions(turns), self.single),
+            "warm-up of the one-event-a-batch worker",
+            READY_TIMEOUT_SECONDS,
+        )
         await self.until(self.counted(len(turns)), "warm-up of the counting agent", READY_TIMEOUT_SECONDS)
 
         async def set_landed() -> bool:

@@ -39,8 +39,14 @@ def updates_channel(settings: Settings) -> str:
 def create_passthrough_app(settings: Settings, mode: str) -> faust.App:
     """A Faust app configured as the worker's (faust_app), with one agent at concurrency 1 doing `mode`."""
     app = faust_app(settings, "passthrough")
-    topic = app.topic(settings.turns_topic, key_type=bytes, value_type=bytes, key_serializer="raw",
-                      value_serializer="raw", partitions=settings.turn_partitions)
+    topic = app.topic(
+        settings.turns_topic,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.turn_partitions,
+    )
     redis = redis_client(settings)
     if mode == "count":
         counted = [0, 0]  # events seen, events reported
@@ -76,8 +82,12 @@ def main(argv: list[str]) -> int:
         return 2
     settings = Settings()
     # the worker's own Worker class: the yardstick pays no overhead the worker does not
-    worker = Worker(create_passthrough_app(settings, argv[0]), loglevel="warning", quiet=True,
-                    stop_timeout=settings.stop_timeout_seconds)
+    worker = Worker(
+        create_passthrough_app(settings, argv[0]),
+        loglevel="warning",
+        quiet=True,
+        stop_timeout=settings.stop_timeout_seconds,
+    )
     try:
         worker.execute_from_commandline()
     except SystemExit as exit_:

@@ -58,7 +58,9 @@ def placements(split: CoreSplit | None) -> tuple[str, ...]:
     return (PINNED, UNPINNED) if split is not None else (UNPINNED_ONLY,)
 
 
-def affinities(split: CoreSplit | None, placement: str, measured: int, neighbours: Iterable[int]) -> dict[int, frozenset[int]]:
+def affinities(
+    split: CoreSplit | None, placement: str, measured: int, neighbours: Iterable[int]
+) -> dict[int, frozenset[int]]:
     """pid -> the CPUs it may run on under `placement`; empty without a split (nothing is ever pinned then)."""
     if split is None:
         return {}
@@ -88,7 +90,7 @@ def parse_cpu_ticks(stat: str) -> int:
     """utime + stime, in clock ticks, of a /proc/<pid>/stat line (every thread of the process). The command
     name, field 2, is in parentheses and may hold spaces and parentheses itself: the fields after its last ')'
     start at field 3."""
-    fields = stat[stat.rindex(")") + 1:].split()
+    fields = stat[stat.rindex(")") + 1 :].split()
     return int(fields[14 - 3]) + int(fields[15 - 3])
 
 

@@ -21,8 +21,11 @@ def prompt_size(settings: Settings, checkpoints: tuple[int, ...] = CHECKPOINTS, 
     """Feed one long conversation a turn at a time, as the worker does; compare token counts on the way."""
     turns = max(checkpoints)
     [conversation] = generate_conversations(1, turns, seed)
-    session = SessionCompactor(settings.budget_tokens, budget_messages=settings.budget_messages,
-                               strategy=build_strategy(settings, archive=False))
+    session = SessionCompactor(
+        settings.budget_tokens,
+        budget_messages=settings.budget_messages,
+        strategy=build_strategy(settings, archive=False),
+    )
     naive = REPLY_PRIMING_TOKENS
     naive_bytes = 2  # the JSON array's brackets
     series: dict[str, list[int]] = {"turns": [], "compacted": [], "naive": []}
@@ -42,8 +45,15 @@ def prompt_size(settings: Settings, checkpoints: tuple[int, ...] = CHECKPOINTS, 
     rows = [Row.of(f"after {n:,} turns", "tokens", *at[n]) for n in checkpoints]
     rows += [Row.of(f"after {n:,} turns", "bytes (JSON)", *sizes[n]) for n in checkpoints]
     target = _flat_target(at, checkpoints)
-    return Figure("prompt_size", "4 Prompt size", "compacted", "naive history", rows, target,
-                  {"budget_tokens": settings.budget_tokens, "series": series})
+    return Figure(
+        "prompt_size",
+        "4 Prompt size",
+        "compacted",
+        "naive history",
+        rows,
+        target,
+        {"budget_tokens": settings.budget_tokens, "series": series},
+    )
 
 
 def _flat_target(at: dict[int, tuple[int, int]], checkpoints: tuple[int, ...]) -> Target:

@@ -49,5 +49,12 @@ async def read_latency(live: Live, session_id: str, user_id: str, samples: int) 
     ]
     met = (rows[1].ratio or float("inf")) <= TARGET
     doc_bytes = await live.redis.strlen(raw_key)
-    return Figure("reads", "3 Read latency", "ContextClient", "plain GET", rows, Target(f"get p99 ratio ≤ {TARGET}", met),
-                  {"samples_ms": timings, "doc_bytes": doc_bytes})
+    return Figure(
+        "reads",
+        "3 Read latency",
+        "ContextClient",
+        "plain GET",
+        rows,
+        Target(f"get p99 ratio ≤ {TARGET}", met),
+        {"samples_ms": timings, "doc_bytes": doc_bytes},
+    )

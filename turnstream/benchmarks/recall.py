@@ -81,9 +81,12 @@ def prompt_turns(case: RecallCase, messages: list[dict[str, Any]], archived: Seq
     """Ids of the case's turns a build_prompt prompt carries: recalled from the archive, or as the message itself."""
     recalled = {turn["id"] for turn in archived}
     contents = {content_text(m.get("content")) for m in messages if m.get("role") != "system"}
-    return {turn["turn_id"] for turn in case.turns
-            if entry_id(session_key(case.session_id, None), turn["turn_id"]) in recalled
-            or content_text(turn["message"].get("content")) in contents}
+    return {
+        turn["turn_id"]
+        for turn in case.turns
+        if entry_id(session_key(case.session_id, None), turn["turn_id"]) in recalled
+        or content_text(turn["message"].get("content")) in contents
+    }
 
 
 def newest_tail(messages: list[dict[str, Any]], question: str, budget: int) -> list[dict[str, Any]]:
@@ -134,13 +137,23 @@ def locomo_case(path: Path) -> RecallCase:
             text = said["text"] + (f" [{_photo(said['blip_caption'])}]" if said.get("blip_caption") else "")
             role = "user" if said["speaker"] == first else "assistant"
             message = {"role": role, "name": re.sub(r"[^A-Za-z0-9_-]", "_", said["speaker"]), "content": text}
-            turns.append({"turn_id": said["dia_id"], "session_id": session_id, "user_id": f"{session_id}-{first}",
-                          "seq": len(turns), "ts": start + 30 * n, "message": message})
+            turns.append(
+                {
+                    "turn_id": said["dia_id"],
+                    "session_id": session_id,
+                    "user_id": f"{session_id}-{first}",
+                    "seq": len(turns),
+                    "ts": start + 30 * n,
+                    "message": message,
+                }
+            )
     asked = [qa for qa in data["qa"] if "answer" in qa]
     known = {turn["turn_id"] for turn in turns}
     # a few evidence lists run ids together ("D8:6; D9:17") or name a turn that is not there
     evidence = [tuple(i for i in _DIA_ID.findall(" ".join(qa.get("evidence", []))) if i in known) for qa in asked]
-    return RecallCase(session_id, f"{session_id}-{first}", turns, [(qa["question"], str(qa["answer"])) for qa in asked], evidence)
+    return RecallCase(
+        session_id, f"{session_id}-{first}", turns, [(qa["question"], str(qa["answer"])) for qa in asked], evidence
+    )
 
 
 def recall_cases(locomo: Path | None) -> dict[str, list[RecallCase]]:
@@ -175,10 +188,20 @@ async def recall_figure(live: Live, cases: dict[str, list[RecallCase]], progress
                     data.setdefault(name + way, {})[str(budget)] = measured
                     rows += _rows(f"{name}{way} at {budget // 1000}k", measured)
                     cov, ev = measured["coverage"], measured["evidence_questions"]
-                    progress(f"recall {name}{way} at {budget:,}: {cov['build_prompt']:.1f}% (tail "
-                             f"{cov['newest tail']:.1f}%, full {cov['full history']:.1f}%), evidence "
-                             f"{ev['build_prompt']:.1f}% of questions")
-    return Figure("recall", "7 Recall at 2k and 4k tokens", "build_prompt", "yardstick", rows, recall_target(data.get("LoCoMo dev")), data)
+                    progress(
+                        f"recall {name}{way} at {budget:,}: {cov['build_prompt']:.1f}% (tail "
+                        f"{cov['newest tail']:.1f}%, full {cov['full history']:.1f}%), evidence "
+                        f"{ev['build_prompt']:.1f}% of questions"
+                    )
+    return Figure(
+        "recall",
+        "7 Recall at 2k and 4k tokens",
+        "build_prompt",
+        "yardstick",
+        rows,
+        recall_target(data.get("LoCoMo dev")),
+        data,
+    )
 
 
 async def _all_embedded(live: Live, owners: list[str]) -> bool:
@@ -206,27 +229,38 @@ async def _measure(client: ContextClient, group: list[RecallCase], budget: int) 
             needed.append(turns)
             for side, messages, shown in (
                 ("build_prompt", prompt.messages, prompt_turns(case, prompt.messages, prompt.archived)),
-                ("newest tail", tail, set(ids[len(ids) - len(tail) + 1:])),
+                ("newest tail", tail, set(ids[len(ids) - len(tail) + 1 :])),
                 ("full history", [*history, {"role": "user", "content": question}], set(ids)),
             ):
                 prompts[side].append(messages)
                 present[side].append(shown)
     shares = {side: evidence_shares(needed, present[side]) for side in SIDES}
-    return {"questions": len(answers), "with_evidence": sum(1 for turns in needed if turns),
-            "coverage": {side: coverage(answers, prompts[side]) for side in SIDES},
-            "evidence_questions": {side: shares[side][0] for side in SIDES},
-            "evidence_turns": {side: shares[side][1] for side in SIDES},
-            "max_prompt_tokens": max((count_messages(m) for m in prompts["build_prompt"]), default=0)}
+    return {
+        "questions": len(answers),
+        "with_evidence": sum(1 for turns in needed if turns),
+        "coverage": {side: coverage(answers, prompts[side]) for side in SIDES},
+        "evidence_questions": {side: shares[side][0] for side in SIDES},
+        "evidence_turns": {side: shares[side][1] for side in SIDES},
+        "max_prompt_tokens": max((count_messages(m) for m in prompts["build_prompt"]), default=0),
+    }
 
 
 def _rows(label: str, measured: dict[str, Any]) -> list[Row]:
     cov, whole, turns = measured["coverage"], measured["evidence_questions"], measured["evidence_turns"]
-    rows = [Row.of(f"{label} vs newest tail", "% answered", cov["build_prompt"], cov["newest tail"]),
-            Row.of(f"{label} vs full history", "% answered", cov["build_prompt"], cov["full history"])]
+    rows = [
+        Row.of(f"{label} vs newest tail", "% answered", cov["build_prompt"], cov["newest tail"]),
+        Row.of(f"{label} vs full history", "% answered", cov["build_prompt"], cov["full history"]),
+    ]
     if measured["with_evidence"]:
-        rows += [Row.of(f"{label} evidence vs {side}", "% questions, all turns in", whole["build_prompt"], whole[side])
-                 for side in SIDES[1:]]
-        rows.append(Row.of(f"{label} evidence turns vs full history", "% turns in", turns["build_prompt"], turns["full history"]))
+        rows += [
+            Row.of(f"{label} evidence vs {side}", "% questions, all turns in", whole["build_prompt"], whole[side])
+            for side in SIDES[1:]
+        ]
+        rows.append(
+            Row.of(
+                f"{label} evidence turns vs full history", "% turns in", turns["build_prompt"], turns["full history"]
+            )
+        )
     return rows
 
 
@@ -234,7 +268,12 @@ def recall_target(locomo: dict[str, Any] | None) -> Target | None:
     """LoCoMo dev: coverage at each budget against the full history's, and the evidence at 4,000 tokens."""
     if locomo is None:
         return None
-    met = all(measured["coverage"]["build_prompt"] >= share * measured["coverage"]["full history"]
-              for budget, share in TARGETS.items() if (measured := locomo.get(str(budget))))
+    met = all(
+        measured["coverage"]["build_prompt"] >= share * measured["coverage"]["full history"]
+        for budget, share in TARGETS.items()
+        if (measured := locomo.get(str(budget)))
+    )
     evidence = locomo.get("4000", {}).get("evidence_questions", {}).get("build_prompt", 0.0)
-    return Target("LoCoMo dev: ≥ 0.85× full at 2k, ≥ 0.95× at 4k, evidence ≥ 90 % at 4k", met and evidence >= EVIDENCE_TARGET)
+    return Target(
+        "LoCoMo dev: ≥ 0.85× full at 2k, ≥ 0.95× at 4k, evidence ≥ 90 % at 4k", met and evidence >= EVIDENCE_TARGET
+    )

@@ -49,8 +49,16 @@ def table(figures: list[Figure], title: str) -> Table:
     """One row per measure: the broker, A, B, their ratio, and the group's target beside its first row."""
     out = Table(title=title, title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("figure (A vs B)", "left"), ("broker", "left"), ("measure", "left"), ("unit", "left"), ("A", "right"),
-        ("B", "right"), ("A/B", "right"), ("target", "left"), ("met", "left"))
+        ("figure (A vs B)", "left"),
+        ("broker", "left"),
+        ("measure", "left"),
+        ("unit", "left"),
+        ("A", "right"),
+        ("B", "right"),
+        ("A/B", "right"),
+        ("target", "left"),
+        ("met", "left"),
+    )
     for column, justify in columns:
         # only the target's text may wrap: a table wider than the console then folds it, rather than cutting
         # the figure's title or a number short
@@ -62,7 +70,10 @@ def table(figures: list[Figure], title: str) -> Table:
             out.add_row(
                 f"{figure.title}\n[dim]{figure.a_label} vs {figure.b_label}[/dim]" if first else "",
                 (figure.broker or OFFLINE) if first else "",
-                row.measure, row.unit, _number(row.a), _number(row.b),
+                row.measure,
+                row.unit,
+                _number(row.a),
+                _number(row.b),
                 "—" if row.ratio is None else f"{row.ratio:.3g}",
                 (target.text if target else "none set") if first else "",
                 ("[green]met[/green]" if target.met else "[red]not met[/red]") if first and target else "",
@@ -77,10 +88,15 @@ def print_table(figures: list[Figure], title: str, console: Console | None = Non
 
 STAGE_TITLE = "Where a turn's time goes in the worker while it drains (µs per turn; worker CPU from /proc)"
 FRESH_TITLE = "Where a turn's time goes in the worker in the freshness rounds (mean ms; the turn is readable after the Redis write)"
-FRESH_COLUMNS = {"broker_wait": "produce → stepped (fetch wait, batch window, previous batch)", "ingest": "decode a turn",
-                 "compaction": "core a turn", "redis_write": "Redis write a batch",
-                 "journal_write": "journal write a batch", "table_write": "Table write a batch",
-                 "events_per_batch": "events a batch"}
+FRESH_COLUMNS = {
+    "broker_wait": "produce → stepped (fetch wait, batch window, previous batch)",
+    "ingest": "decode a turn",
+    "compaction": "core a turn",
+    "redis_write": "Redis write a batch",
+    "journal_write": "journal write a batch",
+    "table_write": "Table write a batch",
+    "events_per_batch": "events a batch",
+}
 
 
 def _on_broker(title: str, figure: Figure) -> str:
@@ -94,8 +110,15 @@ def stage_table(drain: Figure) -> Table | None:
     if "batch_sizes" not in drain.data:
         return None
     out = Table(title=_on_broker(STAGE_TITLE, drain), title_justify="left")
-    columns = ["events a batch (set)", "placement", "mean events a batch", *STAGE_NAMES.values(), "rest: fetch, ack, commit",
-               "wall", "worker CPU"]
+    columns = [
+        "events a batch (set)",
+        "placement",
+        "mean events a batch",
+        *STAGE_NAMES.values(),
+        "rest: fetch, ack, commit",
+        "wall",
+        "worker CPU",
+    ]
     for index, column in enumerate(columns):
         out.add_column(column, justify="left" if index < 2 else "right", no_wrap=True)
     for size, by_placement in drain.data["batch_sizes"].items():
@@ -104,8 +127,15 @@ def stage_table(drain: Figure) -> Table | None:
             if not shares:
                 out.add_row(size, placement, *["—"] * (len(columns) - 2))
                 continue
-            out.add_row(size, placement, f"{shares['events_per_batch']:.1f}", *(_number(shares[stage]) for stage in STAGE_NAMES),
-                        _number(shares["rest"]), _number(shares["wall"]), _number(measured["cpu_us_per_turn"]["pipeline"]))
+            out.add_row(
+                size,
+                placement,
+                f"{shares['events_per_batch']:.1f}",
+                *(_number(shares[stage]) for stage in STAGE_NAMES),
+                _number(shares["rest"]),
+                _number(shares["wall"]),
+                _number(measured["cpu_us_per_turn"]["pipeline"]),
+            )
     return out
 
 
@@ -120,8 +150,11 @@ def fresh_table(fresh: Figure) -> Table | None:
         out.add_column(column, justify="left" if index == 0 else "right", no_wrap=index > 1)
     for placement, each in measured.items():
         spent = each["worker_ms"]
-        out.add_row(placement, *(f"{spent[key]:.2f}" if key != "events_per_batch" else f"{spent[key]:.1f}" for key in FRESH_COLUMNS),
-                    _number(each["cpu_us_per_turn"]["pipeline"]))
+        out.add_row(
+            placement,
+            *(f"{spent[key]:.2f}" if key != "events_per_batch" else f"{spent[key]:.1f}" for key in FRESH_COLUMNS),
+            _number(each["cpu_us_per_turn"]["pipeline"]),
+        )
     return out
 
 

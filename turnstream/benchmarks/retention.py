@@ -40,15 +40,25 @@ def retention(conversations: int, turns: int = TURNS, budget_tokens: int = BUDGE
     naive = _mean([retained_share(c.facts, message_lines(naive_tail(c.messages, budget_tokens))) for c in planted])
     rows = []
     for name, strategy in strategies(settings).items():
-        ours = [retained_share(c.facts, message_lines(compact(c.messages, budget_tokens, strategy=strategy).messages)) for c in planted]
+        ours = [
+            retained_share(c.facts, message_lines(compact(c.messages, budget_tokens, strategy=strategy).messages))
+            for c in planted
+        ]
         rows.append(Row.of(name, "% of facts", 100 * _mean(ours), 100 * naive))
     combined = rows[-1]
     target = Target(
         f"combined ≥ {TARGET_OURS:.0%} vs newest-fit < {TARGET_NAIVE:.0%}",
         combined.a >= 100 * TARGET_OURS and combined.b < 100 * TARGET_NAIVE,
     )
-    return Figure("retention", f"5 Fact retention at {budget_tokens:,} tokens", "strategy", "newest that fit", rows, target,
-                  {"budget_tokens": budget_tokens, "conversations": conversations, "turns": turns})
+    return Figure(
+        "retention",
+        f"5 Fact retention at {budget_tokens:,} tokens",
+        "strategy",
+        "newest that fit",
+        rows,
+        target,
+        {"budget_tokens": budget_tokens, "conversations": conversations, "turns": turns},
+    )
 
 
 def _mean(values: list[float]) -> float:

@@ -54,7 +54,13 @@ GRID_TERMS = (4, 8, 16, 32)
 LAYOUTS: tuple[tuple[int | None, int], ...] = ((None, READ.neighbours), (None, 0), (5, 0), (10, 0))
 """(lexical snippets first, or None for one of each in turn; neighbours of a semantic hit) the layout table tries."""
 POOLS = (20, 30, 50)
-RUNS = (("LoCoMo dev", "en"), ("LoCoMo dev", "zh"), ("generated en", "en"), ("generated zh", "en"), ("generated zh", "zh"))
+RUNS = (
+    ("LoCoMo dev", "en"),
+    ("LoCoMo dev", "zh"),
+    ("generated en", "en"),
+    ("generated zh", "en"),
+    ("generated zh", "zh"),
+)
 """(corpus, model language) pairs: each corpus under MiniLM ("en"), LoCoMo and the Chinese chat under bge-small-zh
 ("zh") too, to see whether one model serves both languages."""
 DENSE_DEPTHS = (1, 5, 20)
@@ -116,14 +122,32 @@ def mechanism_table(s: Setup) -> str:
     rows = []
     for label, mechanism in mechanisms(s.knobs):
         hits, near = score(s, mechanism), score(s, mechanism, (READ.neighbours, READ.neighbours))
-        rows.append([label, hits.all_found, hits.any_found, hits.candidates, near.all_found, near.candidates,
-                     *(in_block(s, mechanism, room) for room in ROOMS)])
+        rows.append(
+            [
+                label,
+                hits.all_found,
+                hits.any_found,
+                hits.candidates,
+                near.all_found,
+                near.candidates,
+                *(in_block(s, mechanism, room) for room in ROOMS),
+            ]
+        )
     k = s.knobs
-    title = (f"{s.data.name} · {s.embedded.model_id} · {len(s.data.questions)} questions with evidence · vocabulary "
-             f"{k.vocabulary}, m {k.terms_per_turn}, query terms {k.query_terms}, pool {k.pool}, block: "
-             f"{k.lexical_first} lexical snippets first, semantic hits ±{k.semantic_neighbours}")
-    header = ["mechanism", "hits: all %", "any %", "cands", f"±{READ.neighbours}: all %", "cands",
-              *(f"{room:,}-token block: all % (vs a)" for room in ROOMS)]
+    title = (
+        f"{s.data.name} · {s.embedded.model_id} · {len(s.data.questions)} questions with evidence · vocabulary "
+        f"{k.vocabulary}, m {k.terms_per_turn}, query terms {k.query_terms}, pool {k.pool}, block: "
+        f"{k.lexical_first} lexical snippets first, semantic hits ±{k.semantic_neighbours}"
+    )
+    header = [
+        "mechanism",
+        "hits: all %",
+        "any %",
+        "cands",
+        f"±{READ.neighbours}: all %",
+        "cands",
+        *(f"{room:,}-token block: all % (vs a)" for room in ROOMS),
+    ]
     return table(title, header, rows)
 
 
@@ -136,7 +160,9 @@ def layout_table(s: Setup) -> str:
         for label, mechanism in mechanisms(laid.knobs)[4:]:
             if label[0] in "cde" and label[1] != "'":
                 rows.append([f"{name}, semantic ±{side}", label, *(in_block(laid, mechanism, room) for room in ROOMS)])
-    return table(f"{s.data.name} · block layouts", ["layout", "mechanism", *(f"{r:,} tokens: all % (vs a)" for r in ROOMS)], rows)
+    return table(
+        f"{s.data.name} · block layouts", ["layout", "mechanism", *(f"{r:,} tokens: all % (vs a)" for r in ROOMS)], rows
+    )
 
 
 def pool_table(s: Setup) -> str:
@@ -144,8 +170,17 @@ def pool_table(s: Setup) -> str:
     for pool in POOLS:
         pooled = replace(s, knobs=replace(s.knobs, pool=pool))
         for label, mechanism in mechanisms(pooled.knobs)[8:]:
-            rows.append([pool, label, score(pooled, mechanism).all_found, *(in_block(pooled, mechanism, room) for room in ROOMS)])
-    return table(f"{s.data.name} · rescoring pool", ["pool", "mechanism", "hits: all %", *(f"{r:,} tokens" for r in ROOMS)], rows)
+            rows.append(
+                [
+                    pool,
+                    label,
+                    score(pooled, mechanism).all_found,
+                    *(in_block(pooled, mechanism, room) for room in ROOMS),
+                ]
+            )
+    return table(
+        f"{s.data.name} · rescoring pool", ["pool", "mechanism", "hits: all %", *(f"{r:,} tokens" for r in ROOMS)], rows
+    )
 
 
 def grid_table(s: Setup, model: Vocabulary, embedder: OnnxEmbedder) -> str:
@@ -160,8 +195,18 @@ def grid_table(s: Setup, model: Vocabulary, embedder: OnnxEmbedder) -> str:
                 cells += [f"{got.all_found:.1f} / {got.any_found:.1f}", in_block(tried, mechanism, ROOMS[-1])]
             found_terms = expansions(tried)
             rows.append([kind, m, *cells, float(np.mean([len(t) for t in found_terms])), postings_bytes(found_terms)])
-    header = ["vocabulary", "m", "d1 hits all/any %", f"d1 {ROOMS[-1]:,} tok", "d2 hits", f"d2 {ROOMS[-1]:,} tok", "e2 hits",
-              f"e2 {ROOMS[-1]:,} tok", "terms/turn", "index B/turn"]
+    header = [
+        "vocabulary",
+        "m",
+        "d1 hits all/any %",
+        f"d1 {ROOMS[-1]:,} tok",
+        "d2 hits",
+        f"d2 {ROOMS[-1]:,} tok",
+        "e2 hits",
+        f"e2 {ROOMS[-1]:,} tok",
+        "terms/turn",
+        "index B/turn",
+    ]
     return table(f"{s.data.name} · {s.embedded.model_id} · expansion vocabulary and terms per turn", header, rows)
 
 
@@ -172,17 +217,41 @@ def dense_row(s: Setup) -> list[object]:
 
 def cost_row(s: Setup) -> list[object]:
     e, dims = s.embedded, s.embedded.turns.shape[1]
-    return [s.data.name, e.model_id, e.turn_cpu_ms, percentile(e.query_cpu_ms, 50), percentile(e.query_cpu_ms, 99),
-            encoded_bytes(dims, "int8"), encoded_bytes(dims, "float16"), float(np.mean(s.data.json_bytes)),
-            float(np.mean([len(t) for t in expansions(s)])), postings_bytes(expansions(s)), postings_bytes(lexical_documents(s))]
+    return [
+        s.data.name,
+        e.model_id,
+        e.turn_cpu_ms,
+        percentile(e.query_cpu_ms, 50),
+        percentile(e.query_cpu_ms, 99),
+        encoded_bytes(dims, "int8"),
+        encoded_bytes(dims, "float16"),
+        float(np.mean(s.data.json_bytes)),
+        float(np.mean([len(t) for t in expansions(s)])),
+        postings_bytes(expansions(s)),
+        postings_bytes(lexical_documents(s)),
+    ]
 
 
-COST_HEADER = ["corpus", "model", "turn CPU ms (batches of 16 by length)", "query CPU ms p50", "p99", "int8 B/turn",
-               "float16 B/turn", "entry JSON B/turn", "expansion terms/turn", "expansion index B/turn", "lexical index B/turn"]
+COST_HEADER = [
+    "corpus",
+    "model",
+    "turn CPU ms (batches of 16 by length)",
+    "query CPU ms p50",
+    "p99",
+    "int8 B/turn",
+    "float16 B/turn",
+    "entry JSON B/turn",
+    "expansion terms/turn",
+    "expansion index B/turn",
+    "lexical index B/turn",
+]
 
 
 def corpora(locomo: Path | None) -> dict[str, Corpus]:
-    found_ = {"generated en": corpus("generated en", [recall_case("en")]), "generated zh": corpus("generated zh", [recall_case("zh")])}
+    found_ = {
+        "generated en": corpus("generated en", [recall_case("en")]),
+        "generated zh": corpus("generated zh", [recall_case("zh")]),
+    }
     if locomo is not None:
         found_["LoCoMo dev"] = corpus("LoCoMo dev", [locomo_case(locomo / name) for name in LOCOMO_DEV])
     return found_
@@ -205,16 +274,24 @@ def run(locomo: Path | None, models: Path, grid: bool, knobs: Knobs) -> str:
             costs.append(cost_row(s))
             depths.append(dense_row(s))
             print(f"measured {name} under {s.embedded.model_id}", file=sys.stderr)
-    out.append(table("dense alone: % of questions with all evidence in the top k",
-                     ["corpus", "model", *(f"top {k}" for k in DENSE_DEPTHS)], depths))
+    out.append(
+        table(
+            "dense alone: % of questions with all evidence in the top k",
+            ["corpus", "model", *(f"top {k}" for k in DENSE_DEPTHS)],
+            depths,
+        )
+    )
     out.append(table("cost per turn and per query (one thread)", COST_HEADER, costs))
     return "\n".join(out) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m turnstream.benchmarks.semantic_candidates",
-                                     description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--locomo", type=Path, help=f"folder holding LoCoMo's development conversations ({', '.join(LOCOMO_DEV)})")
+    parser = argparse.ArgumentParser(
+        prog="python -m turnstream.benchmarks.semantic_candidates", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument(
+        "--locomo", type=Path, help=f"folder holding LoCoMo's development conversations ({', '.join(LOCOMO_DEV)})"
+    )
     parser.add_argument("--models", type=Path, default=MODELS_DIR, help="where `make models` unpacked the models")
     parser.add_argument("--no-grid", action="store_true", help="only the mechanisms, dense alone and the costs")
     args = parser.parse_args(argv)

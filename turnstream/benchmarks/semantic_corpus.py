@@ -82,7 +82,9 @@ def corpus(name: str, cases: Sequence[RecallCase]) -> Corpus:
                 json_bytes.append(len(entry.to_json()))
                 tokens.append(count_text(turn_line(entry, language)) + LINE_SEPARATOR_TOKENS)
                 rows.append(len(owners[-1]) - 1)
-        questions += [(number, question, evidence) for (question, _), evidence in zip(case.questions, case.evidence) if evidence]
+        questions += [
+            (number, question, evidence) for (question, _), evidence in zip(case.questions, case.evidence) if evidence
+        ]
     return Corpus(name, owners, ids, passages, counts, json_bytes, tokens, rows, questions)
 
 

@@ -28,9 +28,17 @@ async def semantic_lag(live: Live, progress: Callable[[str], None]) -> Figure:
     """The figure: p50 and p99 of send-to-vector and of send-to-context, at RATE turns a second for SECONDS."""
     user = "bench-lag"
     texts = [t["message"]["content"] for t in recall_case("en").turns if t["message"]["role"] == "user"]
-    turns: list[dict[str, Any]] = [{"turn_id": f"lag-{n}", "session_id": f"bench-lag-{n % SESSIONS}", "user_id": user, "seq": n // SESSIONS,
-              "ts": time.time(), "message": {"role": "user", "name": "Maya", "content": texts[n % len(texts)]}}
-             for n in range(RATE * SECONDS)]
+    turns: list[dict[str, Any]] = [
+        {
+            "turn_id": f"lag-{n}",
+            "session_id": f"bench-lag-{n % SESSIONS}",
+            "user_id": user,
+            "seq": n // SESSIONS,
+            "ts": time.time(),
+            "message": {"role": "user", "name": "Maya", "content": texts[n % len(texts)]},
+        }
+        for n in range(RATE * SECONDS)
+    ]
     keys = KeyLayout(live.pipeline.topic_prefix)
     owner = owner_key(user, None, "")
     sent: dict[str, float] = {}
@@ -66,13 +74,27 @@ async def semantic_lag(live: Live, progress: Callable[[str], None]) -> Figure:
     vector_lags = [seen_vector[t] - sent[t] for t in seen_vector]
     context_lags = [seen_context[t] - sent[t] for t in seen_context]
     (v50, v99), (c50, c99) = p50_p99(vector_lags), p50_p99(context_lags)
-    progress(f"semantic lag at {RATE} turns/s: vector p50 {v50 * 1000:.0f} / p99 {v99 * 1000:.0f} ms "
-             f"(archived p50 {c50 * 1000:.0f} / p99 {c99 * 1000:.0f} ms), {len(seen_vector)}/{len(turns)} embedded")
-    rows = [Row.of("send to vector vs send to archive p50", "ms", v50 * 1000, c50 * 1000),
-            Row.of("send to vector vs send to archive p99", "ms", v99 * 1000, c99 * 1000),
-            Row.of("turns embedded of those sent", "turns", len(seen_vector), len(turns))]
+    progress(
+        f"semantic lag at {RATE} turns/s: vector p50 {v50 * 1000:.0f} / p99 {v99 * 1000:.0f} ms "
+        f"(archived p50 {c50 * 1000:.0f} / p99 {c99 * 1000:.0f} ms), {len(seen_vector)}/{len(turns)} embedded"
+    )
+    rows = [
+        Row.of("send to vector vs send to archive p50", "ms", v50 * 1000, c50 * 1000),
+        Row.of("send to vector vs send to archive p99", "ms", v99 * 1000, c99 * 1000),
+        Row.of("turns embedded of those sent", "turns", len(seen_vector), len(turns)),
+    ]
     met = len(seen_vector) == len(turns) and v99 <= TARGET_P99_SECONDS
-    return Figure("semantic_lag", f"Semantic index lag at {RATE} turns/s", "vector in Redis", "turn archived", rows,
-                  Target(f"p99 ≤ {TARGET_P99_SECONDS:g} s, every turn embedded", met),
-                  {"vector_ms": {"p50": v50 * 1000, "p99": v99 * 1000}, "archived_ms": {"p50": c50 * 1000, "p99": c99 * 1000},
-                   "embedded": len(seen_vector), "sent": len(turns)})
+    return Figure(
+        "semantic_lag",
+        f"Semantic index lag at {RATE} turns/s",
+        "vector in Redis",
+        "turn archived",
+        rows,
+        Target(f"p99 ≤ {TARGET_P99_SECONDS:g} s, every turn embedded", met),
+        {
+            "vector_ms": {"p50": v50 * 1000, "p99": v99 * 1000},
+            "archived_ms": {"p50": c50 * 1000, "p99": c99 * 1000},
+            "embedded": len(seen_vector),
+            "sent": len(turns),
+        },
+    )

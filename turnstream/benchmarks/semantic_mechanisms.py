@@ -85,8 +85,9 @@ Mechanism = Callable[[Setup, int], list[Hit]]
 """Question number -> candidates, best first, each turn once."""
 
 
-def owner_vocabulary(data: Corpus, turns: Sequence[int], model: Vocabulary, embedder: Embedder,
-                     kind: VocabularyKind) -> tuple[Vocabulary, list[int]]:
+def owner_vocabulary(
+    data: Corpus, turns: Sequence[int], model: Vocabulary, embedder: Embedder, kind: VocabularyKind
+) -> tuple[Vocabulary, list[int]]:
     """The vocabulary an owner's expansions draw on, and per turn how much of it existed when the turn was
     written: the owner's words in the order of first use, so no turn is expanded to a word said only later."""
     if kind == "model":
@@ -105,7 +106,9 @@ def owner_vocabulary(data: Corpus, turns: Sequence[int], model: Vocabulary, embe
     return model.subset(pairs), known
 
 
-def causal_expansions(vectors: NDArray[np.float32], vocabulary: Vocabulary, known: Sequence[int], m: int) -> list[WeightedTerms]:
+def causal_expansions(
+    vectors: NDArray[np.float32], vocabulary: Vocabulary, known: Sequence[int], m: int
+) -> list[WeightedTerms]:
     """Each turn's `m` nearest terms among the first `known[i]` of the vocabulary."""
     out: list[WeightedTerms] = []
     for vector, size in zip(vectors, known):
@@ -141,34 +144,46 @@ def _memoised(key: str, run: Mechanism) -> Mechanism:
         if (key, n) not in s.memo:
             s.memo[key, n] = run(s, n)
         return s.memo[key, n]
+
     return cached
 
 
 def bm25(k: int) -> Mechanism:
     """The product's lexical hits: the best `k` of the owner's archive for the question's words."""
+
     def run(s: Setup, n: int) -> list[Hit]:
         owner = _owner(s, n)
-        return [(owner.turns[d], True) for d in owner.lexical.search(_words(s, n), k, READ.scored_terms, READ.postings_per_term)]
+        return [
+            (owner.turns[d], True)
+            for d in owner.lexical.search(_words(s, n), k, READ.scored_terms, READ.postings_per_term)
+        ]
+
     return _memoised(f"bm25 {k}", run)
 
 
 def dense(k: int, stored: bool = False) -> Mechanism:
     """The `k` turns nearest the question over the owner's whole archive (float32, or as stored in int8)."""
+
     def run(s: Setup, n: int) -> list[Hit]:
         owner = _owner(s, n)
         vectors = owner.vectors if stored else s.embedded.turns[owner.turns]
         return [(owner.turns[d], False) for d in np.argsort(-(vectors @ s.embedded.queries[n]), kind="stable")[:k]]
+
     return _memoised(f"dense {k} {stored}", run)
 
 
 def expansion(k: int, with_model: bool) -> Mechanism:
     """The best `k` on the semantic postings for the question's words (and, with the model, its nearest terms)."""
+
     def run(s: Setup, n: int) -> list[Hit]:
         owner, query = _owner(s, n), _words(s, n)
         if with_model:
-            for term, weight in nearest_terms(s.embedded.queries[n:n + 1], owner.vocabulary, s.knobs.query_terms)[0]:
+            for term, weight in nearest_terms(s.embedded.queries[n : n + 1], owner.vocabulary, s.knobs.query_terms)[0]:
                 query[term] = max(query.get(term, 0.0), weight)
-        return [(owner.turns[d], False) for d in owner.semantic.search(query, k, READ.scored_terms, READ.postings_per_term)]
+        return [
+            (owner.turns[d], False) for d in owner.semantic.search(query, k, READ.scored_terms, READ.postings_per_term)
+        ]
+
     return _memoised(f"expansion {k} {with_model}", run)
 
 
@@ -183,32 +198,40 @@ def merged(*lists: list[Hit]) -> list[Hit]:
 
 def interleave(*lists: list[Hit]) -> list[Hit]:
     """The lists' first hits, then their second ones, ...; each turn once."""
-    return merged(*([hits[rank]] for rank in range(max(map(len, lists), default=0)) for hits in lists if rank < len(hits)))
+    return merged(
+        *([hits[rank]] for rank in range(max(map(len, lists), default=0)) for hits in lists if rank < len(hits))
+    )
 
 
 def shares(lexical: Mechanism, semantic: Mechanism) -> Mechanism:
     """Fixed shares of both, laid out as the knobs say: the lexical head first, then the semantic hits, then the
     rest (or one of each in turn), so a bounded block gives each its part."""
+
     def run(s: Setup, n: int) -> list[Hit]:
         words, meaning, first = lexical(s, n), semantic(s, n), s.knobs.lexical_first
         return interleave(words, meaning) if first is None else merged(words[:first], meaning, words[first:])
+
     return run
 
 
 def by_vector(pool: Mechanism, k: int) -> Mechanism:
     """The `k` of `pool` nearest the question by their stored vectors: what a gateway with the model can do
     with the candidates (and their vectors) one round trip returned."""
+
     def run(s: Setup, n: int) -> list[Hit]:
         pooled = sorted(turn for turn, _ in pool(s, n))
         scores = _owner(s, n).vectors[[s.data.rows[t] for t in pooled]] @ s.embedded.queries[n]
         return [(pooled[i], False) for i in np.argsort(-scores, kind="stable")[:k]]
+
     return run
 
 
 def pool_of(*parts: Mechanism) -> Mechanism:
     """Every part's candidates, for `by_vector` to rank."""
+
     def run(s: Setup, n: int) -> list[Hit]:
         return merged(*(part(s, n) for part in parts))
+
     return run
 
 
@@ -224,7 +247,10 @@ def mechanisms(knobs: Knobs) -> list[tuple[str, Mechanism]]:
         (f"c  BM25 {k} + dense {k} (every vector scored)", shares(bm25(k), dense(k))),
         (f"c' BM25 {half} + dense {half}", shares(bm25(half), dense(half))),
         (f"d1 BM25 {k} + expansion {k}, query words", shares(bm25(k), expansion(k, False))),
-        (f"d2 BM25 {k} + expansion {k}, words + {knobs.query_terms} nearest terms", shares(bm25(k), expansion(k, True))),
+        (
+            f"d2 BM25 {k} + expansion {k}, words + {knobs.query_terms} nearest terms",
+            shares(bm25(k), expansion(k, True)),
+        ),
         (f"e0 BM25 {k} + {k} of BM25 {pool} by vector", shares(bm25(k), by_vector(bm25(pool), k))),
         (f"e1 BM25 {k} + {k} of BM25 {pool} ∪ d1's {pool} by vector", shares(bm25(k), by_vector(words, k))),
         (f"e2 BM25 {k} + {k} of BM25 {pool} ∪ d2's {pool} by vector", shares(bm25(k), by_vector(with_terms, k))),
@@ -266,14 +292,19 @@ def in_room(s: Setup, n: int, hits: list[Hit], around: Around, room: int) -> lis
     return list(chosen)
 
 
-def found(s: Setup, mechanism: Mechanism, around: Around = (0, 0), room: int | None = None) -> list[tuple[bool, bool, int]]:
+def found(
+    s: Setup, mechanism: Mechanism, around: Around = (0, 0), room: int | None = None
+) -> list[tuple[bool, bool, int]]:
     """Per question: all its evidence among the turns, any of it, and how many turns, each hit with its neighbours,
     within `room` tokens if given."""
     out = []
     for n, (_, _, evidence) in enumerate(s.data.questions):
         hits = mechanism(s, n)
-        turns = set(in_room(s, n, hits, around, room)) if room is not None else {
-            t for hit in hits for t in snippet(s, n, hit, around)}
+        turns = (
+            set(in_room(s, n, hits, around, room))
+            if room is not None
+            else {t for hit in hits for t in snippet(s, n, hit, around)}
+        )
         ids = {s.data.ids[t] for t in turns}
         out.append((set(evidence) <= ids, bool(set(evidence) & ids), len(turns)))
     return out
@@ -283,5 +314,8 @@ def score(s: Setup, mechanism: Mechanism, around: Around = (0, 0), room: int | N
     """The mechanism over every question of the corpus (see `found`), as shares."""
     per_question = found(s, mechanism, around, room)
     count = max(len(per_question), 1)
-    return Score(100 * sum(w for w, _, _ in per_question) / count, 100 * sum(a for _, a, _ in per_question) / count,
-                 sum(c for _, _, c in per_question) / count)
+    return Score(
+        100 * sum(w for w, _, _ in per_question) / count,
+        100 * sum(a for _, a, _ in per_question) / count,
+        sum(c for _, _, c in per_question) / count,
+    )

@@ -13,8 +13,13 @@ PER_TURN_STAGES = ("ingest", "compaction")
 """Observed once a batch as that batch's time per turn: their mean over batches is a turn's share."""
 PER_BATCH_STAGES = ("redis_write", "journal_write", "table_write")
 """Observed once a batch for the whole batch: their sum over the turns applied is a turn's share."""
-STAGE_NAMES = {"ingest": "decode", "compaction": "core", "redis_write": "Redis write", "journal_write": "journal write",
-               "table_write": "Table write"}
+STAGE_NAMES = {
+    "ingest": "decode",
+    "compaction": "core",
+    "redis_write": "Redis write",
+    "journal_write": "journal write",
+    "table_write": "Table write",
+}
 """How the table names the stages: decode is the turn's bytes to a Turn; core is the Table read, the state's
 restore and the pure core; the Redis write builds the documents and makes the round trip; the journal write
 sends the memory and archive records to the memory journal and waits for the broker to confirm them; the
@@ -55,13 +60,19 @@ class Scrape:
         return cls(sums, counts, applied)
 
     def __sub__(self, earlier: Scrape) -> Scrape:
-        return Scrape({s: v - earlier.sums.get(s, 0.0) for s, v in self.sums.items()},
-                      {s: v - earlier.counts.get(s, 0.0) for s, v in self.counts.items()}, self.applied - earlier.applied)
+        return Scrape(
+            {s: v - earlier.sums.get(s, 0.0) for s, v in self.sums.items()},
+            {s: v - earlier.counts.get(s, 0.0) for s, v in self.counts.items()},
+            self.applied - earlier.applied,
+        )
 
     def __add__(self, other: Scrape) -> Scrape:
         stages = set(self.sums) | set(other.sums)
-        return Scrape({s: self.sums.get(s, 0.0) + other.sums.get(s, 0.0) for s in stages},
-                      {s: self.counts.get(s, 0.0) + other.counts.get(s, 0.0) for s in stages}, self.applied + other.applied)
+        return Scrape(
+            {s: self.sums.get(s, 0.0) + other.sums.get(s, 0.0) for s in stages},
+            {s: self.counts.get(s, 0.0) + other.counts.get(s, 0.0) for s in stages},
+            self.applied + other.applied,
+        )
 
 
 def per_turn_us(delta: Scrape, wall_seconds: float) -> dict[str, float]:
@@ -78,8 +89,12 @@ def per_turn_us(delta: Scrape, wall_seconds: float) -> dict[str, float]:
         shares[stage] = delta.sums.get(stage, 0.0) / turns * 1e6
     wall = wall_seconds / turns * 1e6
     batches = delta.counts.get("table_write", 0.0)
-    return {**shares, "rest": wall - sum(shares.values()), "wall": wall,
-            "events_per_batch": turns / batches if batches else 0.0}
+    return {
+        **shares,
+        "rest": wall - sum(shares.values()),
+        "wall": wall,
+        "events_per_batch": turns / batches if batches else 0.0,
+    }
 
 
 def fresh_turn_ms(delta: Scrape) -> dict[str, float]:
@@ -96,4 +111,7 @@ def fresh_turn_ms(delta: Scrape) -> dict[str, float]:
         count = delta.counts.get(stage, 0.0)
         return delta.sums.get(stage, 0.0) / count * 1000 if count else 0.0
 
-    return {**{stage: mean(stage) for stage in ("broker_wait", *STAGE_NAMES)}, "events_per_batch": delta.applied / batches}
+    return {
+        **{stage: mean(stage) for stage in ("broker_wait", *STAGE_NAMES)},
+        "events_per_batch": delta.applied / batches,
+    }

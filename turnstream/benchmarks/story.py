@@ -93,7 +93,12 @@ def told(event: str, lines: Sequence[frozenset[str]], names: Iterable[str] = ())
 def text_lines(messages: Iterable[dict[str, Any]], names: Iterable[str] = ()) -> list[frozenset[str]]:
     """The content words of every non-empty line of `messages`."""
     names = tuple(names)
-    return [content_words(line, names) for m in messages for line in content_text(m.get("content")).splitlines() if line.strip()]
+    return [
+        content_words(line, names)
+        for m in messages
+        for line in content_text(m.get("content")).splitlines()
+        if line.strip()
+    ]
 
 
 def share_told(events: Sequence[str], messages: Sequence[dict[str, Any]], names: Iterable[str] = ()) -> float:
@@ -158,7 +163,11 @@ def generated_story(language: Language) -> StoryCase:
     case = recall_case(language)
     sessions = tuple(i // _GENERATED_SESSIONS for i in range(len(case.turns)))
     planted = {detail for detail, _, _ in DETAILS[language]}
-    events = tuple((sessions[i], turn["message"]["content"]) for i, turn in enumerate(case.turns) if turn["message"]["content"] in planted)
+    events = tuple(
+        (sessions[i], turn["message"]["content"])
+        for i, turn in enumerate(case.turns)
+        if turn["message"]["content"] in planted
+    )
     names = frozenset(str(turn["message"].get("name", "")).lower() for turn in case.turns[:2])
     return StoryCase(f"generated {language}", case, sessions, events, names)
 
@@ -178,12 +187,25 @@ def story_figure(cases: dict[str, list[StoryCase]], budget: int = BUDGET_TOKENS)
     for name, group in cases.items():
         measured = [story_shares(story, budget) for story in group]
         events = sum(m["events"] for m in measured)
-        pooled = {side: sum(m[side] * m["events"] for m in measured) / max(events, 1)
-                  for side in ("turnstream", "newest tail", "full history")}
+        pooled = {
+            side: sum(m[side] * m["events"] for m in measured) / max(events, 1)
+            for side in ("turnstream", "newest tail", "full history")
+        }
         data[name] = {"events": events, **pooled, "conversations": {s.name: m for s, m in zip(group, measured)}}
         rows.append(Row.of(f"{name} vs newest tail", "% of events", pooled["turnstream"], pooled["newest tail"]))
         rows.append(Row.of(f"{name} vs full history", "% of events", pooled["turnstream"], pooled["full history"]))
     measured_dev = data.get("LoCoMo dev", {}).get("turnstream")
-    target = Target(f"LoCoMo dev ≥ {TARGET:.0f} % at {budget:,} tokens", measured_dev >= TARGET) if measured_dev is not None else None
-    return Figure("story", f"10 Story of dropped sessions at {budget:,} tokens", "compacted context", "yardstick", rows, target,
-                  {"budget_tokens": budget, **data})
+    target = (
+        Target(f"LoCoMo dev ≥ {TARGET:.0f} % at {budget:,} tokens", measured_dev >= TARGET)
+        if measured_dev is not None
+        else None
+    )
+    return Figure(
+        "story",
+        f"10 Story of dropped sessions at {budget:,} tokens",
+        "compacted context",
+        "yardstick",
+        rows,
+        target,
+        {"budget_tokens": budget, **data},
+    )

@@ -53,15 +53,42 @@ class Plan:
         return asdict(self)
 
 
-FULL = Plan(drain_rounds=5, drain_sessions=16, drain_turns=300, fresh_rounds=4, fresh_sessions=10, fresh_turns=60,
-            fresh_rate=100.0, read_samples=3000, retention_conversations=10, cost_rounds=1000, churn_sessions=10_000)
-QUICK = Plan(drain_rounds=2, drain_sessions=8, drain_turns=100, fresh_rounds=2, fresh_sessions=4, fresh_turns=30,
-             fresh_rate=100.0, read_samples=300, retention_conversations=2, cost_rounds=200, churn_sessions=2_000)
+FULL = Plan(
+    drain_rounds=5,
+    drain_sessions=16,
+    drain_turns=300,
+    fresh_rounds=4,
+    fresh_sessions=10,
+    fresh_turns=60,
+    fresh_rate=100.0,
+    read_samples=3000,
+    retention_conversations=10,
+    cost_rounds=1000,
+    churn_sessions=10_000,
+)
+QUICK = Plan(
+    drain_rounds=2,
+    drain_sessions=8,
+    drain_turns=100,
+    fresh_rounds=2,
+    fresh_sessions=4,
+    fresh_turns=30,
+    fresh_rate=100.0,
+    read_samples=300,
+    retention_conversations=2,
+    cost_rounds=200,
+    churn_sessions=2_000,
+)
 
 
 def run_suite(
-    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]],
-    broker: str, locomo: Path | None = None,
+    settings: Settings,
+    plan: Plan,
+    children: Children,
+    progress: Progress,
+    recall: dict[str, list[RecallCase]],
+    broker: str,
+    locomo: Path | None = None,
 ) -> list[Figure]:
     """Every figure group in table order; the live consumers run in `children` and are stopped before the cost figure.
     The live figures are named after `broker`, the one `settings` reach; the offline ones after none."""
@@ -84,7 +111,9 @@ def run_suite(
     return [*_on(broker, live), sizes, kept, cost, story, *_on(broker, [churn])]
 
 
-def run_broker_figures(settings: Settings, plan: Plan, children: Children, progress: Progress, broker: str) -> list[Figure]:
+def run_broker_figures(
+    settings: Settings, plan: Plan, children: Children, progress: Progress, broker: str
+) -> list[Figure]:
     """The broker-bound figures alone (drain and freshness, each with its yardstick), named after `broker`:
     what `turnstream bench --broker both` measures on each broker after the first."""
     consumers = Consumers.of(settings)
@@ -109,7 +138,11 @@ def _on(broker: str, figures: list[Figure]) -> list[Figure]:
 
 
 def run_recall(
-    settings: Settings, plan: Plan, children: Children, progress: Progress, recall: dict[str, list[RecallCase]],
+    settings: Settings,
+    plan: Plan,
+    children: Children,
+    progress: Progress,
+    recall: dict[str, list[RecallCase]],
     broker: str,
 ) -> list[Figure]:
     """The recall figures alone (coverage, then read cost and memory of the archive, and reads on long messages):
@@ -129,8 +162,11 @@ async def _recall_only(
         figures = [await recall_figure(live, recall, progress)]
         if consumers.pipeline.embeddings != "off":
             figures.append(await semantic_lag(live, progress))
-        return [*figures, await archive_reads(consumers.pipeline, plan.read_samples, progress),
-                await long_reads(consumers.pipeline, plan.read_samples, progress)]
+        return [
+            *figures,
+            await archive_reads(consumers.pipeline, plan.read_samples, progress),
+            await long_reads(consumers.pipeline, plan.read_samples, progress),
+        ]
     finally:
         await live.aclose()
 
@@ -169,7 +205,9 @@ async def _broker_figures(live: Live, plan: Plan, progress: Progress) -> list[Fi
     split = chosen_split(plan.pin)
     try:
         drained = await drain_rate(live, plan.drain_rounds, plan.drain_sessions, plan.drain_turns, progress, split)
-        fresh = await freshness(live, plan.fresh_rounds, plan.fresh_sessions, plan.fresh_turns, plan.fresh_rate, progress, split)
+        fresh = await freshness(
+            live, plan.fresh_rounds, plan.fresh_sessions, plan.fresh_turns, plan.fresh_rate, progress, split
+        )
     finally:
         live.unpin(split)
     return [drained, fresh]

@@ -26,13 +26,20 @@ if TYPE_CHECKING:
     from turnstream.redis.reader import ContextReader
 
 _WHERE = {
-    "ClientError": "turnstream.client.errors", "ProducerBufferFull": "turnstream.client.errors",
-    "ProducerClosedError": "turnstream.client.errors", "ProducerStartError": "turnstream.client.errors",
-    "RecordTimeout": "turnstream.client.errors", "ContextClient": "turnstream.client.context",
-    "GatewayClient": "turnstream.client.gateway", "SyncGatewayClient": "turnstream.client.gateway",
-    "TurnProducer": "turnstream.client.producer", "WaitResult": "turnstream.client.reads",
-    "SyncContextClient": "turnstream.client.sync", "SendHandle": "turnstream.client.sync_producer",
-    "SyncTurnProducer": "turnstream.client.sync_producer", "SessionKeys": "turnstream.redis.keys",
+    "ClientError": "turnstream.client.errors",
+    "ProducerBufferFull": "turnstream.client.errors",
+    "ProducerClosedError": "turnstream.client.errors",
+    "ProducerStartError": "turnstream.client.errors",
+    "RecordTimeout": "turnstream.client.errors",
+    "ContextClient": "turnstream.client.context",
+    "GatewayClient": "turnstream.client.gateway",
+    "SyncGatewayClient": "turnstream.client.gateway",
+    "TurnProducer": "turnstream.client.producer",
+    "WaitResult": "turnstream.client.reads",
+    "SyncContextClient": "turnstream.client.sync",
+    "SendHandle": "turnstream.client.sync_producer",
+    "SyncTurnProducer": "turnstream.client.sync_producer",
+    "SessionKeys": "turnstream.redis.keys",
     "ContextReader": "turnstream.redis.reader",
 }
 
@@ -44,7 +51,19 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ClientError", "ContextClient", "ContextReader", "GatewayClient", "ProducerBufferFull", "ProducerClosedError",
-    "ProducerStartError", "RecordTimeout", "SendHandle", "SessionKeys", "SyncContextClient", "SyncGatewayClient",
-    "SyncTurnProducer", "TurnProducer", "WaitResult",
+    "ClientError",
+    "ContextClient",
+    "ContextReader",
+    "GatewayClient",
+    "ProducerBufferFull",
+    "ProducerClosedError",
+    "ProducerStartError",
+    "RecordTimeout",
+    "SendHandle",
+    "SessionKeys",
+    "SyncContextClient",
+    "SyncGatewayClient",
+    "SyncTurnProducer",
+    "TurnProducer",
+    "WaitResult",
 ]

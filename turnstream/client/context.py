@@ -66,8 +66,14 @@ class ContextClient:
             return await self.store.read_including(key, owner or await self.store.owner_of(key), turn_id)
 
     async def build_prompt(
-        self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None,
-        user_id: str | None = None, record: bool = True, budget_tokens: int | None = None,
+        self,
+        session_id: str,
+        user_text: str,
+        k: int | None = None,
+        tenant: str | None = None,
+        user_id: str | None = None,
+        record: bool = True,
+        budget_tokens: int | None = None,
     ) -> Prompt:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
@@ -78,12 +84,19 @@ class ContextClient:
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
         with span("turnstream.build_prompt", {"db.system": "redis", "turnstream.session": key}):
-            return await self._memory("build_prompt").build_prompt(key, owner or await self.store.owner_of(key),
-                                                                   user_text, k, record, budget_tokens)
+            return await self._memory("build_prompt").build_prompt(
+                key, owner or await self.store.owner_of(key), user_text, k, record, budget_tokens
+            )
 
     async def search(
-        self, text: str, *, user_id: str | None = None, session_id: str | None = None, tenant: str | None = None,
-        k: int | None = None, budget_tokens: int | None = None,
+        self,
+        text: str,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        k: int | None = None,
+        budget_tokens: int | None = None,
     ) -> Prompt:
         """What recall finds for `text` among the memories and archived turns of `user_id` (as `tenant:user_id`), or
         with `session_id` and no user of that session's own, in one round trip; records nothing (MemoryStore.search,

@@ -34,8 +34,12 @@ def prepared(turns: TurnInput | Sequence[TurnInput]) -> list[tuple[Turn, bytes]]
     return records
 
 
-def check_acknowledged(sent: Sequence[asyncio.Future[Any] | concurrent.futures.Future[Any]],
-                       pending: Collection[object], last: Turn, timeout: float) -> None:
+def check_acknowledged(
+    sent: Sequence[asyncio.Future[Any] | concurrent.futures.Future[Any]],
+    pending: Collection[object],
+    last: Turn,
+    timeout: float,
+) -> None:
     """Raise the first broker error among the `sent` turns, else RecordTimeout if some are still `pending`."""
     for future in sent:
         if future.done():

@@ -92,7 +92,9 @@ class TurnProducer:
         valid, value = turn_record(turn)
         return await self.send_raw(valid.session_key.encode(), value, headers)
 
-    async def send_raw(self, key: bytes | None, value: bytes | None, headers: Headers = None) -> asyncio.Future[RecordMetadata]:
+    async def send_raw(
+        self, key: bytes | None, value: bytes | None, headers: Headers = None
+    ) -> asyncio.Future[RecordMetadata]:
         """Queue a value as it is, valid or not (for tools and tests that need malformed input)."""
         sent: asyncio.Future[RecordMetadata] = await self.producer.send(
             self.topic, value=value, key=key, headers=inject(header_items(headers)) or None

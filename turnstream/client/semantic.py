@@ -40,8 +40,9 @@ class ModelSemantic:
         vocabulary = self.embedders.vocabularies.get(model.model_id)
         nearest = [term for term, _ in nearest_terms(vector, vocabulary, QUERY_TERMS)[0]] if vocabulary else []
         spent = round((time.perf_counter() - started) * 1000, 3)
-        return SemanticAsk(tuple(dict.fromkeys([*terms, *nearest])), model_tag(model.model_id),
-                           (model.dims, vector[0], spent))
+        return SemanticAsk(
+            tuple(dict.fromkeys([*terms, *nearest])), model_tag(model.model_id), (model.dims, vector[0], spent)
+        )
 
     def rank(self, ask: SemanticAsk, pool: Sequence[PoolEntry]) -> tuple[Ranked, float | None]:
         dims, query, spent = ask.vector
@@ -49,7 +50,9 @@ class ModelSemantic:
         if not held:  # the archive holds no vector of this model yet (just switched on, or another model's)
             return by_terms(pool), spent
         cosines = decode_int8_rows([p.vector for p in held if p.vector], dims) @ query
-        scored = sorted(zip((p.entry for p in held), map(float, cosines)), key=lambda hit: (-hit[1], hit[0].ts, hit[0].id))
+        scored = sorted(
+            zip((p.entry for p in held), map(float, cosines)), key=lambda hit: (-hit[1], hit[0].ts, hit[0].id)
+        )
         return scored[:SEMANTIC_HITS], spent
 
 

@@ -72,8 +72,14 @@ class SyncContextClient:
         return WaitResult(doc, included)
 
     def build_prompt(
-        self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None,
-        user_id: str | None = None, record: bool = True, budget_tokens: int | None = None,
+        self,
+        session_id: str,
+        user_text: str,
+        k: int | None = None,
+        tenant: str | None = None,
+        user_id: str | None = None,
+        record: bool = True,
+        budget_tokens: int | None = None,
     ) -> Prompt:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
@@ -84,20 +90,44 @@ class SyncContextClient:
         key, owner = session_and_owner(session_id, tenant, user_id)
         settings = budgeted(self.settings, budget_tokens)
         query = prompt_query(user_text, k, settings, self.semantic)
-        read = recall_read(self.layout, settings, owner or self._owner_of(key), key, query.keywords, query.k,
-                           query.archive, record, time.time())
+        read = recall_read(
+            self.layout,
+            settings,
+            owner or self._owner_of(key),
+            key,
+            query.keywords,
+            query.k,
+            query.archive,
+            record,
+            time.time(),
+        )
         return finish_prompt(query, execute(self.redis, read), settings, self.semantic)
 
     def search(
-        self, text: str, *, user_id: str | None = None, session_id: str | None = None, tenant: str | None = None,
-        k: int | None = None, budget_tokens: int | None = None,
+        self,
+        text: str,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        k: int | None = None,
+        budget_tokens: int | None = None,
     ) -> Prompt:
         """What recall finds for `text` among the memories and archived turns of `user_id` (or of `session_id`'s own
         owner), in one round trip, recording nothing: ContextClient.search, the read MemoryStore.search makes."""
         settings = search_settings(self.settings, text, budget_tokens)
         query = prompt_query(text, k, settings, self.semantic)
-        read = recall_read(self.layout, settings, search_owner(user_id, session_id, tenant), "", query.keywords,
-                           query.k, query.archive, False, time.time())
+        read = recall_read(
+            self.layout,
+            settings,
+            search_owner(user_id, session_id, tenant),
+            "",
+            query.keywords,
+            query.k,
+            query.archive,
+            False,
+            time.time(),
+        )
         return finish_prompt(query, execute(self.redis, read), settings, self.semantic)
 
     def forgotten_key(self, session_key: str) -> bool:

@@ -31,11 +31,18 @@ SendHandle = Future
 EXIT_TIMEOUT = 10.0
 """Seconds the close registered with atexit waits for the broker to acknowledge what is left."""
 
+
 class SyncTurnProducer:
     """A TurnProducer that any thread may call, blocking; one per process."""
 
-    def __init__(self, settings: Settings, *, send_timeout: float | None = None, max_pending: int | None = None,
-                 **producer_options: Any) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        send_timeout: float | None = None,
+        max_pending: int | None = None,
+        **producer_options: Any,
+    ) -> None:
         """`send_timeout` and `max_pending` default to the settings' producer_send_timeout_seconds and
         producer_max_pending; `producer_options` go to AIOKafkaProducer, as for TurnProducer."""
         self.settings = settings
@@ -132,12 +139,19 @@ class SyncTurnProducer:
             reason = kafka_refusal_reason(refusal) if refusal else str(error) or type(error).__name__
             raise ProducerStartError(f"cannot start the turn producer on {self._servers}: {reason}") from error
 
-    async def _queue(self, key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes]],
-                     handle: SendHandle[RecordMetadata], deadline: float) -> None:
+    async def _queue(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes]],
+        handle: SendHandle[RecordMetadata],
+        deadline: float,
+    ) -> None:
         """Put the record in aiokafka's buffer, waiting for room until `deadline`; its outcome goes to `handle`."""
         try:
-            delivery = await asyncio.wait_for(self.turn_producer.send_raw(key, value, headers),
-                                              deadline - time.monotonic())
+            delivery = await asyncio.wait_for(
+                self.turn_producer.send_raw(key, value, headers), deadline - time.monotonic()
+            )
         except (TimeoutError, KafkaTimeoutError):
             raise self._full() from None
         except Exception as error:  # e.g. MessageSizeTooLargeError: the caller learns it from the handle
@@ -160,8 +174,10 @@ class SyncTurnProducer:
         return ", ".join(self.settings.bootstrap_servers)
 
     def _full(self) -> ProducerBufferFull:
-        return ProducerBufferFull(f"no room for the turn within {self.send_timeout:g} s: {self.max_pending} turns wait "
-                                  f"for the broker at {self._servers} (down, or slower than the sends)")
+        return ProducerBufferFull(
+            f"no room for the turn within {self.send_timeout:g} s: {self.max_pending} turns wait "
+            f"for the broker at {self._servers} (down, or slower than the sends)"
+        )
 
     def __enter__(self) -> SyncTurnProducer:
         self.start()

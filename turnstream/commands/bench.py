@@ -39,31 +39,44 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument(
-        "--broker", choices=BROKERS,
+        "--broker",
+        choices=BROKERS,
         help="the embedded broker to start: tansu (default, pip only), kafka (Apache Kafka from `make kafka`'s jars, "
-             "needs Java 17+), or both: drain and freshness, with their yardsticks, on each, one stack after the "
-             "other; the other figures once, on Tansu. Not with TURNSTREAM_KAFKA_URL set: that broker is measured",
+        "needs Java 17+), or both: drain and freshness, with their yardsticks, on each, one stack after the "
+        "other; the other figures once, on Tansu. Not with TURNSTREAM_KAFKA_URL set: that broker is measured",
     )
     parser.add_argument("--quick", action="store_true", help="a short run (about a minute): fewer rounds and samples")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE as JSON")
-    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw prompt size and read latency (needs matplotlib)")
     parser.add_argument(
-        "--locomo", type=Path, metavar="DIR",
+        "--plot", type=Path, metavar="FILE.png", help="also draw prompt size and read latency (needs matplotlib)"
+    )
+    parser.add_argument(
+        "--locomo",
+        type=Path,
+        metavar="DIR",
         help="a folder with LoCoMo's development conversations 26.json, 30.json and 41.json (from data/locomo10.zip of "
-             "snap-research/locomo): adds them to the recall and story figures; without it they use the generated chats only",
+        "snap-research/locomo): adds them to the recall and story figures; without it they use the generated chats only",
     )
     parser.add_argument(
-        "--sessions", type=positive_int, metavar="N",
+        "--sessions",
+        type=positive_int,
+        metavar="N",
         help="sessions the churn figure (worker memory with and without session expiry) feeds each worker; RSS is read "
-             "after a tenth and after all (default 10,000; 2,000 with --quick; 100,000 takes about 10 minutes)",
+        "after a tenth and after all (default 10,000; 2,000 with --quick; 100,000 takes about 10 minutes)",
     )
     parser.add_argument(
-        "--no-pin", dest="pin", action="store_false",
+        "--no-pin",
+        dest="pin",
+        action="store_false",
         help="measure drain and freshness unpinned only; by default each is also measured pinned, side by side: the "
-             "measured agent (worker or yardstick) on one core, the broker, Redis, the bench's producers and the idle "
-             "consumers on the others (with one CPU, unpinned only)",
+        "measured agent (worker or yardstick) on one core, the broker, Redis, the bench's producers and the idle "
+        "consumers on the others (with one CPU, unpinned only)",
     )
-    parser.add_argument("--recall-only", action="store_true", help="measure the recall figures alone: coverage, the archive's read cost and memory, and reads on long messages (a worker, no yardstick agents)")
+    parser.add_argument(
+        "--recall-only",
+        action="store_true",
+        help="measure the recall figures alone: coverage, the archive's read cost and memory, and reads on long messages (a worker, no yardstick agents)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -125,8 +138,10 @@ def run(args: argparse.Namespace) -> int:
     wall = time.monotonic() - started
     options = f"{' --quick' if args.quick else ''}{f' --broker {args.broker}' if args.broker else ''}"
     options += "" if args.pin else " --no-pin"
-    title = (f"turnstream bench{options} · {_machine()['nproc']} cores · {describe(chosen_split(plan.pin), plan.pin)} · "
-             f"Python {platform.python_version()} · {wall:.0f}s")
+    title = (
+        f"turnstream bench{options} · {_machine()['nproc']} cores · {describe(chosen_split(plan.pin), plan.pin)} · "
+        f"Python {platform.python_version()} · {wall:.0f}s"
+    )
     print_table(figures, title)
     print_stages(figures)
     if args.json is not None:
@@ -150,8 +165,10 @@ def _brokers(chosen: str | None, configured: Settings, recall_only: bool) -> lis
     """The brokers to measure on, in order: the configured one, or those `--broker` names (default Tansu)."""
     if configured.kafka_url is not None:
         if chosen is not None:
-            raise CliError(f"--broker {chosen}: TURNSTREAM_KAFKA_URL is set, and the bench measures that broker; "
-                           "unset it to start an embedded one")
+            raise CliError(
+                f"--broker {chosen}: TURNSTREAM_KAFKA_URL is set, and the bench measures that broker; "
+                "unset it to start an embedded one"
+            )
         return [CONFIGURED]
     if chosen == "both":
         if recall_only:
@@ -167,7 +184,9 @@ def _recall_cases(locomo: Path | None) -> dict[str, Any]:
     if locomo is not None:
         missing = [name for name in LOCOMO_DEV if not (locomo / name).is_file()]
         if missing:
-            raise CliError(f"--locomo {locomo}: missing {', '.join(missing)} (the development split of data/locomo10.zip)")
+            raise CliError(
+                f"--locomo {locomo}: missing {', '.join(missing)} (the development split of data/locomo10.zip)"
+            )
     try:
         return recall_cases(locomo)
     except (OSError, ValueError, KeyError) as error:
@@ -195,8 +214,10 @@ def _meta(
         "quick": quick,
         "plan": plan,
         "wall_seconds": round(wall, 1),
-        "services": {"kafka": "configured" if configured.kafka_url else "embedded",
-                     "redis": "configured" if configured.redis_url else "embedded"},
+        "services": {
+            "kafka": "configured" if configured.kafka_url else "embedded",
+            "redis": "configured" if configured.redis_url else "embedded",
+        },
         "brokers": brokers,
         "pids": pids,
     }

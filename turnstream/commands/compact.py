@@ -24,9 +24,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=f"Read {_SHAPES}; print the compaction result as one JSON object.",
     )
     parser.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="input file (default: stdin)")
-    parser.add_argument("--budget-tokens", type=int, metavar="N", help="token budget (default: TURNSTREAM_BUDGET_TOKENS)")
+    parser.add_argument(
+        "--budget-tokens", type=int, metavar="N", help="token budget (default: TURNSTREAM_BUDGET_TOKENS)"
+    )
     parser.add_argument("--budget-messages", type=int, metavar="N", help="also cap the number of messages")
-    parser.add_argument("--llm", action="store_true", help="digest dropped turns with the LLM strategies (needs OPENAI_BASE_URL)")
+    parser.add_argument(
+        "--llm", action="store_true", help="digest dropped turns with the LLM strategies (needs OPENAI_BASE_URL)"
+    )
     parser.set_defaults(run=run)
 
 

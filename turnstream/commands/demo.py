@@ -44,9 +44,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "context is current, print a report, and stop everything it started."
         ),
     )
-    parser.add_argument("--sessions", type=positive_int, default=12, help="conversations to replay (default 12: 3 samples + 9 generated)")
-    parser.add_argument("--turns", type=positive_int, default=None, help="messages per conversation (default: samples whole, generated 150)")
-    parser.add_argument("--budget-tokens", type=positive_int, default=2000, help="context budget per session (default 2000)")
+    parser.add_argument(
+        "--sessions",
+        type=positive_int,
+        default=12,
+        help="conversations to replay (default 12: 3 samples + 9 generated)",
+    )
+    parser.add_argument(
+        "--turns",
+        type=positive_int,
+        default=None,
+        help="messages per conversation (default: samples whole, generated 150)",
+    )
+    parser.add_argument(
+        "--budget-tokens", type=positive_int, default=2000, help="context budget per session (default 2000)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated conversations")
     parser.add_argument("--timeout", type=positive_int, default=300, help="seconds to wait for the worker to catch up")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
@@ -64,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         with provisioned(configured) as provisioned_settings:
             settings = provisioned_settings.model_copy(
-                update={"budget_tokens": args.budget_tokens, "metrics_port": free_port(), "idempotent_producer": idempotence}
+                update={
+                    "budget_tokens": args.budget_tokens,
+                    "metrics_port": free_port(),
+                    "idempotent_producer": idempotence,
+                }
             )
             report = _run_with_worker(settings, plan, args.timeout, console)
     except (StackError, DemoError) as error:
@@ -86,8 +102,9 @@ def _run_with_worker(settings: Settings, plan: list[DemoSession], timeout: float
             stop_process(worker)
 
 
-async def _live(settings: Settings, plan: list[DemoSession], worker_alive: Callable[[], bool], timeout: float,
-                console: Console) -> dict[str, Any]:
+async def _live(
+    settings: Settings, plan: list[DemoSession], worker_alive: Callable[[], bool], timeout: float, console: Console
+) -> dict[str, Any]:
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task("turns through Kafka → Redis", total=1, status="starting")

@@ -40,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
     if args.user == "" or args.session == "":
         raise CliError("--user and --session need a non-empty id", code=2)
     try:
-        what, counts = asyncio.run(erase(settings, user=args.user, session=args.session, tenant=args.tenant,
-                                         dry_run=args.dry_run))
+        what, counts = asyncio.run(
+            erase(settings, user=args.user, session=args.session, tenant=args.tenant, dry_run=args.dry_run)
+        )
     except ErasureNotConfirmed as error:
         raise CliError(str(error)) from None
     except REDIS_UNAVAILABLE as error:

@@ -29,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=port, help="port to listen on; 0 picks a free one (default TURNSTREAM_INSPECT_PORT, 8765)")
+    parser.add_argument(
+        "--port", type=port, help="port to listen on; 0 picks a free one (default TURNSTREAM_INSPECT_PORT, 8765)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -42,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     if token is not None and not token.strip():
         raise CliError("TURNSTREAM_INSPECT_TOKEN is blank: set a real token or unset it", code=2)
     if token is None and not is_loopback(args.host):
-        raise CliError(f"listening on {args.host} needs TURNSTREAM_INSPECT_TOKEN (a loopback address needs none)", code=2)
+        raise CliError(
+            f"listening on {args.host} needs TURNSTREAM_INSPECT_TOKEN (a loopback address needs none)", code=2
+        )
     client_logging()
     port = settings.inspect_port if args.port is None else args.port
     return asyncio.run(_serve(settings, args.host, port, token))

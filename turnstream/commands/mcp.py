@@ -56,8 +56,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.tenant is not None:
         raise CliError("--tenant is for stdio; over HTTP each token names its tenant", code=2)
-    flags = {"serve_bind": args.bind, "serve_port": 8781 if args.port is None else args.port,
-             "serve_tokens_file": args.tokens_file}
+    flags = {
+        "serve_bind": args.bind,
+        "serve_port": 8781 if args.port is None else args.port,
+        "serve_tokens_file": args.tokens_file,
+    }
     settings = settings.model_copy(update={k: v for k, v in flags.items() if v is not None})
     tokens = tokens_of(settings, open_=False)
     assert tokens is not None  # tokens_of refuses to go on without tokens

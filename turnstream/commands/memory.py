@@ -48,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _add_owner_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("user", nargs="?", help="user id (omit it with --session)")
-    parser.add_argument("--session", help="read the memories of this session's turns without a user, instead of a user's")
+    parser.add_argument(
+        "--session", help="read the memories of this session's turns without a user, instead of a user's"
+    )
     parser.add_argument("--tenant", help="the user's (or the session's) tenant, if any")
 
 

@@ -34,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("file", metavar="FILE", help="JSON Lines file, or - for stdin")
     parser.add_argument("--raw", action="store_true", help="send lines as they are, without validation")
-    parser.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is not a terminal")
+    parser.add_argument(
+        "--progress", action="store_true", help="show a progress bar even when stderr is not a terminal"
+    )
     parser.set_defaults(run=run)
 
 
@@ -126,7 +128,9 @@ def run(args: argparse.Namespace) -> int:
         except KafkaConnectionError as error:
             # a refused login or an untrusted certificate hides behind "Unable to bootstrap": name it instead
             if (refusal := asyncio.run(kafka_refusal(settings))) is not None:
-                message = f"authentication with the broker at {settings.kafka_url} failed: {kafka_refusal_reason(refusal)}"
+                message = (
+                    f"authentication with the broker at {settings.kafka_url} failed: {kafka_refusal_reason(refusal)}"
+                )
                 raise CliError(settings.redact(message)) from None
             raise CliError(f"cannot reach the broker at {settings.kafka_url}: {error}") from None
         except KafkaError as error:

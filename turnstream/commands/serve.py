@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Serve the gateway SDK over HTTP (/v1, OpenAPI at /v1/openapi.json; probes /livez and /readyz; "
             "Prometheus /metrics). Every /v1 request needs Authorization: Bearer TOKEN, and each token acts for one "
-            "tenant (TURNSTREAM_SERVE_TOKENS_FILE: JSON {\"TOKEN\": \"tenant\"} or lines \"TOKEN tenant\"; or "
+            'tenant (TURNSTREAM_SERVE_TOKENS_FILE: JSON {"TOKEN": "tenant"} or lines "TOKEN tenant"; or '
             "TURNSTREAM_SERVE_TOKENS=TOKEN=tenant,...); another tenant's sessions and users read as unknown (404). "
             "Without tokens it refuses to start, unless --open on a loopback address. Needs TURNSTREAM_KAFKA_URL "
             "and TURNSTREAM_REDIS_URL, and a running worker to apply turns and confirm erasures. Prints "
@@ -34,17 +34,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--bind", help="address to listen on (default TURNSTREAM_SERVE_BIND, 127.0.0.1)")
     parser.add_argument("--port", type=port, help="port; 0 picks a free one (default TURNSTREAM_SERVE_PORT, 8780)")
     parser.add_argument("--tokens-file", type=Path, help="the tokens file (default TURNSTREAM_SERVE_TOKENS_FILE)")
-    parser.add_argument("--max-body-bytes", type=positive_int,
-                        help="largest request body, else 413 (default TURNSTREAM_SERVE_MAX_BODY_BYTES, 1 MiB)")
-    parser.add_argument("--open", action="store_true",
-                        help="serve without tokens and without a tenant: development on a loopback address only")
+    parser.add_argument(
+        "--max-body-bytes",
+        type=positive_int,
+        help="largest request body, else 413 (default TURNSTREAM_SERVE_MAX_BODY_BYTES, 1 MiB)",
+    )
+    parser.add_argument(
+        "--open",
+        action="store_true",
+        help="serve without tokens and without a tenant: development on a loopback address only",
+    )
     parser.set_defaults(run=run)
 
 
 def with_flags(settings: Settings, args: argparse.Namespace) -> Settings:
     """The settings with the flags given laid over them."""
-    flags = {"serve_bind": args.bind, "serve_port": args.port, "serve_max_body_bytes": args.max_body_bytes,
-             "serve_tokens_file": args.tokens_file}
+    flags = {
+        "serve_bind": args.bind,
+        "serve_port": args.port,
+        "serve_max_body_bytes": args.max_body_bytes,
+        "serve_tokens_file": args.tokens_file,
+    }
     return settings.model_copy(update={name: value for name, value in flags.items() if value is not None})
 
 
@@ -67,11 +77,16 @@ def tokens_of(settings: Settings, open_: bool) -> TokenTable | None:
         if tokens is not None:
             raise CliError("--open serves without tokens, but tokens are configured: drop --open or the tokens", code=2)
         if not is_loopback(settings.serve_bind):
-            raise CliError(f"--open is for loopback only; {settings.serve_bind} is not (configure tokens instead)", code=2)
+            raise CliError(
+                f"--open is for loopback only; {settings.serve_bind} is not (configure tokens instead)", code=2
+            )
         return None
     if tokens is None:
-        raise CliError("no tokens configured (TURNSTREAM_SERVE_TOKENS_FILE or TURNSTREAM_SERVE_TOKENS): refusing to "
-                       "serve; for local development on loopback, pass --open", code=2)
+        raise CliError(
+            "no tokens configured (TURNSTREAM_SERVE_TOKENS_FILE or TURNSTREAM_SERVE_TOKENS): refusing to "
+            "serve; for local development on loopback, pass --open",
+            code=2,
+        )
     return tokens
 
 

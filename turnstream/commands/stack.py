@@ -36,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument(
-        "--broker", choices=("tansu", "kafka"), default="tansu",
+        "--broker",
+        choices=("tansu", "kafka"),
+        default="tansu",
         help="tansu: the embedded broker (default); kafka: Apache Kafka from `make kafka`'s jars",
     )
     parser.add_argument("--kafka-port", type=port, default=0, help="broker port (default: a free one)")
@@ -50,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     try:
         stack = EmbeddedStack(
-            kafka_port=args.kafka_port, redis_port=args.redis_port, broker=args.broker,
+            kafka_port=args.kafka_port,
+            redis_port=args.redis_port,
+            broker=args.broker,
             kafka_jars=Settings().kafka_jars,
         )
         with stack:
@@ -58,8 +62,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"REDIS_URL={stack.redis_url}", flush=True)
             print("READY", flush=True)
             if args.broker == "tansu":
-                print(f"turnstream: Tansu holds a waiting fetch for its whole wait: run workers on it with "
-                      f"TURNSTREAM_CONSUMER_FETCH_WAIT_MS={TANSU_FETCH_WAIT_MS}", file=sys.stderr, flush=True)
+                print(
+                    f"turnstream: Tansu holds a waiting fetch for its whole wait: run workers on it with "
+                    f"TURNSTREAM_CONSUMER_FETCH_WAIT_MS={TANSU_FETCH_WAIT_MS}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             restarts: dict[str, list[float]] = {}
             while not stop.wait(_POLL_SECONDS):
                 dead = stack.dead_service()

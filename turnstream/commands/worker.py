@@ -37,9 +37,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument(
-        "-l", "--loglevel", type=_level, default=None, metavar="LEVEL",
+        "-l",
+        "--loglevel",
+        type=_level,
+        default=None,
+        metavar="LEVEL",
         help="debug, info, warning, error or critical, in any case (default: TURNSTREAM_LOG_LEVEL, else warning); "
-             "TURNSTREAM_LOG_FORMAT=json writes every line as a JSON object",
+        "TURNSTREAM_LOG_FORMAT=json writes every line as a JSON object",
     )
     parser.set_defaults(run=run)
 
@@ -68,12 +72,14 @@ def run(args: argparse.Namespace) -> int:
             if configured.kafka_url is None:
                 log.warning(
                     "TURNSTREAM_KAFKA_URL is unset: started an EMBEDDED Tansu broker at %s; it keeps topics in memory "
-                    "and loses them on exit (development only; TURNSTREAM_EMBEDDED=never forbids this)", settings.kafka_url,
+                    "and loses them on exit (development only; TURNSTREAM_EMBEDDED=never forbids this)",
+                    settings.kafka_url,
                 )
             if configured.redis_url is None:
                 log.warning(
                     "TURNSTREAM_REDIS_URL is unset: started an EMBEDDED redis-server at %s, without persistence "
-                    "(development only; TURNSTREAM_EMBEDDED=never forbids this)", settings.redis_url,
+                    "(development only; TURNSTREAM_EMBEDDED=never forbids this)",
+                    settings.redis_url,
                 )
             return run_worker(settings, args.loglevel or settings.log_level)
     except StackError as error:
@@ -113,8 +119,11 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     export_from_env()
     worker = Worker(
-        create_app(settings, topics.replication_factor, embedders), loglevel=loglevel, quiet=True,
-        logging_config=faust_logging_config(loglevel, settings.log_format), stop_timeout=settings.stop_timeout_seconds,
+        create_app(settings, topics.replication_factor, embedders),
+        loglevel=loglevel,
+        quiet=True,
+        logging_config=faust_logging_config(loglevel, settings.log_format),
+        stop_timeout=settings.stop_timeout_seconds,
     )
     # What the start-up built (every module, the app) lives as long as the process: frozen, the collector's
     # full passes no longer walk it. They come every few seconds while a worker drains, since each batch

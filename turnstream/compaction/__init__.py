@@ -15,10 +15,14 @@ if TYPE_CHECKING:
     from turnstream.text.language import detect_language
 
 _WHERE = {
-    "KEEP_DIGEST": "turnstream.compaction.compactor", "CompactionResult": "turnstream.compaction.compactor",
-    "compact": "turnstream.compaction.compactor", "PopError": "turnstream.compaction.incremental",
-    "SessionCompactor": "turnstream.compaction.incremental", "MARKERS": "turnstream.compaction.marker",
-    "MessageError": "turnstream.compaction.messages", "validate_messages": "turnstream.compaction.messages",
+    "KEEP_DIGEST": "turnstream.compaction.compactor",
+    "CompactionResult": "turnstream.compaction.compactor",
+    "compact": "turnstream.compaction.compactor",
+    "PopError": "turnstream.compaction.incremental",
+    "SessionCompactor": "turnstream.compaction.incremental",
+    "MARKERS": "turnstream.compaction.marker",
+    "MessageError": "turnstream.compaction.messages",
+    "validate_messages": "turnstream.compaction.messages",
     "detect_language": "turnstream.text.language",
 }
 
@@ -30,6 +34,13 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "CompactionResult", "KEEP_DIGEST", "MARKERS", "MessageError", "PopError", "SessionCompactor", "compact",
-    "detect_language", "validate_messages",
+    "CompactionResult",
+    "KEEP_DIGEST",
+    "MARKERS",
+    "MessageError",
+    "PopError",
+    "SessionCompactor",
+    "compact",
+    "detect_language",
+    "validate_messages",
 ]

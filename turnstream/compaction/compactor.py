@@ -204,7 +204,9 @@ class Window:
         tokens = REPLY_PRIMING_TOKENS + sum(costs)
         digest = replace(self.digest, archived=tuple(self.archived))
         counts = TokenCounts(REPLY_PRIMING_TOKENS + self.tokens_in, tokens, self.budget_tokens)
-        return CompactionResult(tuple(messages), tuple(positions), tuple(costs), language, marker_index, self.dropped, digest, counts)
+        return CompactionResult(
+            tuple(messages), tuple(positions), tuple(costs), language, marker_index, self.dropped, digest, counts
+        )
 
     def step_call(self) -> Message | None:
         """The assistant message that opened the newest step when it calls tools: what a tool result answers."""
@@ -285,7 +287,9 @@ class Window:
             block = self._block_at_cap(language)
             tokens += marker_tokens(language) + (block[1] if block else 0)
             count += 2 if block else 1
-        return tokens <= self.budget_tokens - headroom and (self.budget_messages is None or count <= self.budget_messages)
+        return tokens <= self.budget_tokens - headroom and (
+            self.budget_messages is None or count <= self.budget_messages
+        )
 
     def _block_at_cap(self, language: Language) -> tuple[Message, int] | None:
         """`cut_block` of the digest at the cap. Asked after every drop and again for the result while the
@@ -324,8 +328,13 @@ def compact(
         raise ValueError(f"{len(times)} times for {len(messages)} messages")
     # Validate everything first, so a bad message fails before any strategy (maybe an LLM) runs.
     validate_messages(messages)
-    window = Window(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy,
-                    headroom_tokens=headroom_tokens)
+    window = Window(
+        budget_tokens,
+        budget_messages=budget_messages,
+        digest=digest,
+        strategy=strategy,
+        headroom_tokens=headroom_tokens,
+    )
     for message, ts in zip(messages, times or [None] * len(messages)):
         window.append(message, ts=ts)
     return window.result()

@@ -62,7 +62,9 @@ def unit_starts(messages: Sequence[Message]) -> list[int]:
     return [i for i, m in enumerate(messages) if starts_unit(m)]
 
 
-def tail_start(costs: list[int], starts: list[int], room: int, marker_cost: int, start: int | None = None, floor: int = 0) -> int:
+def tail_start(
+    costs: list[int], starts: list[int], room: int, marker_cost: int, start: int | None = None, floor: int = 0
+) -> int:
     """Move the tail's start back from `start` (default: the newest unit, always kept) over whole units while
     the tail, with the marker a cut needs, fits in `room`; never before `floor`."""
     if floor == 0 and sum(costs) <= room:
@@ -77,9 +79,7 @@ def tail_start(costs: list[int], starts: list[int], room: int, marker_cost: int,
     return start
 
 
-def trim_message(
-    message: Message, limit: int, language: Language, min_kept: int = 0
-) -> tuple[Message, int] | None:
+def trim_message(message: Message, limit: int, language: Language, min_kept: int = 0) -> tuple[Message, int] | None:
     """A copy of `message` whose content is cut, with a visible note, to cost at most `limit` tokens.
 
     None when that is impossible (no content to cut, or fewer than `min_kept` content tokens would remain).
@@ -115,7 +115,10 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     if block is None or block[1] <= limit:
         return block
     summary_tokens = count_text(digest.summary)
-    keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))))
+    keep = max(
+        summary_tokens - (block[1] - limit),
+        min(summary_tokens, max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))),
+    )
     digest = replace(digest, summary=keep_newest_text(digest.summary, keep))
     evict = eviction_order(digest.facts)
     # At most what each fact frees, so no fact goes that need not.

@@ -56,8 +56,12 @@ def is_small_talk(text: str | None) -> bool:
 
 _SENTENCE_SPAN = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)\s*|\s+")
 """A sentence with its end marks and the space after it, or a run of space: joined again they give the text."""
-_SPACED_FILLER = _SPACED_SMALL_TALK | frozenset(word for locale in LOCALES.values() if locale.spaced for word in locale.praise)
-_UNSPACED_FILLER = _phrases_only({w for locale in LOCALES.values() if not locale.spaced for w in (*locale.small_talk, *locale.praise)})
+_SPACED_FILLER = _SPACED_SMALL_TALK | frozenset(
+    word for locale in LOCALES.values() if locale.spaced for word in locale.praise
+)
+_UNSPACED_FILLER = _phrases_only(
+    {w for locale in LOCALES.values() if not locale.spaced for w in (*locale.small_talk, *locale.praise)}
+)
 NAME_PREFIX_CHARS = 3
 """A word of at least this many letters that begins a speaker's name is the name ("Mel" for Melanie)."""
 MAX_FILLER_CHARS = 60
@@ -67,7 +71,9 @@ MAX_FILLER_CHARS = 60
 @lru_cache(maxsize=256)
 def _allowed(names: frozenset[str]) -> frozenset[str]:
     """The words a filler sentence is made of: function words, small talk, praise, `names` and their beginnings."""
-    return FUNCTION_WORDS | _SPACED_FILLER | {name[:n] for name in names for n in range(NAME_PREFIX_CHARS, len(name) + 1)}
+    return (
+        FUNCTION_WORDS | _SPACED_FILLER | {name[:n] for name in names for n in range(NAME_PREFIX_CHARS, len(name) + 1)}
+    )
 
 
 def is_filler(sentence: str, names: frozenset[str] = frozenset()) -> bool:

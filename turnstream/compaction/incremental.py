@@ -96,8 +96,13 @@ class SessionCompactor(Window):
             facts=tuple(Fact(type, text, key, source_seq) for type, text, key, source_seq in state["facts"]),
             archived=tuple(ArchivedTurn(seq, message, tuple(keywords)) for seq, message, keywords in state["archived"]),
         )
-        session = cls(budget_tokens, budget_messages=budget_messages, digest=digest, strategy=strategy,
-                      headroom_tokens=headroom[0] if headroom else 0)
+        session = cls(
+            budget_tokens,
+            budget_messages=budget_messages,
+            digest=digest,
+            strategy=strategy,
+            headroom_tokens=headroom[0] if headroom else 0,
+        )
         session.seq = state["seq"]
         session.dropped = state["dropped"]
         session.tokens_in = state["tokens_in"]

@@ -31,8 +31,14 @@ def _sessions_table(report: dict[str, Any]) -> Table:
     for row in report["sessions"]:
         kept = f"{row['planted_kept']}/{row['planted_facts']}" if row["planted_facts"] else "–"
         table.add_row(
-            row["session_id"], row["language"], str(row["turns"]), str(row["naive_tokens"]),
-            str(row["compacted_tokens"]), f"{row['ratio']}×", str(row["dropped"]), kept,
+            row["session_id"],
+            row["language"],
+            str(row["turns"]),
+            str(row["naive_tokens"]),
+            str(row["compacted_tokens"]),
+            f"{row['ratio']}×",
+            str(row["dropped"]),
+            kept,
         )
     return table
 
@@ -55,11 +61,15 @@ def _prompt_panel(prompt: dict[str, Any]) -> Panel:
     for index, message in enumerate(prompt["messages"]):
         content = message.get("content")
         text = content if isinstance(content, str) else str(message.get("tool_calls") or content)
-        preview = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"… (+{len(text) - PREVIEW_CHARS} chars)"
+        preview = (
+            text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"… (+{len(text) - PREVIEW_CHARS} chars)"
+        )
         lines.append(Text.assemble((f"{index:>2} {message['role']:<10}", "bold cyan"), preview.replace("\n", " ⏎ ")))
     recalled = ", ".join(m["text"] for m in prompt["recalled"]) or "none"
     footer = Text(f"recalled memories: {recalled}; recall skipped: {prompt['skipped_recall']}", style="dim")
-    return Panel(Group(*lines, footer), title=f"The prompt build_prompt returns for {prompt['session_id']} (0 LLM calls)")
+    return Panel(
+        Group(*lines, footer), title=f"The prompt build_prompt returns for {prompt['session_id']} (0 LLM calls)"
+    )
 
 
 def _latency_table(report: dict[str, Any]) -> Table:

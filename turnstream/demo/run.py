@@ -93,7 +93,9 @@ async def replay(
                 stored = {sid: doc for sid, doc in docs.items() if doc is not None}
                 return LiveResult(stored, time.perf_counter() - started, len(turns))
             if not worker_alive():
-                raise DemoError("the worker stopped before every turn was applied (run `turnstream worker --loglevel info` to see why)")
+                raise DemoError(
+                    "the worker stopped before every turn was applied (run `turnstream worker --loglevel info` to see why)"
+                )
             if time.monotonic() > deadline:
                 raise DemoError(f"only {applied} of {len(turns)} turns applied after {timeout:.0f}s")
             await asyncio.sleep(POLL_SECONDS)
@@ -115,20 +117,22 @@ def session_rows(plan: list[DemoSession], docs: dict[str, ContextDoc]) -> list[d
         doc = docs[session.session_id]
         naive = count_messages(session.sample.messages)
         facts = session.sample.planted_facts
-        rows.append({
-            "session_id": session.session_id,
-            "title": session.sample.title,
-            "language": session.sample.language,
-            "turns": len(session.sample.messages),
-            "naive_tokens": naive,
-            "compacted_tokens": doc.tokens.after,
-            "ratio": round(naive / doc.tokens.after, 2),
-            "dropped": doc.dropped,
-            "version": doc.version,
-            "planted_facts": len(facts),
-            "planted_kept": round(retention(facts, message_lines(doc.messages)) * len(facts)) if facts else 0,
-            "facts": [{"type": f.type, "text": f.text} for f in doc.facts],
-        })
+        rows.append(
+            {
+                "session_id": session.session_id,
+                "title": session.sample.title,
+                "language": session.sample.language,
+                "turns": len(session.sample.messages),
+                "naive_tokens": naive,
+                "compacted_tokens": doc.tokens.after,
+                "ratio": round(naive / doc.tokens.after, 2),
+                "dropped": doc.dropped,
+                "version": doc.version,
+                "planted_facts": len(facts),
+                "planted_kept": round(retention(facts, message_lines(doc.messages)) * len(facts)) if facts else 0,
+                "facts": [{"type": f.type, "text": f.text} for f in doc.facts],
+            }
+        )
     return rows
 
 

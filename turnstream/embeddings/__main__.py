@@ -18,7 +18,9 @@ def main() -> int:
     try:
         embedders = load_embedders(Settings())
     except ValidationError as error:
-        print(f"turnstream: invalid settings: {error.errors()[0]['msg'].removeprefix('Value error, ')}", file=sys.stderr)
+        print(
+            f"turnstream: invalid settings: {error.errors()[0]['msg'].removeprefix('Value error, ')}", file=sys.stderr
+        )
         return 2
     except EmbeddingError as error:
         print(f"turnstream: {error}", file=sys.stderr)

@@ -61,7 +61,9 @@ def check_rows(vectors: NDArray[np.float32], count: int, dims: int, source: str)
         raise EmbeddingError(f"{source} returned vectors of shape {vectors.shape}, expected ({count}, {dims})")
     norms = np.linalg.norm(vectors, axis=1)
     if not np.all(np.isfinite(norms)) or not np.allclose(norms, 1.0, atol=1e-3):
-        raise EmbeddingError(f"{source} returned vectors that are not of unit length (norms {norms.min():.3f}…{norms.max():.3f})")
+        raise EmbeddingError(
+            f"{source} returned vectors that are not of unit length (norms {norms.min():.3f}…{norms.max():.3f})"
+        )
 
 
 def model_tag(model_id: str) -> str:

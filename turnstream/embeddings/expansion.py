@@ -14,7 +14,9 @@ from turnstream.embeddings.vocabulary import Vocabulary
 WeightedTerms = list[tuple[str, float]]
 
 
-def nearest_terms(vectors: NDArray[np.float32], vocabulary: Vocabulary, m: int, floor: float = 0.0) -> list[WeightedTerms]:
+def nearest_terms(
+    vectors: NDArray[np.float32], vocabulary: Vocabulary, m: int, floor: float = 0.0
+) -> list[WeightedTerms]:
     """Per row of `vectors`, its `m` nearest vocabulary terms with their cosines, nearest first (ties by term),
     those at or below `floor` left out. Rows and vocabulary vectors are unit length, so the dot is the cosine."""
     if m <= 0 or not len(vocabulary.terms) or not len(vectors):

@@ -66,8 +66,9 @@ def load_embedders(settings: Settings) -> Embedders | None:
     try:
         embedders = _openai(settings) if settings.embeddings == "openai" else _local(settings)
     except ImportError as error:  # numpy, ONNX Runtime or the tokenizer library not installed
-        raise EmbeddingError(f"TURNSTREAM_EMBEDDINGS={settings.embeddings} needs {error.name}: "
-                             "pip install 'turnstream[embeddings]'") from None
+        raise EmbeddingError(
+            f"TURNSTREAM_EMBEDDINGS={settings.embeddings} needs {error.name}: pip install 'turnstream[embeddings]'"
+        ) from None
     embedders.check()
     return embedders
 
@@ -78,9 +79,13 @@ def _local(settings: Settings) -> Embedders:
 
     configured: dict[Language, str | None] = {"en": settings.embedding_model_dir, "zh": settings.embedding_model_dir_zh}
     folders = {language: model_folder(folder, language).resolve() for language, folder in configured.items()}
-    loaded = {folder: OnnxEmbedder(folder, settings.embedding_threads, settings.embedding_batch_size)
-              for folder in dict.fromkeys(folders.values())}
-    vocabularies = {model.model_id: Vocabulary.load(folder) for folder, model in loaded.items() if model.manifest.vocabulary}
+    loaded = {
+        folder: OnnxEmbedder(folder, settings.embedding_threads, settings.embedding_batch_size)
+        for folder in dict.fromkeys(folders.values())
+    }
+    vocabularies = {
+        model.model_id: Vocabulary.load(folder) for folder, model in loaded.items() if model.manifest.vocabulary
+    }
     return Embedders(loaded[folders["en"]], loaded[folders["zh"]], vocabularies)
 
 
@@ -89,7 +94,12 @@ def _openai(settings: Settings) -> Embedders:
 
     assert settings.embedding_dims is not None  # the settings refuse "openai" without it
     embedder = OpenAIEmbedder(
-        settings.embedding_base_url or settings.openai_base_url or "", settings.openai_api_key.get_secret_value(),
-        settings.embedding_model, settings.embedding_dims, settings.embedding_batch_size,
-        settings.embedding_timeout_seconds, settings.embedding_max_retries)
+        settings.embedding_base_url or settings.openai_base_url or "",
+        settings.openai_api_key.get_secret_value(),
+        settings.embedding_model,
+        settings.embedding_dims,
+        settings.embedding_batch_size,
+        settings.embedding_timeout_seconds,
+        settings.embedding_max_retries,
+    )
     return Embedders(embedder, embedder)

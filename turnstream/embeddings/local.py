@@ -56,7 +56,7 @@ class OnnxEmbedder:
         order = sorted(range(len(texts)), key=lambda n: len(encodings[n].ids))
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
+            chunk = order[start : start + self.batch_size]
             out[chunk] = self._run([encodings[n].ids for n in chunk])
         return out
 
@@ -65,8 +65,8 @@ class OnnxEmbedder:
         input_ids = np.zeros((len(ids), width), dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
         for n, row in enumerate(ids):
-            input_ids[n, :len(row)] = row
-            mask[n, :len(row)] = 1
+            input_ids[n, : len(row)] = row
+            mask[n, : len(row)] = 1
         feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
         (hidden,) = self._session.run(["last_hidden_state"], {name: feed[name] for name in self._inputs})
         return pool(hidden, mask, _pooling(self.manifest), self.manifest.normalise)

@@ -84,7 +84,9 @@ def read_manifest(folder: Path) -> ModelManifest:
     """The manifest of a model folder, its files checked to be there; one-line EmbeddingError otherwise."""
     path = folder / MANIFEST
     if not path.is_file():
-        raise EmbeddingError(f"no embedding model in {folder} ({MANIFEST} missing): run `make models`, or point TURNSTREAM_EMBEDDING_MODEL_DIR (or _ZH) at a model folder")
+        raise EmbeddingError(
+            f"no embedding model in {folder} ({MANIFEST} missing): run `make models`, or point TURNSTREAM_EMBEDDING_MODEL_DIR (or _ZH) at a model folder"
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -94,7 +96,9 @@ def read_manifest(folder: Path) -> ModelManifest:
     if not (folder / manifest.tokenizer).is_file():
         raise EmbeddingError(f"{folder}: tokenizer {manifest.tokenizer} missing: run `make models` again")
     if not onnx.is_file() or onnx.stat().st_size != manifest.onnx_bytes:
-        raise EmbeddingError(f"{folder}: {manifest.onnx} missing or not the {manifest.onnx_bytes:,} bytes the manifest names: run `make models` again")
+        raise EmbeddingError(
+            f"{folder}: {manifest.onnx} missing or not the {manifest.onnx_bytes:,} bytes the manifest names: run `make models` again"
+        )
     return manifest
 
 

@@ -22,12 +22,22 @@ DEFAULT_BATCH = 64
 class OpenAIEmbedder:
     """Embeds through an endpoint, in batches, and checks every vector's dimension against `dims`."""
 
-    def __init__(self, base_url: str, api_key: str, model: str, dims: int, batch_size: int = DEFAULT_BATCH,
-                 timeout: float = 10.0, max_retries: int = 2) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        dims: int,
+        batch_size: int = DEFAULT_BATCH,
+        timeout: float = 10.0,
+        max_retries: int = 2,
+    ) -> None:
         try:
             import openai
         except ImportError:
-            raise EmbeddingError("TURNSTREAM_EMBEDDINGS=openai needs the openai client: pip install 'turnstream[worker]'") from None
+            raise EmbeddingError(
+                "TURNSTREAM_EMBEDDINGS=openai needs the openai client: pip install 'turnstream[worker]'"
+            ) from None
         if dims < 1 or batch_size < 1:
             raise EmbeddingError(f"dims and batch size must be at least 1, not {dims} and {batch_size}")
         self._openai = openai
@@ -55,21 +65,27 @@ class OpenAIEmbedder:
     def _embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self._dims), dtype=np.float32)
         for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start:start + self.batch_size])
-            out[start:start + len(batch)] = self._request(batch)
+            batch = list(texts[start : start + self.batch_size])
+            out[start : start + len(batch)] = self._request(batch)
         return out
 
     def _request(self, batch: list[str]) -> NDArray[np.float32]:
         try:
             reply = self._client.embeddings.create(model=self._model, input=batch, encoding_format="float")
         except self._openai.APIStatusError as error:
-            raise EmbeddingError(f"embeddings endpoint answered HTTP {error.status_code} for model {self._model!r}") from None
+            raise EmbeddingError(
+                f"embeddings endpoint answered HTTP {error.status_code} for model {self._model!r}"
+            ) from None
         except self._openai.APITimeoutError:
             raise EmbeddingError(f"embeddings endpoint timed out (model {self._model!r}, after retries)") from None
         except self._openai.APIError as error:  # connection refused, a reply of the wrong shape, ...
-            raise EmbeddingError(f"embeddings endpoint failed: {type(error).__name__}: {str(error).splitlines()[0][:200]}") from None
+            raise EmbeddingError(
+                f"embeddings endpoint failed: {type(error).__name__}: {str(error).splitlines()[0][:200]}"
+            ) from None
         except ValueError:  # the client decodes a JSON content type itself
-            raise EmbeddingError(f"embeddings endpoint answered with a body that is no JSON (model {self._model!r})") from None
+            raise EmbeddingError(
+                f"embeddings endpoint answered with a body that is no JSON (model {self._model!r})"
+            ) from None
         if not isinstance(getattr(reply, "data", None), list):
             raise EmbeddingError(f"embeddings endpoint answered without a list of vectors (model {self._model!r})")
         rows = sorted(reply.data, key=lambda item: item.index)
@@ -77,6 +93,8 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"embeddings endpoint returned {len(rows)} vectors for {len(batch)} texts")
         wrong = next((len(row.embedding) for row in rows if len(row.embedding) != self._dims), None)
         if wrong is not None:
-            raise EmbeddingError(f"embeddings endpoint returned {wrong}-dimensional vectors; TURNSTREAM_EMBEDDING_DIMS is {self._dims}")
+            raise EmbeddingError(
+                f"embeddings endpoint returned {wrong}-dimensional vectors; TURNSTREAM_EMBEDDING_DIMS is {self._dims}"
+            )
         # some servers return raw vectors: the dot product must be the cosine
         return l2_normalise(np.asarray([row.embedding for row in rows], dtype=np.float32))

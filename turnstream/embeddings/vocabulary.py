@@ -35,7 +35,9 @@ class Vocabulary:
 
     def __post_init__(self) -> None:
         if not len(self.terms) == len(self.words) == len(self.vectors):
-            raise EmbeddingError(f"vocabulary of {len(self.terms)} terms, {len(self.words)} words, {len(self.vectors)} vectors")
+            raise EmbeddingError(
+                f"vocabulary of {len(self.terms)} terms, {len(self.words)} words, {len(self.vectors)} vectors"
+            )
 
     def subset(self, terms: Iterable[str]) -> Vocabulary:
         """The entries of `terms` that are in this vocabulary, in the order given: an owner's own share of it
@@ -46,7 +48,9 @@ class Vocabulary:
 
     def save(self, folder: Path) -> None:
         """Write the terms (term TAB word, a line each) and the vectors as float16 into `folder`."""
-        (folder / TERMS_FILE).write_text("".join(f"{t}\t{w}\n" for t, w in zip(self.terms, self.words)), encoding="utf-8")
+        (folder / TERMS_FILE).write_text(
+            "".join(f"{t}\t{w}\n" for t, w in zip(self.terms, self.words)), encoding="utf-8"
+        )
         np.save(folder / VECTORS_FILE, self.vectors.astype(np.float16))
 
     @classmethod
@@ -56,7 +60,9 @@ class Vocabulary:
             lines = (folder / TERMS_FILE).read_text(encoding="utf-8").splitlines()
             vectors = np.load(folder / VECTORS_FILE).astype(np.float32)
         except (OSError, ValueError) as error:
-            raise EmbeddingError(f"{folder}: no readable vocabulary cache ({error.__class__.__name__}): run `make models` again") from None
+            raise EmbeddingError(
+                f"{folder}: no readable vocabulary cache ({error.__class__.__name__}): run `make models` again"
+            ) from None
         pairs = [line.split("\t", 1) for line in lines]
         return cls(tuple(p[0] for p in pairs), tuple(p[-1] for p in pairs), vectors)
 
@@ -92,5 +98,7 @@ def tokenizer_words(tokenizer_json: Path) -> list[str]:
 
 def build_vocabulary(pairs: Sequence[tuple[str, str]], embedder: Embedder) -> Vocabulary:
     """Embed each pair's word (as a stored text: a turn's vector is compared with it) into a Vocabulary."""
-    vectors = embedder.embed_passages([word for _, word in pairs]) if pairs else np.zeros((0, embedder.dims), np.float32)
+    vectors = (
+        embedder.embed_passages([word for _, word in pairs]) if pairs else np.zeros((0, embedder.dims), np.float32)
+    )
     return Vocabulary(tuple(t for t, _ in pairs), tuple(w for _, w in pairs), vectors)

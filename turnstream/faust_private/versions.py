@@ -33,8 +33,10 @@ def untested(name: str, version: str) -> str | None:
     low, high = TESTED[name]
     if release(low) <= release(version) < release(high):
         return None
-    return (f"{name} {version} is outside the releases turnstream's worker was tested with (>={low},<{high}): "
-            f"it relies on their internals (turnstream/faust_private); install {name}>={low},<{high}")
+    return (
+        f"{name} {version} is outside the releases turnstream's worker was tested with (>={low},<{high}): "
+        f"it relies on their internals (turnstream/faust_private); install {name}>={low},<{high}"
+    )
 
 
 def installed() -> dict[str, str]:

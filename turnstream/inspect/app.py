@@ -78,9 +78,12 @@ def guard(token: str | None) -> Middleware:
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         if token is not None:
             if not token_matches(request.headers.get("Authorization", ""), token):
-                return _page(401, "a token is required (TURNSTREAM_INSPECT_TOKEN): send it as a Bearer token, "
-                                  "or as the password when the browser asks",
-                             {"WWW-Authenticate": 'Basic realm="turnstream inspect", charset="UTF-8"', **HEADERS})
+                return _page(
+                    401,
+                    "a token is required (TURNSTREAM_INSPECT_TOKEN): send it as a Bearer token, "
+                    "or as the password when the browser asks",
+                    {"WWW-Authenticate": 'Basic realm="turnstream inspect", charset="UTF-8"', **HEADERS},
+                )
         elif not is_loopback(request.url.host or ""):
             return _page(403, "this inspector answers to loopback host names only", HEADERS)
         try:
@@ -90,7 +93,9 @@ def guard(token: str | None) -> Middleware:
         except REDIS_UNAVAILABLE as error:
             response = _page(503, f"cannot reach Redis: {error}")
         except ValidationError as error:
-            response = _page(500, f"the stored context does not validate as this version's ContextDoc: {error.errors()[0]['msg']}")
+            response = _page(
+                500, f"the stored context does not validate as this version's ContextDoc: {error.errors()[0]['msg']}"
+            )
         except Exception:  # the page says little; the log has the details
             log.exception("inspect: %s failed", request.path)
             response = _page(500, "internal error; the inspector's log has the details")
@@ -121,8 +126,9 @@ async def session(request: web.Request) -> web.Response:
     owner, doc = found
     dropped = await reader.archived(owner, doc.session_key, dropped_positions(doc)[-MAX_DROPPED_SHOWN:])
     prompt = await reader.ask(doc.session_key, owner, question) if question else None
-    view = SessionView(owner, user_of(owner, doc.session_key, doc.tenant), doc, await reader.owner(owner), dropped,
-                       question, prompt)
+    view = SessionView(
+        owner, user_of(owner, doc.session_key, doc.tenant), doc, await reader.owner(owner), dropped, question, prompt
+    )
     return web.Response(text=session_page(view), content_type="text/html")
 
 

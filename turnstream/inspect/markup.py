@@ -20,7 +20,9 @@ class Html(str):
 
 def html(template: str, **values: object) -> Html:
     """`template` (our own text, never user data) with each value escaped, unless it is already Html."""
-    return Html(template.format(**{k: v if isinstance(v, Html) else escape(str(v), quote=True) for k, v in values.items()}))
+    return Html(
+        template.format(**{k: v if isinstance(v, Html) else escape(str(v), quote=True) for k, v in values.items()})
+    )
 
 
 def join(parts: Iterable[Html], separator: str = "") -> Html:
@@ -30,8 +32,12 @@ def join(parts: Iterable[Html], separator: str = "") -> Html:
 
 def bar(percent: float, label: object = "", kind: str = "") -> Html:
     """A horizontal bar `percent` wide (CSS width), with its label beside it."""
-    return html('<span class="bar {kind}"><span style="width:{width}%"></span></span> <span class="num">{label}</span>',
-                kind=kind, width=Html(f"{max(0.0, min(percent, 100.0)):.1f}"), label=label)
+    return html(
+        '<span class="bar {kind}"><span style="width:{width}%"></span></span> <span class="num">{label}</span>',
+        kind=kind,
+        width=Html(f"{max(0.0, min(percent, 100.0)):.1f}"),
+        label=label,
+    )
 
 
 STYLE = Html("""
@@ -58,7 +64,11 @@ details>summary{cursor:pointer;color:#3b4a66;font:13px/1.4 ui-monospace,Menlo,Co
 
 def page(title: object, body: Html) -> Html:
     """A whole page around `body`."""
-    return html('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title} · turnstream inspect</title>'
-                '<meta name="viewport" content="width=device-width,initial-scale=1"><style>{style}</style></head>'
-                '<body><header><a href="/">turnstream inspect</a></header><main>{body}</main></body></html>',
-                title=title, style=STYLE, body=body)
+    return html(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title} · turnstream inspect</title>'
+        '<meta name="viewport" content="width=device-width,initial-scale=1"><style>{style}</style></head>'
+        '<body><header><a href="/">turnstream inspect</a></header><main>{body}</main></body></html>',
+        title=title,
+        style=STYLE,
+        body=body,
+    )

@@ -48,8 +48,19 @@ def turns_applied(doc: ContextDoc) -> int:
 
 
 def session_row(owner: str, doc: ContextDoc) -> SessionRow:
-    return SessionRow(doc.session_key, doc.session_id, doc.tenant, owner, user_of(owner, doc.session_key, doc.tenant),
-                      doc.version, turns_applied(doc), doc.tokens.before, doc.tokens.after, doc.tokens.budget, doc.updated_at)
+    return SessionRow(
+        doc.session_key,
+        doc.session_id,
+        doc.tenant,
+        owner,
+        user_of(owner, doc.session_key, doc.tenant),
+        doc.version,
+        turns_applied(doc),
+        doc.tokens.before,
+        doc.tokens.after,
+        doc.tokens.budget,
+        doc.updated_at,
+    )
 
 
 def matches(row: SessionRow, query: str) -> bool:
@@ -116,13 +127,18 @@ def context_parts(doc: ContextDoc) -> list[Part]:
         block_end = marker + 1
         if (doc.summary or doc.facts) and block_end < len(messages) and messages[block_end].get("role") == "system":
             block_end += 1
-        parts = [Part("anchor", "anchors (pinned)", shown[:marker]),
-                 Part("marker", "history compressed", shown[marker:marker + 1]),
-                 Part("block", "summary and key facts", shown[marker + 1:block_end]),
-                 Part("tail", "recent tail", shown[block_end:])]
+        parts = [
+            Part("anchor", "anchors (pinned)", shown[:marker]),
+            Part("marker", "history compressed", shown[marker : marker + 1]),
+            Part("block", "summary and key facts", shown[marker + 1 : block_end]),
+            Part("tail", "recent tail", shown[block_end:]),
+        ]
     else:
         first_user = next((i + 1 for i, m in enumerate(messages) if m.get("role") == "user"), 0)
-        parts = [Part("anchor", "anchors (pinned)", shown[:first_user]), Part("tail", "recent tail", shown[first_user:])]
+        parts = [
+            Part("anchor", "anchors (pinned)", shown[:first_user]),
+            Part("tail", "recent tail", shown[first_user:]),
+        ]
     return [part for part in parts if part.messages]
 
 

@@ -31,13 +31,27 @@ def turn_id(seq: int, message: Message) -> str:
 
 
 def session_turns(
-    session_id: str, messages: Sequence[Message], first_seq: int, *, tenant: str | None = None,
-    user_id: str | None = None, ts: float | None = None,
+    session_id: str,
+    messages: Sequence[Message],
+    first_seq: int,
+    *,
+    tenant: str | None = None,
+    user_id: str | None = None,
+    ts: float | None = None,
 ) -> list[Turn]:
     """`messages` as the session's turns numbered from `first_seq` (TurnError for a message of the wrong shape)."""
     return [
-        validate_turn({"turn_id": turn_id(seq, message), "session_id": session_id, "tenant": tenant,
-                             "user_id": user_id, "seq": seq, "ts": ts, "message": message})
+        validate_turn(
+            {
+                "turn_id": turn_id(seq, message),
+                "session_id": session_id,
+                "tenant": tenant,
+                "user_id": user_id,
+                "seq": seq,
+                "ts": ts,
+                "message": message,
+            }
+        )
         for seq, message in enumerate(messages, first_seq)
     ]
 

@@ -76,8 +76,12 @@ def to_langchain_message(message: Message) -> BaseMessage:
     if role == "tool":
         return ToolMessage(content, tool_call_id=message["tool_call_id"], name=name)
     calls = [_parsed_call(*call) for call in tool_calls(message)]
-    return AIMessage(content, name=name, tool_calls=[c for c in calls if c["type"] == "tool_call"],
-                     invalid_tool_calls=[c for c in calls if c["type"] == "invalid_tool_call"])
+    return AIMessage(
+        content,
+        name=name,
+        tool_calls=[c for c in calls if c["type"] == "tool_call"],
+        invalid_tool_calls=[c for c in calls if c["type"] == "invalid_tool_call"],
+    )
 
 
 def to_langchain(messages: Sequence[Message]) -> list[BaseMessage]:
@@ -135,7 +139,7 @@ def answered(messages: Sequence[Message]) -> Sequence[Message]:
     """`messages` without a trailing tool-call message whose results are not all in yet (recorded mid-step): a chat
     model refuses a call left unanswered when the next message comes."""
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] != "tool"), None)
-    if last is None or not set(call_ids(messages[last])) - {m["tool_call_id"] for m in messages[last + 1:]}:
+    if last is None or not set(call_ids(messages[last])) - {m["tool_call_id"] for m in messages[last + 1 :]}:
         return messages
     return messages[:last]
 
@@ -186,8 +190,14 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
     """
 
     def __init__(
-        self, session_id: str, *, user_id: str | None = None, tenant: str | None = None,
-        settings: Settings | None = None, gateway: SyncGatewayClient | None = None, async_gateway: GatewayClient | None = None,
+        self,
+        session_id: str,
+        *,
+        user_id: str | None = None,
+        tenant: str | None = None,
+        settings: Settings | None = None,
+        gateway: SyncGatewayClient | None = None,
+        async_gateway: GatewayClient | None = None,
         timeout: float | None = None,
     ) -> None:
         self.session_id = session_id
@@ -250,8 +260,14 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
         await erase(self.settings, session=self.session_id, tenant=self.tenant)
 
     def _turns(self, messages: Sequence[BaseMessage], doc: ContextDoc | None) -> list[Turn]:
-        return session_turns(self.session_id, from_langchain(messages), next_seq(doc), tenant=self.tenant,
-                             user_id=self.user_id, ts=time.time())
+        return session_turns(
+            self.session_id,
+            from_langchain(messages),
+            next_seq(doc),
+            tenant=self.tenant,
+            user_id=self.user_id,
+            ts=time.time(),
+        )
 
     def _sync(self) -> SyncGatewayClient:
         return self.gateway if self.gateway is not None else shared_gateway(self.settings)
@@ -311,8 +327,15 @@ class _Hook:
     the memories the first call was given, which the dedup window now keeps out of every prompt of the session.
     """
 
-    def __init__(self, settings: Settings, session_key: Key, user_key: Key | None, tenant_key: Key | None,
-                 context: SyncContextClient | None, async_context: ContextClient | None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        session_key: Key,
+        user_key: Key | None,
+        tenant_key: Key | None,
+        context: SyncContextClient | None,
+        async_context: ContextClient | None,
+    ) -> None:
         self.settings = settings
         self.keys = (session_key, user_key, tenant_key)
         self.context = context
@@ -326,8 +349,10 @@ class _Hook:
             return None
         session_id, user_id, tenant = (_lookup(key, state, config) for key in self.keys)
         if not session_id:
-            raise ValueError(f"no session id for the turnstream pre-model hook: {self.keys[0]!r} is neither in "
-                             "config['configurable'] nor in the state")
+            raise ValueError(
+                f"no session id for the turnstream pre-model hook: {self.keys[0]!r} is neither in "
+                "config['configurable'] nor in the state"
+            )
         text = content_text(from_langchain_message(messages[start])["content"])
         return _Step(session_id, tenant, user_id, text, messages[start:], start == len(messages) - 1)
 
@@ -348,8 +373,9 @@ class _Hook:
         prompt = self.cached(step)
         if prompt is None:
             context = self.context if self.context is not None else shared_gateway(self.settings).context
-            prompt = context.build_prompt(step.session_id, step.user_text, tenant=step.tenant, user_id=step.user_id,
-                                          record=step.opening).messages
+            prompt = context.build_prompt(
+                step.session_id, step.user_text, tenant=step.tenant, user_id=step.user_id, record=step.opening
+            ).messages
         return self.answer(step, prompt)
 
     async def acall(self, state: Any, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
@@ -359,14 +385,21 @@ class _Hook:
         prompt = self.cached(step)
         if prompt is None:
             async with _using(self.async_context, lambda: ContextClient.from_settings(self.settings)) as context:
-                prompt = (await context.build_prompt(step.session_id, step.user_text, tenant=step.tenant,
-                                                     user_id=step.user_id, record=step.opening)).messages
+                prompt = (
+                    await context.build_prompt(
+                        step.session_id, step.user_text, tenant=step.tenant, user_id=step.user_id, record=step.opening
+                    )
+                ).messages
         return self.answer(step, prompt)
 
 
 def turnstream_pre_model_hook(
-    settings: Settings | None = None, *, session_key: Key = "thread_id", user_key: Key | None = "user_id",
-    tenant_key: Key | None = "tenant", context: SyncContextClient | None = None,
+    settings: Settings | None = None,
+    *,
+    session_key: Key = "thread_id",
+    user_key: Key | None = "user_id",
+    tenant_key: Key | None = "tenant",
+    context: SyncContextClient | None = None,
     async_context: ContextClient | None = None,
 ) -> RunnableLambda[Any, dict[str, list[BaseMessage]]]:
     """A `pre_model_hook` for LangGraph's `create_react_agent`: the model gets the session's compacted context and
@@ -381,16 +414,22 @@ def turnstream_pre_model_hook(
     GatewayClient.record), so the next step's context has them. Sync graphs read through the process's shared
     client for `settings` (or `context`), async ones through `async_context` or a client opened per call.
     """
-    hook = _Hook(settings if settings is not None else Settings(), session_key, user_key, tenant_key, context,
-                 async_context)
+    hook = _Hook(
+        settings if settings is not None else Settings(), session_key, user_key, tenant_key, context, async_context
+    )
     return RunnableLambda(hook, afunc=hook.acall, name="turnstream_pre_model_hook")
 
 
 # --- the recall tool ------------------------------------------------------------------------------------------
 
 
-def recall_tool(client: SyncContextClient | ContextClient, *, user_id: str | None = None,
-                session_id: str | None = None, tenant: str | None = None) -> StructuredTool:
+def recall_tool(
+    client: SyncContextClient | ContextClient,
+    *,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    tenant: str | None = None,
+) -> StructuredTool:
     """The recall tool as a LangChain tool (`create_react_agent(model, [recall_tool(client, user_id="maya")])`,
     `model.bind_tools`): `invoke` on a SyncContextClient, `ainvoke` on either client. The owner (the user, or with
     `session_id` and no user that session) is fixed here; the model only writes the query. Its schema is JSON
@@ -403,5 +442,6 @@ def recall_tool(client: SyncContextClient | ContextClient, *, user_id: str | Non
     async def arun(**arguments: Any) -> str:
         return await handler.acall(arguments)
 
-    return StructuredTool(name=recall.NAME, description=recall.DESCRIPTION, args_schema=recall.parameters(), func=run,
-                          coroutine=arun)
+    return StructuredTool(
+        name=recall.NAME, description=recall.DESCRIPTION, args_schema=recall.parameters(), func=run, coroutine=arun
+    )

@@ -50,8 +50,15 @@ from turnstream.schemas.control import PopRequest, pop_record
 from turnstream.settings import Settings
 from turnstream.text.chat import Message
 
-__all__ = ["PopError", "SessionErased", "TurnstreamSession", "context_items", "items_of", "messages_from_items",
-           "recall_tool"]
+__all__ = [
+    "PopError",
+    "SessionErased",
+    "TurnstreamSession",
+    "context_items",
+    "items_of",
+    "messages_from_items",
+    "recall_tool",
+]
 
 Item = dict[str, Any]
 """A Responses-API input item as plain JSON (TResponseInputItem is a union of TypedDicts over it)."""
@@ -68,8 +75,11 @@ def messages_from_items(items: Iterable[Item]) -> list[Message]:
     calls_open = False  # the newest message is made of function calls only: a next call joins it
     for item in items:
         if item.get("type") == "function_call":
-            call = {"id": item["call_id"], "type": "function",
-                    "function": {"name": item["name"], "arguments": item["arguments"]}}
+            call = {
+                "id": item["call_id"],
+                "type": "function",
+                "function": {"name": item["name"], "arguments": item["arguments"]},
+            }
             if calls_open:
                 messages[-1]["tool_calls"].append(call)
             else:
@@ -118,13 +128,27 @@ def items_of(message: Message) -> list[Item]:
     """The input items of one context message: a message item, one function_call per tool call, or an output."""
     role, content = message["role"], message.get("content") or ""
     if role == "tool":
-        return [{"type": "function_call_output", "call_id": message["tool_call_id"],
-                 "output": _items_content(content, "input_text")}]
+        return [
+            {
+                "type": "function_call_output",
+                "call_id": message["tool_call_id"],
+                "output": _items_content(content, "input_text"),
+            }
+        ]
     items: list[Item] = []
     if content or not message.get("tool_calls"):  # a message that only calls tools has no content
-        items.append({"role": role, "content": _items_content(content, "output_text" if role == "assistant" else "input_text")})
-    items += [{"type": "function_call", "call_id": call["id"], "name": call["function"]["name"],
-               "arguments": call["function"]["arguments"]} for call in message.get("tool_calls") or ()]
+        items.append(
+            {"role": role, "content": _items_content(content, "output_text" if role == "assistant" else "input_text")}
+        )
+    items += [
+        {
+            "type": "function_call",
+            "call_id": call["id"],
+            "name": call["function"]["name"],
+            "arguments": call["function"]["arguments"],
+        }
+        for call in message.get("tool_calls") or ()
+    ]
     return items
 
 
@@ -175,7 +199,9 @@ def tail_start(doc: ContextDoc) -> int:
     """Index of the first tail message: after the summary block when history was dropped, else after the
     anchors (everything up to the first user message, or the leading system messages before one)."""
     if doc.marker_index is not None:
-        return next((i for i in range(doc.marker_index, len(doc.messages)) if doc.positions[i] is not None), len(doc.messages))
+        return next(
+            (i for i in range(doc.marker_index, len(doc.messages)) if doc.positions[i] is not None), len(doc.messages)
+        )
     roles = [message["role"] for message in doc.messages]
     if "user" in roles:
         return roles.index("user") + 1
@@ -188,12 +214,16 @@ def poppable(doc: ContextDoc) -> tuple[int, Item]:
     newest = len(doc.messages) - 1
     position = doc.positions[newest] if len(doc.positions) == len(doc.messages) else None  # none in older documents
     if position is None or newest < tail_start(doc):
-        raise PopError(f"session {doc.session_key!r}: its newest item is no longer in the context's tail "
-                       "(an anchor, or compacted into the summary): it cannot be popped")
+        raise PopError(
+            f"session {doc.session_key!r}: its newest item is no longer in the context's tail "
+            "(an anchor, or compacted into the summary): it cannot be popped"
+        )
     items = items_of(doc.messages[newest])
     if len(items) != 1:
-        raise PopError(f"session {doc.session_key!r}: its newest message holds {len(items)} items (a message and "
-                       "its tool calls, or parallel calls): they are popped together or not at all")
+        raise PopError(
+            f"session {doc.session_key!r}: its newest message holds {len(items)} items (a message and "
+            "its tool calls, or parallel calls): they are popped together or not at all"
+        )
     return position, items[0]
 
 
@@ -210,8 +240,14 @@ class TurnstreamSession:
     session_settings: SessionSettings | None = None
 
     def __init__(
-        self, session_id: str, *, user_id: str | None = None, tenant: str | None = None,
-        settings: Settings | None = None, timeout: float | None = None, gateway: GatewayClient | None = None,
+        self,
+        session_id: str,
+        *,
+        user_id: str | None = None,
+        tenant: str | None = None,
+        settings: Settings | None = None,
+        timeout: float | None = None,
+        gateway: GatewayClient | None = None,
         session_settings: SessionSettings | None = None,
     ) -> None:
         """`timeout`: how long add_items and pop_item wait for the context to include their write (default: the
@@ -242,8 +278,14 @@ class TurnstreamSession:
             return
         async with self._writing:
             gateway = await self._client()
-            turns = session_turns(self.session_id, messages, next_seq(await self._context()), tenant=self.tenant,
-                                  user_id=self.user_id, ts=time.time())
+            turns = session_turns(
+                self.session_id,
+                messages,
+                next_seq(await self._context()),
+                tenant=self.tenant,
+                user_id=self.user_id,
+                ts=time.time(),
+            )
             try:
                 await gateway.record(turns, timeout=self.timeout)
             except RecordTimeout as timeout:
@@ -284,9 +326,12 @@ class TurnstreamSession:
         try:
             await asyncio.wait_for(acknowledged, self.timeout)
         except TimeoutError:
-            raise RecordTimeout(request.session_key, request.control_id, self.timeout, "acknowledged by the broker") from None
-        result = await gateway.context.wait_for(self.session_id, request.control_id,
-                                                max(0.0, deadline - time.monotonic()), self.tenant, self.user_id)
+            raise RecordTimeout(
+                request.session_key, request.control_id, self.timeout, "acknowledged by the broker"
+            ) from None
+        result = await gateway.context.wait_for(
+            self.session_id, request.control_id, max(0.0, deadline - time.monotonic()), self.tenant, self.user_id
+        )
         if not result.fresh:
             raise RecordTimeout(request.session_key, request.control_id, self.timeout, "applied to the context")
 
@@ -317,8 +362,13 @@ class TurnstreamSession:
 # The recall tool
 
 
-def recall_tool(client: ContextClient | SyncContextClient, *, user_id: str | None = None,
-                session_id: str | None = None, tenant: str | None = None) -> FunctionTool:
+def recall_tool(
+    client: ContextClient | SyncContextClient,
+    *,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    tenant: str | None = None,
+) -> FunctionTool:
     """The recall tool as a FunctionTool: `Agent(..., tools=[recall_tool(client, user_id="maya")])`. The owner (the
     user, or with `session_id` and no user that session) is fixed here; the model only writes the query."""
     handler = RecallHandler(client, user_id=user_id, session_id=session_id, tenant=tenant)
@@ -326,5 +376,6 @@ def recall_tool(client: ContextClient | SyncContextClient, *, user_id: str | Non
     async def invoke(_context: ToolContext[Any], arguments: str) -> str:
         return await handler.acall(arguments)
 
-    return FunctionTool(name=recall.NAME, description=recall.DESCRIPTION, params_json_schema=recall.parameters(),
-                        on_invoke_tool=invoke)
+    return FunctionTool(
+        name=recall.NAME, description=recall.DESCRIPTION, params_json_schema=recall.parameters(), on_invoke_tool=invoke
+    )

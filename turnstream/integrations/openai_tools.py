@@ -36,8 +36,14 @@ class RecallHandler:
     model can call again. Failures of Redis are raised, as any read of the client raises them.
     """
 
-    def __init__(self, client: ContextClient | SyncContextClient, *, user_id: str | None = None,
-                 session_id: str | None = None, tenant: str | None = None) -> None:
+    def __init__(
+        self,
+        client: ContextClient | SyncContextClient,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        tenant: str | None = None,
+    ) -> None:
         search_owner(user_id, session_id, tenant)  # a tool without an owner fails where it is built, not at a call
         self.client = client
         self.user_id = user_id
@@ -66,5 +72,11 @@ class RecallHandler:
             args = parse_arguments(arguments)
         except BadArguments as error:
             return error_text(error)
-        return {"text": args.query, "user_id": self.user_id, "session_id": self.session_id, "tenant": self.tenant,
-                "k": args.max_memories, "budget_tokens": args.budget_tokens}
+        return {
+            "text": args.query,
+            "user_id": self.user_id,
+            "session_id": self.session_id,
+            "tenant": self.tenant,
+            "k": args.max_memories,
+            "budget_tokens": args.budget_tokens,
+        }

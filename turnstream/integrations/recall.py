@@ -23,14 +23,14 @@ NAME = "recall_history"
 DESCRIPTION = (
     "Search everything this user said in earlier conversations and what is remembered about them (facts, preferences, "
     "events). Call it when the user refers to something said before that the conversation shown to you no longer "
-    "contains (\"the hotel we picked\", \"what did I tell you about my sister?\", \"like last time\"), or when an "
+    'contains ("the hotel we picked", "what did I tell you about my sister?", "like last time"), or when an '
     "answer depends on their history; not for what the conversation already shows. Returns what is remembered about "
     "the user and the best-matching earlier turns with the turns around them, under the day each was said, with its "
     "speaker, oldest first; or a line saying nothing matched (then try other words once)."
 )
 QUERY_DESCRIPTION = (
     "What to look for, as the words the earlier turns would contain: the topic in the user's own words, with names, "
-    "places, numbers and dates (\"Biscuit greyhound adopted\", \"Lisbon hotel budget May\"), not a whole question."
+    'places, numbers and dates ("Biscuit greyhound adopted", "Lisbon hotel budget May"), not a whole question.'
 )
 BUDGET_DESCRIPTION = "How many tokens the result may take (default {default}); more for a broad topic."
 MEMORIES_DESCRIPTION = "How many remembered facts, preferences and events to include at most (default {default})."
@@ -57,10 +57,18 @@ def parameters() -> dict[str, Any]:
         "type": "object",
         "properties": {
             "query": {"type": "string", "pattern": NON_BLANK, "description": QUERY_DESCRIPTION},
-            "budget_tokens": {"type": ["integer", "null"], "minimum": MIN_BUDGET_TOKENS, "maximum": MAX_BUDGET_TOKENS,
-                              "description": BUDGET_DESCRIPTION.format(default=DEFAULT_BUDGET_TOKENS)},
-            "max_memories": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_MEMORIES,
-                             "description": MEMORIES_DESCRIPTION.format(default=DEFAULT_MEMORIES)},
+            "budget_tokens": {
+                "type": ["integer", "null"],
+                "minimum": MIN_BUDGET_TOKENS,
+                "maximum": MAX_BUDGET_TOKENS,
+                "description": BUDGET_DESCRIPTION.format(default=DEFAULT_BUDGET_TOKENS),
+            },
+            "max_memories": {
+                "type": ["integer", "null"],
+                "minimum": 0,
+                "maximum": MAX_MEMORIES,
+                "description": MEMORIES_DESCRIPTION.format(default=DEFAULT_MEMORIES),
+            },
         },
         "required": list(ARGUMENTS),
         "additionalProperties": False,
@@ -69,8 +77,10 @@ def parameters() -> dict[str, Any]:
 
 def chat_tool() -> dict[str, Any]:
     """The tool as a chat completions request's `tools` entry."""
-    return {"type": "function",
-            "function": {"name": NAME, "description": DESCRIPTION, "parameters": parameters(), "strict": True}}
+    return {
+        "type": "function",
+        "function": {"name": NAME, "description": DESCRIPTION, "parameters": parameters(), "strict": True},
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +121,7 @@ def _object(raw: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
     except orjson.JSONDecodeError:
         parsed = None
     if not isinstance(parsed, dict):
-        raise BadArguments("the arguments must be one JSON object, e.g. {\"query\": \"Lisbon hotel budget\"}")
+        raise BadArguments('the arguments must be one JSON object, e.g. {"query": "Lisbon hotel budget"}')
     return parsed
 
 

@@ -31,17 +31,26 @@ def client_options(base_url: str, api_key: str, timeout: float) -> dict[str, Any
 
 
 async def merge_summary(
-    client: openai.AsyncOpenAI, model: str, old_summary: str, dropped: Sequence[Message], max_tokens: int, timeout: float
+    client: openai.AsyncOpenAI,
+    model: str,
+    old_summary: str,
+    dropped: Sequence[Message],
+    max_tokens: int,
+    timeout: float,
 ) -> str:
     """One LLM summary merge; raises on any failure so the caller decides how to fall back."""
-    response = await client.chat.completions.create(**completion_request(model, summary_prompt(old_summary, dropped, max_tokens), max_tokens, timeout))
+    response = await client.chat.completions.create(
+        **completion_request(model, summary_prompt(old_summary, dropped, max_tokens), max_tokens, timeout)
+    )
     return parse_summary(reply_text(response), max_tokens)
 
 
 async def merge_profile(client: openai.AsyncOpenAI, model: str, profile: str, max_chars: int, timeout: float) -> str:
     """One LLM profile merge, cut to `max_chars`; raises on any failure (the appended profile then stands)."""
     # about two characters a token is safe for English and Chinese alike
-    response = await client.chat.completions.create(**completion_request(model, profile_prompt(profile, max_chars), max_chars // 2, timeout))
+    response = await client.chat.completions.create(
+        **completion_request(model, profile_prompt(profile, max_chars), max_chars // 2, timeout)
+    )
     merged = reply_text(response)[:max_chars].strip()
     if not merged:
         raise ValueError("LLM profile is empty")
@@ -49,7 +58,13 @@ async def merge_profile(client: openai.AsyncOpenAI, model: str, profile: str, ma
 
 
 async def extract_facts(
-    client: openai.AsyncOpenAI, model: str, facts: Sequence[Fact], dropped: Sequence[Message], first_seq: int, max_facts: int, timeout: float
+    client: openai.AsyncOpenAI,
+    model: str,
+    facts: Sequence[Fact],
+    dropped: Sequence[Message],
+    first_seq: int,
+    max_facts: int,
+    timeout: float,
 ) -> tuple[Fact, ...]:
     """`facts` updated by one LLM extraction over `dropped`; raises on any failure."""
     messages = extraction_prompt(facts, dropped, max_facts, first_seq)

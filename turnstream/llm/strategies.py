@@ -46,10 +46,14 @@ class _LLMStrategy:
 
     def _complete(self, messages: list[dict[str, str]], max_tokens: int, parse: Callable[[str], T]) -> T:
         # Malformed output is retried too: a second sample is often well-formed.
-        retrying = Retrying(stop=stop_after_attempt(self.max_retries + 1), wait=wait_exponential(multiplier=0.05, max=1), reraise=True)
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_retries + 1), wait=wait_exponential(multiplier=0.05, max=1), reraise=True
+        )
         for attempt in retrying:
             with attempt:
-                response = self.client.chat.completions.create(**completion_request(self.model, messages, max_tokens, self.timeout))
+                response = self.client.chat.completions.create(
+                    **completion_request(self.model, messages, max_tokens, self.timeout)
+                )
                 return parse(reply_text(response))
         raise AssertionError("unreachable: tenacity reraises the last error")
 
@@ -69,7 +73,9 @@ class LLMSummarizer(_LLMStrategy):
 
     name = "llm-summary"
 
-    def __init__(self, client: openai.OpenAI, model: str, max_tokens: int = 400, timeout: float = 20.0, max_retries: int = 2) -> None:
+    def __init__(
+        self, client: openai.OpenAI, model: str, max_tokens: int = 400, timeout: float = 20.0, max_retries: int = 2
+    ) -> None:
         super().__init__(client, model, timeout, max_retries, RollingSummarizer(max_tokens))
         self.max_tokens = max_tokens
 
@@ -84,7 +90,9 @@ class LLMKeyInfoExtractor(_LLMStrategy):
 
     name = "llm-keyinfo"
 
-    def __init__(self, client: openai.OpenAI, model: str, max_facts: int = 40, timeout: float = 20.0, max_retries: int = 2) -> None:
+    def __init__(
+        self, client: openai.OpenAI, model: str, max_facts: int = 40, timeout: float = 20.0, max_retries: int = 2
+    ) -> None:
         super().__init__(client, model, timeout, max_retries, KeyInfoExtractor(max_facts))
         self.max_facts = max_facts
 
@@ -97,12 +105,21 @@ class LLMKeyInfoExtractor(_LLMStrategy):
 def build_llm_strategy(settings: Settings) -> CompositeStrategy:
     """Archive, then LLM key-info extraction, then LLM rolling summary: compaction's build_strategy with an LLM."""
     if not settings.openai_base_url:
-        raise ValueError("LLM strategies need an OpenAI-compatible endpoint: set OPENAI_BASE_URL (or TURNSTREAM_OPENAI_BASE_URL)")
-    client = openai.OpenAI(**client_options(settings.openai_base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds))
+        raise ValueError(
+            "LLM strategies need an OpenAI-compatible endpoint: set OPENAI_BASE_URL (or TURNSTREAM_OPENAI_BASE_URL)"
+        )
+    client = openai.OpenAI(
+        **client_options(
+            settings.openai_base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds
+        )
+    )
     timeout, max_retries = settings.llm_timeout_seconds, settings.llm_max_retries
     return CompositeStrategy(
         Archiver(),
-        LLMKeyInfoExtractor(client, settings.llm_model, max_facts=settings.max_facts, timeout=timeout, max_retries=max_retries),
-        LLMSummarizer(client, settings.llm_model, max_tokens=settings.summary_max_tokens, timeout=timeout,
-                      max_retries=max_retries),
+        LLMKeyInfoExtractor(
+            client, settings.llm_model, max_facts=settings.max_facts, timeout=timeout, max_retries=max_retries
+        ),
+        LLMSummarizer(
+            client, settings.llm_model, max_tokens=settings.summary_max_tokens, timeout=timeout, max_retries=max_retries
+        ),
     )

@@ -27,8 +27,16 @@ def with_tenants(app: ASGIApp, tokens: TokenTable) -> ASGIApp:
         tenant = tokens.resolve(token) if token is not None else None
         if tenant is None:
             body = orjson.dumps({"error": "unauthorized", "detail": "send a valid token: Authorization: Bearer TOKEN"})
-            await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="turnstream"')]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b'Bearer realm="turnstream"'),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         scope.setdefault("state", {})[TENANT_STATE] = tenant

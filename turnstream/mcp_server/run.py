@@ -62,10 +62,18 @@ async def serve_http(settings: Settings, tokens: TokenTable) -> None:
             yield
 
     tools = Tools(settings, None)
-    app = build_server(tools).streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True,
-                                                  json_response=True, host=settings.serve_bind)
-    server = Server(uvicorn.Config(with_tenants(app, tokens), host=settings.serve_bind, port=settings.serve_port,
-                                   log_level="warning", timeout_graceful_shutdown=int(settings.serve_shutdown_seconds)))
+    app = build_server(tools).streamable_http_app(
+        streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=settings.serve_bind
+    )
+    server = Server(
+        uvicorn.Config(
+            with_tenants(app, tokens),
+            host=settings.serve_bind,
+            port=settings.serve_port,
+            log_level="warning",
+            timeout_graceful_shutdown=int(settings.serve_shutdown_seconds),
+        )
+    )
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, lambda: setattr(server, "should_exit", True))

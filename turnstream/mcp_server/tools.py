@@ -56,8 +56,9 @@ def build_server(tools: Tools) -> MCPServer:
     server = MCPServer("turnstream", version=__version__, instructions=INSTRUCTIONS)
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, openWorldHint=False))
-    async def get_prompt(session_id: str, question: str, ctx: Context, user_id: str | None = None,
-                         budget_tokens: int | None = None) -> dict[str, Any]:
+    async def get_prompt(
+        session_id: str, question: str, ctx: Context, user_id: str | None = None, budget_tokens: int | None = None
+    ) -> dict[str, Any]:
         """Build the prompt for the next model call of a conversation, instead of replaying its whole history: the
         session's compacted context (pinned instructions, a summary and key facts of what was compacted away, the
         recent turns) plus a memory block of what the user said before that bears on `question`, all within
@@ -67,13 +68,15 @@ def build_server(tools: Tools) -> MCPServer:
         if budget_tokens is not None and budget_tokens < 64:
             raise ValueError("budget_tokens must be at least 64")
         scope = tools.scope(ctx)
-        prompt = await tools.context.build_prompt(session_id, question, tenant=scope.tenant, user_id=user_id,
-                                                  budget_tokens=budget_tokens)
+        prompt = await tools.context.build_prompt(
+            session_id, question, tenant=scope.tenant, user_id=user_id, budget_tokens=budget_tokens
+        )
         return {"messages": prompt.messages, "recalled": prompt.recalled, "archived": prompt.archived}
 
     @server.tool(name="search_memory", annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
-    async def search_memory_tool(query: str, ctx: Context, user_id: str | None = None, session_id: str | None = None,
-                                 budget_tokens: int = 1000) -> dict[str, Any]:
+    async def search_memory_tool(
+        query: str, ctx: Context, user_id: str | None = None, session_id: str | None = None, budget_tokens: int = 1000
+    ) -> dict[str, Any]:
         """Search what a user said in earlier conversations (or, with session_id and no user, what one session
         said). Write `query` as the words the answer would contain (names, places, dates, numbers), not as a
         question. Returns typed memories and the best-matching turns with their neighbours, each line dated and
@@ -85,10 +88,16 @@ def build_server(tools: Tools) -> MCPServer:
         found = await memory.search(owner_for(scope, user_id, session_id), query, None, max(budget_tokens, 16))
         return {"memories": found.recalled, "turns": [turn["line"] for turn in found.archived]}
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True,
-                                             openWorldHint=False))
-    async def remember(text: str, ctx: Context, type: Literal["fact", "preference", "event"] = "fact",
-                       user_id: str | None = None, session_id: str | None = None) -> dict[str, Any]:
+    @server.tool(
+        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+    )
+    async def remember(
+        text: str,
+        ctx: Context,
+        type: Literal["fact", "preference", "event"] = "fact",
+        user_id: str | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
         """Store a note as a long-term memory of a user (or, with session_id and no user, of one session): one
         short standalone sentence that makes sense later on its own, e.g. "Maya is allergic to peanuts." Pick
         `type`: fact (something true about them), preference (what they like or want), event (something that
@@ -106,10 +115,12 @@ def build_server(tools: Tools) -> MCPServer:
         await record_note(tools.settings, tools.context.memory, memory)
         return {"id": memory.id, "type": memory.type, "text": memory.text}
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True,
-                                             openWorldHint=False))
-    async def erase_memory(ctx: Context, user_id: str | None = None, session_id: str | None = None,
-                           dry_run: bool = False) -> dict[str, Any]:
+    @server.tool(
+        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
+    )
+    async def erase_memory(
+        ctx: Context, user_id: str | None = None, session_id: str | None = None, dry_run: bool = False
+    ) -> dict[str, Any]:
         """Permanently erase a user (every session, memory, profile and archived turn of theirs) or, with session_id
         alone, one session. Only when the user explicitly asks to be forgotten or to delete a conversation; with
         dry_run=true it only says what would go. Cannot be undone."""
@@ -120,7 +131,9 @@ def build_server(tools: Tools) -> MCPServer:
         if nothing_to_erase(counts):
             raise LookupError(NOT_FOUND)
         if not dry_run:
-            what, counts = await erase(tools.settings, user=user_id, session=session_id, tenant=scope.tenant, dry_run=False)
+            what, counts = await erase(
+                tools.settings, user=user_id, session=session_id, tenant=scope.tenant, dry_run=False
+            )
         return {"erased": what, "dry_run": dry_run, "counts": dict(counts)}
 
     return server

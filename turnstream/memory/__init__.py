@@ -7,4 +7,11 @@ records are schemas' (schemas/memory.py, schemas/archive.py, schemas/journal.py)
 from turnstream.memory.extract import changed_facts, memories_from_facts, summary_memory
 from turnstream.memory.profile import append_profile, cut_profile, profile_additions
 
-__all__ = ["append_profile", "changed_facts", "cut_profile", "memories_from_facts", "profile_additions", "summary_memory"]
+__all__ = [
+    "append_profile",
+    "changed_facts",
+    "cut_profile",
+    "memories_from_facts",
+    "profile_additions",
+    "summary_memory",
+]

@@ -17,7 +17,6 @@ TOOL_HEAD_CHARS = 300
 ARGUMENT_CHARS = 200
 
 
-
 def archive_text(message: dict[str, Any], call: dict[str, Any] | None = None) -> str:
     """A message as one searchable text: its words, the tools it called, or which call a result answers.
 
@@ -26,15 +25,26 @@ def archive_text(message: dict[str, Any], call: dict[str, Any] | None = None) ->
     """
     text = content_text(message.get("content"))
     if message.get("role") == "tool":
-        called = next((f"{name}({shorten(args, ARGUMENT_CHARS)})" for id_, name, args in tool_calls(call or {})
-                       if id_ == message.get("tool_call_id")), "tool")
+        called = next(
+            (
+                f"{name}({shorten(args, ARGUMENT_CHARS)})"
+                for id_, name, args in tool_calls(call or {})
+                if id_ == message.get("tool_call_id")
+            ),
+            "tool",
+        )
         return f"{called} → {shorten(text, TOOL_HEAD_CHARS)}"
     calls = [f"{name}({shorten(args, ARGUMENT_CHARS)})" for _, name, args in tool_calls(message)]
     return shorten(" ".join([text, *(f"→ {c}" for c in calls)]).strip(), TEXT_CHARS)
 
 
 def archive_entry(
-    session: str, turn_id: str, position: int, message: dict[str, Any], ts: float, call: dict[str, Any] | None = None,
+    session: str,
+    turn_id: str,
+    position: int,
+    message: dict[str, Any],
+    ts: float,
+    call: dict[str, Any] | None = None,
     language: Language | None = None,
 ) -> ArchiveEntry | None:
     """The archive entry of one applied turn; None for a system message (the anchors keep those) or no text.

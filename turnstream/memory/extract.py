@@ -13,7 +13,13 @@ from turnstream.schemas.memory import Memory, MemoryType, memory_id
 MAX_KEYWORDS = 32
 """Index size of one memory; a summary has many words, most of them noise for recall."""
 
-_TYPES: dict[str, MemoryType] = {"fact": "fact", "preference": "preference", "event": "event", "constraint": "fact", "failure": "event"}
+_TYPES: dict[str, MemoryType] = {
+    "fact": "fact",
+    "preference": "preference",
+    "event": "event",
+    "constraint": "fact",
+    "failure": "event",
+}
 _IMPORTANCE: dict[str, float] = {"constraint": 0.8, "preference": 0.7, "fact": 0.6, "event": 0.4, "failure": 0.2}
 """A user's constraint (budget, allergy) costs most when forgotten; a failed attempt is mostly session-local."""
 SUMMARY_IMPORTANCE = 0.3
@@ -22,7 +28,9 @@ _EMPHASIS = re.compile(r"\b(?:important|always|never|must|remember)\b|重要|一
 
 def importance(fact: Fact) -> float:
     """0..1 from the fact's type, +0.1 for a named slot (name, budget, …), +0.1 for an emphasis cue."""
-    score = _IMPORTANCE[fact.type] + (0.1 if ":" not in fact.key else 0.0) + (0.1 if _EMPHASIS.search(fact.text) else 0.0)
+    score = (
+        _IMPORTANCE[fact.type] + (0.1 if ":" not in fact.key else 0.0) + (0.1 if _EMPHASIS.search(fact.text) else 0.0)
+    )
     return round(min(score, 1.0), 2)
 
 
@@ -87,6 +95,15 @@ def note_memory(owner: str, text: str, type_: MemoryType, session_key: str, now:
     normalized = " ".join(text.split())
     key = "note:" + hashlib.blake2b(normalized.lower().encode(), digest_size=8).hexdigest()
     score = NOTE_IMPORTANCE[type_] + (0.1 if _EMPHASIS.search(normalized) else 0.0)
-    return Memory(id=memory_id(owner, key), owner=owner, type=type_, text=normalized, key=key,
-                  keywords=list(keywords(normalized, MAX_KEYWORDS)), importance=round(min(score, 1.0), 2),
-                  created_at=now, updated_at=now, source_session=session_key)
+    return Memory(
+        id=memory_id(owner, key),
+        owner=owner,
+        type=type_,
+        text=normalized,
+        key=key,
+        keywords=list(keywords(normalized, MAX_KEYWORDS)),
+        importance=round(min(score, 1.0), 2),
+        created_at=now,
+        updated_at=now,
+        source_session=session_key,
+    )

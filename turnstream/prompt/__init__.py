@@ -8,4 +8,13 @@ from turnstream.prompt.assemble import Prompt, assemble, finish_prompt
 from turnstream.prompt.query import PromptQuery, prompt_query
 from turnstream.prompt.read import ArchiveQuery, Recalled, RecallResult
 
-__all__ = ["ArchiveQuery", "Prompt", "PromptQuery", "RecallResult", "Recalled", "assemble", "finish_prompt", "prompt_query"]
+__all__ = [
+    "ArchiveQuery",
+    "Prompt",
+    "PromptQuery",
+    "RecallResult",
+    "Recalled",
+    "assemble",
+    "finish_prompt",
+    "prompt_query",
+]

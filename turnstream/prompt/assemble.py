@@ -73,8 +73,13 @@ class Assembled:
 
 
 def assemble(
-    doc: ContextDoc | None, profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]],
-    user_text: str, settings: Settings, semantic: Sequence[tuple[ArchiveEntry, float]] = (),
+    doc: ContextDoc | None,
+    profile: str,
+    recalled: list[Recalled],
+    archived: list[tuple[ArchiveEntry, float]],
+    user_text: str,
+    settings: Settings,
+    semantic: Sequence[tuple[ArchiveEntry, float]] = (),
 ) -> Assembled:
     """The prompt's messages and the memories and turns kept in it, within prompt_budget_tokens when the
     anchors and the newest step allow."""
@@ -93,14 +98,30 @@ def assemble(
     shown = context.shown | {(session, p) for p in context.positions[start:] if p is not None}
     rest_tokens = sum(costs[start:]) + (marker_cost if start else 0)
     profile = cut_profile(profile, settings.profile_read_chars)
-    texts = frozenset(content_text(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system")
-    block, kept, turns = fill_block(profile, recalled, archived, shown, texts,
-                                     min(settings.recall_budget_tokens, room - rest_tokens), language, semantic)
+    texts = frozenset(
+        content_text(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system"
+    )
+    block, kept, turns = fill_block(
+        profile,
+        recalled,
+        archived,
+        shown,
+        texts,
+        min(settings.recall_budget_tokens, room - rest_tokens),
+        language,
+        semantic,
+    )
     # taking back stops short of a recalled turn, which the block already shows
     recalled_turns = {(t.entry.session, t.entry.position) for t in turns}
     recalled_texts = {t.entry.text for t in turns}
-    floor = max((i + 1 for i, (p, m) in enumerate(zip(context.positions[:start], context.rest))
-                 if (session, p) in recalled_turns or content_text(m.get("content")) in recalled_texts), default=0)
+    floor = max(
+        (
+            i + 1
+            for i, (p, m) in enumerate(zip(context.positions[:start], context.rest))
+            if (session, p) in recalled_turns or content_text(m.get("content")) in recalled_texts
+        ),
+        default=0,
+    )
     free = room - (count_message(block) if block else 0)
     start = tail_start(costs, starts, free, marker_cost, start, floor)
     cut = [marker] if start and marker else []
@@ -108,7 +129,9 @@ def assemble(
     return Assembled(messages, kept, turns)
 
 
-def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings, semantic: Semantic | None = None) -> Prompt:
+def finish_prompt(
+    query: PromptQuery, result: RecallResult, settings: Settings, semantic: Semantic | None = None
+) -> Prompt:
     """The prompt from what the recall script returned for `query`; call it right after the round trip. The
     semantic share, when the read asked one, is ranked by `semantic` (the side `query` was prepared with).
 
@@ -116,7 +139,9 @@ def finish_prompt(query: PromptQuery, result: RecallResult, settings: Settings, 
     offered the block) and, when the gateway has the model, embed (the question's embedding)."""
     fetched = time.perf_counter()
     doc = ContextDoc.from_json(result.doc) if result.doc else None
-    ranked, embed_ms = semantic.rank(query.semantic, result.pool) if semantic is not None and query.semantic else ([], None)
+    ranked, embed_ms = (
+        semantic.rank(query.semantic, result.pool) if semantic is not None and query.semantic else ([], None)
+    )
     assembled = assemble(doc, result.profile, result.recalled, result.archived, query.user_text, settings, ranked)
     done = time.perf_counter()
     timings = {
@@ -145,5 +170,6 @@ def search_settings(settings: Settings, text: str, budget_tokens: int | None) ->
     if budget_tokens is None:
         return settings
     room = budget_tokens + count_messages([{"role": "user", "content": text}])
-    return settings.model_copy(update={"recall_budget_tokens": budget_tokens,
-                                       "prompt_budget_tokens": max(settings.prompt_budget_tokens, room)})
+    return settings.model_copy(
+        update={"recall_budget_tokens": budget_tokens, "prompt_budget_tokens": max(settings.prompt_budget_tokens, room)}
+    )

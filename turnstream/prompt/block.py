@@ -15,7 +15,9 @@ from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 
 
-def memory_block(profile: str, recalled: list[Recalled], turns: list[RecalledTurn], language: Language) -> Message | None:
+def memory_block(
+    profile: str, recalled: list[Recalled], turns: list[RecalledTurn], language: Language
+) -> Message | None:
     """The one system message holding the profile, the recalled memories and turns; None when all are empty."""
     if not profile and not recalled and not turns:
         return None
@@ -24,7 +26,9 @@ def memory_block(profile: str, recalled: list[Recalled], turns: list[RecalledTur
     if profile:
         parts.append(f"{locale.profile_heading}\n{profile}")
     if recalled:
-        lines = "\n".join(f"- {locale.memory_label.format(label=locale.memory_labels[m.type])}{m.text}" for m in recalled)
+        lines = "\n".join(
+            f"- {locale.memory_label.format(label=locale.memory_labels[m.type])}{m.text}" for m in recalled
+        )
         parts.append(f"{locale.memories_heading}\n{lines}")
     if turns:
         parts.append("\n".join([locale.turns_heading, *dated_lines((turn.day, turn.line) for turn in turns)]))
@@ -50,8 +54,14 @@ def lines_not_in(text: str, lines: set[str]) -> str:
 
 
 def fill_block(
-    profile: str, recalled: list[Recalled], archived: list[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]],
-    shown_texts: frozenset[str], room: int, language: Language, semantic: Sequence[tuple[ArchiveEntry, float]] = (),
+    profile: str,
+    recalled: list[Recalled],
+    archived: list[tuple[ArchiveEntry, float]],
+    shown: set[tuple[str, int]],
+    shown_texts: frozenset[str],
+    room: int,
+    language: Language,
+    semantic: Sequence[tuple[ArchiveEntry, float]] = (),
 ) -> tuple[Message | None, list[Recalled], list[RecalledTurn]]:
     """The block within `room` tokens: profile and memories first (distilled, few), archived turns in what is left.
 

@@ -47,7 +47,9 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
     messages = list(doc.messages)
     # documents written before these fields carry none: count and detect here instead
     positions: list[int | None] = list(doc.positions) if len(doc.positions) == len(messages) else [None] * len(messages)
-    costs = list(doc.message_tokens) if len(doc.message_tokens) == len(messages) else [count_message(m) for m in messages]
+    costs = (
+        list(doc.message_tokens) if len(doc.message_tokens) == len(messages) else [count_message(m) for m in messages]
+    )
     language: Language = doc.language if doc.language in _LANGUAGES else detect_language([*messages, user])  # type: ignore[assignment]  # a str checked to be a Language
     if messages and messages[-1].get("role") == "user" and messages[-1].get("content") == user_text:
         messages.pop()
@@ -63,8 +65,16 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
         if end is None:
             end = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
     shown = {(doc.session_key, p) for p in positions[:end] if p is not None}
-    return Context(messages[:end], costs[:end], messages[end:], costs[end:], positions[end:], shown,
-                   doc.marker_index is not None, language)
+    return Context(
+        messages[:end],
+        costs[:end],
+        messages[end:],
+        costs[end:],
+        positions[end:],
+        shown,
+        doc.marker_index is not None,
+        language,
+    )
 
 
 def fit_summary_block(doc: ContextDoc | None, context: Context, context_room: int) -> tuple[list[Message], int]:
@@ -81,8 +91,10 @@ def fit_summary_block(doc: ContextDoc | None, context: Context, context_room: in
     limit = int(max(context_room, 0) * BLOCK_BUDGET_SHARE)
     if context.head_costs[-1] <= limit:
         return head, cost
-    facts = tuple(Fact(cast(FactType, f.type), f.text, f.key or f.text, -1 if f.source_seq is None else f.source_seq)
-                  for f in doc.facts)
+    facts = tuple(
+        Fact(cast(FactType, f.type), f.text, f.key or f.text, -1 if f.source_seq is None else f.source_seq)
+        for f in doc.facts
+    )
     block = cut_block(Digest(doc.summary, facts), context.language, limit)
     cost -= context.head_costs[-1]
     return ([*head[:-1], {**block[0]}], cost + block[1]) if block else (head[:-1], cost)

@@ -43,7 +43,11 @@ def prompt_query(user_text: str, k: int | None, settings: Settings, semantic: Se
     words = () if skipped else keywords(user_text, MAX_QUERY_KEYWORDS)
     terms = [] if skipped else query_terms(user_text, MAX_QUERY_TERMS)
     ask = semantic.ask(user_text, terms) if semantic is not None and terms else None
-    archive = ArchiveQuery(terms) if ask is None else ArchiveQuery(terms, pool=POOL, semantic_terms=ask.terms,
-                                                                   vector_tag=ask.tag)
-    return PromptQuery(user_text, skipped, words, settings.recall_k if k is None else k, archive, started,
-                       time.perf_counter(), ask)
+    archive = (
+        ArchiveQuery(terms)
+        if ask is None
+        else ArchiveQuery(terms, pool=POOL, semantic_terms=ask.terms, vector_tag=ask.tag)
+    )
+    return PromptQuery(
+        user_text, skipped, words, settings.recall_k if k is None else k, archive, started, time.perf_counter(), ask
+    )

@@ -73,8 +73,18 @@ class RecalledTurn:
 
     def to_dict(self) -> ArchivedTurn:
         e = self.entry
-        return {"id": e.id, "session": e.session, "position": e.position, "ts": e.ts, "speaker": e.speaker,
-                "role": e.role, "text": e.text, "score": round(self.score, 4), "hit": self.hit, "line": f"{self.day} {self.line}"}
+        return {
+            "id": e.id,
+            "session": e.session,
+            "position": e.position,
+            "ts": e.ts,
+            "speaker": e.speaker,
+            "role": e.role,
+            "text": e.text,
+            "score": round(self.score, 4),
+            "hit": self.hit,
+            "line": f"{self.day} {self.line}",
+        }
 
 
 def day_heading(entry: ArchiveEntry, language: Language) -> str:
@@ -126,8 +136,12 @@ def snippets(archived: Iterable[tuple[ArchiveEntry, float]]) -> list[list[tuple[
 
 
 def choose_turns(
-    archived: Iterable[tuple[ArchiveEntry, float]], shown: set[tuple[str, int]], room: int, language: Language,
-    shown_texts: frozenset[str] = frozenset(), semantic: Sequence[tuple[ArchiveEntry, float]] = (),
+    archived: Iterable[tuple[ArchiveEntry, float]],
+    shown: set[tuple[str, int]],
+    room: int,
+    language: Language,
+    shown_texts: frozenset[str] = frozenset(),
+    semantic: Sequence[tuple[ArchiveEntry, float]] = (),
 ) -> list[RecalledTurn]:
     """The best snippets whose lines fit in `room` tokens, in time order, minus the turns the context shows:
     `shown` (session, position) pairs, and any turn whose text equals a message in `shown_texts`.
@@ -144,8 +158,11 @@ def choose_turns(
     groups = [*lexical[:LEXICAL_FIRST], *([hit] for hit in semantic), *lexical[LEXICAL_FIRST:]] if semantic else lexical
     for group in groups:
         best = group[0][1]
-        fresh = [(e, s) for e, s in group
-                 if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts]
+        fresh = [
+            (e, s)
+            for e, s in group
+            if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts
+        ]
         lines = [(e, s, day_heading(e, language), turn_line(e, language, names)) for e, s in fresh]
         cost = _cost(lines, days)
         if cost > room:  # the hit alone, when it is still fresh
@@ -163,6 +180,6 @@ def choose_turns(
 def _cost(lines: list[tuple[ArchiveEntry, float, str, str]], days: set[str]) -> int:
     """Tokens `lines` add to the block: each line, and the heading of each day not yet in it."""
     new_days = {day for _, _, day, _ in lines} - days
-    return sum(count_text(line) + LINE_SEPARATOR_TOKENS for *_, line in lines) + \
-        sum(count_text(day) + LINE_SEPARATOR_TOKENS for day in new_days)
-
+    return sum(count_text(line) + LINE_SEPARATOR_TOKENS for *_, line in lines) + sum(
+        count_text(day) + LINE_SEPARATOR_TOKENS for day in new_days
+    )

@@ -83,15 +83,39 @@ class ArchiveStore:
             record = f"{length}\t{entry.position_field}\t{' '.join(counts)}"
             # one argument for all of an entry's postings: a pipeline of a few hundred turns would otherwise
             # carry thousands of arguments, each encoded on its own by the client
-            pairs = " ".join(f"{postings.setdefault(keys.term_prefix + term, len(postings) + 1)}:{frequency}"
-                             for term, frequency in counts.items())
-            appended.append(dict(id=entry.id, json=entry.to_json(), record=record, field=entry.position_field,
-                                 length=length, postings=pairs))
-        await queue_script(self._append, pipe, ARCHIVE_APPEND.call(
-            **self._fixed(keys), postings=list(postings), ttl=self._ttl, cap=self._cap,
-            evict_chunk=max(1, self._cap // EVICT_SHARE), k1=BM25_K1, b=BM25_B, terms=_terms(keys, postings),
-            weight_scale=WEIGHT_SCALE, packed_max=PACKED_MAX, postings_kept=POSTINGS_KEPT,
-            postings_trimmed=POSTINGS_TRIMMED, entries=appended))
+            pairs = " ".join(
+                f"{postings.setdefault(keys.term_prefix + term, len(postings) + 1)}:{frequency}"
+                for term, frequency in counts.items()
+            )
+            appended.append(
+                dict(
+                    id=entry.id,
+                    json=entry.to_json(),
+                    record=record,
+                    field=entry.position_field,
+                    length=length,
+                    postings=pairs,
+                )
+            )
+        await queue_script(
+            self._append,
+            pipe,
+            ARCHIVE_APPEND.call(
+                **self._fixed(keys),
+                postings=list(postings),
+                ttl=self._ttl,
+                cap=self._cap,
+                evict_chunk=max(1, self._cap // EVICT_SHARE),
+                k1=BM25_K1,
+                b=BM25_B,
+                terms=_terms(keys, postings),
+                weight_scale=WEIGHT_SCALE,
+                packed_max=PACKED_MAX,
+                postings_kept=POSTINGS_KEPT,
+                postings_trimmed=POSTINGS_TRIMMED,
+                entries=appended,
+            ),
+        )
 
     async def append(self, owner: str, entries: Sequence[ArchiveEntry]) -> int:
         """Append `entries` (those already there are skipped) and evict over the cap; returns how many were new."""
@@ -113,7 +137,7 @@ class ArchiveStore:
     async def evict(self, owner: str, short_ids: Sequence[bytes]) -> None:
         """Evict the entries of these short ids (those still there) with their postings."""
         for start in range(0, len(short_ids), EVICT_CALL_ENTRIES):
-            chunk = short_ids[start:start + EVICT_CALL_ENTRIES]
+            chunk = short_ids[start : start + EVICT_CALL_ENTRIES]
             records = await self.redis.hmget(self.layout.owner(owner).entry_terms, chunk)
             call = self.evict_call(owner, list(zip(chunk, records)))
             await self._evict(keys=call.keys, args=call.args)
@@ -126,10 +150,13 @@ class ArchiveStore:
         for entry_id, record in over:
             # an entry without its record (never expected) still leaves the archive, or the cap would stick
             length, field, terms = record.decode().split("\t", 2) if record else ("0", "", "")
-            slots = " ".join(str(postings.setdefault(keys.term_prefix + term, len(postings) + 1)) for term in terms.split())
+            slots = " ".join(
+                str(postings.setdefault(keys.term_prefix + term, len(postings) + 1)) for term in terms.split()
+            )
             evicted.append(dict(id=entry_id, field=field, length=length, terms=slots))
-        return ARCHIVE_EVICT.call(**self._fixed(keys), postings=list(postings), terms=_terms(keys, postings),
-                                  entries=evicted)
+        return ARCHIVE_EVICT.call(
+            **self._fixed(keys), postings=list(postings), terms=_terms(keys, postings), entries=evicted
+        )
 
     async def embed(self, owner: str, embedded: Sequence[EmbeddedTurn]) -> int:
         """Store the vectors and semantic postings of `embedded` beside their archived entries (an entry no longer
@@ -141,12 +168,25 @@ class ArchiveStore:
             by_tag.setdefault(turn.tag, []).append(turn)
         for tag, turns in by_tag.items():
             for start in range(0, len(turns), EMBED_CALL_ENTRIES):
-                items = [dict(field=turn.position_field, id=turn.id, vector=turn.vector,
-                              terms=" ".join(f"{term}:{weight}" for term, weight in turn.terms))
-                         for turn in turns[start:start + EMBED_CALL_ENTRIES]]
-                call = ARCHIVE_EMBED.call(archive=keys.archive, positions=keys.positions, vectors=keys.vectors,
-                                          semantic=keys.semantic, ttl=self._ttl, tag=tag,
-                                          postings_max=SEMANTIC_POSTINGS, entries=items)
+                items = [
+                    dict(
+                        field=turn.position_field,
+                        id=turn.id,
+                        vector=turn.vector,
+                        terms=" ".join(f"{term}:{weight}" for term, weight in turn.terms),
+                    )
+                    for turn in turns[start : start + EMBED_CALL_ENTRIES]
+                ]
+                call = ARCHIVE_EMBED.call(
+                    archive=keys.archive,
+                    positions=keys.positions,
+                    vectors=keys.vectors,
+                    semantic=keys.semantic,
+                    ttl=self._ttl,
+                    tag=tag,
+                    postings_max=SEMANTIC_POSTINGS,
+                    entries=items,
+                )
                 stored += int(await self._embed(keys=call.keys, args=call.args))
         return stored
 
@@ -158,21 +198,33 @@ class ArchiveStore:
     async def stable_ids(self, owner: str, short_ids: Sequence[bytes] | None = None) -> list[str]:
         """The stable ids (entry_id) of these entries, or of all the owner's: what the memory journal is keyed by."""
         archive = self.layout.owner(owner).archive
-        raws = await self.redis.hvals(archive) if short_ids is None else await self.redis.hmget(archive, short_ids) if short_ids else []
+        raws = (
+            await self.redis.hvals(archive)
+            if short_ids is None
+            else await self.redis.hmget(archive, short_ids)
+            if short_ids
+            else []
+        )
         return [ArchiveEntry.from_json(raw).id for raw in raws if raw is not None]
 
     @staticmethod
     def _fixed(keys: OwnerKeys) -> dict[str, str]:
         """The keys both archive scripts start with, by name."""
-        return dict(archive=keys.archive, positions=keys.positions, entry_terms=keys.entry_terms, stats=keys.stats,
-                    dictionary=keys.dictionary, vectors=keys.vectors, semantic=keys.semantic)
+        return dict(
+            archive=keys.archive,
+            positions=keys.positions,
+            entry_terms=keys.entry_terms,
+            stats=keys.stats,
+            dictionary=keys.dictionary,
+            vectors=keys.vectors,
+            semantic=keys.semantic,
+        )
 
 
 def _terms(keys: OwnerKeys, postings: dict[str, int] | Sequence[str]) -> str:
     """The terms of postings keys, in their order, as the scripts' `terms` argument."""
-    return " ".join(key[len(keys.term_prefix):] for key in postings)
+    return " ".join(key[len(keys.term_prefix) :] for key in postings)
 
 
 def _text(value: bytes | int | str) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-

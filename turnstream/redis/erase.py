@@ -22,13 +22,28 @@ from turnstream.schemas.ids import session_owner
 from turnstream.settings import Settings
 
 KINDS = {
-    "ctx": "contexts", "applied": "applied-turn sets", "injected": "recall lists", "mem": "memory hashes",
-    "memcreated": "memory hashes", "memaccess": "memory hashes", "memkw": "keyword sets", "profile": "profiles",
-    "arcent": "archive keys", "arcat": "archive keys", "arcrec": "archive keys", "arcmeta": "archive keys",
-    "arcdict": "archive keys", "arcpost": "archive term postings", "owner": "owner pointers",
+    "ctx": "contexts",
+    "applied": "applied-turn sets",
+    "injected": "recall lists",
+    "mem": "memory hashes",
+    "memcreated": "memory hashes",
+    "memaccess": "memory hashes",
+    "memkw": "keyword sets",
+    "profile": "profiles",
+    "arcent": "archive keys",
+    "arcat": "archive keys",
+    "arcrec": "archive keys",
+    "arcmeta": "archive keys",
+    "arcdict": "archive keys",
+    "arcpost": "archive term postings",
+    "owner": "owner pointers",
     # the archive layout before short ids, until its keys expire or are deleted (docs/operations.md)
-    "arc": "archive keys", "arcpos": "archive keys", "arcterms": "archive keys", "arcage": "archive keys",
-    "arcstat": "archive keys", "arcterm": "archive term postings",
+    "arc": "archive keys",
+    "arcpos": "archive keys",
+    "arcterms": "archive keys",
+    "arcage": "archive keys",
+    "arcstat": "archive keys",
+    "arcterm": "archive term postings",
 }
 """Key kind (redis/keys.py) -> the name it is counted under."""
 
@@ -71,9 +86,9 @@ class Eraser:
         tag = "{" + owner + "}:"
         found = set()
         for key in await self.owner_keys(owner):
-            kind, _, rest = key[len(self.layout.prefix) + 1:].partition(":")
+            kind, _, rest = key[len(self.layout.prefix) + 1 :].partition(":")
             if kind in ("ctx", "applied", "injected") and rest.startswith(tag):
-                found.add(rest[len(tag):])
+                found.add(rest[len(tag) :])
         keys = self.layout.owner(owner)
         async for field, _ in self.redis.hscan_iter(keys.positions, match="*#*"):
             found.add(field.decode().rsplit("#", 1)[0])
@@ -91,7 +106,7 @@ class Eraser:
         counts["owner pointers"] += sum([await self.redis.exists(p) for p in pointers])
         if not dry_run:
             for start in range(0, len(keys), 500):
-                await self.redis.unlink(*keys[start:start + 500])
+                await self.redis.unlink(*keys[start : start + 500])
             for pointer in pointers:
                 await self.redis.unlink(pointer)
         return counts
@@ -137,7 +152,9 @@ class Eraser:
         """The memories last taken from `session` (id -> memory) and the short ids of its archived turns."""
         keys = self.layout.owner(owner)
         entries = [entry async for _, entry in self.redis.hscan_iter(keys.positions, match=glob_escape(session) + "#*")]
-        memories = {reply_text(id_): orjson.loads(raw) for id_, raw in (await self.redis.hgetall(keys.memories)).items()}
+        memories = {
+            reply_text(id_): orjson.loads(raw) for id_, raw in (await self.redis.hgetall(keys.memories)).items()
+        }
         return {id_: memory for id_, memory in memories.items() if memory.get("source_session") == session}, entries
 
     async def _count(self, owner: str, keys: list[str]) -> Counter[str]:
@@ -150,4 +167,4 @@ class Eraser:
         return counts
 
     def _kind(self, key: str) -> str:
-        return key[len(self.layout.prefix) + 1:].split(":", 1)[0]
+        return key[len(self.layout.prefix) + 1 :].split(":", 1)[0]

@@ -108,9 +108,13 @@ class InspectReader:
         # redis-py types a reply's keys as bytes or str (these clients do not decode: bytes), and a cluster's cursors
         # as one server's (they are one per node)
         if node is None:
-            return cast(tuple[int, list[bytes]], await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash"))
-        cursors, batch = cast(tuple[dict[str, int], list[bytes]],
-                              await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash", target_nodes=node))
+            return cast(
+                tuple[int, list[bytes]], await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash")
+            )
+        cursors, batch = cast(
+            tuple[dict[str, int], list[bytes]],
+            await self.redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="hash", target_nodes=node),
+        )
         return cursors[node.name], batch
 
     async def session(self, session_key: str) -> tuple[str, ContextDoc] | None:

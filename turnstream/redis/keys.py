@@ -84,15 +84,29 @@ class KeyLayout:
 
     def session(self, owner: str, session_key: str) -> SessionKeys:
         p, tag = self.prefix, _tag(owner)
-        return SessionKeys(f"{p}:ctx:{tag}:{session_key}", f"{p}:applied:{tag}:{session_key}",
-                           f"{p}:injected:{tag}:{session_key}", self.updates_channel(session_key))
+        return SessionKeys(
+            f"{p}:ctx:{tag}:{session_key}",
+            f"{p}:applied:{tag}:{session_key}",
+            f"{p}:injected:{tag}:{session_key}",
+            self.updates_channel(session_key),
+        )
 
     def owner(self, owner: str) -> OwnerKeys:
         p, tag = self.prefix, _tag(owner)
         return OwnerKeys(
-            f"{p}:mem:{tag}", f"{p}:memcreated:{tag}", f"{p}:memaccess:{tag}", f"{p}:profile:{tag}", f"{p}:memkw:{tag}:",
-            f"{p}:arcent:{tag}", f"{p}:arcat:{tag}", f"{p}:arcrec:{tag}", f"{p}:arcmeta:{tag}", f"{p}:arcdict:{tag}",
-            f"{p}:arcpost:{tag}:", f"{p}:arcvec:{tag}", f"{p}:arcsem:{tag}",
+            f"{p}:mem:{tag}",
+            f"{p}:memcreated:{tag}",
+            f"{p}:memaccess:{tag}",
+            f"{p}:profile:{tag}",
+            f"{p}:memkw:{tag}:",
+            f"{p}:arcent:{tag}",
+            f"{p}:arcat:{tag}",
+            f"{p}:arcrec:{tag}",
+            f"{p}:arcmeta:{tag}",
+            f"{p}:arcdict:{tag}",
+            f"{p}:arcpost:{tag}:",
+            f"{p}:arcvec:{tag}",
+            f"{p}:arcsem:{tag}",
         )
 
     def updates_channel(self, session_key: str) -> str:
@@ -136,7 +150,7 @@ def parse_context_key(prefix: str, key: str) -> tuple[str, str] | None:
     head = f"{prefix}:ctx:{{"
     if not key.startswith(head) or "}:" not in key:
         return None
-    owner, _, session = key[len(head):].rpartition("}:")
+    owner, _, session = key[len(head) :].rpartition("}:")
     return (owner, session) if owner and session else None
 
 
@@ -146,6 +160,7 @@ def scan_pattern(prefix: str, query: str) -> str:
     Glob characters in the query are escaped; letters become `[aA]` classes, as Redis globs have no
     case-insensitive flag. The pure `matches` then keeps only rows whose id, user or tenant hold it.
     """
+
     def one(char: str) -> str:
         if char.isascii() and char.isalpha():  # a class is one byte: other letters match as typed
             return f"[{char.lower()}{char.upper()}]"

@@ -71,7 +71,9 @@ class _Upsert:
             self.created.setdefault(memory.id, memory.created_at if at is None else float(at))
         self.profile, self.version = (text or b"").decode(), int(version or 0)
         self.replaced = [m["text"] for m in old if m["text"] not in new_texts]
-        self.keywords = {k for memory in old for k in memory["keywords"]} | {k for m in self.memories for k in m.keywords}
+        self.keywords = {k for memory in old for k in memory["keywords"]} | {
+            k for m in self.memories for k in m.keywords
+        }
 
 
 @dataclass
@@ -107,7 +109,9 @@ class MemoryStore:
     def keys(self, owner: str) -> OwnerKeys:
         return self.layout.owner(owner)
 
-    async def remember(self, owner: str, memories: Iterable[Memory], profile_additions: Iterable[str] = ()) -> list[str]:
+    async def remember(
+        self, owner: str, memories: Iterable[Memory], profile_additions: Iterable[str] = ()
+    ) -> list[str]:
         """Upsert `memories` (same id: new text, keywords, updated_at; created_at and access_count kept) and append
         `profile_additions` to the profile within `profile_write_chars`, atomically.
 
@@ -128,8 +132,11 @@ class MemoryStore:
         what every upsert is computed from and one pipeline writes them all; only the owners whose write must be
         tried again (another writer got in between, keyword sets to name) take part in the next attempt.
         Returns the ids of the memories the caps evicted and each written memory's created_at as kept."""
-        pending = {owner: _Upsert(owner, list(memories), list(additions))
-                   for owner, (memories, additions) in writes.items() if memories or additions}
+        pending = {
+            owner: _Upsert(owner, list(memories), list(additions))
+            for owner, (memories, additions) in writes.items()
+            if memories or additions
+        }
         done = Remembered()
         for _ in range(_CAS_ATTEMPTS):
             if not pending:
@@ -149,7 +156,9 @@ class MemoryStore:
                 elif isinstance(reply, list):  # keyword sets it must be able to touch: named in the next call
                     pending[owner].asked.update(name.decode() for name in reply)
         upsert = next(iter(pending.values()))
-        raise RuntimeError(f"profile or memories of {upsert.owner} kept changing; {len(upsert.memories)} memories not written")
+        raise RuntimeError(
+            f"profile or memories of {upsert.owner} kept changing; {len(upsert.memories)} memories not written"
+        )
 
     async def _run_remember(self, calls: list[Call]) -> list[Any]:
         """The script's replies to `calls`, in one round trip."""
@@ -173,15 +182,24 @@ class MemoryStore:
         """The script's keys and arguments for `upsert`, on the base it read."""
         keys = self.keys(upsert.owner)
         merged = append_profile(upsert.profile, upsert.additions, self.settings.profile_write_chars, upsert.replaced)
-        written = [dict(id=m.id, json=m.stored_json(), created_at=repr(m.created_at), keywords="\n".join(m.keywords))
-                   for m in upsert.memories]
+        written = [
+            dict(id=m.id, json=m.stored_json(), created_at=repr(m.created_at), keywords="\n".join(m.keywords))
+            for m in upsert.memories
+        ]
         keyword_sets = {keys.keyword_prefix + k for k in upsert.keywords} | upsert.asked
         return REMEMBER.call(
-            memories=keys.memories, created=keys.created, profile=keys.profile, access=keys.access,
-            keyword_sets=sorted(keyword_sets), keyword_prefix=keys.keyword_prefix,
-            expected_version="" if merged == upsert.profile else str(upsert.version), profile_text=merged,
-            ttl=self.settings.owner_ttl_seconds, cap=self.settings.memory_max_per_owner,
-            evict_chunk=self.settings.memory_max_per_owner // EVICT_SHARE, memories_written=written,
+            memories=keys.memories,
+            created=keys.created,
+            profile=keys.profile,
+            access=keys.access,
+            keyword_sets=sorted(keyword_sets),
+            keyword_prefix=keys.keyword_prefix,
+            expected_version="" if merged == upsert.profile else str(upsert.version),
+            profile_text=merged,
+            ttl=self.settings.owner_ttl_seconds,
+            cap=self.settings.memory_max_per_owner,
+            evict_chunk=self.settings.memory_max_per_owner // EVICT_SHARE,
+            memories_written=written,
         )
 
     async def list(self, owner: str) -> list[Memory]:
@@ -193,7 +211,9 @@ class MemoryStore:
             pipe.hgetall(keys.access)
             stored, created, access = await pipe.execute()
         memories = [
-            Memory.model_validate({**orjson.loads(raw), "created_at": float(created[id_]), "access_count": int(access.get(id_, 0))})
+            Memory.model_validate(
+                {**orjson.loads(raw), "created_at": float(created[id_]), "access_count": int(access.get(id_, 0))}
+            )
             for id_, raw in stored.items()
         ]
         return sorted(memories, key=lambda m: (m.created_at, m.id))
@@ -209,8 +229,12 @@ class MemoryStore:
         The write window applies here too: a runaway merge output must not outgrow the cheap path's bound.
         """
         keys = self.keys(owner)
-        call = REPLACE_PROFILE.call(profile=keys.profile, memories=keys.memories, expected_version=expected_version,
-                                    text=keep_tail(text.strip(), self.settings.profile_write_chars))
+        call = REPLACE_PROFILE.call(
+            profile=keys.profile,
+            memories=keys.memories,
+            expected_version=expected_version,
+            text=keep_tail(text.strip(), self.settings.profile_write_chars),
+        )
         return bool(await self._replace_profile(keys=call.keys, args=call.args))
 
     async def recall(
@@ -222,14 +246,23 @@ class MemoryStore:
         With `record`, the memories are counted as injected into the session and their access counts
         raised (with no keywords or k = 0 nothing is recorded); without it, this only looks.
         """
-        return await execute(self.redis, recall_read(self.layout, self.settings, owner, session_key, keywords, k, archive,
-                                                      record, time.time()))
+        return await execute(
+            self.redis,
+            recall_read(self.layout, self.settings, owner, session_key, keywords, k, archive, record, time.time()),
+        )
 
     async def aclose(self) -> None:
         await self.redis.aclose()
 
-    async def build_prompt(self, session_key: str, owner: str, user_text: str, k: int | None = None,
-                           record: bool = True, budget_tokens: int | None = None) -> Prompt:
+    async def build_prompt(
+        self,
+        session_key: str,
+        owner: str,
+        user_text: str,
+        k: int | None = None,
+        record: bool = True,
+        budget_tokens: int | None = None,
+    ) -> Prompt:
         """Read the session's context, the owner's profile, memories and archive (one round trip), and assemble
         the prompt (turnstream/prompt).
 

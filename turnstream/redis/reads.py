@@ -79,11 +79,15 @@ def context_read(layout: KeyLayout, session_key: str, owner: str) -> Read[Contex
     return Read((("HGET", layout.session(owner, session_key).context, "doc"),), lambda replies: doc_from(replies[0]))
 
 
-def including_read(layout: KeyLayout, session_key: str, owner: str, turn_id: str) -> Read[tuple[ContextDoc | None, bool]]:
+def including_read(
+    layout: KeyLayout, session_key: str, owner: str, turn_id: str
+) -> Read[tuple[ContextDoc | None, bool]]:
     """The stored context and whether it includes `turn_id`."""
     keys = layout.session(owner, session_key)
-    return Read((("HGET", keys.context, "doc"), ("ZSCORE", keys.applied, turn_id)),
-                lambda replies: (doc_from(replies[0]), replies[1] is not None))
+    return Read(
+        (("HGET", keys.context, "doc"), ("ZSCORE", keys.applied, turn_id)),
+        lambda replies: (doc_from(replies[0]), replies[1] is not None),
+    )
 
 
 def forgotten_read(layout: KeyLayout, session_key: str) -> Read[bool]:

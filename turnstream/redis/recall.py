@@ -21,21 +21,46 @@ from turnstream.settings import Settings
 
 
 def recall_request(
-    layout: KeyLayout, settings: Settings, owner: str, session_key: str, keywords: Sequence[str], k: int,
-    archive: ArchiveQuery, record: bool, now: float,
+    layout: KeyLayout,
+    settings: Settings,
+    owner: str,
+    session_key: str,
+    keywords: Sequence[str],
+    k: int,
+    archive: ArchiveQuery,
+    record: bool,
+    now: float,
 ) -> Call:
     """KEYS and ARGV of recall.lua for one read (redis/scripts.py says what each one is)."""
     keys = layout.owner(owner)
     session = layout.session(owner, session_key)
     return RECALL.call(
-        context=session.context, profile=keys.profile, memories=keys.memories, access=keys.access, injected=session.injected,
-        archive=keys.archive, positions=keys.positions, entry_terms=keys.entry_terms, dictionary=keys.dictionary,
-        vectors=keys.vectors, semantic=keys.semantic,
-        keyword_sets=[keys.keyword_prefix + word for word in keywords], postings=[keys.term_prefix + term for term in archive.terms],
-        terms=" ".join(archive.terms), weight_scale=WEIGHT_SCALE,
-        k=k, window=settings.recall_dedup_window, ttl=settings.session_ttl_seconds, now=now, record=int(record),
-        hits=archive.hits, postings_per_term=archive.postings_per_term, scored_terms=archive.scored_terms,
-        neighbours=archive.neighbours, pool=archive.pool, semantic_terms=" ".join(archive.semantic_terms),
+        context=session.context,
+        profile=keys.profile,
+        memories=keys.memories,
+        access=keys.access,
+        injected=session.injected,
+        archive=keys.archive,
+        positions=keys.positions,
+        entry_terms=keys.entry_terms,
+        dictionary=keys.dictionary,
+        vectors=keys.vectors,
+        semantic=keys.semantic,
+        keyword_sets=[keys.keyword_prefix + word for word in keywords],
+        postings=[keys.term_prefix + term for term in archive.terms],
+        terms=" ".join(archive.terms),
+        weight_scale=WEIGHT_SCALE,
+        k=k,
+        window=settings.recall_dedup_window,
+        ttl=settings.session_ttl_seconds,
+        now=now,
+        record=int(record),
+        hits=archive.hits,
+        postings_per_term=archive.postings_per_term,
+        scored_terms=archive.scored_terms,
+        neighbours=archive.neighbours,
+        pool=archive.pool,
+        semantic_terms=" ".join(archive.semantic_terms),
         vector_tag=archive.vector_tag,
     )
 
@@ -50,16 +75,30 @@ def decode_recall(reply: Sequence[Any]) -> RecallResult:
         recalled.append(Recalled(memory["id"], memory["type"], memory["text"], float(score), int(access)))
     entries = [(ArchiveEntry.from_dict(entry), float(score)) for score, entry in orjson.loads(archived)]
     # a pooled entry the archive part holds already comes as its place there
-    pool = [PoolEntry(entries[entry][0] if isinstance(entry, int) else ArchiveEntry.from_dict(entry), float(lexical),
-                      float(semantic), vector or None)
-            for (lexical, semantic, entry), vector in zip(orjson.loads(pooled), list(vectors) + [None] * len(pooled))]
+    pool = [
+        PoolEntry(
+            entries[entry][0] if isinstance(entry, int) else ArchiveEntry.from_dict(entry),
+            float(lexical),
+            float(semantic),
+            vector or None,
+        )
+        for (lexical, semantic, entry), vector in zip(orjson.loads(pooled), list(vectors) + [None] * len(pooled))
+    ]
     return RecallResult(doc, (profile or b"").decode(), recalled, entries, pool)
 
 
 def recall_read(
-    layout: KeyLayout, settings: Settings, owner: str, session_key: str, keywords: Sequence[str], k: int,
-    archive: ArchiveQuery, record: bool, now: float,
+    layout: KeyLayout,
+    settings: Settings,
+    owner: str,
+    session_key: str,
+    keywords: Sequence[str],
+    k: int,
+    archive: ArchiveQuery,
+    record: bool,
+    now: float,
 ) -> Read[RecallResult]:
     """The read path's one round trip: recall.lua for one prompt, its reply decoded."""
-    return script_read(RECALL, recall_request(layout, settings, owner, session_key, keywords, k, archive, record, now),
-                       decode_recall)
+    return script_read(
+        RECALL, recall_request(layout, settings, owner, session_key, keywords, k, archive, record, now), decode_recall
+    )

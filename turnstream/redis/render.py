@@ -25,7 +25,9 @@ def key_rows(spec: ScriptSpec) -> list[tuple[str, str, str, str]]:
     for tail in spec.key_tails:
         if tail.counted_by:
             count = f"ARGV[{argv.index(tail.counted_by) + 1}]"
-            rows.append((f"{start} … {len(spec.keys)} + {count}", tail.name, tail.pattern, f"{tail.doc}; {count} of them"))
+            rows.append(
+                (f"{start} … {len(spec.keys)} + {count}", tail.name, tail.pattern, f"{tail.doc}; {count} of them")
+            )
             start = f"{start} + {count}"
         else:
             rows.append((f"{start} …", tail.name, tail.pattern, tail.doc))
@@ -35,8 +37,10 @@ def key_rows(spec: ScriptSpec) -> list[tuple[str, str, str, str]]:
 def arg_rows(spec: ScriptSpec) -> list[tuple[str, str, str]]:
     """(position, name, meaning) for every argument; an item's fields as offsets from the item's start, j from 0."""
     counted = spec.counted()
-    rows = [(str(n), p.name, f"{p.doc} (the number of {counted[p.name]})" if p.name in counted else p.doc)
-            for n, p in enumerate(spec.argv, 1)]
+    rows = [
+        (str(n), p.name, f"{p.doc} (the number of {counted[p.name]})" if p.name in counted else p.doc)
+        for n, p in enumerate(spec.argv, 1)
+    ]
     tail, first = spec.arg_tail, len(spec.argv) + 1
     if tail and tail.fields:
         size = len(tail.fields)
@@ -61,11 +65,16 @@ def _table(entries: dict[str, int], prefix: str) -> str:
 
 def lua_header(spec: ScriptSpec) -> str:
     """The lines a script starts with: what it is, its positions as comments, then as Lua names."""
-    lines = ["-- GENERATED HEADER, from this script's spec in turnstream/redis/scripts.py: edit the spec, then run",
-             f"-- `{REGENERATE}`. The body reads KEYS and ARGV by the names below only."]
+    lines = [
+        "-- GENERATED HEADER, from this script's spec in turnstream/redis/scripts.py: edit the spec, then run",
+        f"-- `{REGENERATE}`. The body reads KEYS and ARGV by the names below only.",
+    ]
     lines += _comment(spec.purpose)
-    lines += [line for position, name, pattern, doc in key_rows(spec)
-              for line in _comment(f"KEYS[{position}] {name}: {pattern}, {doc}")]
+    lines += [
+        line
+        for position, name, pattern, doc in key_rows(spec)
+        for line in _comment(f"KEYS[{position}] {name}: {pattern}, {doc}")
+    ]
     lines += [line for position, name, doc in arg_rows(spec) for line in _comment(f"ARGV[{position}] {name}: {doc}")]
     lines += _comment(f"Returns {spec.reply}")
     lines.append(_table({p.name: n for n, p in enumerate(spec.keys, 1)}, "local KEY = "))
@@ -102,11 +111,20 @@ def docs() -> str:
         "position is on record.",
     ]
     for spec in SCRIPTS:
-        out += ["", f"## {spec.name}", "", f"`turnstream/{spec.path}`: {spec.purpose}", "",
-                "| KEYS | name | key | holds |", "|---|---|---|---|"]
+        out += [
+            "",
+            f"## {spec.name}",
+            "",
+            f"`turnstream/{spec.path}`: {spec.purpose}",
+            "",
+            "| KEYS | name | key | holds |",
+            "|---|---|---|---|",
+        ]
         out += [f"| {position} | {name} | `{pattern}` | {doc} |" for position, name, pattern, doc in key_rows(spec)]
         out += ["", "| ARGV | name | meaning |", "|---|---|---|"]
-        out += [f"| {position} | {name} | {doc} |" for position, name, doc in arg_rows(spec)] or ["| — | | none fixed |"]
+        out += [f"| {position} | {name} | {doc} |" for position, name, doc in arg_rows(spec)] or [
+            "| — | | none fixed |"
+        ]
         out += ["", f"Returns {spec.reply}"]
     return "\n".join(out) + "\n"
 

@@ -151,12 +151,19 @@ _ARCHIVE_KEYS = (
     Position("archive", "short entry id -> entry JSON (one applied turn)", "P:arcent:{O}"),
     Position("positions", "`S#<position>` -> short entry id", "P:arcat:{O}"),
     Position("entry_terms", "short entry id -> `length<TAB>S#<position><TAB>term term …`", "P:arcrec:{O}"),
-    Position("stats", "total_length, next (the newest entry's number), first (the oldest's, or a gap before it)",
-             "P:arcmeta:{O}"),
-    Position("dictionary", "term -> its packed postings `id:weight,…` (a rare term), or `<df> <size> <least>`: its "
-             "document frequency, its postings key's size and the lowest weight the key kept at its last cut (a term "
-             "with a postings key); and `hash table`, a field no term can be that keeps the hash in Redis's hash "
-             "table encoding", "P:arcdict:{O}"),
+    Position(
+        "stats",
+        "total_length, next (the newest entry's number), first (the oldest's, or a gap before it)",
+        "P:arcmeta:{O}",
+    ),
+    Position(
+        "dictionary",
+        "term -> its packed postings `id:weight,…` (a rare term), or `<df> <size> <least>`: its "
+        "document frequency, its postings key's size and the lowest weight the key kept at its last cut (a term "
+        "with a postings key); and `hash table`, a field no term can be that keeps the hash in Redis's hash "
+        "table encoding",
+        "P:arcdict:{O}",
+    ),
     Position("vectors", "short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`", "P:arcvec:{O}"),
     Position("semantic", "semantic term -> its best postings `id:weight,…`, highest first", "P:arcsem:{O}"),
 )
@@ -171,23 +178,39 @@ RECALL = ScriptSpec(
         Position("profile", "the owner's profile hash {text, version}", "P:profile:{O}"),
         Position("memories", "memory id -> memory JSON", "P:mem:{O}"),
         Position("access", "memory id -> access count", "P:memaccess:{O}"),
-        Position("injected", "the memory ids of the session's prompts, newest first, one comma-joined list each",
-                 "P:injected:{O}:S"),
+        Position(
+            "injected",
+            "the memory ids of the session's prompts, newest first, one comma-joined list each",
+            "P:injected:{O}:S",
+        ),
         Position("archive", "short archive entry id -> entry JSON", "P:arcent:{O}"),
         Position("positions", "archive positions: `S#<position>` -> short entry id", "P:arcat:{O}"),
-        Position("entry_terms", "short archive entry id -> `length<TAB>S#<position><TAB>terms`: where a hit is",
-                 "P:arcrec:{O}"),
-        Position("dictionary", "the archive's term dictionary: term -> packed postings or `<df> <size> <least>`",
-                 "P:arcdict:{O}"),
+        Position(
+            "entry_terms",
+            "short archive entry id -> `length<TAB>S#<position><TAB>terms`: where a hit is",
+            "P:arcrec:{O}",
+        ),
+        Position(
+            "dictionary",
+            "the archive's term dictionary: term -> packed postings or `<df> <size> <least>`",
+            "P:arcdict:{O}",
+        ),
         Position("vectors", "short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`", "P:arcvec:{O}"),
         Position("semantic", "semantic term -> its best postings `id:weight,…`, highest first", "P:arcsem:{O}"),
     ),
     key_tails=(
-        KeyTail("keyword_sets", "one per query keyword (lower-case words, `keywords` in "
-                "turnstream/compaction/strategies/text.py)", "P:memkw:{O}:<keyword>", counted_by="keyword_count"),
-        KeyTail("postings", "one per query term (stemmed words and CJK bigrams, `query_terms` in "
-                "turnstream/text/terms.py): the postings key of a term the dictionary gives a frequency",
-                "P:arcpost:{O}:<term>"),
+        KeyTail(
+            "keyword_sets",
+            "one per query keyword (lower-case words, `keywords` in turnstream/compaction/strategies/text.py)",
+            "P:memkw:{O}:<keyword>",
+            counted_by="keyword_count",
+        ),
+        KeyTail(
+            "postings",
+            "one per query term (stemmed words and CJK bigrams, `query_terms` in "
+            "turnstream/text/terms.py): the postings key of a term the dictionary gives a frequency",
+            "P:arcpost:{O}:<term>",
+        ),
     ),
     argv=(
         Position("k", "memories returned at most"),
@@ -202,12 +225,19 @@ RECALL = ScriptSpec(
         Position("neighbours", "turns of the same session returned on each side of a hit"),
         Position("terms", "the query terms separated by spaces, in the order of the postings keys"),
         Position("weight_scale", "what the stored integer weights are multiplied by"),
-        Position("pool", "candidates taken from each side, the lexical scores and the semantic terms' postings, for "
-                 "the semantic share of the block (0: none, the reply's last two parts are empty)"),
-        Position("semantic_terms", "the query's semantic terms separated by spaces (its own terms, and with a model "
-                 "its nearest vocabulary terms)"),
-        Position("vector_tag", "the tag of the reader's model: the pool's vectors of that model are returned "
-                 "(empty: none)"),
+        Position(
+            "pool",
+            "candidates taken from each side, the lexical scores and the semantic terms' postings, for "
+            "the semantic share of the block (0: none, the reply's last two parts are empty)",
+        ),
+        Position(
+            "semantic_terms",
+            "the query's semantic terms separated by spaces (its own terms, and with a model "
+            "its nearest vocabulary terms)",
+        ),
+        Position(
+            "vector_tag", "the tag of the reader's model: the pool's vectors of that model are returned (empty: none)"
+        ),
     ),
     reply="{doc, profile text, profile version, {memory JSON, access count, score, …}, archive JSON, pool JSON, "
     "{vector, …}}: the archive part is one JSON array of [score, entry] pairs, hits best first, each followed by "
@@ -227,8 +257,12 @@ REMEMBER = ScriptSpec(
         Position("access", "memory id -> access count", "P:memaccess:{O}"),
     ),
     key_tails=(
-        KeyTail("keyword_sets", "the keyword sets the caller expects the call to touch: those of the memories it "
-                "writes, old keywords and new (a Redis Cluster requires every key declared)", "P:memkw:{O}:<keyword>"),
+        KeyTail(
+            "keyword_sets",
+            "the keyword sets the caller expects the call to touch: those of the memories it "
+            "writes, old keywords and new (a Redis Cluster requires every key declared)",
+            "P:memkw:{O}:<keyword>",
+        ),
     ),
     argv=(
         Position("keyword_prefix", "the keyword sets' prefix, `P:memkw:{O}:`"),
@@ -236,15 +270,23 @@ REMEMBER = ScriptSpec(
         Position("profile_text", "the new profile text"),
         Position("ttl", "seconds every memory key of the owner lives after this write"),
         Position("cap", "memories kept at most"),
-        Position("evict_chunk", "memories evicted beyond the excess once the cap is passed, so the next writes need "
-                 "no eviction (an eviction reads every memory's access count and age)"),
+        Position(
+            "evict_chunk",
+            "memories evicted beyond the excess once the cap is passed, so the next writes need "
+            "no eviction (an eviction reads every memory's access count and age)",
+        ),
     ),
-    arg_tail=ArgTail("memories_written", "per memory written", item="memory", fields=(
-        Position("id", "memory id"),
-        Position("json", "memory JSON"),
-        Position("created_at", "created_at, kept if the memory has one already"),
-        Position("keywords", "its keywords joined by '\\n'"),
-    )),
+    arg_tail=ArgTail(
+        "memories_written",
+        "per memory written",
+        item="memory",
+        fields=(
+            Position("id", "memory id"),
+            Position("json", "memory JSON"),
+            Position("created_at", "created_at, kept if the memory has one already"),
+            Position("keywords", "its keywords joined by '\\n'"),
+        ),
+    ),
     reply="{1, the ids of the memories it evicted...} when applied, 0 when the profile moved past the expected "
     "version, else the names of the keyword sets the call would touch that KEYS does not: those of the memories it "
     "evicts, of every memory on an expiry restart, or changed by another writer; the caller adds them and calls "
@@ -269,12 +311,19 @@ ARCHIVE_APPEND = ScriptSpec(
     path="redis/lua/archive_append.lua",
     purpose="Append turns to one owner's archive and index them for BM25; an entry already there is left alone.",
     keys=_ARCHIVE_KEYS,
-    key_tails=(KeyTail("postings", "the postings keys of the terms this call indexes (only those of terms past "
-                       "`packed_max` are written)", "P:arcpost:{O}:<term>"),),
+    key_tails=(
+        KeyTail(
+            "postings",
+            "the postings keys of the terms this call indexes (only those of terms past `packed_max` are written)",
+            "P:arcpost:{O}:<term>",
+        ),
+    ),
     argv=(
         Position("ttl", "seconds every archive key of the owner lives after this write"),
         Position("cap", "entries kept at most"),
-        Position("evict_chunk", "entries reported over the cap beyond the excess, so the next appends need no eviction"),
+        Position(
+            "evict_chunk", "entries reported over the cap beyond the excess, so the next appends need no eviction"
+        ),
         Position("k1", "BM25 k1"),
         Position("b", "BM25 b"),
         Position("terms", "the call's terms separated by spaces, in the order of the postings keys"),
@@ -283,15 +332,23 @@ ARCHIVE_APPEND = ScriptSpec(
         Position("postings_kept", "postings a postings key holds at most, the highest-weighted (a read takes fewer)"),
         Position("postings_trimmed", "postings a full postings key is cut back to, so that most additions need no cut"),
     ),
-    arg_tail=ArgTail("entries", "per entry appended", item="entry", fields=(
-        Position("id", "the entry's stable id (entry_id): a turn whose position holds it already is not added"),
-        Position("json", "entry JSON"),
-        Position("record", "its terms record, `length<TAB>S#<position><TAB>term term …`"),
-        Position("field", "its position field, `S#<position>`"),
-        Position("length", "its length in terms"),
-        Position("postings", "its postings as `index:frequency` pairs separated by spaces, index counting from 1 "
-                 "into the postings keys: one argument per entry, not two per term, keeps the call cheap"),
-    )),
+    arg_tail=ArgTail(
+        "entries",
+        "per entry appended",
+        item="entry",
+        fields=(
+            Position("id", "the entry's stable id (entry_id): a turn whose position holds it already is not added"),
+            Position("json", "entry JSON"),
+            Position("record", "its terms record, `length<TAB>S#<position><TAB>term term …`"),
+            Position("field", "its position field, `S#<position>`"),
+            Position("length", "its length in terms"),
+            Position(
+                "postings",
+                "its postings as `index:frequency` pairs separated by spaces, index counting from 1 "
+                "into the postings keys: one argument per entry, not two per term, keeps the call cheap",
+            ),
+        ),
+    ),
     reply="{entries added, then short id, terms record and stable id of every entry over the cap, oldest first}: "
     "the caller evicts those with their postings (it alone can name their postings keys).",
 )
@@ -302,12 +359,17 @@ ARCHIVE_EVICT = ScriptSpec(
     keys=_ARCHIVE_KEYS,
     key_tails=(KeyTail("postings", "the postings keys of the evicted entries' terms", "P:arcpost:{O}:<term>"),),
     argv=(Position("terms", "the evicted entries' terms separated by spaces, in the order of the postings keys"),),
-    arg_tail=ArgTail("entries", "per entry evicted", item="entry", fields=(
-        Position("id", "short entry id"),
-        Position("field", "its position field, `S#<position>`"),
-        Position("length", "its length in terms"),
-        Position("terms", "its terms as indexes counting from 1 into `terms`, separated by spaces"),
-    )),
+    arg_tail=ArgTail(
+        "entries",
+        "per entry evicted",
+        item="entry",
+        fields=(
+            Position("id", "short entry id"),
+            Position("field", "its position field, `S#<position>`"),
+            Position("length", "its length in terms"),
+            Position("terms", "its terms as indexes counting from 1 into `terms`, separated by spaces"),
+        ),
+    ),
     reply="the number of entries removed.",
 )
 
@@ -326,12 +388,17 @@ ARCHIVE_EMBED = ScriptSpec(
         Position("tag", "the model's tag"),
         Position("postings_max", "postings a semantic term keeps, the highest-weighted"),
     ),
-    arg_tail=ArgTail("entries", "per entry embedded", item="entry", fields=(
-        Position("field", "its position field, `S#<position>`"),
-        Position("id", "its stable id (entry_id): a turn whose position holds another entry is skipped"),
-        Position("vector", "its int8 vector (4-byte scale, then one byte a dimension)"),
-        Position("terms", "its semantic terms as `term:weight` separated by spaces, weight = cosine × 1000"),
-    )),
+    arg_tail=ArgTail(
+        "entries",
+        "per entry embedded",
+        item="entry",
+        fields=(
+            Position("field", "its position field, `S#<position>`"),
+            Position("id", "its stable id (entry_id): a turn whose position holds another entry is skipped"),
+            Position("vector", "its int8 vector (4-byte scale, then one byte a dimension)"),
+            Position("terms", "its semantic terms as `term:weight` separated by spaces, weight = cosine × 1000"),
+        ),
+    ),
     reply="the number of entries embedded.",
 )
 

@@ -89,7 +89,9 @@ class UpdateHub:
                     del self._watches[name]
                     self._confirmed.pop(name, None)
                     if self._pubsub is not None:
-                        with contextlib.suppress(RedisConnectionError):  # a new connection subscribes only to what is watched
+                        with contextlib.suppress(
+                            RedisConnectionError
+                        ):  # a new connection subscribes only to what is watched
                             await self._pubsub.unsubscribe(name)
 
     async def _subscribe(self, name: bytes) -> None:

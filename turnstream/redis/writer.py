@@ -40,16 +40,30 @@ class ContextWriter:
         """A writer (and its reader) on an existing client."""
         return cls(ContextReader(redis, settings), settings)
 
-    async def queue_write(self, pipe: Pipeline, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> None:
+    async def queue_write(
+        self, pipe: Pipeline, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None
+    ) -> None:
         """Add to `pipe` the compare-and-set of `doc` (a no-op unless newer) and the session's owner pointer.
 
         `owner` defaults to the session itself (ids.session_owner), the owner of a session without a user.
         """
         owner = owner or session_owner(doc.session_key)
         keys = self.layout.session(owner, doc.session_key)
-        await queue_script(self._write, pipe, WRITE_CONTEXT.call(
-            context=keys.context, applied=keys.applied, version=doc.version, doc=doc.to_json(), last_turn_id=doc.last_turn_id,
-            ttl=self._ttl, dedup_window=self._window, updates=keys.updates, turn_ids=list(applied_turn_ids)))
+        await queue_script(
+            self._write,
+            pipe,
+            WRITE_CONTEXT.call(
+                context=keys.context,
+                applied=keys.applied,
+                version=doc.version,
+                doc=doc.to_json(),
+                last_turn_id=doc.last_turn_id,
+                ttl=self._ttl,
+                dedup_window=self._window,
+                updates=keys.updates,
+                turn_ids=list(applied_turn_ids),
+            ),
+        )
         pipe.set(self.layout.owner_pointer(doc.session_key), owner, ex=self._ttl)
 
     async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> bool:
@@ -59,6 +73,7 @@ class ContextWriter:
 
     async def write_many(self, writes: Sequence[tuple[ContextDoc, Iterable[str], str | None]]) -> int:
         """`write` of each (doc, applied turn ids, owner), in one round trip; how many were newer and written."""
+
         async def queue(pipe: Pipeline) -> None:
             for doc, applied, owner in writes:
                 await self.queue_write(pipe, doc, applied, owner)

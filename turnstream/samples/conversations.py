@@ -49,8 +49,10 @@ def _sample(doc: dict[str, Any]) -> Sample:
 
 def load_samples() -> list[Sample]:
     """The hand-written samples shipped in turnstream/samples/data, sorted by id."""
-    files = sorted((p for p in resources.files("turnstream.samples").joinpath("data").iterdir() if p.name.endswith(".json")),
-                   key=lambda p: p.name)
+    files = sorted(
+        (p for p in resources.files("turnstream.samples").joinpath("data").iterdir() if p.name.endswith(".json")),
+        key=lambda p: p.name,
+    )
     return [_sample(orjson.loads(p.read_bytes())) for p in files]
 
 
@@ -118,7 +120,9 @@ def _session(base: Sample, index: int, turns: int, seed: int) -> Sample:
     rng = random.Random(f"{seed}/{index}")
     sample = _vary(base, rng)
     cut = steps(sample.messages)
-    last_fact = max((stating_index(f, sample.messages) or 0) for f in sample.planted_facts) if sample.planted_facts else 0
+    last_fact = (
+        max((stating_index(f, sample.messages) or 0) for f in sample.planted_facts) if sample.planted_facts else 0
+    )
     # the head keeps every step up to the last fact statement (at least system + first user message) in place
     head_steps, size = 0, 0
     while head_steps < len(cut) and (size <= last_fact or head_steps < 2):
@@ -145,7 +149,14 @@ def _session(base: Sample, index: int, turns: int, seed: int) -> Sample:
     del messages[turns:]
     validate_messages(messages)
     facts = tuple(f for f in sample.planted_facts if stating_index(f, messages) is not None)
-    return replace(sample, id=f"{base.id}-{seed}-{index}", user_id=f"{base.user_id}-{seed}-{index}", planted_facts=facts, messages=messages, variants=())
+    return replace(
+        sample,
+        id=f"{base.id}-{seed}-{index}",
+        user_id=f"{base.user_id}-{seed}-{index}",
+        planted_facts=facts,
+        messages=messages,
+        variants=(),
+    )
 
 
 def generate_conversations(sessions: int, turns: int, seed: int = 0) -> list[Sample]:
@@ -161,7 +172,15 @@ def generate_conversations(sessions: int, turns: int, seed: int = 0) -> list[Sam
 def turns_of(sample: Sample, session_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
     """The Turn values (as dicts) that replay `sample` as session `session_id`, one per message, a second apart."""
     return [
-        {"turn_id": f"{session_id}-{seq}", "session_id": session_id, "tenant": tenant, "user_id": sample.user_id,
-         "seq": seq, "ts": _TS0 + seq, "message": message, "meta": {}}
+        {
+            "turn_id": f"{session_id}-{seq}",
+            "session_id": session_id,
+            "tenant": tenant,
+            "user_id": sample.user_id,
+            "seq": seq,
+            "ts": _TS0 + seq,
+            "message": message,
+            "meta": {},
+        }
         for seq, message in enumerate(sample.messages)
     ]

@@ -34,8 +34,16 @@ DETAILS: dict[Language, list[tuple[str, str, str]]] = {
     # (the detail as said, the question, its gold answer)
     "en": [
         ("By the way, my sister's cat is called Pistachio.", "What is my sister's cat called?", "Pistachio"),
-        ("I signed up for pottery classes at the Clay Loft on Tuesdays.", "Where do I take pottery classes?", "Clay Loft"),
-        ("We booked our anniversary dinner at Osteria Nonna.", "Which restaurant did we book for the anniversary dinner?", "Osteria Nonna"),
+        (
+            "I signed up for pottery classes at the Clay Loft on Tuesdays.",
+            "Where do I take pottery classes?",
+            "Clay Loft",
+        ),
+        (
+            "We booked our anniversary dinner at Osteria Nonna.",
+            "Which restaurant did we book for the anniversary dinner?",
+            "Osteria Nonna",
+        ),
         ("My landlord is raising the rent to 1450 dollars.", "How much will my rent be?", "1450"),
         ("I'm reading a novel called The Salt Road.", "Which novel am I reading?", "Salt Road"),
         ("My new manager is called Priya.", "What is my manager's name?", "Priya"),
@@ -60,15 +68,48 @@ DETAILS: dict[Language, list[tuple[str, str, str]]] = {
 
 _FILLER: dict[Language, tuple[list[str], list[str], list[str]]] = {
     "en": (
-        ["work", "the weather", "my neighbour's cat", "dinner with friends", "the gym", "a podcast", "the garden",
-         "my commute", "a movie", "the new cafe", "rent prices", "a book club", "my manager's meeting", "the flight home"],
-        ["Today {t} was {a}.", "I keep thinking about {t}, it was {a}.", "Honestly {t} felt {a} this week.",
-         "Not much new, {t} was {a} again.", "Quick update: {t} turned out {a}."],
+        [
+            "work",
+            "the weather",
+            "my neighbour's cat",
+            "dinner with friends",
+            "the gym",
+            "a podcast",
+            "the garden",
+            "my commute",
+            "a movie",
+            "the new cafe",
+            "rent prices",
+            "a book club",
+            "my manager's meeting",
+            "the flight home",
+        ],
+        [
+            "Today {t} was {a}.",
+            "I keep thinking about {t}, it was {a}.",
+            "Honestly {t} felt {a} this week.",
+            "Not much new, {t} was {a} again.",
+            "Quick update: {t} turned out {a}.",
+        ],
         ["That sounds {a}! Tell me more.", "Oh, {a} indeed. How did it go?", "Interesting, {a} is a good word for it."],
     ),
     "zh": (
-        ["工作", "天气", "邻居家的猫", "和朋友吃晚饭", "健身房", "一个播客", "花园", "通勤", "一部电影", "新开的咖啡馆",
-         "房租", "读书会", "领导开的会", "回家的航班"],
+        [
+            "工作",
+            "天气",
+            "邻居家的猫",
+            "和朋友吃晚饭",
+            "健身房",
+            "一个播客",
+            "花园",
+            "通勤",
+            "一部电影",
+            "新开的咖啡馆",
+            "房租",
+            "读书会",
+            "领导开的会",
+            "回家的航班",
+        ],
         ["今天{t}挺{a}的。", "我一直在想{t}，真的很{a}。", "这周{t}感觉有点{a}。", "没什么新鲜事，{t}还是很{a}。"],
         ["听起来很{a}！多说说。", "确实挺{a}的，后来呢？", "有意思，用{a}来形容很贴切。"],
     ),
@@ -87,19 +128,31 @@ def recall_case(language: Language, sessions: int = 20, turns_per_session: int =
     adjectives = _ADJECTIVES[language]
     user, assistant = _NAMES[language]
     details = DETAILS[language]
-    planted = {(s, rng.randrange(turns_per_session // 2)): d for s, d in zip(rng.sample(range(sessions // 2), len(details)), details)}
+    planted = {
+        (s, rng.randrange(turns_per_session // 2)): d
+        for s, d in zip(rng.sample(range(sessions // 2), len(details)), details)
+    }
     session_id, user_id = f"recall-{language}", f"recall-{language}-user"
     messages: list[tuple[dict[str, Any], float]] = []
     for session in range(sessions):
         start = START_TS + session * 7 * DAY
         for n in range(turns_per_session // 2):
             detail = planted.get((session, n))
-            said = detail[0] if detail else rng.choice(user_lines).format(t=rng.choice(topics), a=rng.choice(adjectives))
+            said = (
+                detail[0] if detail else rng.choice(user_lines).format(t=rng.choice(topics), a=rng.choice(adjectives))
+            )
             reply = rng.choice(assistant_lines).format(a=rng.choice(adjectives))
             messages.append(({"role": "user", "name": user, "content": said}, start + n * 120))
             messages.append(({"role": "assistant", "name": assistant, "content": reply}, start + n * 120 + 60))
-    turns: list[dict[str, Any]] = [{"turn_id": f"{session_id}-{i}", "session_id": session_id, "user_id": user_id, "seq": i, "ts": ts, "message": m}
-             for i, (m, ts) in enumerate(messages)]
+    turns: list[dict[str, Any]] = [
+        {"turn_id": f"{session_id}-{i}", "session_id": session_id, "user_id": user_id, "seq": i, "ts": ts, "message": m}
+        for i, (m, ts) in enumerate(messages)
+    ]
     planted_ids = {m["content"]: t["turn_id"] for t in turns for m in [t["message"]]}
-    return RecallCase(session_id, user_id, turns, [(question, answer) for _, question, answer in details],
-                      [(planted_ids[said],) for said, _, _ in details])
+    return RecallCase(
+        session_id,
+        user_id,
+        turns,
+        [(question, answer) for _, question, answer in details],
+        [(planted_ids[said],) for said, _, _ in details],
+    )

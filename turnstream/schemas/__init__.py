@@ -16,8 +16,16 @@ if TYPE_CHECKING:
     from turnstream.schemas.turn import Turn, TurnError, decode_turn, encode_turn, validate_turn
 
 _WHERE = {
-    "ContextDoc": "context", "ContextFact": "context", "RECORDS": "export", "json_schema": "export", "session_key": "ids",
-    "TokenCounts": "tokens", "Turn": "turn", "TurnError": "turn", "decode_turn": "turn", "encode_turn": "turn",
+    "ContextDoc": "context",
+    "ContextFact": "context",
+    "RECORDS": "export",
+    "json_schema": "export",
+    "session_key": "ids",
+    "TokenCounts": "tokens",
+    "Turn": "turn",
+    "TurnError": "turn",
+    "decode_turn": "turn",
+    "encode_turn": "turn",
     "validate_turn": "turn",
 }
 
@@ -29,6 +37,15 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ContextDoc", "ContextFact", "RECORDS", "TokenCounts", "Turn", "TurnError", "decode_turn", "encode_turn",
-    "json_schema", "session_key", "validate_turn",
+    "ContextDoc",
+    "ContextFact",
+    "RECORDS",
+    "TokenCounts",
+    "Turn",
+    "TurnError",
+    "decode_turn",
+    "encode_turn",
+    "json_schema",
+    "session_key",
+    "validate_turn",
 ]

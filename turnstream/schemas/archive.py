@@ -17,6 +17,7 @@ from turnstream.text.terms import recall_terms
 MAX_DISTINCT_TERMS = 96
 """Index terms per entry: bounds the write of one long turn (its most frequent terms are kept)."""
 
+
 @dataclass(frozen=True, slots=True)
 class ArchiveEntry:
     """One applied turn in its owner's archive."""
@@ -51,8 +52,15 @@ class ArchiveEntry:
 
     def to_json(self) -> bytes:
         """As stored and as the read script returns it."""
-        data = {"id": self.id, "session": self.session, "position": self.position, "role": self.role,
-                "speaker": self.speaker, "ts": self.ts, "text": self.text}
+        data = {
+            "id": self.id,
+            "session": self.session,
+            "position": self.position,
+            "role": self.role,
+            "speaker": self.speaker,
+            "ts": self.ts,
+            "text": self.text,
+        }
         return orjson.dumps(data if self.dates is None else {**data, "dates": self.dates})
 
     @classmethod
@@ -63,8 +71,16 @@ class ArchiveEntry:
     def from_dict(cls, data: dict[str, Any]) -> ArchiveEntry:
         """An entry as decoded from its JSON, with or without pinned dates."""
         dates = data.get("dates")
-        return cls(data["id"], data["session"], data["position"], data["role"], data["speaker"], data["ts"], data["text"],
-                   None if dates is None else tuple(map(tuple, dates)))
+        return cls(
+            data["id"],
+            data["session"],
+            data["position"],
+            data["role"],
+            data["speaker"],
+            data["ts"],
+            data["text"],
+            None if dates is None else tuple(map(tuple, dates)),
+        )
 
 
 def entry_id(session: str, turn_id: str) -> str:
@@ -95,11 +111,25 @@ class EmbeddedTurn:
         return f"{self.session}#{self.position}"
 
     def to_json(self) -> bytes:
-        return orjson.dumps({"id": self.id, "session": self.session, "position": self.position, "tag": self.tag,
-                             "vector": base64.b64encode(self.vector).decode(), "terms": self.terms})
+        return orjson.dumps(
+            {
+                "id": self.id,
+                "session": self.session,
+                "position": self.position,
+                "tag": self.tag,
+                "vector": base64.b64encode(self.vector).decode(),
+                "terms": self.terms,
+            }
+        )
 
     @classmethod
     def from_json(cls, raw: bytes | str) -> EmbeddedTurn:
         data = orjson.loads(raw)
-        return cls(data["id"], data["session"], data["position"], data["tag"], base64.b64decode(data["vector"]),
-                   tuple((term, int(weight)) for term, weight in data["terms"]))
+        return cls(
+            data["id"],
+            data["session"],
+            data["position"],
+            data["tag"],
+            base64.b64decode(data["vector"]),
+            tuple((term, int(weight)) for term, weight in data["terms"]),
+        )

@@ -92,7 +92,9 @@ def _well_formed(request: PopRequest) -> bool:
     """The same limits as a turn's: the ids go into Kafka keys and Redis hash tags unescaped."""
     tenant_ok = request.tenant is None or (isinstance(request.tenant, str) and re.match(SAFE_TENANT, request.tenant))
     return bool(
-        isinstance(request.session_id, str) and re.match(SAFE_ID, request.session_id) and tenant_ok
+        isinstance(request.session_id, str)
+        and re.match(SAFE_ID, request.session_id)
+        and tenant_ok
         and all(isinstance(name, str) and 0 < len(name) <= 128 for name in (request.session_id, request.control_id))
         and all(type(number) is int and number >= 0 for number in (request.seq, request.position))
     )

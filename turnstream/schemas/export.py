@@ -12,8 +12,14 @@ from turnstream.schemas.turn import Turn
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 _RECORDS: dict[str, tuple[type[BaseModel], str]] = {
-    "turn": (Turn, "Value of the turns topic (UTF-8 JSON, keyed by its session key: tenant:session_id, each part with % : { } percent-escaped): one conversation turn."),
-    "context": (ContextDoc, "A session's compacted context document, as stored in Redis and returned by ContextClient."),
+    "turn": (
+        Turn,
+        "Value of the turns topic (UTF-8 JSON, keyed by its session key: tenant:session_id, each part with % : { } percent-escaped): one conversation turn.",
+    ),
+    "context": (
+        ContextDoc,
+        "A session's compacted context document, as stored in Redis and returned by ContextClient.",
+    ),
 }
 
 RECORDS = tuple(_RECORDS)

@@ -12,8 +12,14 @@ ORIGINAL_KEY_HEADER = "x-turnstream-original-key"
 """On a forwarded turn: the key it arrived with (absent when it had none)."""
 
 
-def dead_letter_headers(original: list[tuple[str, bytes]], reason: str, detail: str, source: str) -> list[tuple[str, bytes]]:
+def dead_letter_headers(
+    original: list[tuple[str, bytes]], reason: str, detail: str, source: str
+) -> list[tuple[str, bytes]]:
     """The original record's headers (its traceparent among them), then why it was refused. A record that was
     dead-lettered before loses its old reason headers, so a dead letter never carries two reasons."""
     kept = [(name, value) for name, value in original if name not in OWN_HEADERS]
-    return kept + [(REASON_HEADER, reason.encode()), (DETAIL_HEADER, detail.encode()[:1024]), (SOURCE_HEADER, source.encode())]
+    return kept + [
+        (REASON_HEADER, reason.encode()),
+        (DETAIL_HEADER, detail.encode()[:1024]),
+        (SOURCE_HEADER, source.encode()),
+    ]

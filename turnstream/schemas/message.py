@@ -124,7 +124,10 @@ _CONTENT_PART: dict[str, Any] = {
     "then": {"required": ["text"], "properties": {"text": {"type": "string"}}},
 }
 
-_HAS_CALLS: dict[str, Any] = {"required": ["tool_calls"], "properties": {"tool_calls": {"type": "array", "minItems": 1}}}
+_HAS_CALLS: dict[str, Any] = {
+    "required": ["tool_calls"],
+    "properties": {"tool_calls": {"type": "array", "minItems": 1}},
+}
 
 MESSAGE_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -22,7 +22,13 @@ class SummaryRequest:
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
-            {"session_key": self.session_key, "request_id": self.request_id, "summary": self.summary, "dropped": self.dropped, "owner": self.owner}
+            {
+                "session_key": self.session_key,
+                "request_id": self.request_id,
+                "summary": self.summary,
+                "dropped": self.dropped,
+                "owner": self.owner,
+            }
         )
 
     @classmethod
@@ -41,7 +47,14 @@ class SummaryResult:
     error: str | None = None
 
     def to_bytes(self) -> bytes:
-        return orjson.dumps({"session_key": self.session_key, "request_id": self.request_id, "summary": self.summary, "error": self.error})
+        return orjson.dumps(
+            {
+                "session_key": self.session_key,
+                "request_id": self.request_id,
+                "summary": self.summary,
+                "error": self.error,
+            }
+        )
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SummaryResult:

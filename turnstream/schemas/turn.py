@@ -81,7 +81,9 @@ def _schema_error(error: ValidationError) -> TurnError:
     # must fix at its source, and it must never reach a Redis key.
     unsafe = [p for p in problems if p["loc"] == ("session_id",) and p["type"] == "string_pattern_mismatch"]
     if unsafe:
-        return TurnError("unsafe_session_id", f"session_id {unsafe[0]['input']!r} has characters outside [A-Za-z0-9._:-]")
+        return TurnError(
+            "unsafe_session_id", f"session_id {unsafe[0]['input']!r} has characters outside [A-Za-z0-9._:-]"
+        )
     first = problems[0]
     path = ".".join(str(part) for part in first["loc"]) or "turn"
     return TurnError("schema", f"{path}: {first['msg'].removeprefix('Value error, ')}")

@@ -74,12 +74,20 @@ def failure_of(error: BaseException, recording: bool = False) -> Failure:
     if isinstance(error, (NotFound, OutOfScope)):
         return Failure(404, NOT_FOUND)
     if isinstance(error, _BROKER):
-        detail = "the broker did not acknowledge the turns in time" if isinstance(error, RecordTimeout) else \
-            f"the broker is unavailable ({type(error).__name__})"
-        return Failure(503, ErrorReply(error="unavailable", detail=detail, acknowledged=False if recording else None), retry)
+        detail = (
+            "the broker did not acknowledge the turns in time"
+            if isinstance(error, RecordTimeout)
+            else f"the broker is unavailable ({type(error).__name__})"
+        )
+        return Failure(
+            503, ErrorReply(error="unavailable", detail=detail, acknowledged=False if recording else None), retry
+        )
     if isinstance(error, _REDIS):
-        return Failure(503, ErrorReply(error="unavailable", detail="Redis is unavailable",
-                                       acknowledged=True if recording else None), retry)
+        return Failure(
+            503,
+            ErrorReply(error="unavailable", detail="Redis is unavailable", acknowledged=True if recording else None),
+            retry,
+        )
     if isinstance(error, ErasureNotConfirmed):
         return Failure(503, ErrorReply(error="unavailable", detail=str(error)), retry)
     return Failure(500, ErrorReply(error="internal", detail="internal error; the server's log has the details"))

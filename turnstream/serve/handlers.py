@@ -86,8 +86,9 @@ async def prompt(request: web.Request) -> web.Response:
     scope, backend = request[SCOPE], request.app[BACKEND]
     session_id = path_id(request, "session_id")
     body = parse(PromptRequest, await json_body(request))
-    built = await backend.gateway.context.build_prompt(session_id, body.text, body.k, scope.tenant, body.user_id,
-                                                       body.record, body.budget_tokens)
+    built = await backend.gateway.context.build_prompt(
+        session_id, body.text, body.k, scope.tenant, body.user_id, body.record, body.budget_tokens
+    )
     return json_reply(built.to_dict())
 
 

@@ -13,10 +13,19 @@ class ServeMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.latency = Histogram("turnstream_serve_request_seconds", "Time to answer a request, by route and method",
-                                 ["route", "method"], buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.replies = Counter("turnstream_serve_replies_total", "Replies, by route, method and status",
-                               ["route", "method", "status"], registry=self.registry)
+        self.latency = Histogram(
+            "turnstream_serve_request_seconds",
+            "Time to answer a request, by route and method",
+            ["route", "method"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.replies = Counter(
+            "turnstream_serve_replies_total",
+            "Replies, by route, method and status",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         self.latency.labels(route, method).observe(seconds)

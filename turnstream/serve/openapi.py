@@ -14,10 +14,16 @@ from turnstream import __version__
 from turnstream.serve.routes import COMMON_ERRORS, ERROR_REPLY, ROUTES, Route
 
 REF = "#/components/schemas/{model}"
-_REASONS = {200: "OK", 202: "Accepted: the wait ran out before the context included the last turn",
-            401: "No valid bearer token", 404: "No such session or user (for this token's tenant)",
-            413: "Request body too large", 422: "Invalid request: `field` names the culprit",
-            500: "Internal error", 503: "The broker or Redis is unavailable: retry after Retry-After seconds"}
+_REASONS = {
+    200: "OK",
+    202: "Accepted: the wait ran out before the context included the last turn",
+    401: "No valid bearer token",
+    404: "No such session or user (for this token's tenant)",
+    413: "Request body too large",
+    422: "Invalid request: `field` names the culprit",
+    500: "Internal error",
+    503: "The broker or Redis is unavailable: retry after Retry-After seconds",
+}
 
 
 def _schemas() -> tuple[dict[tuple[Any, str], dict[str, Any]], dict[str, Any]]:
@@ -51,8 +57,10 @@ def _operation(route: Route, refs: dict[tuple[Any, str], dict[str, Any]]) -> dic
         responses[str(status)] = {"description": _REASONS[status], "content": _json(refs[ERROR_REPLY, "serialization"])}
     operation: dict[str, Any] = {"operationId": route.operation, "summary": route.summary, "responses": responses}
     if route.params:
-        operation["parameters"] = [{"name": p.name, "in": p.where, "required": p.required, "schema": p.schema,
-                                    "description": p.description} for p in route.params]
+        operation["parameters"] = [
+            {"name": p.name, "in": p.where, "required": p.required, "schema": p.schema, "description": p.description}
+            for p in route.params
+        ]
     if route.request is not None:
         operation["requestBody"] = {"required": True, "content": _json(refs[route.request, "validation"])}
     if route.public:
@@ -68,12 +76,14 @@ def openapi_document() -> dict[str, Any]:
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, refs)
     return {
         "openapi": "3.1.0",
-        "info": {"title": "turnstream", "version": __version__,
-                 "description": "Record turns, read compacted contexts and prompts, search and erase memory; "
-                                "each bearer token acts for one tenant."},
+        "info": {
+            "title": "turnstream",
+            "version": __version__,
+            "description": "Record turns, read compacted contexts and prompts, search and erase memory; "
+            "each bearer token acts for one tenant.",
+        },
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "paths": paths,
-        "components": {"schemas": components,
-                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "components": {"schemas": components, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         "security": [{"bearer": []}],
     }

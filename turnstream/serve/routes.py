@@ -52,36 +52,99 @@ class Route:
     """Error statuses besides those every authenticated route has (401, 500, 503)."""
 
 
-SESSION = Param("session_id", "path", {"type": "string", "minLength": 1, "maxLength": 128, "pattern": SAFE_ID},
-                "The session id, as in the turns (the tenant is the token's).", required=True)
-USER = Param("user_id", "path", {"type": "string", "minLength": 1, "maxLength": 128}, "The user id (the tenant is the token's).",
-             required=True)
-USER_QUERY = Param("user_id", "query", {"type": "string", "minLength": 1, "maxLength": 128},
-                   "The session's user: saves the round trip that looks up the session's owner.")
+SESSION = Param(
+    "session_id",
+    "path",
+    {"type": "string", "minLength": 1, "maxLength": 128, "pattern": SAFE_ID},
+    "The session id, as in the turns (the tenant is the token's).",
+    required=True,
+)
+USER = Param(
+    "user_id",
+    "path",
+    {"type": "string", "minLength": 1, "maxLength": 128},
+    "The user id (the tenant is the token's).",
+    required=True,
+)
+USER_QUERY = Param(
+    "user_id",
+    "query",
+    {"type": "string", "minLength": 1, "maxLength": 128},
+    "The session's user: saves the round trip that looks up the session's owner.",
+)
 DRY_RUN = Param("dry_run", "query", {"type": "boolean"}, "Say what would be removed; change nothing.")
 
 ROUTES: tuple[Route, ...] = (
-    Route("POST", "/v1/sessions/{session_id}/turns", "record",
-          "Record turns (produced to Kafka, acks=all) and wait until the session's context includes the last one",
-          {200: RecordReply, 202: RecordReply}, RecordRequest, (SESSION,), errors=(404, 413, 422)),
-    Route("POST", "/v1/sessions/{session_id}/prompt", "prompt",
-          "The prompt for the session's next model call: compacted context plus memory block, within a budget; "
-          "one Redis round trip, no LLM call", {200: Prompt}, PromptRequest, (SESSION,), errors=(413, 422)),
-    Route("GET", "/v1/sessions/{session_id}/context", "context", "The session's compacted context document",
-          {200: ContextDoc}, None, (SESSION, USER_QUERY), errors=(404, 422)),
-    Route("POST", "/v1/search", "search",
-          "Search a user's memories and archived turns (dated, with scores); records nothing",
-          {200: SearchReply}, SearchRequest, errors=(413, 422)),
-    Route("DELETE", "/v1/sessions/{session_id}", "erase_session",
-          "Erase a session: context, recall list, archived turns, its memories, Table row (a worker must be running)",
-          {200: EraseReply}, None, (SESSION, DRY_RUN), errors=(404, 422)),
-    Route("DELETE", "/v1/users/{user_id}", "erase_user",
-          "Erase a user: every session of theirs and all their long-term data (a worker must be running)",
-          {200: EraseReply}, None, (USER, DRY_RUN), errors=(404, 422)),
+    Route(
+        "POST",
+        "/v1/sessions/{session_id}/turns",
+        "record",
+        "Record turns (produced to Kafka, acks=all) and wait until the session's context includes the last one",
+        {200: RecordReply, 202: RecordReply},
+        RecordRequest,
+        (SESSION,),
+        errors=(404, 413, 422),
+    ),
+    Route(
+        "POST",
+        "/v1/sessions/{session_id}/prompt",
+        "prompt",
+        "The prompt for the session's next model call: compacted context plus memory block, within a budget; "
+        "one Redis round trip, no LLM call",
+        {200: Prompt},
+        PromptRequest,
+        (SESSION,),
+        errors=(413, 422),
+    ),
+    Route(
+        "GET",
+        "/v1/sessions/{session_id}/context",
+        "context",
+        "The session's compacted context document",
+        {200: ContextDoc},
+        None,
+        (SESSION, USER_QUERY),
+        errors=(404, 422),
+    ),
+    Route(
+        "POST",
+        "/v1/search",
+        "search",
+        "Search a user's memories and archived turns (dated, with scores); records nothing",
+        {200: SearchReply},
+        SearchRequest,
+        errors=(413, 422),
+    ),
+    Route(
+        "DELETE",
+        "/v1/sessions/{session_id}",
+        "erase_session",
+        "Erase a session: context, recall list, archived turns, its memories, Table row (a worker must be running)",
+        {200: EraseReply},
+        None,
+        (SESSION, DRY_RUN),
+        errors=(404, 422),
+    ),
+    Route(
+        "DELETE",
+        "/v1/users/{user_id}",
+        "erase_user",
+        "Erase a user: every session of theirs and all their long-term data (a worker must be running)",
+        {200: EraseReply},
+        None,
+        (USER, DRY_RUN),
+        errors=(404, 422),
+    ),
     Route("GET", "/v1/openapi.json", "openapi", "This document", {200: dict}, public=True),
     Route("GET", "/livez", "livez", "Liveness: the process answers", {200: LiveReply}, public=True),
-    Route("GET", "/readyz", "readyz", "Readiness: the broker producer is connected and Redis answers",
-          {200: ReadyReply, 503: ReadyReply}, public=True),
+    Route(
+        "GET",
+        "/readyz",
+        "readyz",
+        "Readiness: the broker producer is connected and Redis answers",
+        {200: ReadyReply, 503: ReadyReply},
+        public=True,
+    ),
     Route("GET", "/metrics", "metrics", "Prometheus metrics (text exposition format)", {200: str}, public=True),
 )
 

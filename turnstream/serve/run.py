@@ -31,15 +31,20 @@ async def serve(settings: Settings, tokens: TokenTable | None) -> None:
         loop.add_signal_handler(signum, stop.set)
     backend = Backend(settings)
     backend.start()
-    runner = web.AppRunner(build_app(backend, tokens, settings.serve_max_body_bytes), access_log=None,
-                           shutdown_timeout=settings.serve_shutdown_seconds)
+    runner = web.AppRunner(
+        build_app(backend, tokens, settings.serve_max_body_bytes),
+        access_log=None,
+        shutdown_timeout=settings.serve_shutdown_seconds,
+    )
     try:
         await runner.setup()
         site = web.TCPSite(runner, settings.serve_bind, settings.serve_port)
         try:
             await site.start()
         except OSError as error:
-            raise ListenError(f"cannot listen on {settings.serve_bind}:{settings.serve_port}: {error.strerror or error}") from None
+            raise ListenError(
+                f"cannot listen on {settings.serve_bind}:{settings.serve_port}: {error.strerror or error}"
+            ) from None
         bound = runner.addresses[0][1] if runner.addresses else settings.serve_port
         print(f"SERVE_URL={url_of(settings.serve_bind, bound)}", flush=True)
         await stop.wait()

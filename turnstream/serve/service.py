@@ -66,8 +66,9 @@ class Backend:
         except Exception:  # noqa: BLE001 - any failure to answer is "not ready", never an error reply
             return False
 
-    async def erase(self, *, user: str | None, session: str | None, tenant: str | None,
-                    dry_run: bool) -> tuple[str, Counter[str]]:
+    async def erase(
+        self, *, user: str | None, session: str | None, tenant: str | None, dry_run: bool
+    ) -> tuple[str, Counter[str]]:
         """streams.erasure.erase, as `turnstream forget` runs it."""
         return await erase(self.settings, user=user, session=session, tenant=tenant, dry_run=dry_run)
 

@@ -113,6 +113,8 @@ def token_table(file_text: str | None, inline: str | None) -> TokenTable | None:
     """The tokens of the tokens file and of TURNSTREAM_SERVE_TOKENS together; None when neither is given."""
     if file_text is None and inline is None:
         return None
-    pairs = [*(parse_tokens_file(file_text) if file_text is not None else []),
-             *(parse_inline_tokens(inline) if inline is not None else [])]
+    pairs = [
+        *(parse_tokens_file(file_text) if file_text is not None else []),
+        *(parse_inline_tokens(inline) if inline is not None else []),
+    ]
     return TokenTable.of(pairs)

@@ -10,7 +10,24 @@ from turnstream.session.state import HeldTurn, SessionState, SnapshotError
 from turnstream.session.summaries import SummaryRequests
 
 __all__ = [
-    "ERASED", "CoreConfig", "Erased", "Forwarded", "HeldTurn", "Input", "LiveMap", "LiveStates", "Loaded",
-    "SessionBatch", "SessionCore", "SessionState", "Skip", "SnapshotError", "StateLoader", "Step", "SummaryRequests",
-    "classify", "loaded_from_row", "opening",
+    "ERASED",
+    "CoreConfig",
+    "Erased",
+    "Forwarded",
+    "HeldTurn",
+    "Input",
+    "LiveMap",
+    "LiveStates",
+    "Loaded",
+    "SessionBatch",
+    "SessionCore",
+    "SessionState",
+    "Skip",
+    "SnapshotError",
+    "StateLoader",
+    "Step",
+    "SummaryRequests",
+    "classify",
+    "loaded_from_row",
+    "opening",
 ]

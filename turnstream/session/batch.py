@@ -69,7 +69,8 @@ class SessionBatch(Generic[S]):
     def rows(self) -> list[tuple[str, SessionState | ForgetRequest, S]]:
         """What each session's row becomes, with the source it is attributed to: its state, or its erasure."""
         rows: list[tuple[str, SessionState | ForgetRequest, S]] = [
-            (key, state, self.last_source[key]) for key, state in self.states.items() if key in self.last_source]
+            (key, state, self.last_source[key]) for key, state in self.states.items() if key in self.last_source
+        ]
         return rows + [(key, request, source) for key, (source, request) in self.forgotten.items()]
 
     def _step(self, key: str, item: Input, now: float) -> Step | Skip:

@@ -31,10 +31,15 @@ class CoreConfig:
     @classmethod
     def from_settings(cls, settings: Settings) -> CoreConfig:
         return cls(
-            budget_tokens=settings.budget_tokens, budget_messages=settings.budget_messages,
-            drop_headroom=settings.drop_headroom, summary_max_tokens=settings.summary_max_tokens, max_facts=settings.max_facts,
-            dedup_window=settings.dedup_window, llm_enabled=settings.llm_enabled,
-            llm_timeout_seconds=settings.llm_timeout_seconds, llm_max_retries=settings.llm_max_retries,
+            budget_tokens=settings.budget_tokens,
+            budget_messages=settings.budget_messages,
+            drop_headroom=settings.drop_headroom,
+            summary_max_tokens=settings.summary_max_tokens,
+            max_facts=settings.max_facts,
+            dedup_window=settings.dedup_window,
+            llm_enabled=settings.llm_enabled,
+            llm_timeout_seconds=settings.llm_timeout_seconds,
+            llm_max_retries=settings.llm_max_retries,
         )
 
     @property

@@ -117,15 +117,22 @@ class SessionCore:
         dropped += state.apply(turn.turn_id, turn.message, self.strategy, greeting=greeting, seq=turn.seq, ts=said)
         memories = self._memories(state, turn, greeting, now)
         # dates pinned in the conversation's language with this turn counted: what its context document says
-        entry = archive_entry(state.key, turn.turn_id, state.last_position, turn.message, said, state.step_call(),
-                              state.language())
+        entry = archive_entry(
+            state.key, turn.turn_id, state.last_position, turn.message, said, state.step_call(), state.language()
+        )
         request = None
         if dropped and self.config.llm_enabled:
             request = state.summaries.queue(dropped, state.key, state.owner, now, self.config.stale_after)
         return Step(
-            state.key, state.owner, "applied", context_changed=True, applied_turn_id=turn.turn_id,
-            memories=tuple(memories), profile_additions=tuple(profile_additions(memories)),
-            archive=(entry,) if entry else (), summary_request=request,
+            state.key,
+            state.owner,
+            "applied",
+            context_changed=True,
+            applied_turn_id=turn.turn_id,
+            memories=tuple(memories),
+            profile_additions=tuple(profile_additions(memories)),
+            archive=(entry,) if entry else (),
+            summary_request=request,
         )
 
     def on_pop(self, state: SessionState, pop: PopRequest) -> Step:
@@ -142,8 +149,13 @@ class SessionCore:
         """Fold an LLM summary into `state` if it answers the request in flight; a follow-up request if spans waited."""
         changed = state.apply_summary(result, self._lay_on, self.strategy)
         follow_up = state.summaries.follow_up(state.key, state.owner, now) if changed else None
-        return Step(state.key, state.owner, "summary" if changed else "stale_summary", context_changed=changed,
-                    summary_request=follow_up)
+        return Step(
+            state.key,
+            state.owner,
+            "summary" if changed else "stale_summary",
+            context_changed=changed,
+            summary_request=follow_up,
+        )
 
     def context_doc(self, state: SessionState, now: float, timings: dict[str, float]) -> ContextDoc:
         """The versioned document of `state`; `timings` are the latest change's stages, in milliseconds."""

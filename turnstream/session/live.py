@@ -92,8 +92,9 @@ class LiveStates:
     left, and turns away the states of a batch lent before it: another worker may have moved their rows since.
     """
 
-    def __init__(self, table: StateLoader, partition_of: Callable[[str], int], max_states: int,
-                 idle_seconds: float) -> None:
+    def __init__(
+        self, table: StateLoader, partition_of: Callable[[str], int], max_states: int, idle_seconds: float
+    ) -> None:
         self.table = table
         self.partition_of = partition_of
         self.live = LiveMap(max_states, idle_seconds)

@@ -37,8 +37,14 @@ class Record:
     """The turn id it carries (a turn's, or one found in a refused value), for log lines."""
 
 
-def record_of(topic: str, record_key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes]],
-              summaries_topic: str, max_content_bytes: int) -> Record:
+def record_of(
+    topic: str,
+    record_key: bytes | None,
+    value: bytes | None,
+    headers: list[tuple[str, bytes]],
+    summaries_topic: str,
+    max_content_bytes: int,
+) -> Record:
     """Decode one record's value once; raises only on a value no rule expects (the caller refuses it)."""
     if value is None:
         return Record("tombstone")
@@ -57,4 +63,6 @@ def record_of(topic: str, record_key: bytes | None, value: bytes | None, headers
     where = classify(turn, record_key, came_forwarded)
     if isinstance(where, Forward):
         return Record("misrouted", turn, turn.session_key, forward=where, turn_id=turn.turn_id)
-    return Record("forwarded" if isinstance(where, Forwarded) else "turn", where, turn.session_key, turn_id=turn.turn_id)
+    return Record(
+        "forwarded" if isinstance(where, Forwarded) else "turn", where, turn.session_key, turn_id=turn.turn_id
+    )

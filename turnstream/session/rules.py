@@ -66,4 +66,6 @@ def opening(key: str, item: Input, loaded: Loaded, core: SessionCore) -> Session
 
 
 def _nothing_to_pop(key: str, item: Input) -> tuple[str, str] | None:
-    return ("pop", f"session {key} has no state here (never written, or erased)") if isinstance(item, PopRequest) else None
+    return (
+        ("pop", f"session {key} has no state here (never written, or erased)") if isinstance(item, PopRequest) else None
+    )

@@ -88,8 +88,9 @@ class SessionState:
 
     @classmethod
     def new(cls, session_id: str, tenant: str | None, owner: str, config: CoreConfig) -> SessionState:
-        compactor = SessionCompactor(config.budget_tokens, budget_messages=config.budget_messages,
-                                     headroom_tokens=config.headroom_tokens)
+        compactor = SessionCompactor(
+            config.budget_tokens, budget_messages=config.budget_messages, headroom_tokens=config.headroom_tokens
+        )
         return cls(session_id, tenant, owner, compactor, deque(maxlen=config.dedup_window))
 
     @property
@@ -134,16 +135,25 @@ class SessionState:
         """The rolling summary of what was dropped."""
         return self.compactor.digest.summary
 
-    def close_pending_calls(self, content: str, strategy: Strategy | None, ts: float | None = None) -> list[dict[str, Any]]:
+    def close_pending_calls(
+        self, content: str, strategy: Strategy | None, ts: float | None = None
+    ) -> list[dict[str, Any]]:
         """Answer every tool call still waiting for its result with `content` (at `ts`), so the session can go
         on; returns the span that pushed out of the window."""
         dropped: list[dict[str, Any]] = []
         for call_id in list(self.compactor.tracker.pending):
-            dropped += self.compactor.append({"role": "tool", "tool_call_id": call_id, "content": content}, strategy, ts)
+            dropped += self.compactor.append(
+                {"role": "tool", "tool_call_id": call_id, "content": content}, strategy, ts
+            )
         return dropped
 
     def apply(
-        self, turn_id: str, message: dict[str, Any], strategy: Strategy | None, greeting: bool, seq: int | None = None,
+        self,
+        turn_id: str,
+        message: dict[str, Any],
+        strategy: Strategy | None,
+        greeting: bool,
+        seq: int | None = None,
         ts: float | None = None,
     ) -> list[dict[str, Any]]:
         """Append one turn's message (said at `ts`) and return the span it pushed out of the window.
@@ -190,23 +200,25 @@ class SessionState:
 
     def snapshot(self) -> bytes:
         """The Table row, in the current format."""
-        return orjson.dumps({
-            "v": SNAPSHOT_VERSION,
-            "session_id": self.session_id,
-            "tenant": self.tenant,
-            "owner": self.owner,
-            "compactor": self.compactor.snapshot(),
-            "recent_turn_ids": list(self.recent_turn_ids),
-            "dedup_window": self.recent_turn_ids.maxlen,
-            "version": self.version,
-            "last_turn_id": self.last_turn_id,
-            "greetings": self.greetings,
-            "summaries": self.summaries.to_json(),
-            "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
-            "last_seq": self.last_seq,
-            "held": [entry.to_json() for entry in self.held],
-            "released_through": self.released_through,
-        })
+        return orjson.dumps(
+            {
+                "v": SNAPSHOT_VERSION,
+                "session_id": self.session_id,
+                "tenant": self.tenant,
+                "owner": self.owner,
+                "compactor": self.compactor.snapshot(),
+                "recent_turn_ids": list(self.recent_turn_ids),
+                "dedup_window": self.recent_turn_ids.maxlen,
+                "version": self.version,
+                "last_turn_id": self.last_turn_id,
+                "greetings": self.greetings,
+                "summaries": self.summaries.to_json(),
+                "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
+                "last_seq": self.last_seq,
+                "held": [entry.to_json() for entry in self.held],
+                "released_through": self.released_through,
+            }
+        )
 
     @classmethod
     def restore(cls, data: bytes) -> SessionState:

@@ -33,7 +33,9 @@ class SummaryRequests:
     inflight_spans: list[Message] = field(default_factory=list)
     pending: list[Message] = field(default_factory=list)
 
-    def queue(self, span: list[Message], session_key: str, owner: str, now: float, stale_after: float) -> SummaryRequest | None:
+    def queue(
+        self, span: list[Message], session_key: str, owner: str, now: float, stale_after: float
+    ) -> SummaryRequest | None:
         """Add a dropped span; returns a request to send when none is in flight (or the last one was lost)."""
         self.pending = (self.pending + span)[-MAX_PENDING_MESSAGES:]
         if self.inflight is not None:
@@ -69,8 +71,12 @@ class SummaryRequests:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "next": self.next_id, "base": self.base, "inflight": self.inflight, "since": self.inflight_since,
-            "inflight_spans": self.inflight_spans, "pending": self.pending,
+            "next": self.next_id,
+            "base": self.base,
+            "inflight": self.inflight,
+            "since": self.inflight_since,
+            "inflight_spans": self.inflight_spans,
+            "pending": self.pending,
         }
 
     @classmethod

@@ -43,8 +43,9 @@ def archive_appends(steps: Iterable[Step]) -> dict[str, list[ArchiveEntry]]:
     return {owner: entries for owner, entries in archived.items() if entries}
 
 
-def changed_contexts(steps: Iterable[Step], states: Mapping[str, SessionState]
-                     ) -> tuple[dict[str, SessionState], dict[str, list[str]]]:
+def changed_contexts(
+    steps: Iterable[Step], states: Mapping[str, SessionState]
+) -> tuple[dict[str, SessionState], dict[str, list[str]]]:
     """The sessions whose context document must be written, and the turn ids each applied in the batch (none for
     one a summary or a duplicate changed)."""
     applied: defaultdict[str, list[str]] = defaultdict(list)
@@ -57,8 +58,12 @@ def changed_contexts(steps: Iterable[Step], states: Mapping[str, SessionState]
     return changed, {key: applied.get(key, []) for key in changed}
 
 
-def journal_writes(steps: Sequence[Step], created: Mapping[str, Mapping[str, float]],
-                   evicted_memories: Mapping[str, list[str]], evicted_entries: Mapping[str, list[str]]) -> list[JournalWrite]:
+def journal_writes(
+    steps: Sequence[Step],
+    created: Mapping[str, Mapping[str, float]],
+    evicted_memories: Mapping[str, list[str]],
+    evicted_entries: Mapping[str, list[str]],
+) -> list[JournalWrite]:
     """The batch's memory and archive writes as journal records, each memory with its created_at as Redis keeps it
     (`created`, per owner: a rebuild must not date a corrected memory by its correction), then tombstones for what
     the caps evicted, after the records they may follow."""
@@ -70,8 +75,14 @@ def journal_writes(steps: Sequence[Step], created: Mapping[str, Mapping[str, flo
             writes.append((step.owner, *memory_record(memory)))
         writes += [(step.owner, *archive_record(step.owner, entry)) for entry in step.archive]
     evicted: tuple[tuple[tuple[Kind, ...], Mapping[str, list[str]]], ...] = (
-        (("m",), evicted_memories), (("a", "v"), evicted_entries))  # an entry goes with its vector
+        (("m",), evicted_memories),
+        (("a", "v"), evicted_entries),
+    )  # an entry goes with its vector
     for kinds, owners in evicted:
-        writes += [(owner, journal_key(kind, owner, evicted_id), None)
-                   for owner, ids in owners.items() for evicted_id in ids for kind in kinds]
+        writes += [
+            (owner, journal_key(kind, owner, evicted_id), None)
+            for owner, ids in owners.items()
+            for evicted_id in ids
+            for kind in kinds
+        ]
     return writes

@@ -68,7 +68,9 @@ def new_topic(spec: TopicSpec, replication_factor: int) -> NewTopic:
     if replication_factor == BROKER_DEFAULT_REPLICATION:
         # aiokafka's NewTopic accepts -1 only together with an (empty) replica assignment, which is what
         # the protocol sends for "broker's choice" (KIP-464)
-        return NewTopic(spec.name, spec.partitions, BROKER_DEFAULT_REPLICATION, replica_assignments={}, topic_configs=spec.config)
+        return NewTopic(
+            spec.name, spec.partitions, BROKER_DEFAULT_REPLICATION, replica_assignments={}, topic_configs=spec.config
+        )
     return NewTopic(spec.name, spec.partitions, replication_factor, topic_configs=spec.config)
 
 
@@ -89,7 +91,10 @@ async def _described(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, 
     deadline = time.monotonic() + DESCRIBE_TIMEOUT_SECONDS
     while True:
         described = {topic["topic"]: topic for topic in await admin.describe_topics(names)}
-        if all(name in described and not described[name]["error_code"] for name in names) or time.monotonic() > deadline:
+        if (
+            all(name in described and not described[name]["error_code"] for name in names)
+            or time.monotonic() > deadline
+        ):
             return described
         await asyncio.sleep(0.2)
 

@@ -22,10 +22,15 @@ from turnstream.errors import TurnstreamError
 LOG_CONFIG = Path(__file__).with_name("kafka-log4j2.properties")
 """Log4j 2 configuration (properties format: no YAML jar needed): warnings, plus the start and stop lines."""
 JVM_OPTIONS = (
-    "-Xms256m", "-Xmx768m",
+    "-Xms256m",
+    "-Xmx768m",
     # a 2-core machine shared with the workers and Redis: few GC and JIT threads
-    "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:ParallelGCThreads=2", "-XX:ConcGCThreads=1",
-    "-XX:CICompilerCount=2", "-Djava.awt.headless=true",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:ParallelGCThreads=2",
+    "-XX:ConcGCThreads=1",
+    "-XX:CICompilerCount=2",
+    "-Djava.awt.headless=true",
 )
 DEFAULT_LIB = Path(__file__).resolve().parents[2] / ".kafka" / "lib"
 """Where `make kafka` puts the broker's jars in a source checkout."""
@@ -152,8 +157,13 @@ def cluster_id(random_bytes: Callable[[], bytes] = lambda: uuid.uuid4().bytes) -
 def java_command(lib: Path, main_class: str, *arguments: str, jvm_options: tuple[str, ...] = ()) -> list[str]:
     """`java` running one of the broker's main classes with the jars of `lib` and the log configuration."""
     return [
-        java_binary(), *jvm_options, f"-Dlog4j2.configurationFile={LOG_CONFIG}",
-        "-cp", f"{lib}/*", main_class, *arguments,
+        java_binary(),
+        *jvm_options,
+        f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+        "-cp",
+        f"{lib}/*",
+        main_class,
+        *arguments,
     ]
 
 
@@ -168,7 +178,9 @@ def format_arguments(properties_file: Path, cluster: str, scram_users: dict[str,
 def java_binary() -> str:
     found = shutil.which("java")
     if found is None:
-        raise KafkaUnavailable("no `java` on PATH: Apache Kafka needs Java 17 or newer (apt-get install openjdk-17-jre-headless)")
+        raise KafkaUnavailable(
+            "no `java` on PATH: Apache Kafka needs Java 17 or newer (apt-get install openjdk-17-jre-headless)"
+        )
     return found
 
 
@@ -215,8 +227,12 @@ def start_storage(lib: Path, node: KafkaNode, workdir: Path) -> Path:
     properties_file = workdir / "server.properties"
     properties_file.write_text(render_properties(server_properties(node, log_dir)))
     done = subprocess.run(
-        java_command(lib, "kafka.tools.StorageTool", *format_arguments(properties_file, cluster_id(), node.scram_users)),
-        capture_output=True, text=True, timeout=120,
+        java_command(
+            lib, "kafka.tools.StorageTool", *format_arguments(properties_file, cluster_id(), node.scram_users)
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]

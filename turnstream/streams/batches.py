@@ -30,7 +30,9 @@ class Gate(Protocol):
         """Whether the record may be applied now."""
 
 
-async def take_batches(stream: StreamT[bytes], max_events: int, within: float, gate: Gate) -> AsyncIterator[list[EventT[bytes]]]:
+async def take_batches(
+    stream: StreamT[bytes], max_events: int, within: float, gate: Gate
+) -> AsyncIterator[list[EventT[bytes]]]:
     """Lists of 1..`max_events` events of `stream`, in order, until the stream stops."""
     filling: list[EventT[bytes]] = []
     first, ready, room = asyncio.Event(), asyncio.Event(), asyncio.Event()

@@ -124,8 +124,12 @@ class OrderedConsumer(Consumer):
         records before it were lost on the way, its partition is fetched again from the first of them."""
         verdict = self._intake.take(message.tp, message.offset, time.monotonic())
         if verdict.fetch_from is not None:
-            log.warning("%s: records from %d on never reached the agent (it got %d); fetching them again",
-                        message.tp, verdict.fetch_from, message.offset)
+            log.warning(
+                "%s: records from %d on never reached the agent (it got %d); fetching them again",
+                message.tp,
+                verdict.fetch_from,
+                message.offset,
+            )
             refetches_total.labels("gap").inc()
             await self.seek(message.tp, verdict.fetch_from)
         if verdict.taken:
@@ -147,8 +151,9 @@ class OrderedConsumer(Consumer):
             return
         fetched = {tp: offset for tp, offset in self._next_offset.items() if offset != ANY}
         for tp, offset in self._intake.stalled(fetched, time.monotonic()).items():
-            log.warning("%s: records from %d on were fetched but never reached the agent; fetching them again",
-                        tp, offset)
+            log.warning(
+                "%s: records from %d on were fetched but never reached the agent; fetching them again", tp, offset
+            )
             refetches_total.labels("stalled").inc()
             await self.seek(tp, offset)
 

@@ -245,15 +245,29 @@ class EmbeddedStack:
             raise StackError(str(error)) from None
         self._node = node
         self._spawn(
-            "kafka", node.url(), node.port, apache_kafka.broker_command(lib, properties), kafka_answers,
-            workdir=workdir, grace=APACHE_KAFKA_STOP_GRACE,
+            "kafka",
+            node.url(),
+            node.port,
+            apache_kafka.broker_command(lib, properties),
+            kafka_answers,
+            workdir=workdir,
+            grace=APACHE_KAFKA_STOP_GRACE,
         )
 
     def _start_redis(self) -> None:
         port = self._claim(self.redis_port)
         command = [
-            redis_server_binary(), "--port", str(port), "--bind", LOOPBACK,
-            "--save", "", "--appendonly", "no", "--protected-mode", "yes",
+            redis_server_binary(),
+            "--port",
+            str(port),
+            "--bind",
+            LOOPBACK,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "yes",
         ]
         self._spawn("redis", f"redis://{LOOPBACK}:{port}/0", port, command, redis_answers)
 
@@ -265,14 +279,24 @@ class EmbeddedStack:
         return free_port()
 
     def _spawn(
-        self, name: str, url: str, port: int, command: list[str], answers: Callable[[int], bool],
-        workdir: Path | None = None, grace: float = 0.0,
+        self,
+        name: str,
+        url: str,
+        port: int,
+        command: list[str],
+        answers: Callable[[int], bool],
+        workdir: Path | None = None,
+        grace: float = 0.0,
     ) -> ChildService:
         log = tempfile.NamedTemporaryFile(prefix=f"turnstream-{name}-", suffix=".log", delete=False)
         env = {k: v for k, v in os.environ.items() if k not in ("LISTENER_URL", "ADVERTISED_LISTENER_URL")}
         process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=env, preexec_fn=die_with_parent,
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            preexec_fn=die_with_parent,
         )
         service = ChildService(name, url, port, process, log, command, answers, workdir, grace)
         self.services.append(service)
@@ -319,17 +343,25 @@ def provisioned(settings: Settings) -> Iterator[Settings]:
             ("TURNSTREAM_REDIS_URL", settings.redis_url, "redis://host:6379/0"),
         ):
             if url is None:
-                raise StackError(f"{variable} is not set and TURNSTREAM_EMBEDDED=never: set it, e.g. {variable}={example}")
+                raise StackError(
+                    f"{variable} is not set and TURNSTREAM_EMBEDDED=never: set it, e.g. {variable}={example}"
+                )
     with started_for(settings) as (_, started):
         yield started
 
 
 @contextmanager
-def started_for(settings: Settings, broker: Literal["tansu", "kafka"] = "tansu") -> Iterator[tuple[EmbeddedStack, Settings]]:
+def started_for(
+    settings: Settings, broker: Literal["tansu", "kafka"] = "tansu"
+) -> Iterator[tuple[EmbeddedStack, Settings]]:
     """The stack of the services `settings` leave unset (the broker of `broker`), and the settings that reach them:
     configured URLs as given, Tansu's short fetch wait where the stack started Tansu."""
-    with EmbeddedStack(kafka=settings.kafka_url is None, redis=settings.redis_url is None, broker=broker,
-                       kafka_jars=settings.kafka_jars) as stack:
+    with EmbeddedStack(
+        kafka=settings.kafka_url is None,
+        redis=settings.redis_url is None,
+        broker=broker,
+        kafka_jars=settings.kafka_jars,
+    ) as stack:
         started = settings.model_copy(
             update={
                 "kafka_url": settings.kafka_url or stack.kafka_url,

@@ -30,7 +30,9 @@ async def fetched_end_offsets(options: Mapping[str, Any], listed: Mapping[P, E])
     """
     ends = dict(listed)
     pending = {TopicPartition(tp[0], tp[1]): tp for tp, end in listed.items() if end}
-    last = {TopicPartition(tp[0], tp[1]): end - 1 for tp, end in listed.items() if end}  # the last record ListOffsets counts
+    last = {
+        TopicPartition(tp[0], tp[1]): end - 1 for tp, end in listed.items() if end
+    }  # the last record ListOffsets counts
     if not pending:
         return ends
     consumer = AIOKafkaConsumer(**options, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=50)

@@ -28,7 +28,11 @@ class ErasureNotConfirmed(TurnstreamError, RuntimeError):
 
 
 async def erase(
-    settings: Settings, *, user: str | None = None, session: str | None = None, tenant: str | None = None,
+    settings: Settings,
+    *,
+    user: str | None = None,
+    session: str | None = None,
+    tenant: str | None = None,
     dry_run: bool = False,
 ) -> tuple[str, Counter[str]]:
     """Erase `user` (every session of theirs) or one `session`; what was erased and how much of each kind.
@@ -75,12 +79,16 @@ async def _drop_rows(settings: Settings, eraser: Eraser, sessions: list[str]) ->
         if not waiting:
             return
         if time.monotonic() > deadline:
-            raise ErasureNotConfirmed(f"no worker confirmed the erasure of {len(waiting)} session(s) (e.g. {waiting[0]}) within "
-                           f"{CONFIRM_TIMEOUT_SECONDS:.0f}s: is a worker running? Nothing was deleted from Redis")
+            raise ErasureNotConfirmed(
+                f"no worker confirmed the erasure of {len(waiting)} session(s) (e.g. {waiting[0]}) within "
+                f"{CONFIRM_TIMEOUT_SECONDS:.0f}s: is a worker running? Nothing was deleted from Redis"
+            )
         await asyncio.sleep(0.2)
 
 
-async def _erase_journal(settings: Settings, owner: str, session: str | None, memories: list[str], entries: list[str]) -> None:
+async def _erase_journal(
+    settings: Settings, owner: str, session: str | None, memories: list[str], entries: list[str]
+) -> None:
     """Tombstones in the memory journal for what was erased, and the erasure itself: a replay of the journal
     leaves out whatever of the owner (or session) was written before now, tombstoned or not."""
     stored: tuple[Kind, ...] = ("a", "v")  # an archived turn's entry and its vector

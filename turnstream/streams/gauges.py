@@ -57,7 +57,11 @@ class WorkerGauges:
         """Assigned partitions of the topics the agents read and acknowledge: not the Tables' changelogs (active
         or standby), nor Faust's leader topic."""
         changelogs, topics = self.app.tables.changelog_topics, self.app.topics
-        return {tp for tp in self.app.consumer.assignment() if topics.acks_enabled_for(tp.topic) and tp.topic not in changelogs}
+        return {
+            tp
+            for tp in self.app.consumer.assignment()
+            if topics.acks_enabled_for(tp.topic) and tp.topic not in changelogs
+        }
 
     def sample(self) -> None:
         """Set every gauge from what the consumer and the Table hold now."""

@@ -88,8 +88,11 @@ class Intake(Generic[P]):
         next record to show the gap."""
         if now - self._progress_at < STALL_SECONDS:
             return {}
-        lost = {partition: state.next_offset for partition, state in self._partitions.items()
-                if fetched.get(partition, state.next_offset) > state.next_offset}
+        lost = {
+            partition: state.next_offset
+            for partition, state in self._partitions.items()
+            if fetched.get(partition, state.next_offset) > state.next_offset
+        }
         if lost:
             self._progress_at = now  # fetched again: give those records a full interval to arrive
         return lost

@@ -33,7 +33,9 @@ async def append_records(settings: Settings, records: Iterable[tuple[str, bytes,
     await producer.start()
     try:
         sent = [
-            await producer.send(settings.memory_topic, value, key=key, partition=partition_of(owner, settings.turn_partitions))
+            await producer.send(
+                settings.memory_topic, value, key=key, partition=partition_of(owner, settings.turn_partitions)
+            )
             for owner, key, value in records
         ]
         for future in sent:
@@ -51,8 +53,9 @@ class JournalReader:
         """`kafka`: the aiokafka connection options (connections.kafka_options, or the worker app's)."""
         self.topic = settings.memory_topic
         self._kafka = kafka
-        self._consumer = AIOKafkaConsumer(**kafka, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=50,
-                                          auto_offset_reset="earliest")
+        self._consumer = AIOKafkaConsumer(
+            **kafka, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=50, auto_offset_reset="earliest"
+        )
 
     async def __aenter__(self) -> JournalReader:
         await self._consumer.start()
@@ -71,8 +74,12 @@ class JournalReader:
             described = await admin.describe_topics([self.topic])
         finally:
             await admin.close()
-        return sorted(p["partition"] for topic in described if topic["topic"] == self.topic and not topic["error_code"]
-                      for p in topic["partitions"])
+        return sorted(
+            p["partition"]
+            for topic in described
+            if topic["topic"] == self.topic and not topic["error_code"]
+            for p in topic["partitions"]
+        )
 
     async def read(self, partition: int, start: int = 0) -> tuple[list[JournalRecord], int]:
         """Records of `partition` from offset `start` up to its end (a fetch's high watermark: right on every broker,
@@ -91,5 +98,7 @@ class JournalReader:
             if end is not None and position >= end:
                 return records, position
             if time.monotonic() > deadline:
-                raise JournalReadError(f"{self.topic}/{partition} gave nothing for {READ_TIMEOUT_SECONDS:.0f}s at "
-                                       f"offset {position} (end {end})")
+                raise JournalReadError(
+                    f"{self.topic}/{partition} gave nothing for {READ_TIMEOUT_SECONDS:.0f}s at "
+                    f"offset {position} (end {end})"
+                )

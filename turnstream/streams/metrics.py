@@ -17,7 +17,9 @@ stage_seconds = Histogram(
 )
 turns_total = Counter("turnstream_turns_total", "Turns consumed, by outcome", ["outcome"])
 llm_requests_total = Counter("turnstream_llm_requests_total", "Asynchronous LLM requests, by outcome", ["outcome"])
-dead_letters_total = Counter("turnstream_dead_letters_total", "Turns sent to the dead-letter topic, by reason", ["reason"])
+dead_letters_total = Counter(
+    "turnstream_dead_letters_total", "Turns sent to the dead-letter topic, by reason", ["reason"]
+)
 rekeyed_total = Counter(
     "turnstream_rekeyed_turns_total",
     "Turns whose Kafka key was not their session key, forwarded under it to their session's partition, by reason",
@@ -30,17 +32,37 @@ for _reason in REKEY_REASONS:  # each reads 0 from the start: "none forwarded" i
 
 def observe_ms(stage: str, milliseconds: float) -> None:
     stage_seconds.labels(stage).observe(milliseconds / 1000)
-sessions_expired_total = Counter("turnstream_sessions_expired_total", "Sessions removed from the Table after their idle TTL")
-contexts_resynced_total = Counter("turnstream_contexts_resynced_total", "Contexts written back from the Table after Redis lost them")
-journal_replayed_total = Counter("turnstream_journal_replayed_total",
-                                 "Memories and archived turns written back from the memory journal", ["kind"])
-redis_write_retries_total = Counter("turnstream_redis_write_retries_total", "Redis writes retried after a connection error or timeout")
-refetches_total = Counter("turnstream_refetches_total", "Input partitions fetched again because fetched records never "
-                          "reached the session agent, by how it showed: a later record (gap) or none (stalled)", ["reason"])
-rebalances_total = Counter("turnstream_rebalances_total", "Rebalances this worker took part in (each ends with a new assignment)")
-assigned_partitions = Gauge("turnstream_assigned_partitions", "Input partitions (changelogs not counted) assigned to this worker")
-consumer_lag = Gauge("turnstream_consumer_lag", "Records of an assigned input partition not yet committed: the fetch "
-                     "high watermark minus the committed offset", ["topic", "partition"])
+
+
+sessions_expired_total = Counter(
+    "turnstream_sessions_expired_total", "Sessions removed from the Table after their idle TTL"
+)
+contexts_resynced_total = Counter(
+    "turnstream_contexts_resynced_total", "Contexts written back from the Table after Redis lost them"
+)
+journal_replayed_total = Counter(
+    "turnstream_journal_replayed_total", "Memories and archived turns written back from the memory journal", ["kind"]
+)
+redis_write_retries_total = Counter(
+    "turnstream_redis_write_retries_total", "Redis writes retried after a connection error or timeout"
+)
+refetches_total = Counter(
+    "turnstream_refetches_total",
+    "Input partitions fetched again because fetched records never "
+    "reached the session agent, by how it showed: a later record (gap) or none (stalled)",
+    ["reason"],
+)
+rebalances_total = Counter(
+    "turnstream_rebalances_total", "Rebalances this worker took part in (each ends with a new assignment)"
+)
+assigned_partitions = Gauge(
+    "turnstream_assigned_partitions", "Input partitions (changelogs not counted) assigned to this worker"
+)
+consumer_lag = Gauge(
+    "turnstream_consumer_lag",
+    "Records of an assigned input partition not yet committed: the fetch high watermark minus the committed offset",
+    ["topic", "partition"],
+)
 sessions_held = Gauge("turnstream_sessions_held", "Sessions in the local Table for this worker's partitions")
 build_info = Gauge("turnstream_build_info", "Versions this worker runs; always 1", ["version", "python", "faust"])
 turns_embedded_total = Counter("turnstream_turns_embedded_total", "Archived turns embedded for semantic recall")

@@ -36,7 +36,11 @@ def start_worker(settings: Settings, log: IO[bytes], loglevel: str = "info") -> 
     env = {**os.environ, **settings_env(settings), "TURNSTREAM_WEB_PORT": str(settings.web_port or free_port())}
     return subprocess.Popen(
         [sys.executable, "-m", "turnstream", "worker", "--loglevel", loglevel],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, preexec_fn=die_with_parent,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        preexec_fn=die_with_parent,
     )
 
 

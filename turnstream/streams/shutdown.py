@@ -40,8 +40,11 @@ class StopDeadline:
             self._timer.start()
 
     def _expire(self) -> None:
-        log.error("the graceful stop did not finish within %.0f s (TURNSTREAM_STOP_TIMEOUT_SECONDS); exiting now: "
-                  "turns whose offsets were not committed are applied again by the next owner", self.seconds)
+        log.error(
+            "the graceful stop did not finish within %.0f s (TURNSTREAM_STOP_TIMEOUT_SECONDS); exiting now: "
+            "turns whose offsets were not committed are applied again by the next owner",
+            self.seconds,
+        )
         logging.shutdown()
         self._exit(EXIT_STOP_TIMEOUT)
 

@@ -75,7 +75,9 @@ async def cluster_id(settings: Settings) -> str:
 
 
 async def redis_ready(settings: Settings) -> None:
-    client = redis_client(settings, socket_connect_timeout=ATTEMPT_TIMEOUT_SECONDS, socket_timeout=ATTEMPT_TIMEOUT_SECONDS)
+    client = redis_client(
+        settings, socket_connect_timeout=ATTEMPT_TIMEOUT_SECONDS, socket_timeout=ATTEMPT_TIMEOUT_SECONDS
+    )
     try:
         await ping(client)
     finally:
@@ -100,10 +102,12 @@ async def wait_until_ready(
 
     def before_sleep(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
-        log.info(settings.redact(
-            f"waiting for {what} at {where}: attempt {state.attempt_number} failed ({_reason(error)}); "
-            f"next in {state.next_action.sleep if state.next_action else 0.0:.1f}s"
-        ))
+        log.info(
+            settings.redact(
+                f"waiting for {what} at {where}: attempt {state.attempt_number} failed ({_reason(error)}); "
+                f"next in {state.next_action.sleep if state.next_action else 0.0:.1f}s"
+            )
+        )
 
     retrying = AsyncRetrying(
         stop=stop_after_delay(max(deadline - started, 0.0)),
@@ -118,13 +122,17 @@ async def wait_until_ready(
                 remaining = max(deadline - time.monotonic(), 0.1)
                 await asyncio.wait_for(check(settings), min(ATTEMPT_TIMEOUT_SECONDS, remaining))
     except ServiceRefused as error:
-        raise ServicesUnavailable(settings.redact(f"{what} at {where}: authentication failed (not retried): {error}")) from None
+        raise ServicesUnavailable(
+            settings.redact(f"{what} at {where}: authentication failed (not retried): {error}")
+        ) from None
     except Exception as error:
         attempts = retrying.statistics.get("attempt_number", 1)
-        raise ServicesUnavailable(settings.redact(
-            f"{what} at {where} did not answer within {settings.startup_timeout_seconds:g}s "
-            f"(TURNSTREAM_STARTUP_TIMEOUT_SECONDS, {attempts} attempts): {_reason(error)}"
-        )) from None
+        raise ServicesUnavailable(
+            settings.redact(
+                f"{what} at {where} did not answer within {settings.startup_timeout_seconds:g}s "
+                f"(TURNSTREAM_STARTUP_TIMEOUT_SECONDS, {attempts} attempts): {_reason(error)}"
+            )
+        ) from None
 
 
 async def wait_for_services(settings: Settings) -> None:

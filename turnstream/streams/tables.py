@@ -71,7 +71,14 @@ class SessionsTable(faust.Table[str, bytes]):
 
 def sessions_table(app: faust.App, settings: Settings) -> SessionsTable:
     """session key -> SessionState bytes (bytes values travel raw); co-partitioned with the turns topic."""
-    table = SessionsTable(app, name=SESSIONS_TABLE, key_type=str, value_type=bytes, partitions=settings.turn_partitions,
-                          default=None, beacon=app.tables.beacon)
+    table = SessionsTable(
+        app,
+        name=SESSIONS_TABLE,
+        key_type=str,
+        value_type=bytes,
+        partitions=settings.turn_partitions,
+        default=None,
+        beacon=app.tables.beacon,
+    )
     app.tables.add(table)
     return table

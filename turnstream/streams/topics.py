@@ -26,7 +26,11 @@ class Topics:
 def declare_topics(app: faust.App, settings: Settings) -> Topics:
     def raw_topic(*names: str) -> faust.TopicT:
         return app.topic(
-            *names, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
+            *names,
+            key_type=bytes,
+            value_type=bytes,
+            key_serializer="raw",
+            value_serializer="raw",
             partitions=settings.turn_partitions,
         )
 

@@ -58,7 +58,9 @@ def tool_calls(message: Any) -> list[tuple[str, str, str]]:
         function = call.get("function")
         if not isinstance(function, dict):
             function = {}
-        calls.append((str(call.get("id", "")), str(function.get("name", "tool")), content_text(function.get("arguments", ""))))
+        calls.append(
+            (str(call.get("id", "")), str(function.get("name", "tool")), content_text(function.get("arguments", "")))
+        )
     return calls
 
 

@@ -14,8 +14,22 @@ from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a couple of": 2,
+    "a few": 3,
+}
 _COUNT = r"(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
 
 
@@ -47,7 +61,7 @@ def _weekday(match: re.Match[str], today: date) -> str:
 
 
 def _weekday_abbreviated(match: re.Match[str], today: date) -> str:
-    """"last Fri": the day with the weekday's whole name ("Friday, 14 July 2023"), the word a reader asking
+    """ "last Fri": the day with the weekday's whole name ("Friday, 14 July 2023"), the word a reader asking
     "which Friday" looks for."""
     target = next(i for i, day in enumerate(_WEEKDAYS) if day.startswith(match.group(2).lower()[:3]))
     return f"{_WEEKDAYS[target].title()}, {_days(today, _weekday_offset(match.group(1), target, today))}"

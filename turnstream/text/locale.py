@@ -75,81 +75,115 @@ class Locale:
         return self.month.format(date(year, month, 1))
 
 
-LOCALES: Mapping[Language, Locale] = MappingProxyType({
-    "zh": Locale(
-        # Solon's SummarizationInterceptor text, verbatim.
-        marker="--- [系统提示：中间部分历史对话已优化压缩，请根据当前计划和剩余历史继续任务...] ---",
-        summary_heading="[已压缩历史摘要]",
-        facts_heading="[关键信息]",
-        fact_labels=_frozen({"fact": "事实", "preference": "偏好", "event": "事件", "constraint": "约束", "failure": "失败尝试"}),
-        trim_note="[… 已截断 {tokens} 个 token …]",
-        summary_labels=_frozen({"user": "用户：", "assistant": "助手：", "step": "步骤：", "tool": "工具：", "called": "调用", "failed": "失败"}),
-        memory_title="[关于用户的记忆：相关时参考，不要复述]",
-        profile_heading="用户画像：",
-        memories_heading="相关记忆：",
-        turns_heading="以往对话摘录：",
-        memory_labels=_frozen({"fact": "事实", "preference": "偏好", "event": "事件", "summary": "往期对话"}),
-        memory_label="（{label}）",
-        speakers=_frozen({"user": "用户", "assistant": "助手", "tool": "工具"}),
-        day="{0.year}年{0.month}月{0.day}日",
-        month="{0.year}年{0.month}月",
-        date_note="（{date}）",
-        result_unavailable="[此工具调用的结果未送达（被拒绝或丢失）；请按调用失败处理。]",
-        small_talk=tuple(
-            """
+LOCALES: Mapping[Language, Locale] = MappingProxyType(
+    {
+        "zh": Locale(
+            # Solon's SummarizationInterceptor text, verbatim.
+            marker="--- [系统提示：中间部分历史对话已优化压缩，请根据当前计划和剩余历史继续任务...] ---",
+            summary_heading="[已压缩历史摘要]",
+            facts_heading="[关键信息]",
+            fact_labels=_frozen(
+                {"fact": "事实", "preference": "偏好", "event": "事件", "constraint": "约束", "failure": "失败尝试"}
+            ),
+            trim_note="[… 已截断 {tokens} 个 token …]",
+            summary_labels=_frozen(
+                {
+                    "user": "用户：",
+                    "assistant": "助手：",
+                    "step": "步骤：",
+                    "tool": "工具：",
+                    "called": "调用",
+                    "failed": "失败",
+                }
+            ),
+            memory_title="[关于用户的记忆：相关时参考，不要复述]",
+            profile_heading="用户画像：",
+            memories_heading="相关记忆：",
+            turns_heading="以往对话摘录：",
+            memory_labels=_frozen({"fact": "事实", "preference": "偏好", "event": "事件", "summary": "往期对话"}),
+            memory_label="（{label}）",
+            speakers=_frozen({"user": "用户", "assistant": "助手", "tool": "工具"}),
+            day="{0.year}年{0.month}月{0.day}日",
+            month="{0.year}年{0.month}月",
+            date_note="（{date}）",
+            result_unavailable="[此工具调用的结果未送达（被拒绝或丢失）；请按调用失败处理。]",
+            small_talk=tuple(
+                """
             你好 您好 哈喽 嗨 哈罗 早上好 早安 早 上午好 中午好 下午好 晚上好 晚安 在吗 在不在 在么
             谢谢 多谢 感谢 谢啦 谢了 好的 好 嗯 嗯嗯 哦 噢 哈 呵 嘿 再见 拜拜 回头见 明天见
             辛苦了 没事 没关系 不客气 你在干嘛 最近怎么样 最近好吗 吃了吗 你好吗 大家好 亲 小助手 机器人
             啊 呀 吧 呢 哇 哟 嘛 啦 了 的 你 您 我 们 也 还 很 挺 都
             """.split()
+            ),
+            praise=tuple(
+                "太好了 真好 真棒 真不错 不错 厉害 好厉害 太棒了 棒 加油 哇塞 羡慕 可爱 好看 漂亮 同意 对 是的 没错 确实 真的 开心 高兴 为你高兴 太 真".split()
+            ),
+            spaced=False,
+            request_cue=None,
         ),
-        praise=tuple("太好了 真好 真棒 真不错 不错 厉害 好厉害 太棒了 棒 加油 哇塞 羡慕 可爱 好看 漂亮 同意 对 是的 没错 确实 真的 开心 高兴 为你高兴 太 真".split()),
-        spaced=False,
-        request_cue=None,
-    ),
-    "en": Locale(
-        marker=(
-            "--- [System note: the middle of this conversation was compressed; continue the task "
-            "from the current plan and the remaining history.] ---"
-        ),
-        summary_heading="[Summary of the compressed history]",
-        facts_heading="[Key facts]",
-        fact_labels=_frozen({"fact": "fact", "preference": "preference", "event": "event", "constraint": "constraint", "failure": "failed attempt"}),
-        trim_note="[… trimmed {tokens} tokens …]",
-        summary_labels=_frozen({"user": "user: ", "assistant": "assistant: ", "step": "step: ", "tool": "tool: ", "called": "called", "failed": "failed"}),
-        memory_title="[Memory about the user: use it where it helps, do not recite it]",
-        profile_heading="Profile:",
-        memories_heading="Relevant memories:",
-        turns_heading="From earlier conversations:",
-        memory_labels=_frozen({"fact": "fact", "preference": "preference", "event": "event", "summary": "earlier conversation"}),
-        memory_label="({label}) ",
-        speakers=_frozen({"user": "User", "assistant": "Assistant", "tool": "Tool"}),
-        day="{0.day} {0:%B} {0.year}",
-        month="{0:%B} {0.year}",
-        date_note=" ({date})",
-        result_unavailable="[No result arrived for this tool call (it was refused or lost); treat the call as failed.]",
-        small_talk=tuple(
-            """
+        "en": Locale(
+            marker=(
+                "--- [System note: the middle of this conversation was compressed; continue the task "
+                "from the current plan and the remaining history.] ---"
+            ),
+            summary_heading="[Summary of the compressed history]",
+            facts_heading="[Key facts]",
+            fact_labels=_frozen(
+                {
+                    "fact": "fact",
+                    "preference": "preference",
+                    "event": "event",
+                    "constraint": "constraint",
+                    "failure": "failed attempt",
+                }
+            ),
+            trim_note="[… trimmed {tokens} tokens …]",
+            summary_labels=_frozen(
+                {
+                    "user": "user: ",
+                    "assistant": "assistant: ",
+                    "step": "step: ",
+                    "tool": "tool: ",
+                    "called": "called",
+                    "failed": "failed",
+                }
+            ),
+            memory_title="[Memory about the user: use it where it helps, do not recite it]",
+            profile_heading="Profile:",
+            memories_heading="Relevant memories:",
+            turns_heading="From earlier conversations:",
+            memory_labels=_frozen(
+                {"fact": "fact", "preference": "preference", "event": "event", "summary": "earlier conversation"}
+            ),
+            memory_label="({label}) ",
+            speakers=_frozen({"user": "User", "assistant": "Assistant", "tool": "Tool"}),
+            day="{0.day} {0:%B} {0.year}",
+            month="{0:%B} {0.year}",
+            date_note=" ({date})",
+            result_unavailable="[No result arrived for this tool call (it was refused or lost); treat the call as failed.]",
+            small_talk=tuple(
+                """
             hi hii hiii hey heya hello helo hallo howdy yo sup hiya greetings morning afternoon evening night
             good gm gn thanks thank thx ty cheers ok okay k kk cool nice great awesome bye goodbye cya later see
             you u ya there all folks how's hows how are r doing going it what's whats up is everything
             fine well alright sounds lol haha hah hmm yes yeah yep nope sure welcome so much lot again
             dear friend buddy pal mate bot assistant again soon take care a the and to day have
             """.split()
-        ),
-        praise=tuple(
-            """
+            ),
+            praise=tuple(
+                """
             wow oh omg amazing fantastic wonderful incredible beautiful lovely gorgeous stunning impressive brilliant
             cute fun blast glad happy proud hear sound love really super totally absolutely definitely exciting
             excited interesting inspiring inspire inspired support means mean appreciate agree true right exactly
             keep congrats congratulations job luck best pretty just like look looks kind words
             """.split()
+            ),
+            spaced=True,
+            request_cue=(
+                r"\b(?:what(?:'s| is| are) (?:the|my|your|a)|why|which|where|when|who|how (?:much|many|long|far|do|can)|"
+                r"can you|could you|would you|please|tell me|remind me|help)\b"
+            ),
         ),
-        spaced=True,
-        request_cue=(
-            r"\b(?:what(?:'s| is| are) (?:the|my|your|a)|why|which|where|when|who|how (?:much|many|long|far|do|can)|"
-            r"can you|could you|would you|please|tell me|remind me|help)\b"
-        ),
-    ),
-})
+    }
+)
 """The words of every language turnstream speaks."""

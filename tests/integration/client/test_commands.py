@@ -27,7 +27,9 @@ def turnstream(settings: Settings, *args: str, stdin: bytes | None = None) -> su
 
 
 def line(turn_id: str, session_id: str = "s1") -> bytes:
-    return orjson.dumps({"turn_id": turn_id, "session_id": session_id, "tenant": "acme", "message": {"role": "user", "content": "hi"}})
+    return orjson.dumps(
+        {"turn_id": turn_id, "session_id": session_id, "tenant": "acme", "message": {"role": "user", "content": "hi"}}
+    )
 
 
 async def test_produce_sends_valid_lines_and_names_invalid_ones(settings: Settings, tmp_path: Path) -> None:
@@ -80,9 +82,7 @@ def test_unconfigured_services_are_one_line(redis_settings: Settings, args: tupl
     assert len(result.stderr.splitlines()) == 1
 
 
-@pytest.mark.parametrize(
-    ("args", "field"), [(("produce", "-"), "kafka_url"), (("context", "get", "s1"), "redis_url")]
-)
+@pytest.mark.parametrize(("args", "field"), [(("produce", "-"), "kafka_url"), (("context", "get", "s1"), "redis_url")])
 def test_unreachable_services_are_one_line(redis_settings: Settings, args: tuple[str, ...], field: str) -> None:
     dead = "kafka://127.0.0.1:1" if field == "kafka_url" else "redis://127.0.0.1:1/0"
     result = turnstream(redis_settings.model_copy(update={field: dead}), *args, stdin=b"")

@@ -31,7 +31,9 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sent
 
 
-async def test_get_is_one_round_trip_with_the_user_and_two_without(client: ContextClient, store: ContextWriter, round_trips: list[int]) -> None:
+async def test_get_is_one_round_trip_with_the_user_and_two_without(
+    client: ContextClient, store: ContextWriter, round_trips: list[int]
+) -> None:
     await store.write(make_doc(3), ["t3"], owner="acme:maya")
     expected = await store.reader.read("acme:s1", "acme:maya")
     await client.get("s1", tenant="acme", user_id="maya")  # connects; the pool then holds a live connection

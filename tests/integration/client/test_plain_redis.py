@@ -36,13 +36,21 @@ MESSAGES = [
 
 
 def turn(seq: int) -> dict[str, Any]:
-    return {"turn_id": f"t{seq}", "session_id": SESSION, "tenant": TENANT, "user_id": USER, "seq": seq,
-            "message": MESSAGES[seq]}
+    return {
+        "turn_id": f"t{seq}",
+        "session_id": SESSION,
+        "tenant": TENANT,
+        "user_id": USER,
+        "seq": seq,
+        "message": MESSAGES[seq],
+    }
 
 
 async def send(settings: Settings, turns: list[dict[str, Any]]) -> None:
     """As any Java-compatible producer: key = `tenant:session_id`, murmur2, acks=all, JSON value."""
-    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", partitioner=DefaultPartitioner())
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.bootstrap_servers, acks="all", partitioner=DefaultPartitioner()
+    )
     await producer.start()
     try:
         for t in turns:
@@ -97,13 +105,33 @@ async def test_a_gateway_reads_the_context_with_plain_redis_commands(settings: S
         # by the spec it is generated from): only looking (record = 0)
         sha = redis.execute_command("SCRIPT", "LOAD", RECALL_LUA.read_text())
         keys, args = RECALL.call(
-            context=context, profile=f"{p}:profile:{{{o}}}", memories=f"{p}:mem:{{{o}}}", access=f"{p}:memaccess:{{{o}}}",
-            injected=f"{p}:injected:{{{o}}}:{s}", archive=f"{p}:arcent:{{{o}}}", positions=f"{p}:arcat:{{{o}}}",
-            entry_terms=f"{p}:arcrec:{{{o}}}", dictionary=f"{p}:arcdict:{{{o}}}", vectors=f"{p}:arcvec:{{{o}}}",
-            semantic=f"{p}:arcsem:{{{o}}}", keyword_sets=[f"{p}:memkw:{{{o}}}:budget"],
-            postings=[f"{p}:arcpost:{{{o}}}:budget"], k=5, window=settings.recall_dedup_window,
-            ttl=settings.session_ttl_seconds, now=time.time(), record=0, hits=32, postings_per_term=64, scored_terms=8,
-            neighbours=1, terms="budget", weight_scale=10_000, pool=0, semantic_terms="", vector_tag="",
+            context=context,
+            profile=f"{p}:profile:{{{o}}}",
+            memories=f"{p}:mem:{{{o}}}",
+            access=f"{p}:memaccess:{{{o}}}",
+            injected=f"{p}:injected:{{{o}}}:{s}",
+            archive=f"{p}:arcent:{{{o}}}",
+            positions=f"{p}:arcat:{{{o}}}",
+            entry_terms=f"{p}:arcrec:{{{o}}}",
+            dictionary=f"{p}:arcdict:{{{o}}}",
+            vectors=f"{p}:arcvec:{{{o}}}",
+            semantic=f"{p}:arcsem:{{{o}}}",
+            keyword_sets=[f"{p}:memkw:{{{o}}}:budget"],
+            postings=[f"{p}:arcpost:{{{o}}}:budget"],
+            k=5,
+            window=settings.recall_dedup_window,
+            ttl=settings.session_ttl_seconds,
+            now=time.time(),
+            record=0,
+            hits=32,
+            postings_per_term=64,
+            scored_terms=8,
+            neighbours=1,
+            terms="budget",
+            weight_scale=10_000,
+            pool=0,
+            semantic_terms="",
+            vector_tag="",
         )
         reply = redis.execute_command("EVALSHA", sha, len(keys), *keys, *args)
         stored, profile, _profile_version, memories, archive, pool, vectors = reply

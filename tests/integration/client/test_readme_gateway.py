@@ -30,8 +30,11 @@ def gateway_script() -> str:
 async def warm_up(settings: Settings, client: SyncContextClient, timeout: float = 120) -> None:
     """A first turn through the worker, so the script's wait measures a running pipeline, not the worker's start."""
     async with TurnProducer(settings) as producer:
-        await (await producer.send({"turn_id": "w-0", "session_id": "warm-up", "seq": 0,
-                                    "message": {"role": "user", "content": "hello"}}))
+        await (
+            await producer.send(
+                {"turn_id": "w-0", "session_id": "warm-up", "seq": 0, "message": {"role": "user", "content": "hello"}}
+            )
+        )
     deadline = time.monotonic() + timeout
     while client.get("warm-up") is None:
         assert time.monotonic() < deadline, "the worker applied no turn"
@@ -42,12 +45,18 @@ async def warm_up(settings: Settings, client: SyncContextClient, timeout: float 
 async def test_the_readme_sync_gateway_script_runs_as_written(settings: Settings, tmp_path: Path) -> None:
     script = tmp_path / "gateway.py"
     script.write_text(gateway_script())
-    env = {**os.environ, "TURNSTREAM_KAFKA_URL": settings.kafka_url or "", "TURNSTREAM_REDIS_URL": settings.redis_url or "",
-           "TURNSTREAM_TOPIC_PREFIX": settings.topic_prefix}
+    env = {
+        **os.environ,
+        "TURNSTREAM_KAFKA_URL": settings.kafka_url or "",
+        "TURNSTREAM_REDIS_URL": settings.redis_url or "",
+        "TURNSTREAM_TOPIC_PREFIX": settings.topic_prefix,
+    }
     await ensure_topics(settings)
     with running_worker(settings), SyncContextClient.from_settings(settings) as client:
         await warm_up(settings, client)
-        done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         printed = re.fullmatch(r"fresh=(\w+) messages=(\d+) redis_ms=([\d.]+)\n", done.stdout)
         assert printed, done.stdout

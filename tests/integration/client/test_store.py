@@ -11,10 +11,11 @@ ANONYMOUS = session_owner("acme:s1")
 """The owner of session acme:s1, which names no user: the documents here are written without one."""
 
 
-
 @pytest.fixture
 async def store(redis_settings: Settings) -> AsyncIterator[ContextWriter]:
-    store = ContextWriter.from_settings(redis_settings.model_copy(update={"dedup_window": 4, "session_ttl_seconds": 600}))
+    store = ContextWriter.from_settings(
+        redis_settings.model_copy(update={"dedup_window": 4, "session_ttl_seconds": 600})
+    )
     yield store
     await store.aclose()
 
@@ -22,8 +23,10 @@ async def store(redis_settings: Settings) -> AsyncIterator[ContextWriter]:
 def test_keys_share_one_hash_tag_under_the_prefix(store: ContextWriter, redis_settings: Settings) -> None:
     prefix = redis_settings.topic_prefix
     assert store.reader.keys("acme:maya", "acme:s1") == (
-        f"{prefix}:ctx:{{acme:maya}}:acme:s1", f"{prefix}:applied:{{acme:maya}}:acme:s1",
-        f"{prefix}:injected:{{acme:maya}}:acme:s1", f"{prefix}:updates:acme:s1",
+        f"{prefix}:ctx:{{acme:maya}}:acme:s1",
+        f"{prefix}:applied:{{acme:maya}}:acme:s1",
+        f"{prefix}:injected:{{acme:maya}}:acme:s1",
+        f"{prefix}:updates:acme:s1",
     )
 
 

@@ -31,7 +31,7 @@ def sync_client(redis_settings: Settings) -> Iterator[SyncContextClient]:
 def subscribers(redis_url: str, channel: str) -> tuple[int, int]:
     """(subscribers of `channel`, connections subscribed to anything), as the server sees them."""
     with Redis.from_url(redis_url) as redis:
-        (_, count), = redis.pubsub_numsub(channel)
+        ((_, count),) = redis.pubsub_numsub(channel)
         listing = redis.client_list()
         return int(count), sum(1 for c in listing if int(c.get("sub", 0)) or int(c.get("psub", 0)))
 
@@ -45,7 +45,9 @@ async def test_get_reads_what_the_async_client_reads(sync_client: SyncContextCli
     assert sync_client.get("s1") is None  # no tenant: another session
 
 
-async def test_wait_for_a_turn_already_applied_returns_at_once(sync_client: SyncContextClient, store: ContextWriter) -> None:
+async def test_wait_for_a_turn_already_applied_returns_at_once(
+    sync_client: SyncContextClient, store: ContextWriter
+) -> None:
     await store.write(make_doc(1), ["t1"])
     started = time.monotonic()
     result = sync_client.wait_for("s1", "t1", timeout=10, tenant="acme")
@@ -53,7 +55,9 @@ async def test_wait_for_a_turn_already_applied_returns_at_once(sync_client: Sync
     assert time.monotonic() - started < 0.5
 
 
-async def test_wait_for_wakes_on_the_write_that_applies_the_turn(sync_client: SyncContextClient, store: ContextWriter) -> None:
+async def test_wait_for_wakes_on_the_write_that_applies_the_turn(
+    sync_client: SyncContextClient, store: ContextWriter
+) -> None:
     await store.write(make_doc(1), ["t1"])
     started = time.monotonic()
     waiting = asyncio.create_task(asyncio.to_thread(sync_client.wait_for, "s1", "t3", 10, "acme"))
@@ -91,11 +95,22 @@ async def test_a_timed_out_wait_returns_the_latest_doc_and_leaves_no_subscriptio
     assert seen == [(1, 1), (0, 0)]
 
 
-async def test_build_prompt_is_the_async_clients_prompt(redis_settings: Settings, sync_client: SyncContextClient) -> None:
+async def test_build_prompt_is_the_async_clients_prompt(
+    redis_settings: Settings, sync_client: SyncContextClient
+) -> None:
     async with ContextClient.from_settings(redis_settings) as client:
         assert client.memory is not None
-        await ContextWriter.on(client.store.redis, redis_settings).write(make_doc(4, messages=[{"role": "user", "content": "Plan my trip to Lisbon"},
-                                                       {"role": "assistant", "content": "Gladly."}]), ["t4"], owner=OWNER)
+        await ContextWriter.on(client.store.redis, redis_settings).write(
+            make_doc(
+                4,
+                messages=[
+                    {"role": "user", "content": "Plan my trip to Lisbon"},
+                    {"role": "assistant", "content": "Gladly."},
+                ],
+            ),
+            ["t4"],
+            owner=OWNER,
+        )
         await state_budget(client.memory, OWNER, "acme:s1")
         archive = ArchiveStore(client.store.redis, redis_settings)
         await archive.append(OWNER, entries(20))
@@ -111,7 +126,8 @@ async def test_build_prompt_is_the_async_clients_prompt(redis_settings: Settings
 
 
 async def test_search_is_the_memory_stores_from_either_client_and_reads_one_owner(
-    redis_settings: Settings, sync_client: SyncContextClient,
+    redis_settings: Settings,
+    sync_client: SyncContextClient,
 ) -> None:
     question = "Which hotels fit my budget? Anything about topic3?"
     anonymous = owner_key(None, "acme", "anon-1")
@@ -127,8 +143,11 @@ async def test_search_is_the_memory_stores_from_either_client_and_reads_one_owne
     assert expected.archived and any("3500" in m["text"] for m in expected.recalled)
     assert (found.archived, found.recalled, found.messages) == (expected.archived, expected.recalled, expected.messages)
     synced = sync_client.search(question, user_id="maya", tenant="acme", budget_tokens=400)
-    assert (synced.archived, synced.recalled, synced.messages) == (expected.archived, expected.recalled,
-                                                                   expected.messages)
+    assert (synced.archived, synced.recalled, synced.messages) == (
+        expected.archived,
+        expected.recalled,
+        expected.messages,
+    )
     # the user's search is the user's alone: a session without a user keeps its own archive, and no tenant is another
     assert {t["id"] for t in anon.archived} == {e.id for e in entries(3, start=100)} and anon.recalled == []
     assert sync_client.search(question, session_id="anon-1", tenant="acme", budget_tokens=400).archived == anon.archived

@@ -36,8 +36,13 @@ RUN = uuid.uuid4().hex[:8]
 
 def user_turn(session: str, number: int, size: int = 0) -> dict[str, object]:
     content = f"turn {number} " + "x" * size
-    return {"turn_id": f"t-{number}", "session_id": f"{session}-{RUN}", "user_id": "maya", "seq": number,
-            "message": {"role": "user", "content": content}}
+    return {
+        "turn_id": f"t-{number}",
+        "session_id": f"{session}-{RUN}",
+        "user_id": "maya",
+        "seq": number,
+        "message": {"role": "user", "content": content},
+    }
 
 
 @pytest.fixture

@@ -35,7 +35,9 @@ def test_bge_zh_reads_english_lower_cased_and_separates_chinese(bge_zh: OnnxEmbe
 
 
 def test_batches_sorted_by_length_keep_each_text_s_vector_and_order(minilm: OnnxEmbedder) -> None:
-    texts = [f"{'very ' * (n % 7)}short text number {n}" for n in range(40)] + ["word " * 400]  # the last is cut at 128 tokens
+    texts = [f"{'very ' * (n % 7)}short text number {n}" for n in range(40)] + [
+        "word " * 400
+    ]  # the last is cut at 128 tokens
     batched = minilm.embed_passages(texts)
     alone = np.vstack([minilm.embed_passages([text]) for text in texts])
     assert batched.shape == (41, 384) and batched.dtype == np.float32
@@ -66,9 +68,13 @@ def test_the_vocabulary_cache_holds_the_category_of_a_turn(minilm: OnnxEmbedder)
 def test_the_settings_load_a_model_per_language_with_its_vocabulary() -> None:
     embedders = load_embedders(Settings(embeddings="local"))
     assert embedders is not None
-    assert embedders.for_text("我妹妹的猫叫什么？").dims == 512 and embedders.for_text("What is my cat called?").dims == 384
+    assert (
+        embedders.for_text("我妹妹的猫叫什么？").dims == 512
+        and embedders.for_text("What is my cat called?").dims == 384
+    )
     assert set(embedders.vocabularies) == set(embedders.model_ids)
-    (turn,) = embed_turns(embedders, ["John: I started taekwondo last year"], 16,
-                          lambda model: embedders.vocabularies[model.model_id])
+    (turn,) = embed_turns(
+        embedders, ["John: I started taekwondo last year"], 16, lambda model: embedders.vocabularies[model.model_id]
+    )
     assert turn.model_id == embedders.en.model_id and len(turn.vector) == 388
     assert "martial" in {term for term, _ in turn.terms}

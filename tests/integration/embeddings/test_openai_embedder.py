@@ -23,7 +23,9 @@ def embedder(server: EmbeddingsServer, dims: int = 384, **options: float) -> Ope
     return OpenAIEmbedder(server.base_url, "test", "minilm", dims, batch_size=2, **options)  # type: ignore[arg-type]
 
 
-def test_texts_go_in_batches_and_come_back_as_the_model_s_vectors_in_order(embeddings_server: Start, minilm: OnnxEmbedder) -> None:
+def test_texts_go_in_batches_and_come_back_as_the_model_s_vectors_in_order(
+    embeddings_server: Start, minilm: OnnxEmbedder
+) -> None:
     server = embeddings_server(minilm)
     vectors = embedder(server).embed_passages(TEXTS)
     assert server.count == 3 and [len(r["input"]) for r in server.requests] == [2, 2, 1]
@@ -32,7 +34,9 @@ def test_texts_go_in_batches_and_come_back_as_the_model_s_vectors_in_order(embed
     assert embedder(server).model_id == "openai-minilm-384"
 
 
-def test_vectors_are_normalised_and_put_back_in_order_whatever_the_server_does(embeddings_server: Start, minilm: OnnxEmbedder) -> None:
+def test_vectors_are_normalised_and_put_back_in_order_whatever_the_server_does(
+    embeddings_server: Start, minilm: OnnxEmbedder
+) -> None:
     server = embeddings_server(minilm, mode="scaled")
     vectors = embedder(server).embed_queries(TEXTS[:2])
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -78,7 +82,9 @@ def test_no_server_is_one_line(minilm: OnnxEmbedder) -> None:
 
 def test_the_settings_load_and_check_the_endpoint_at_start(embeddings_server: Start, minilm: OnnxEmbedder) -> None:
     server = embeddings_server(minilm)
-    settings = Settings(embeddings="openai", embedding_base_url=server.base_url, embedding_dims=384, embedding_model="minilm")
+    settings = Settings(
+        embeddings="openai", embedding_base_url=server.base_url, embedding_dims=384, embedding_model="minilm"
+    )
     embedders = load_embedders(settings)
     assert embedders is not None and embedders.en is embedders.zh and server.count == 1
     assert embedders.vocabularies == {}  # an endpoint's model has no vocabulary cache

@@ -56,12 +56,20 @@ def trip() -> list[BaseMessage]:
     """120 messages: the task, then steps of a question, one or two tool calls, their results and an answer."""
     messages: list[BaseMessage] = [HumanMessage(FIRST)]
     for step in range(26):
-        calls = [{"id": f"call_{step}_{n}", "name": "search_trains", "args": {"to": CITIES[(step + n) % 6], "day": step}}
-                 for n in range(1 + step % 2)]
-        results = [ToolMessage(f"{step}: " + " ".join(CITIES[(step + k) % 6] for k in range(30)), tool_call_id=c["id"])
-                   for c in calls]
-        messages += [HumanMessage(f"What about day {step}?"), AIMessage(f"Looking at day {step}.", tool_calls=calls),
-                     *results, AIMessage(f"Day {step}: the {8 + step % 9}:05 train.")]
+        calls = [
+            {"id": f"call_{step}_{n}", "name": "search_trains", "args": {"to": CITIES[(step + n) % 6], "day": step}}
+            for n in range(1 + step % 2)
+        ]
+        results = [
+            ToolMessage(f"{step}: " + " ".join(CITIES[(step + k) % 6] for k in range(30)), tool_call_id=c["id"])
+            for c in calls
+        ]
+        messages += [
+            HumanMessage(f"What about day {step}?"),
+            AIMessage(f"Looking at day {step}.", tool_calls=calls),
+            *results,
+            AIMessage(f"Day {step}: the {8 + step % 9}:05 train."),
+        ]
     messages += [HumanMessage("Thanks, that is all."), AIMessage("Have a good trip, Maya.")]
     assert len(messages) == 120
     return messages
@@ -71,8 +79,10 @@ def assert_calls_with_results(messages: list[BaseMessage]) -> None:
     """Every AIMessage's tool calls answered right after it, every ToolMessage by a call just before."""
     for index, message in enumerate(messages):
         if isinstance(message, AIMessage) and message.tool_calls:
-            answers = messages[index + 1:index + 1 + len(message.tool_calls)]
-            assert sorted(m.tool_call_id for m in answers if isinstance(m, ToolMessage)) == sorted(c["id"] for c in message.tool_calls)
+            answers = messages[index + 1 : index + 1 + len(message.tool_calls)]
+            assert sorted(m.tool_call_id for m in answers if isinstance(m, ToolMessage)) == sorted(
+                c["id"] for c in message.tool_calls
+            )
         if isinstance(message, ToolMessage):
             opener = next(m for m in reversed(messages[:index]) if not isinstance(m, ToolMessage))
             assert isinstance(opener, AIMessage) and message.tool_call_id in {c["id"] for c in opener.tool_calls}
@@ -85,11 +95,13 @@ def add_trip(history: TurnstreamChatMessageHistory) -> list[BaseMessage]:
     history.add_messages(messages[:60])
     history.timeout = 20.0
     for start in range(60, len(messages), 6):
-        history.add_messages(messages[start:start + 6])
+        history.add_messages(messages[start : start + 6])
     return messages
 
 
-async def test_a_long_history_comes_back_compacted_with_its_calls_whole_and_clear_erases_it(lc_settings: Settings) -> None:
+async def test_a_long_history_comes_back_compacted_with_its_calls_whole_and_clear_erases_it(
+    lc_settings: Settings,
+) -> None:
     settings = lc_settings
     await ensure_topics(settings)
     history = TurnstreamChatMessageHistory("trip-1", user_id="maya", tenant="acme", settings=settings, timeout=WARM_UP)
@@ -126,9 +138,11 @@ async def test_runnable_with_message_history_sees_what_it_added_on_the_previous_
     await ensure_topics(settings)
     with running_worker(settings):
         async with GatewayClient(settings) as gateway:
+
             def histories(sid: str) -> TurnstreamChatMessageHistory:
-                return TurnstreamChatMessageHistory(sid, tenant="acme", settings=settings, async_gateway=gateway,
-                                                    timeout=WARM_UP)
+                return TurnstreamChatMessageHistory(
+                    sid, tenant="acme", settings=settings, async_gateway=gateway, timeout=WARM_UP
+                )
 
             chain = RunnableWithMessageHistory(RunnableLambda(model), histories)
             chain.invoke([HumanMessage("Where is Bergen?")], {"configurable": {"session_id": "chat-1"}})
@@ -136,7 +150,11 @@ async def test_runnable_with_message_history_sees_what_it_added_on_the_previous_
             await chain.ainvoke([HumanMessage("Where is Bodo?")], {"configurable": {"session_id": "chat-2"}})
             await chain.ainvoke([HumanMessage("And Tromso?")], {"configurable": {"session_id": "chat-2"}})
             assert [m.content for m in await histories("chat-2").aget_messages()] == [
-                "Where is Bodo?", "answer 3", "And Tromso?", "answer 4"]
+                "Where is Bodo?",
+                "answer 3",
+                "And Tromso?",
+                "answer 4",
+            ]
     assert seen[1] == [("human", "Where is Bergen?"), ("ai", "answer 1"), ("human", "And Oslo?")]
     assert seen[3] == [("human", "Where is Bodo?"), ("ai", "answer 3"), ("human", "And Tromso?")]
 
@@ -150,21 +168,26 @@ class ServerChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "local-chat-completions"
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         client = openai.OpenAI(base_url=self.base_url, api_key="test")
         reply = client.chat.completions.create(model="local", messages=convert_to_openai_messages(messages))  # type: ignore[arg-type]
         return ChatResult(generations=[ChatGeneration(message=AIMessage(reply.choices[0].message.content or ""))])
 
 
-@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")  # its successor is in `langchain`, not installed
+@pytest.mark.filterwarnings(
+    "ignore:create_react_agent has been moved"
+)  # its successor is in `langchain`, not installed
 async def test_a_react_agent_s_model_gets_the_compacted_context_not_the_state(
-    lc_settings: Settings, llm_server: Callable[..., LLMServer],
+    lc_settings: Settings,
+    llm_server: Callable[..., LLMServer],
 ) -> None:
     settings = lc_settings
     server = llm_server()
-    agent = create_react_agent(ServerChatModel(base_url=server.base_url), tools=[],
-                               pre_model_hook=turnstream_pre_model_hook(settings))
+    agent = create_react_agent(
+        ServerChatModel(base_url=server.base_url), tools=[], pre_model_hook=turnstream_pre_model_hook(settings)
+    )
     config: Any = {"configurable": {"thread_id": "trip-2", "user_id": "maya", "tenant": "acme"}}
     await ensure_topics(settings)
     history = TurnstreamChatMessageHistory("trip-2", user_id="maya", tenant="acme", settings=settings, timeout=WARM_UP)
@@ -174,12 +197,18 @@ async def test_a_react_agent_s_model_gets_the_compacted_context_not_the_state(
         assert doc is not None and doc.marker_index is not None
         marker = doc.messages[doc.marker_index]
         question = HumanMessage("Which train do I take on day 25?")
-        expected = shared_gateway(settings).context.build_prompt("trip-2", str(question.content), tenant="acme",
-                                                                 user_id="maya", record=False).messages
+        expected = (
+            shared_gateway(settings)
+            .context.build_prompt("trip-2", str(question.content), tenant="acme", user_id="maya", record=False)
+            .messages
+        )
         result = agent.invoke({"messages": [*state, question]}, config)
         async with ContextClient.from_settings(settings) as context:
-            async_agent = create_react_agent(ServerChatModel(base_url=server.base_url), tools=[],
-                                             pre_model_hook=turnstream_pre_model_hook(settings, async_context=context))
+            async_agent = create_react_agent(
+                ServerChatModel(base_url=server.base_url),
+                tools=[],
+                pre_model_hook=turnstream_pre_model_hook(settings, async_context=context),
+            )
             await async_agent.ainvoke({"messages": [*state, question]}, config)
     assert [m.content for m in result["messages"][-2:]] == [question.content, question.content]  # the server echoes
     assert len(result["messages"]) == len(state) + 2  # the state keeps everything; only the model's input is cut
@@ -190,4 +219,5 @@ async def test_a_react_agent_s_model_gets_the_compacted_context_not_the_state(
         assert len(sent) < len(state) and count_messages(sent) <= settings.prompt_budget_tokens
     assert server.count == 2
     assert [(m["role"], m.get("content") or "") for m in server.requests[0]["messages"]] == [
-        (m["role"], m.get("content") or "") for m in expected]  # what build_prompt gives, message for message
+        (m["role"], m.get("content") or "") for m in expected
+    ]  # what build_prompt gives, message for message

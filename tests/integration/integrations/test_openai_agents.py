@@ -39,14 +39,32 @@ def agents_history(items: int) -> list[dict[str, Any]]:
     while len(history) < items - 1:
         calls = [f"call_{step}_{n}" for n in range(1 + step % 2)]  # every other step calls two tools at once
         history.append({"role": "user", "content": f"What about stop {step}? " + "Tell me everything. " * 5})
-        history += [{"type": "function_call", "call_id": c, "name": "lookup", "arguments": f'{{"stop": {step}}}',
-                     "id": f"fc_{c}", "status": "completed"} for c in calls]
-        history += [{"type": "function_call_output", "call_id": c, "output": f"Stop {step}: " + "museum, beach, cafe. " * 12}
-                    for c in calls]
-        history.append({"id": f"msg_{step}", "type": "message", "role": "assistant", "status": "completed",
-                        "content": [{"type": "output_text", "text": f"Stop {step} has a museum.", "annotations": []}]})
+        history += [
+            {
+                "type": "function_call",
+                "call_id": c,
+                "name": "lookup",
+                "arguments": f'{{"stop": {step}}}',
+                "id": f"fc_{c}",
+                "status": "completed",
+            }
+            for c in calls
+        ]
+        history += [
+            {"type": "function_call_output", "call_id": c, "output": f"Stop {step}: " + "museum, beach, cafe. " * 12}
+            for c in calls
+        ]
+        history.append(
+            {
+                "id": f"msg_{step}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": f"Stop {step} has a museum.", "annotations": []}],
+            }
+        )
         step += 1
-    history = history[:items - 1]
+    history = history[: items - 1]
     while history[-1].get("type") == "function_call":  # cut inside a step: no call without its output
         history.pop()
     return history + [{"role": "assistant", "content": "That is the whole trip."}]
@@ -70,8 +88,10 @@ async def test_a_long_history_comes_back_compacted_and_a_pop_is_applied_once(set
     history = agents_history(120)
     assert len(history) == 120
     with running_worker(settings):
-        async with (TurnstreamSession("trip", user_id="maya", settings=settings, timeout=WORKER_START_TIMEOUT) as session,
-                    ContextClient.from_settings(settings) as context):
+        async with (
+            TurnstreamSession("trip", user_id="maya", settings=settings, timeout=WORKER_START_TIMEOUT) as session,
+            ContextClient.from_settings(settings) as context,
+        ):
             await session.add_items(history[:1])  # the worker's start is in this one's wait
             session.timeout = 30.0
             await session.add_items(history[1:])
@@ -94,7 +114,9 @@ async def test_a_long_history_comes_back_compacted_and_a_pop_is_applied_once(set
 
             # the very pop record, replayed twice: both are duplicates of an applied turn; a new pop of the same
             # message finds another newest one and is dead-lettered
-            replay = pop_record(PopRequest("trip", None, popped_doc.last_turn_id, next_seq(before), before.positions[-1]))
+            replay = pop_record(
+                PopRequest("trip", None, popped_doc.last_turn_id, next_seq(before), before.positions[-1])
+            )
             stale = pop_record(PopRequest("trip", None, "stale-pop", next_seq(popped_doc), before.positions[-1]))
             async with TurnProducer(settings) as producer:
                 for value in (replay, replay, stale):
@@ -125,11 +147,15 @@ def guide_example() -> str:
 
 @pytest.mark.timeout(400)
 async def test_runner_runs_twice_on_a_session_and_the_guide_example_runs_as_written(
-    settings: Settings, llm_server: Any, tmp_path: Path,
+    settings: Settings,
+    llm_server: Any,
+    tmp_path: Path,
 ) -> None:
     server: LLMServer = llm_server()  # echoes the newest message: what a run sent is in its reply
     set_tracing_disabled(True)
-    model = OpenAIChatCompletionsModel(model="local", openai_client=AsyncOpenAI(base_url=server.base_url, api_key="test"))
+    model = OpenAIChatCompletionsModel(
+        model="local", openai_client=AsyncOpenAI(base_url=server.base_url, api_key="test")
+    )
     agent = Agent(name="travel", instructions="Answer briefly.", model=model)
     await ensure_topics(settings)
     with running_worker(settings):
@@ -140,12 +166,20 @@ async def test_runner_runs_twice_on_a_session_and_the_guide_example_runs_as_writ
             sent = [(m["role"], m.get("content")) for m in server.requests[1]["messages"]]
             assert ("assistant", "My budget is 3500 EUR.") in sent  # the first run's last item
             assert [item.get("content") for item in await session.get_items()] == [
-                "My budget is 3500 EUR.", "My budget is 3500 EUR.", "Which hotels fit it?", "Which hotels fit it?"]
+                "My budget is 3500 EUR.",
+                "My budget is 3500 EUR.",
+                "Which hotels fit it?",
+                "Which hotels fit it?",
+            ]
 
         script = tmp_path / "agent.py"
         script.write_text(guide_example())
         env = {**os.environ, **settings_env(settings), "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
-        done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=180)
+        done = subprocess.run(
+            [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
+        )
         assert done.returncode == 0, done.stderr[-3000:]
-        assert done.stdout.splitlines()[-2:] == ["My budget is 3500 EUR. | Which hotels fit it?", "4 items in the compacted context"]
+        assert done.stdout.splitlines()[-2:] == [
+            "My budget is 3500 EUR. | Which hotels fit it?",
+            "4 items in the compacted context",
+        ]

@@ -38,8 +38,11 @@ MAY_8_2023 = 1683554160.0
 DAY = 86400.0
 WARM_UP = 120.0
 """Seconds the first record may wait: the worker joins its group meanwhile."""
-MAYA = [("I adopted a greyhound named Biscuit last week.", MAY_8_2023), ("What a lovely name!", MAY_8_2023 + 60),
-        ("We booked the Alfama hotel in Lisbon for 3500 EUR.", MAY_8_2023 + 3 * DAY)]
+MAYA = [
+    ("I adopted a greyhound named Biscuit last week.", MAY_8_2023),
+    ("What a lovely name!", MAY_8_2023 + 60),
+    ("We booked the Alfama hotel in Lisbon for 3500 EUR.", MAY_8_2023 + 3 * DAY),
+]
 BOB = [("My greyhound is called Rex.", MAY_8_2023 + DAY), ("Rex loves the beach.", MAY_8_2023 + DAY + 60)]
 """Another user of the same tenant with a matching turn: a tool of Maya's must never show it."""
 QUERY = orjson.dumps({"query": "greyhound dog name", "budget_tokens": None, "max_memories": None}).decode()
@@ -48,9 +51,18 @@ BISCUIT_LINE = "User: I adopted a greyhound named Biscuit last week (the week be
 
 
 def turns(session_id: str, user_id: str, said: list[tuple[str, float]]) -> list[dict[str, Any]]:
-    return [{"turn_id": f"{session_id}-{n}", "session_id": session_id, "tenant": "acme", "user_id": user_id, "seq": n,
-             "ts": ts, "message": {"role": "user" if n % 2 == 0 else "assistant", "content": text}}
-            for n, (text, ts) in enumerate(said)]
+    return [
+        {
+            "turn_id": f"{session_id}-{n}",
+            "session_id": session_id,
+            "tenant": "acme",
+            "user_id": user_id,
+            "seq": n,
+            "ts": ts,
+            "message": {"role": "user" if n % 2 == 0 else "assistant", "content": text},
+        }
+        for n, (text, ts) in enumerate(said)
+    ]
 
 
 def assert_maya_s_dog(result: str) -> None:
@@ -63,7 +75,8 @@ def assert_maya_s_dog(result: str) -> None:
 
 @pytest.mark.timeout(400)
 async def test_an_agents_sdk_runner_calls_the_tool_and_its_model_gets_the_owner_s_dated_turns(
-    settings: Settings, llm_server: Callable[..., LLMServer],
+    settings: Settings,
+    llm_server: Callable[..., LLMServer],
 ) -> None:
     await ensure_topics(settings)
     server = llm_server(reply=call_then_answer(NAME, QUERY))
@@ -74,8 +87,12 @@ async def test_an_agents_sdk_runner_calls_the_tool_and_its_model_gets_the_owner_
         async with GatewayClient(settings) as gateway:
             await gateway.record(turns("maya-1", "maya", MAYA), timeout=WARM_UP)
             await gateway.record(turns("bob-1", "bob", BOB), timeout=30)
-            agent = Agent(name="assistant", instructions="Answer briefly.", model=model,
-                          tools=[openai_agents.recall_tool(gateway.context, user_id="maya", tenant="acme")])
+            agent = Agent(
+                name="assistant",
+                instructions="Answer briefly.",
+                model=model,
+                tools=[openai_agents.recall_tool(gateway.context, user_id="maya", tenant="acme")],
+            )
             result = await Runner.run(agent, "What was my dog called again?")
             server.reply = call_then_answer(NAME, '{"query": "Rex", "user_id": "bob"}')  # a model reaching for Bob
             refused = await Runner.run(agent, "And Bob's dog?")
@@ -92,12 +109,16 @@ async def test_an_agents_sdk_runner_calls_the_tool_and_its_model_gets_the_owner_
 async def archived(redis_settings: Settings) -> AsyncIterator[Settings]:
     """Maya's and Bob's turns in their archives as the worker writes them, and turns of an anonymous session."""
     archive = ArchiveStore(Redis.from_url(redis_settings.redis_url or ""), redis_settings)
-    owners = {owner_key("maya", "acme", "maya-1"): turns("maya-1", "maya", MAYA),
-              owner_key("bob", "acme", "bob-1"): turns("bob-1", "bob", BOB),
-              owner_key(None, "acme", "anon-1"): turns("anon-1", "", [("Our greyhound Luna naps.", MAY_8_2023)])}
+    owners = {
+        owner_key("maya", "acme", "maya-1"): turns("maya-1", "maya", MAYA),
+        owner_key("bob", "acme", "bob-1"): turns("bob-1", "bob", BOB),
+        owner_key(None, "acme", "anon-1"): turns("anon-1", "", [("Our greyhound Luna naps.", MAY_8_2023)]),
+    }
     for owner, said in owners.items():
-        entries = [archive_entry(f"acme:{t['session_id']}", t["turn_id"], t["seq"], t["message"], t["ts"],
-                                 language="en") for t in said]
+        entries = [
+            archive_entry(f"acme:{t['session_id']}", t["turn_id"], t["seq"], t["message"], t["ts"], language="en")
+            for t in said
+        ]
         await archive.append(owner, [e for e in entries if e is not None])
     await archive.redis.aclose()
     yield redis_settings
@@ -133,7 +154,9 @@ def guide_example() -> str:
 
 
 async def test_the_guide_s_plain_exchange_sends_the_tools_entry_and_the_model_reads_the_dated_turn(
-    archived: Settings, llm_server: Callable[..., LLMServer], monkeypatch: pytest.MonkeyPatch,
+    archived: Settings,
+    llm_server: Callable[..., LLMServer],
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     server = llm_server(reply=call_then_answer(NAME, QUERY))

@@ -13,5 +13,10 @@ from turnstream.settings import Settings
 
 @pytest.fixture(scope="module")
 def live_settings(apache_kafka_url: str, redis_url: str) -> Settings:
-    return Settings(kafka_url=apache_kafka_url, redis_url=redis_url, topic_prefix=f"t-mcp-{uuid.uuid4().hex[:8]}",
-                    turn_partitions=4, resync_interval_seconds=1)
+    return Settings(
+        kafka_url=apache_kafka_url,
+        redis_url=redis_url,
+        topic_prefix=f"t-mcp-{uuid.uuid4().hex[:8]}",
+        turn_partitions=4,
+        resync_interval_seconds=1,
+    )

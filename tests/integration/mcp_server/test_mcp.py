@@ -36,18 +36,24 @@ def env_of(live: Live, **extra: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def over_stdio(live: Live, tenant: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "turnstream", "mcp", "--tenant", tenant],
-                                   env=env_of(live))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "turnstream", "mcp", "--tenant", tenant], env=env_of(live)
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 
 
 def started_http(live: Live) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen([sys.executable, "-m", "turnstream", "mcp", "--http", "--port", "0"],
-                               env=env_of(live, TURNSTREAM_SERVE_TOKENS_FILE=str(live.tokens_file)), text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                               preexec_fn=die_with_parent)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "turnstream", "mcp", "--http", "--port", "0"],
+        env=env_of(live, TURNSTREAM_SERVE_TOKENS_FILE=str(live.tokens_file)),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=die_with_parent,
+    )
     assert process.stdout is not None
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -61,8 +67,11 @@ def started_http(live: Live) -> tuple[subprocess.Popen[str], str]:
 
 @asynccontextmanager
 async def over_http(url: str, token: str) -> AsyncIterator[ClientSession]:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
-            streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -76,13 +85,16 @@ async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
 async def recorded(live: Live, text: str) -> tuple[str, str]:
     tag = uuid.uuid4().hex[:8]
     session, user = f"mcp-s-{tag}", f"mcp-u-{tag}"
-    status, _, _ = await live.acme.call("POST", TURNS, {"session_id": session},
-                                        {"turns": [turn(session, "t1", text, user)], "timeout_seconds": 30})
+    status, _, _ = await live.acme.call(
+        "POST", TURNS, {"session_id": session}, {"turns": [turn(session, "t1", text, user)], "timeout_seconds": 30}
+    )
     assert status == 200
     return session, user
 
 
-async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_survives_redis_losing_everything(live: Live) -> None:
+async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_survives_redis_losing_everything(
+    live: Live,
+) -> None:
     session, user = await recorded(live, "Hello! I am planning a trip to Kyoto in April with my sister.")
     async with over_stdio(live, "acme") as mcp:
         listed = {tool.name: tool for tool in (await mcp.list_tools()).tools}
@@ -101,7 +113,9 @@ async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_surviv
         again = await call(mcp, "remember", text="prefers ryokan stays over hotels.", type="preference", user_id=user)
         assert again["id"] == note["id"]  # the same note is one memory, in its latest words
         note = again
-        assert note["text"] in [m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]]
+        assert note["text"] in [
+            m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]
+        ]
 
         redis = redis_client(live.settings)  # Redis loses everything of this deployment, the replay marker included
         try:
@@ -110,7 +124,9 @@ async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_surviv
         finally:
             await redis.aclose()
         deadline = time.monotonic() + 60
-        while note["text"] not in [m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]]:
+        while note["text"] not in [
+            m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]
+        ]:
             assert time.monotonic() < deadline, "the note did not come back from the memory journal"
             await asyncio.sleep(0.5)
 
@@ -118,22 +134,32 @@ async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_surviv
         assert missing.is_error  # type: ignore[union-attr]
 
 
-async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_what_the_tools_showed(live: Live) -> None:
+async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_what_the_tools_showed(
+    live: Live,
+) -> None:
     session, user = await recorded(live, "My locker code is 4471, please keep it in mind.")
     process, url = started_http(live)
     try:
         async with over_http(url, ACME_TOKEN) as acme, over_http(url, GLOBEX_TOKEN) as globex:
             await call(acme, "remember", text="Maya's locker code is 4471.", user_id=user)
             assert "4471" in str(await call(acme, "search_memory", query="locker code 4471", user_id=user))
-            assert await call(globex, "search_memory", query="locker code 4471", user_id=user) == {"memories": [], "turns": []}
+            assert await call(globex, "search_memory", query="locker code 4471", user_id=user) == {
+                "memories": [],
+                "turns": [],
+            }
             theirs = await globex.call_tool("erase_memory", {"user_id": user})
             unknown = await globex.call_tool("erase_memory", {"user_id": f"never-{user}"})
             assert theirs.is_error and unknown.is_error and theirs.content == unknown.content  # type: ignore[union-attr]
-            assert "4471" not in str(await call(globex, "get_prompt", session_id=session, question="locker code?", user_id=user))
+            assert "4471" not in str(
+                await call(globex, "get_prompt", session_id=session, question="locker code?", user_id=user)
+            )
 
             erased = await call(acme, "erase_memory", user_id=user)
             assert erased["erased"] == f"user acme:{user}" and erased["counts"]["memories"] >= 1
-            assert await call(acme, "search_memory", query="locker code 4471", user_id=user) == {"memories": [], "turns": []}
+            assert await call(acme, "search_memory", query="locker code 4471", user_id=user) == {
+                "memories": [],
+                "turns": [],
+            }
         async with httpx2.AsyncClient() as http:
             refused = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
@@ -143,9 +169,14 @@ async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_w
 
 
 async def test_sigterm_stops_the_stdio_server_with_status_0(live: Live) -> None:
-    process = subprocess.Popen([sys.executable, "-m", "turnstream", "mcp", "--tenant", "acme"], env=env_of(live),
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               preexec_fn=die_with_parent)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "turnstream", "mcp", "--tenant", "acme"],
+        env=env_of(live),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=die_with_parent,
+    )
     try:
         time.sleep(3)  # imported and reading stdin
         assert process.poll() is None, process.stderr.read() if process.stderr else b""

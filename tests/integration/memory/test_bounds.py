@@ -18,7 +18,9 @@ OBJECTS = ["locker", "gate", "seat", "room", "badge", "table", "desk", "bike"]
 
 @pytest.fixture
 async def memory(redis_settings: Settings) -> AsyncIterator[MemoryStore]:
-    store = MemoryStore.from_settings(redis_settings.model_copy(update={"memory_max_per_owner": 50, "owner_ttl_seconds": 1000}))
+    store = MemoryStore.from_settings(
+        redis_settings.model_copy(update={"memory_max_per_owner": 50, "owner_ttl_seconds": 1000})
+    )
     yield store
     await store.aclose()
 
@@ -38,7 +40,7 @@ async def keyword_sets(memory: MemoryStore) -> dict[str, set[str]]:
     prefix = memory.keys(OWNER).keyword_prefix
     found = {}
     async for key in memory.redis.scan_iter(match=prefix + "*", count=1000):
-        found[key.decode()[len(prefix):]] = {m.decode() for m in await memory.redis.smembers(key)}
+        found[key.decode()[len(prefix) :]] = {m.decode() for m in await memory.redis.smembers(key)}
     return found
 
 
@@ -73,7 +75,11 @@ async def test_eviction_takes_the_fewest_accessed_then_the_oldest(memory: Memory
     assert await memory.remember(OWNER, [d]) == [c.id]  # the caller is told, so the journal can drop it too
     assert {m.id for m in await memory.list(OWNER)} == {a.id, b.id, d.id}  # c: never accessed, not the newest write
     assert await memory.remember(OWNER, [e]) == [d.id]
-    assert {m.id for m in await memory.list(OWNER)} == {a.id, b.id, e.id}  # d: no access, and no longer the newest write
+    assert {m.id for m in await memory.list(OWNER)} == {
+        a.id,
+        b.id,
+        e.id,
+    }  # d: no access, and no longer the newest write
     assert await memory.remember(OWNER, [e]) == []  # a rewrite of a kept memory evicts nothing
     assert set(await keyword_sets(memory)) == {k for m in (a, b, e) for k in m.keywords}
 

@@ -17,15 +17,23 @@ from turnstream.settings import Settings
 
 
 def turnstream(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TURNSTREAM_REDIS_URL": settings.redis_url or "", "TURNSTREAM_TOPIC_PREFIX": settings.topic_prefix}
-    return subprocess.run([sys.executable, "-m", "turnstream", *args], capture_output=True, text=True, env=env, timeout=60)
+    env = {
+        **os.environ,
+        "TURNSTREAM_REDIS_URL": settings.redis_url or "",
+        "TURNSTREAM_TOPIC_PREFIX": settings.topic_prefix,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "turnstream", *args], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 @pytest.fixture
 async def remembered(redis_settings: Settings) -> str:
     """One budget memory of user u1 of tenant acme; returns its id."""
     store = MemoryStore.from_settings(redis_settings)
-    (memory,) = memories_from_facts(owner_key("u1", "acme", "s1"), [Fact("constraint", "My budget is 3500 EUR", "budget")], "acme:s1", time.time())
+    (memory,) = memories_from_facts(
+        owner_key("u1", "acme", "s1"), [Fact("constraint", "My budget is 3500 EUR", "budget")], "acme:s1", time.time()
+    )
     await store.remember(memory.owner, [memory], [memory.text])
     await store.aclose()
     return memory.id
@@ -41,7 +49,9 @@ async def test_context_prompt_prints_json_and_counts_for_the_window(redis_settin
     assert output["messages"][-1] == {"role": "user", "content": "what's my budget for the trip?"}
     second = orjson.loads(turnstream(redis_settings, *args).stdout)
     assert second["recalled"] == [] and not second["skipped_recall"]
-    greeting = orjson.loads(turnstream(redis_settings, "context", "prompt", "s1", "你好", "--tenant", "acme", "--user", "u1").stdout)
+    greeting = orjson.loads(
+        turnstream(redis_settings, "context", "prompt", "s1", "你好", "--tenant", "acme", "--user", "u1").stdout
+    )
     assert greeting["skipped_recall"] and greeting["recalled"] == []
 
 
@@ -52,29 +62,48 @@ async def test_memory_list_prints_the_users_memories(redis_settings: Settings, r
     assert (memory["id"], memory["owner"], memory["type"], memory["key"]) == (remembered, "acme:u1", "fact", "budget")
 
 
-async def test_memory_search_shows_what_recall_finds_and_records_nothing(redis_settings: Settings, remembered: str) -> None:
+async def test_memory_search_shows_what_recall_finds_and_records_nothing(
+    redis_settings: Settings, remembered: str
+) -> None:
     archive = ArchiveStore(Redis.from_url(redis_settings.redis_url), redis_settings)
-    turns = [("I adopted a greyhound named Biscuit.", "Caroline"), ("That is lovely!", "Melanie"), ("We hiked in Sintra.", "Caroline")]
-    entries = [archive_entry("acme:s1", f"t{n}", n, {"role": "user", "content": text, "name": who}, 1683554160.0 + n)
-               for n, (text, who) in enumerate(turns)]
+    turns = [
+        ("I adopted a greyhound named Biscuit.", "Caroline"),
+        ("That is lovely!", "Melanie"),
+        ("We hiked in Sintra.", "Caroline"),
+    ]
+    entries = [
+        archive_entry("acme:s1", f"t{n}", n, {"role": "user", "content": text, "name": who}, 1683554160.0 + n)
+        for n, (text, who) in enumerate(turns)
+    ]
     await archive.append("acme:u1", [e for e in entries if e is not None])
     await archive.redis.aclose()
     args = ("memory", "search", "u1", "What is the name of my budget dog Biscuit?", "--tenant", "acme")
     first = orjson.loads(turnstream(redis_settings, *args).stdout)
     assert [(t["line"], t["hit"]) for t in first["archived"]] == [
-        ("[8 May 2023] Caroline: I adopted a greyhound named Biscuit.", True), ("[8 May 2023] Melanie: That is lovely!", False),
+        ("[8 May 2023] Caroline: I adopted a greyhound named Biscuit.", True),
+        ("[8 May 2023] Melanie: That is lovely!", False),
         ("[8 May 2023] Caroline: We hiked in Sintra.", False),  # two turns either side of a hit
     ]
-    assert first["archived"][0]["score"] > 0 and first["recalled"] == [{"id": remembered, "type": "fact", "text": "My budget is 3500 EUR"}]
+    assert first["archived"][0]["score"] > 0 and first["recalled"] == [
+        {"id": remembered, "type": "fact", "text": "My budget is 3500 EUR"}
+    ]
     assert orjson.loads(turnstream(redis_settings, *args).stdout) == first  # nothing recorded: the same answer again
 
 
 def test_memory_list_of_an_unknown_user_exits_1(redis_settings: Settings) -> None:
     result = turnstream(redis_settings, "memory", "list", "nobody", "--tenant", "acme")
-    assert (result.returncode, result.stdout, result.stderr) == (1, "", "turnstream: no memories for user nobody of tenant acme\n")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1,
+        "",
+        "turnstream: no memories for user nobody of tenant acme\n",
+    )
 
 
 @pytest.mark.parametrize("args", [("memory", "list", "u1"), ("context", "prompt", "s1", "hi")])
 def test_unconfigured_redis_is_one_line(redis_settings: Settings, args: tuple[str, ...]) -> None:
     result = turnstream(redis_settings.model_copy(update={"redis_url": None}), *args)
-    assert result.returncode == 1 and result.stderr.startswith("turnstream: no Redis configured") and result.stderr.count("\n") == 1
+    assert (
+        result.returncode == 1
+        and result.stderr.startswith("turnstream: no Redis configured")
+        and result.stderr.count("\n") == 1
+    )

@@ -25,7 +25,9 @@ OWNER = owner_key("u1", "acme", "s1")
 
 @pytest.fixture
 async def memory(redis_settings: Settings) -> AsyncIterator[MemoryStore]:
-    store = MemoryStore.from_settings(redis_settings.model_copy(update={"memory_max_per_owner": 4, "owner_ttl_seconds": 1000}))
+    store = MemoryStore.from_settings(
+        redis_settings.model_copy(update={"memory_max_per_owner": 4, "owner_ttl_seconds": 1000})
+    )
     yield store
     await store.aclose()
 
@@ -55,10 +57,10 @@ async def scripted(settings: Settings, action: Any) -> list[tuple[set[str], set[
     await monitor_client.aclose()
     calls: list[tuple[set[str], set[str]]] = []
     for command, from_lua in lines:
-        words = [w.strip("\"") for w in command.split()]
+        words = [w.strip('"') for w in command.split()]
         if words[0].upper() in ("EVALSHA", "EVAL") and not from_lua:
             count = int(words[2])
-            calls.append((set(words[3:3 + count]), set()))
+            calls.append((set(words[3 : 3 + count]), set()))
         elif from_lua and calls and len(words) > 1:
             calls[-1][1].add(words[1])
     return calls
@@ -89,8 +91,18 @@ async def test_an_undeclared_keyword_set_is_named_and_nothing_written(memory: Me
     await memory.remember(OWNER, [first])
     keys = memory.keys(OWNER)
     second = stated("My seat number is 34", 2)
-    args = [keys.keyword_prefix, "", "", 1000, 4, 0, second.id, second.stored_json(), repr(second.created_at),
-            "\n".join(second.keywords)]
+    args = [
+        keys.keyword_prefix,
+        "",
+        "",
+        1000,
+        4,
+        0,
+        second.id,
+        second.stored_json(),
+        repr(second.created_at),
+        "\n".join(second.keywords),
+    ]
     fixed = [keys.memories, keys.created, keys.profile, keys.access]
 
     left_out = keys.keyword_prefix + second.keywords[0]

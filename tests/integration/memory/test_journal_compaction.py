@@ -30,8 +30,12 @@ from turnstream.streams.admin import ensure_topics
 
 pytestmark = pytest.mark.integration
 
-COMPACTING = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "0",
-              "delete.retention.ms": "1000"}
+COMPACTING = {
+    "cleanup.policy": "compact",
+    "min.cleanable.dirty.ratio": "0.01",
+    "min.compaction.lag.ms": "0",
+    "delete.retention.ms": "1000",
+}
 """The journal's configuration for this test. AlterConfigs replaces a topic's whole set of overrides, so the
 cleanup policy is in it again."""
 WRITING = {**COMPACTING, "segment.ms": str(3600 * 1000)}
@@ -74,11 +78,18 @@ async def alter_journal(settings: Settings, config: dict[str, str]) -> None:
 async def read_journal(settings: Settings) -> tuple[list[Logged], dict[int, int]]:
     """Every record the journal holds, partition by partition in log order, and each partition's end offset (how
     many records were ever appended to it)."""
-    consumer = AIOKafkaConsumer(**kafka_options(settings), group_id=None, enable_auto_commit=False,
-                                auto_offset_reset="earliest", fetch_max_wait_ms=50)
+    consumer = AIOKafkaConsumer(
+        **kafka_options(settings),
+        group_id=None,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=50,
+    )
     await consumer.start()
     try:
-        partitions = [TopicPartition(settings.memory_topic, p) for p in range(settings.turn_partitions)]  # co-partitioned
+        partitions = [
+            TopicPartition(settings.memory_topic, p) for p in range(settings.turn_partitions)
+        ]  # co-partitioned
         consumer.assign(partitions)
         await consumer.seek_to_beginning(*partitions)
         ends = await consumer.end_offsets(partitions)
@@ -110,8 +121,10 @@ def replayed_owners(records: list[Logged]) -> dict[str, tuple[list[str], list[st
     left: dict[str, tuple[list[str], list[str]]] = {}
     for partition in sorted({r.partition for r in records}):
         owners = replay([r.journal() for r in records if r.partition == partition], time.time(), 3600).owners
-        left |= {owner: ([m.model_dump_json() for m in kept.memories], [e.to_json().decode() for e in kept.entries])
-                 for owner, kept in owners.items()}
+        left |= {
+            owner: ([m.model_dump_json() for m in kept.memories], [e.to_json().decode() for e in kept.entries])
+            for owner, kept in owners.items()
+        }
     return left
 
 
@@ -126,7 +139,9 @@ def restated(session_id: str, user_id: str, seed: int, digits: str) -> list[dict
 
 @pytest.mark.parametrize("broker", ["kafka"])  # the point is a broker whose log cleaner runs
 async def test_resync_from_a_compacted_journal_rebuilds_everything_but_the_erased_user(settings: Settings) -> None:
-    settings = settings.model_copy(update={"turn_partitions": 3, "resync_interval_seconds": INTERVAL, "budget_tokens": 1500})
+    settings = settings.model_copy(
+        update={"turn_partitions": 3, "resync_interval_seconds": INTERVAL, "budget_tokens": 1500}
+    )
     owners = ("acme:maya", ":acme:c-x")
     await ensure_topics(settings)
     await alter_journal(settings, WRITING)
@@ -135,13 +150,18 @@ async def test_resync_from_a_compacted_journal_rebuilds_everything_but_the_erase
             archive = ArchiveStore(client.store.redis, settings)
             # one stage after the other: the same slots rewritten, and no two sessions of one owner in flight at
             # once (their archive appends and journal records could interleave in different orders)
-            for stage in (conversation("c-a", "maya", 0) + conversation("c-x", None, 20) + conversation("c-c", "olga", 30),
-                          long_chat("c-long", "maya") + restated("c-d", "olga", 30, "10"),
-                          restated("c-b", "maya", 0, "10"), restated("c-e", "maya", 0, "20")):
+            for stage in (
+                conversation("c-a", "maya", 0) + conversation("c-x", None, 20) + conversation("c-c", "olga", 30),
+                long_chat("c-long", "maya") + restated("c-d", "olga", 30, "10"),
+                restated("c-b", "maya", 0, "10"),
+                restated("c-e", "maya", 0, "20"),
+            ):
                 for turn in stage:
                     await producer.send(turn)
                 await producer.flush()
-                await wait_for_versions(client, {turn["session_id"]: turn["seq"] + 1 for turn in stage}, worker, tenant=TENANT)
+                await wait_for_versions(
+                    client, {turn["session_id"]: turn["seq"] + 1 for turn in stage}, worker, tenant=TENANT
+                )
             await replayed(client, REPLAY_TIMEOUT)  # the first check after start: this Redis never had the journal
             before = {owner: await owner_data(client, archive, owner) for owner in owners}
             first_written = {m.id: m.created_at for owner in owners for m in await client.memory.list(owner)}
@@ -158,7 +178,9 @@ async def test_resync_from_a_compacted_journal_rebuilds_everything_but_the_erase
     live = {r.key: r.value is not None for r in written}  # by each key's latest record: a value, or a tombstone
     rewritten = [key for key, offsets in versions.items() if len(offsets) > 1 and live[key]]
     assert len([key for key in rewritten if parse_key(key)[0] == "m" and len(versions[key]) == 3]) == 3, rewritten
-    assert of_owner(written, "acme:olga") and not any(live[r.key] for r in of_owner(written, "acme:olga")), "forget left a key live"
+    assert of_owner(written, "acme:olga") and not any(live[r.key] for r in of_owner(written, "acme:olga")), (
+        "forget left a key live"
+    )
     assert [parse_key(r.key) for r in of_owner(written, "acme:olga", "x")] == [("x", "acme:olga", "")]
     # what a fully compacted journal holds: the latest record of each key that has a value, at its offset
     compacted = {key: [offsets[-1]] for key, offsets in versions.items() if live[key]}
@@ -172,7 +194,9 @@ async def test_resync_from_a_compacted_journal_rebuilds_everything_but_the_erase
         while True:
             await asyncio.sleep(1.2)  # past segment.ms: the next record starts a new segment
             for partition in ends:
-                await rolls.send_and_wait(settings.memory_topic, None, key=journal_key("m", ROLL_OWNER, "roll"), partition=partition)
+                await rolls.send_and_wait(
+                    settings.memory_topic, None, key=journal_key("m", ROLL_OWNER, "roll"), partition=partition
+                )
             left, left_ends = await read_journal(settings)
             data = [r for r in left if parse_key(r.key)[1] != ROLL_OWNER]
             kept = offsets_by_key(data)
@@ -182,11 +206,15 @@ async def test_resync_from_a_compacted_journal_rebuilds_everything_but_the_erase
         await rolls.stop()
     compacted_in = time.monotonic() - started
     removed = sum(left_ends.values()) - len(left)
-    print(f"compaction removed {len(written) - len(data)} of the {len(written)} journal records in {compacted_in:.1f} s "
-          f"({removed} of {sum(left_ends.values())} offsets, segment-roll tombstones included)")
+    print(
+        f"compaction removed {len(written) - len(data)} of the {len(written)} journal records in {compacted_in:.1f} s "
+        f"({removed} of {sum(left_ends.values())} offsets, segment-roll tombstones included)"
+    )
 
     assert len(data) < len(written) and len(left) < sum(left_ends.values()), (len(data), len(written))
-    assert not of_owner(data, "acme:olga"), f"the erased user's records or tombstones are still in the journal: {of_owner(data, 'acme:olga')}"
+    assert not of_owner(data, "acme:olga"), (
+        f"the erased user's records or tombstones are still in the journal: {of_owner(data, 'acme:olga')}"
+    )
     still = {parse_key(key): offsets for key, offsets in kept.items() if offsets != compacted.get(key)}
     assert not still, f"older versions or tombstones left, or a latest record gone (key: offsets left): {still}"
     assert set(compacted) <= set(kept), "a live key lost its latest record"

@@ -57,7 +57,9 @@ async def client(redis_settings: Settings, wire: Wire) -> AsyncIterator[ContextC
 async def state_budget(memory: MemoryStore, owner: str = OWNER, session: str = "acme:s1") -> None:
     """Three user turns through the key-info extractor and remember(), as the write path runs them."""
     extractor, facts = KeyInfoExtractor(), ()
-    for seq, text in enumerate(["My budget is 2000 EUR", "Again, budget 2000 EUR", "Actually my budget is 3500 EUR, not 2000"]):
+    for seq, text in enumerate(
+        ["My budget is 2000 EUR", "Again, budget 2000 EUR", "Actually my budget is 3500 EUR, not 2000"]
+    ):
         new = extractor.extract(facts, [{"role": "user", "content": text}], seq)
         memories = memories_from_facts(owner, changed_facts(facts, new), session, time.time())
         await memory.remember(owner, memories, profile_additions(memories))
@@ -79,7 +81,9 @@ async def test_stated_restated_corrected_fact_is_one_memory(client: ContextClien
     assert profile.splitlines() == [budget.text] and version >= 1
 
 
-async def test_a_rewritten_memory_keeps_the_keywords_it_keeps_and_a_lost_keyword_set_comes_back(client: ContextClient) -> None:
+async def test_a_rewritten_memory_keeps_the_keywords_it_keeps_and_a_lost_keyword_set_comes_back(
+    client: ContextClient,
+) -> None:
     memory, redis = client.memory, client.memory.redis
     index = memory.keys(OWNER).keyword_prefix
     first = summary_memory(OWNER, "acme:s1", "Maya booked the Lisbon flight and the Porto hotel", time.time())
@@ -89,8 +93,12 @@ async def test_a_rewritten_memory_keeps_the_keywords_it_keeps_and_a_lost_keyword
     await redis.delete(index + "flight")  # a set lost on its own (an eviction, a partial restore)
     await memory.remember(OWNER, [second])
     members = {word: await redis.smembers(index + word) for word in ("lisbon", "flight", "porto", "seville")}
-    assert members == {"lisbon": {first.id.encode()}, "flight": {first.id.encode()}, "porto": set(),
-                       "seville": {first.id.encode()}}
+    assert members == {
+        "lisbon": {first.id.encode()},
+        "flight": {first.id.encode()},
+        "porto": set(),
+        "seville": {first.id.encode()},
+    }
     ttls = [await redis.ttl(index + word) for word in ("lisbon", "flight", "seville")]
     assert all(0 < ttl <= memory.settings.owner_ttl_seconds for ttl in ttls), ttls  # kept, re-made, new: each expires
 
@@ -112,7 +120,10 @@ async def test_related_question_recalls_it_and_a_greeting_skips_recall(client: C
 
 async def test_not_injected_twice_within_the_window_per_session(client: ContextClient) -> None:
     await state_budget(client.memory)
-    injected = [bool((await client.build_prompt("s1", BUDGET_QUESTION, tenant="acme", user_id="u1")).recalled) for _ in range(14)]
+    injected = [
+        bool((await client.build_prompt("s1", BUDGET_QUESTION, tenant="acme", user_id="u1")).recalled)
+        for _ in range(14)
+    ]
     assert injected == [True] + [False] * 12 + [True]  # window 12: prompts 2..13 are within it
     other = await client.build_prompt("s9", BUDGET_QUESTION, tenant="acme", user_id="u1")
     assert len(other.recalled) == 1  # another session of the same user has its own window
@@ -142,7 +153,10 @@ async def test_build_prompt_is_one_round_trip(client: ContextClient, wire: Wire)
 def compacted_doc(session_id: str, tail_turns: int) -> ContextDoc:
     tail = []
     for n in range(tail_turns):
-        tail += [{"role": "user", "content": f"Question {n} about hotels in Lisbon?"}, {"role": "assistant", "content": f"Answer {n}: " + "details " * 30}]
+        tail += [
+            {"role": "user", "content": f"Question {n} about hotels in Lisbon?"},
+            {"role": "assistant", "content": f"Answer {n}: " + "details " * 30},
+        ]
     messages = [
         {"role": "system", "content": "You are a travel agent."},
         {"role": "user", "content": "Plan a trip to Lisbon."},
@@ -151,8 +165,16 @@ def compacted_doc(session_id: str, tail_turns: int) -> ContextDoc:
         *tail,
     ]
     return ContextDoc(
-        session_id=session_id, tenant="acme", version=1, last_turn_id="t1", updated_at=time.time(), messages=messages,
-        marker_index=2, dropped=6, summary="The user plans Lisbon in May.", tokens={"before": 9000, "after": count_messages(messages), "budget": 4000},
+        session_id=session_id,
+        tenant="acme",
+        version=1,
+        last_turn_id="t1",
+        updated_at=time.time(),
+        messages=messages,
+        marker_index=2,
+        dropped=6,
+        summary="The user plans Lisbon in May.",
+        tokens={"before": 9000, "after": count_messages(messages), "budget": 4000},
     )
 
 
@@ -160,10 +182,15 @@ async def test_prompt_order_and_budget(redis_settings: Settings) -> None:
     doc = compacted_doc("s1", tail_turns=4)
     budget = doc.tokens.after + 260  # the profile and about two of the five memories
     # the memory block gets what the context leaves: no room taken from the tail for it
-    tight = redis_settings.model_copy(update={"prompt_budget_tokens": budget, "recall_budget_tokens": 260, "recall_k": 5})
+    tight = redis_settings.model_copy(
+        update={"prompt_budget_tokens": budget, "recall_budget_tokens": 260, "recall_k": 5}
+    )
     async with ContextClient.from_settings(tight) as client:
         await ContextWriter.on(client.store.redis, tight).write(doc, ["t1"], owner=OWNER)
-        facts = [Fact("preference", f"For hotel {n} in Lisbon I prefer " + "quiet rooms " * 15, f"pref:hotel-{n}") for n in range(5)]
+        facts = [
+            Fact("preference", f"For hotel {n} in Lisbon I prefer " + "quiet rooms " * 15, f"pref:hotel-{n}")
+            for n in range(5)
+        ]
         memories = memories_from_facts(OWNER, facts, "acme:s1", time.time())
         await client.memory.remember(OWNER, memories, ["The user's name is Ana. " * 30])
         prompt = await client.build_prompt("s1", "Which hotel in Lisbon?", tenant="acme", user_id="u1")
@@ -179,7 +206,9 @@ async def test_prompt_order_and_budget(redis_settings: Settings) -> None:
 
 async def test_session_memories_without_a_user(client: ContextClient) -> None:
     owner = owner_key(None, "acme", "s7")
-    summary = summary_memory(owner, "acme:s7", "The user compared flights to Lisbon with a budget airline.", time.time())
+    summary = summary_memory(
+        owner, "acme:s7", "The user compared flights to Lisbon with a budget airline.", time.time()
+    )
     assert summary is not None
     await client.memory.remember(owner, [summary])
     prompt = await client.build_prompt("s7", "Which airline for Lisbon?", tenant="acme")
@@ -218,22 +247,29 @@ async def test_remember_many_writes_every_owner_in_two_round_trips(client: Conte
         assert f"{1000 + n}" in (await memory.profile(owner))[0]
 
 
-async def test_remember_many_retries_only_the_owner_whose_profile_moved(client: ContextClient, redis_settings: Settings) -> None:
+async def test_remember_many_retries_only_the_owner_whose_profile_moved(
+    client: ContextClient, redis_settings: Settings
+) -> None:
     memory = client.memory
     assert memory is not None
     moved, steady = owner_key("mover", "acme", "s1"), owner_key("steady", "acme", "s1")
     await state_budget(memory, moved)
     facts = KeyInfoExtractor().extract((), [{"role": "user", "content": "I am allergic to peanuts"}], 0)
-    writes = {owner: (mems, profile_additions(mems))
-              for owner in (moved, steady) for mems in [memories_from_facts(owner, facts, "acme:s1", time.time())]}
+    writes = {
+        owner: (mems, profile_additions(mems))
+        for owner in (moved, steady)
+        for mems in [memories_from_facts(owner, facts, "acme:s1", time.time())]
+    }
     calls: list[str] = []
     original, other_writer = memory._call, SyncRedis.from_url(redis_settings.redis_url)
 
     def racing(upsert: Any) -> Any:
         """Another writer appends to one profile after this upsert read it and before it writes."""
         if upsert.owner == moved and moved not in calls:
-            other_writer.hset(memory.keys(moved).profile, mapping={"text": "A line another writer added",
-                                                                  "version": upsert.version + 1})
+            other_writer.hset(
+                memory.keys(moved).profile,
+                mapping={"text": "A line another writer added", "version": upsert.version + 1},
+            )
         calls.append(upsert.owner)
         return original(upsert)
 

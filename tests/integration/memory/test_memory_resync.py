@@ -40,10 +40,16 @@ async def owner_data(client: ContextClient, archive: ArchiveStore, owner: str) -
 
     Across sessions the age order is not kept: the journal holds each session's entries on its session's
     partition, and a replay writes them back partition by partition."""
-    memories = [(m.id, m.type, m.text, m.key, m.keywords, m.source_session, m.updated_at) for m in await client.memory.list(owner)]
+    memories = [
+        (m.id, m.type, m.text, m.key, m.keywords, m.source_session, m.updated_at)
+        for m in await client.memory.list(owner)
+    ]
     profile, _ = await client.memory.profile(owner)
-    return {"memories": memories, "profile": sorted(filter(None, profile.split("\n"))),
-            "archive": [entry.to_json() for entry in sorted(await archive.entries(owner), key=lambda e: e.session)]}
+    return {
+        "memories": memories,
+        "profile": sorted(filter(None, profile.split("\n"))),
+        "archive": [entry.to_json() for entry in sorted(await archive.entries(owner), key=lambda e: e.session)],
+    }
 
 
 async def replayed(client: ContextClient, timeout: float) -> float:
@@ -57,7 +63,9 @@ async def replayed(client: ContextClient, timeout: float) -> float:
 
 @on_each_broker
 async def test_memories_profiles_and_archive_come_back_and_erased_data_does_not(settings: Settings) -> None:
-    settings = settings.model_copy(update={"turn_partitions": 3, "resync_interval_seconds": INTERVAL, "budget_tokens": 1500})
+    settings = settings.model_copy(
+        update={"turn_partitions": 3, "resync_interval_seconds": INTERVAL, "budget_tokens": 1500}
+    )
     maya = conversation("m-a", "maya", 0) + conversation("m-b", "maya", 10) + long_chat("m-long", "maya")
     anon = conversation("m-x", None, 20)
     olga = conversation("m-c", "olga", 30)
@@ -69,10 +77,14 @@ async def test_memories_profiles_and_archive_come_back_and_erased_data_does_not(
             for turn in maya + anon + olga:
                 await producer.send(turn)
             await producer.flush()
-            await wait_for_versions(client, {"m-a": 6, "m-b": 6, "m-long": 60, "m-x": 6, "m-c": 6}, worker, tenant=TENANT)
+            await wait_for_versions(
+                client, {"m-a": 6, "m-b": 6, "m-long": 60, "m-x": 6, "m-c": 6}, worker, tenant=TENANT
+            )
             await replayed(client, REPLAY_TIMEOUT)  # the first check after start: this Redis never had the journal
             before = {owner: await owner_data(client, archive, owner) for owner in owners}
-            asked = await client.build_prompt("m-a", "Which locker is mine?", tenant=TENANT, user_id="maya", record=False)
+            asked = await client.build_prompt(
+                "m-a", "Which locker is mine?", tenant=TENANT, user_id="maya", record=False
+            )
             assert all(before[owner]["memories"] and before[owner]["archive"] for owner in owners), before
             assert len(before["acme:maya"]["archive"]) > 60
 
@@ -82,7 +94,9 @@ async def test_memories_profiles_and_archive_come_back_and_erased_data_does_not(
             assert await drop_every_key(settings) > 0
             took = await replayed(client, REPLAY_TIMEOUT)
             after = {owner: await owner_data(client, archive, owner) for owner in owners}
-            prompt = await client.build_prompt("m-a", "Which locker is mine?", tenant=TENANT, user_id="maya", record=False)
+            prompt = await client.build_prompt(
+                "m-a", "Which locker is mine?", tenant=TENANT, user_id="maya", record=False
+            )
         log = worker.log()
     for owner in ("acme:maya", ":acme:m-x"):
         assert after[owner] == before[owner], f"{owner} not as it was, {took:.1f} s after the loss"

@@ -31,8 +31,11 @@ from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 
 DETAILS = {
-    "en": ("By the way, my sister's cat is called Pistachio.", "What is my sister's cat called?",
-           "[1 May 2023] Maya: By the way, my sister's cat is called Pistachio."),
+    "en": (
+        "By the way, my sister's cat is called Pistachio.",
+        "What is my sister's cat called?",
+        "[1 May 2023] Maya: By the way, my sister's cat is called Pistachio.",
+    ),
     "zh": ("对了，我妹妹的猫叫开心果。", "我妹妹的猫叫什么？", "[2023年5月1日] Lin: 对了，我妹妹的猫叫开心果。"),
 }
 
@@ -45,8 +48,17 @@ def long_chat(language: str) -> tuple[str, str, list[dict[str, Any]]]:
     first = {"role": "user", "name": case.turns[0]["message"]["name"], "content": detail}
     messages = [(t["message"], START_TS) for t in other[:6]] + [(first, START_TS)]
     messages += [(t["message"], t["ts"] + 7 * 86400) for t in other[46:]]
-    turns = [{"turn_id": f"{case.session_id}-{i}", "session_id": case.session_id, "user_id": case.user_id, "seq": i,
-              "ts": ts, "message": m} for i, (m, ts) in enumerate(messages)]
+    turns = [
+        {
+            "turn_id": f"{case.session_id}-{i}",
+            "session_id": case.session_id,
+            "user_id": case.user_id,
+            "seq": i,
+            "ts": ts,
+            "message": m,
+        }
+        for i, (m, ts) in enumerate(messages)
+    ]
     assert len(turns) > 500
     return case.session_id, case.user_id, turns
 
@@ -54,8 +66,14 @@ def long_chat(language: str) -> tuple[str, str, list[dict[str, Any]]]:
 @pytest.mark.parametrize("language", ["en", "zh"])
 async def test_a_detail_from_the_first_session_comes_back_after_500_turns(settings: Settings, language: str) -> None:
     # a prefix of its own per language: the test's name, cut to fit, is the same for both
-    settings = settings.model_copy(update={"topic_prefix": f"{settings.topic_prefix[:50]}-{language}", "budget_tokens": 1500,
-                                           "prompt_budget_tokens": 2500, "recall_budget_tokens": 800})
+    settings = settings.model_copy(
+        update={
+            "topic_prefix": f"{settings.topic_prefix[:50]}-{language}",
+            "budget_tokens": 1500,
+            "prompt_budget_tokens": 2500,
+            "recall_budget_tokens": 800,
+        }
+    )
     session_id, user_id, turns = long_chat(language)
     _, question, line = DETAILS[language]
     await ensure_topics(settings)
@@ -69,9 +87,11 @@ async def test_a_detail_from_the_first_session_comes_back_after_500_turns(settin
     day, said = line.split("] ", 1)
     day += "]"
     # the key facts may quote the detail too, dated; the recalled turn is the line that is the detail alone
-    block = next(lines for m in prompt.messages if m["role"] == "system" and said in (lines := m["content"].splitlines()))
+    block = next(
+        lines for m in prompt.messages if m["role"] == "system" and said in (lines := m["content"].splitlines())
+    )
     assert block.count(said) == 1  # on a line of its own, under the heading of the day it was said
-    assert [text for text in block[:block.index(said)] if text.startswith("[")][-1] == day
+    assert [text for text in block[: block.index(said)] if text.startswith("[")][-1] == day
     assert any(t["hit"] and t["line"] == line for t in prompt.archived)
     # nothing recalled repeats a message the prompt already carries
     shown = {m.get("content") for m in prompt.messages if m["role"] != "system"}
@@ -80,8 +100,12 @@ async def test_a_detail_from_the_first_session_comes_back_after_500_turns(settin
 
 
 def entries(n: int, start: int = 0) -> list[ArchiveEntry]:
-    made = [archive_entry("s1", f"t{i}", i, {"role": "user", "content": f"turn {i} about topic{i % 7} and word{i}"}, float(i))
-            for i in range(start, start + n)]
+    made = [
+        archive_entry(
+            "s1", f"t{i}", i, {"role": "user", "content": f"turn {i} about topic{i % 7} and word{i}"}, float(i)
+        )
+        for i in range(start, start + n)
+    ]
     return [e for e in made if e is not None]
 
 
@@ -113,7 +137,9 @@ async def test_the_cap_evicts_the_oldest_entries_with_their_postings(redis_setti
         ids = {id_.decode() for id_ in await archive.redis.hkeys(keys.archive)}
         assert len(ids) == 49 and set().union(*postings.values()) == ids  # no posting of an evicted entry is left
         assert "word3" not in postings and "word69" in postings
-        assert [key async for key in archive.redis.scan_iter(keys.term_prefix + "*")]  # frequent terms have their own key
+        assert [
+            key async for key in archive.redis.scan_iter(keys.term_prefix + "*")
+        ]  # frequent terms have their own key
         total = int(await archive.redis.hget(keys.stats, "total_length"))
         assert total == sum(sum(e.term_counts().values()) for e in kept)
         assert await archive.redis.hlen(keys.positions) == 49
@@ -133,16 +159,22 @@ async def document_frequencies(redis: Redis, keys: OwnerKeys) -> dict[str, int]:
     return found
 
 
-async def test_a_replayed_turn_is_the_same_entry_and_another_turn_at_its_position_a_new_one(redis_settings: Settings) -> None:
+async def test_a_replayed_turn_is_the_same_entry_and_another_turn_at_its_position_a_new_one(
+    redis_settings: Settings,
+) -> None:
     archive = ArchiveStore(Redis.from_url(redis_settings.redis_url), redis_settings)
     keys = archive.layout.owner("u3")
     try:
         assert await archive.append("u3", entries(3)) == 3
         assert await archive.append("u3", entries(3)[1:]) == 0
-        (again,) = [e for e in [archive_entry("s1", "other", 1, {"role": "user", "content": "a turn after a reset"}, 9.0)] if e]
+        (again,) = [
+            e for e in [archive_entry("s1", "other", 1, {"role": "user", "content": "a turn after a reset"}, 9.0)] if e
+        ]
         assert await archive.append("u3", [again]) == 1  # a reused session key: its turn 1 is not the old turn 1
         assert [e.text for e in await archive.entries("u3")][-1] == "a turn after a reset"
-        assert await archive.redis.hget(keys.archive, await archive.redis.hget(keys.positions, "s1#1")) == again.to_json()
+        assert (
+            await archive.redis.hget(keys.archive, await archive.redis.hget(keys.positions, "s1#1")) == again.to_json()
+        )
         assert await archive.append("u3", [again]) == 0
         assert sorted(await archive.stable_ids("u3")) == sorted([e.id for e in entries(3)] + [again.id])
     finally:
@@ -153,7 +185,9 @@ async def test_one_call_with_a_turn_twice_and_a_reused_position_stores_what_call
     redis_settings: Settings,
 ) -> None:
     archive = ArchiveStore(Redis.from_url(redis_settings.redis_url), redis_settings)
-    (reset,) = [e for e in [archive_entry("s1", "other", 1, {"role": "user", "content": "a turn after a reset"}, 9.0)] if e]
+    (reset,) = [
+        e for e in [archive_entry("s1", "other", 1, {"role": "user", "content": "a turn after a reset"}, 9.0)] if e
+    ]
     calls = [entries(3), [*entries(5)[2:], entries(5)[3], reset, reset]]
     try:
         added = [await archive.append("one-call", [e for call in calls for e in call])]
@@ -161,7 +195,9 @@ async def test_one_call_with_a_turn_twice_and_a_reused_position_stores_what_call
         assert added == [6, 1, 1, 1, 0, 1, 1, 0, 1, 0]
         one, each = archive.layout.owner("one-call"), archive.layout.owner("one-by-one")
         for name in ("archive", "positions", "entry_terms", "stats", "dictionary"):
-            assert await archive.redis.hgetall(getattr(one, name)) == await archive.redis.hgetall(getattr(each, name)), name
+            assert await archive.redis.hgetall(getattr(one, name)) == await archive.redis.hgetall(
+                getattr(each, name)
+            ), name
     finally:
         await archive.redis.aclose()
 
@@ -175,8 +211,9 @@ async def test_a_turn_without_index_terms_is_evicted_like_any_other(redis_settin
         await archive.append("u5", [bare])
         await archive.append("u5", entries(4, start=1))  # over the cap: the bare turn is the oldest, it goes first
         assert [e.position for e in await archive.entries("u5")] == [3, 4]
-        assert int(await archive.redis.hget(archive.layout.owner("u5").stats, "total_length")) == \
-            sum(sum(e.term_counts().values()) for e in entries(2, start=3))
+        assert int(await archive.redis.hget(archive.layout.owner("u5").stats, "total_length")) == sum(
+            sum(e.term_counts().values()) for e in entries(2, start=3)
+        )
         # erasure takes the same path: a session that holds such a turn is erased whole
         await archive.append("u6", [bare, *entries(2, start=1)])
         await archive.evict("u6", await archive.redis.hkeys(archive.layout.owner("u6").archive))
@@ -185,27 +222,36 @@ async def test_a_turn_without_index_terms_is_evicted_like_any_other(redis_settin
         await archive.redis.aclose()
 
 
-async def test_a_frequent_terms_postings_leave_the_dictionary_for_a_key_that_keeps_the_best(redis_settings: Settings) -> None:
+async def test_a_frequent_terms_postings_leave_the_dictionary_for_a_key_that_keeps_the_best(
+    redis_settings: Settings,
+) -> None:
     archive = ArchiveStore(Redis.from_url(redis_settings.redis_url), redis_settings)
     keys = archive.layout.owner("u4")
     # every entry says "turn"; the longer entries (more words) weigh less, so the best are known
-    made = [archive_entry("s1", f"t{i}", i, {"role": "user", "content": "turn " + " ".join(f"w{i}x{j}" for j in range(i % 9))}, 1.0)
-            for i in range(PACKED_MAX + POSTINGS_KEPT + 40)]
+    made = [
+        archive_entry(
+            "s1", f"t{i}", i, {"role": "user", "content": "turn " + " ".join(f"w{i}x{j}" for j in range(i % 9))}, 1.0
+        )
+        for i in range(PACKED_MAX + POSTINGS_KEPT + 40)
+    ]
     written = [e for e in made if e is not None]
     try:
         await archive.append("u4", written[:PACKED_MAX])
         assert (await archive.redis.hget(keys.dictionary, "turn")).count(b",") == PACKED_MAX - 1  # packed
         assert not await archive.redis.exists(keys.term_prefix + "turn")
-        await archive.append("u4", written[PACKED_MAX:PACKED_MAX + 1])
+        await archive.append("u4", written[PACKED_MAX : PACKED_MAX + 1])
         assert await archive.redis.hget(keys.dictionary, "turn") == f"{PACKED_MAX + 1} {PACKED_MAX + 1} 0".encode()
         for start in range(PACKED_MAX + 1, len(written), 7):
-            await archive.append("u4", written[start:start + 7])
+            await archive.append("u4", written[start : start + 7])
         df, size, least = map(int, (await archive.redis.hget(keys.dictionary, "turn")).split())
         weights = await archive.redis.zrange(keys.term_prefix + "turn", 0, -1, withscores=True)
         assert df == len(written) and size == len(weights) and POSTINGS_TRIMMED <= size < POSTINGS_KEPT
         # the key holds the best: each posting's weight as written (against the average length then), the best
         # POSTINGS_TRIMMED of them all are in it whatever was cut
-        short = {ArchiveEntry.from_json(raw).id: id_.decode() for id_, raw in (await archive.redis.hgetall(keys.archive)).items()}
+        short = {
+            ArchiveEntry.from_json(raw).id: id_.decode()
+            for id_, raw in (await archive.redis.hgetall(keys.archive)).items()
+        }
         written_weights, total = {}, 0
         for count, entry in enumerate(written, 1):
             tf, length = entry.term_counts()["turn"], sum(entry.term_counts().values())

@@ -37,7 +37,11 @@ async def test_a_scripted_pipeline_asks_redis_nothing_before_it(redis: Redis, re
 
 
 async def test_writes_go_on_after_redis_lost_its_scripts(redis: Redis, redis_settings: Settings) -> None:
-    store, archive, memory = ContextWriter.on(redis, redis_settings), ArchiveStore(redis, redis_settings), MemoryStore(redis, redis_settings)
+    store, archive, memory = (
+        ContextWriter.on(redis, redis_settings),
+        ArchiveStore(redis, redis_settings),
+        MemoryStore(redis, redis_settings),
+    )
     assert await store.write(make_doc(1), ["t1"])
     await redis.script_flush()
     assert await store.write(make_doc(2), ["t2"])

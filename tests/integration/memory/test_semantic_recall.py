@@ -21,10 +21,14 @@ from turnstream.streams.erasure import erase
 EVIDENCE = "I started kickboxing last year, and I did taekwondo as a kid."
 QUESTION = "What martial arts has John done?"
 FILLER = [
-    "John, the weather was lovely for our picnic by the lake.", "John and I painted the kitchen a soft green.",
-    "John's sister baked lemon cookies for the school fair.", "The train John takes was late again this morning.",
-    "John finally finished reading that long novel about the sea.", "John adopted a small grey cat from the shelter.",
-    "The new bakery near John's office sells excellent sourdough.", "John repaired the old bicycle in the garage.",
+    "John, the weather was lovely for our picnic by the lake.",
+    "John and I painted the kitchen a soft green.",
+    "John's sister baked lemon cookies for the school fair.",
+    "The train John takes was late again this morning.",
+    "John finally finished reading that long novel about the sea.",
+    "John adopted a small grey cat from the shelter.",
+    "The new bakery near John's office sells excellent sourdough.",
+    "John repaired the old bicycle in the garage.",
 ]
 """Other talk that names John more often than the evidence does: the words of the question rank it above."""
 
@@ -36,8 +40,17 @@ def conversation(session: str, user: str) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a friendly companion."}]
     for text in said:
         messages += [{"role": "user", "name": "John", "content": text}, {"role": "assistant", "content": "Nice!"}]
-    return [{"turn_id": f"{session}-{n}", "session_id": session, "user_id": user, "seq": n, "ts": 1_700_000_000.0 + n,
-             "message": message} for n, message in enumerate(messages)]
+    return [
+        {
+            "turn_id": f"{session}-{n}",
+            "session_id": session,
+            "user_id": user,
+            "seq": n,
+            "ts": 1_700_000_000.0 + n,
+            "message": message,
+        }
+        for n, message in enumerate(messages)
+    ]
 
 
 async def vectors_of(redis: Redis, settings: Settings, owner: str) -> int:
@@ -60,8 +73,9 @@ def said(prompt: Any) -> str:
 
 
 async def test_a_question_that_shares_no_word_with_its_evidence_finds_it_with_the_model(settings: Settings) -> None:
-    settings = settings.model_copy(update={"embeddings": "local", "budget_tokens": 400, "prompt_budget_tokens": 1200,
-                                           "recall_budget_tokens": 500})
+    settings = settings.model_copy(
+        update={"embeddings": "local", "budget_tokens": 400, "prompt_budget_tokens": 1200, "recall_budget_tokens": 500}
+    )
     turns = conversation("john-1", "john")
     owner = owner_key("john", None, "john-1")
     await ensure_topics(settings)
@@ -87,7 +101,9 @@ async def _at_least(count: Any, wanted: int) -> bool:
     return await count >= wanted
 
 
-async def test_vectors_come_back_from_the_journal_after_redis_loses_them_and_go_with_their_owner(settings: Settings) -> None:
+async def test_vectors_come_back_from_the_journal_after_redis_loses_them_and_go_with_their_owner(
+    settings: Settings,
+) -> None:
     settings = settings.model_copy(update={"embeddings": "local", "resync_interval_seconds": 1})
     turns = conversation("john-2", "jo")[:12]
     owner = owner_key("jo", None, "john-2")
@@ -101,7 +117,9 @@ async def test_vectors_come_back_from_the_journal_after_redis_loses_them_and_go_
             stored = await redis.hgetall(f"{settings.topic_prefix}:arcvec:{{{owner}}}")
             await redis.flushall()  # Redis loses everything: the worker's re-sync replays the journal
             await until(lambda: _at_least(vectors_of(redis, settings, owner), len(stored)), timeout=90)
-            assert await redis.hgetall(f"{settings.topic_prefix}:arcvec:{{{owner}}}") == stored  # the same, not re-embedded
+            assert (
+                await redis.hgetall(f"{settings.topic_prefix}:arcvec:{{{owner}}}") == stored
+            )  # the same, not re-embedded
             await erase(settings, user="jo")
             assert await vectors_of(redis, settings, owner) == 0
             assert not await redis.exists(f"{settings.topic_prefix}:arcsem:{{{owner}}}")
@@ -135,6 +153,7 @@ async def test_a_changed_model_re_embeds_the_archive_and_no_vector_of_the_old_on
 
             await until(re_embedded, timeout=90)
             assert await vectors_of(redis, settings, owner) == archived
-            prompt = await client.build_prompt("john-3", "Which bakery did John mention?", k=0, user_id="jon",
-                                               record=False)
+            prompt = await client.build_prompt(
+                "john-3", "Which bakery did John mention?", k=0, user_id="jon", record=False
+            )
             assert prompt.timings["semantic_hits"] > 0  # ranked by the new model's vectors

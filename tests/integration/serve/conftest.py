@@ -44,8 +44,12 @@ def tokens_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def live_settings(apache_kafka_url: str, redis_url: str) -> Settings:
-    return Settings(kafka_url=apache_kafka_url, redis_url=redis_url, topic_prefix=f"t-serve-{uuid.uuid4().hex[:8]}",
-                    turn_partitions=PARTITIONS)
+    return Settings(
+        kafka_url=apache_kafka_url,
+        redis_url=redis_url,
+        topic_prefix=f"t-serve-{uuid.uuid4().hex[:8]}",
+        turn_partitions=PARTITIONS,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -61,14 +65,24 @@ async def live(live_settings: Settings, tokens_file: Path) -> AsyncIterator[Live
             async with aiohttp.ClientSession() as http:
                 async with http.get(served.url + "v1/openapi.json") as reply:
                     contract = Contract(await reply.json())
-                yield Live(live_settings, worker, served, tokens_file, Api(served.url, ACME_TOKEN, contract, http),
-                           Api(served.url, GLOBEX_TOKEN, contract, http))
+                yield Live(
+                    live_settings,
+                    worker,
+                    served,
+                    tokens_file,
+                    Api(served.url, ACME_TOKEN, contract, http),
+                    Api(served.url, GLOBEX_TOKEN, contract, http),
+                )
 
 
 def turn(session: str, turn_id: str, text: str, user: str | None = None, role: str = "user") -> dict[str, object]:
     """A turn as a gateway sends it to the API: no tenant (the token's)."""
-    value: dict[str, object] = {"turn_id": turn_id, "session_id": session, "message": {"role": role, "content": text},
-                                "ts": 1_700_000_000.0}
+    value: dict[str, object] = {
+        "turn_id": turn_id,
+        "session_id": session,
+        "message": {"role": role, "content": text},
+        "ts": 1_700_000_000.0,
+    }
     if user:
         value["user_id"] = user
     return value

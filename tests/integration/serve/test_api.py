@@ -24,28 +24,44 @@ def ids() -> tuple[str, str]:
 
 async def test_record_then_prompt_context_and_search_give_what_the_sdk_gives(live: Live) -> None:
     session, user = ids()
-    status, reply, _ = await live.acme.call("POST", TURNS, {"session_id": session}, {
-        "turns": [turn(session, "t1", "Hello, I am planning a trip to Lisbon.", user),
-                  turn(session, "t2", "Sounds lovely! What is your budget?", role="assistant"),
-                  turn(session, "t3", "My budget is 3500 EUR for the whole week.", user)],
-        "timeout_seconds": 30})
+    status, reply, _ = await live.acme.call(
+        "POST",
+        TURNS,
+        {"session_id": session},
+        {
+            "turns": [
+                turn(session, "t1", "Hello, I am planning a trip to Lisbon.", user),
+                turn(session, "t2", "Sounds lovely! What is your budget?", role="assistant"),
+                turn(session, "t3", "My budget is 3500 EUR for the whole week.", user),
+            ],
+            "timeout_seconds": 30,
+        },
+    )
     assert status == 200 and reply["fresh"] is True and reply["version"] >= 1
 
     status, doc, _ = await live.acme.call("GET", CONTEXT, {"session_id": session}, query={"user_id": user})
-    assert status == 200 and doc["tenant"] == "acme" and doc["version"] == reply["version"] and doc["last_turn_id"] == "t3"
+    assert (
+        status == 200 and doc["tenant"] == "acme" and doc["version"] == reply["version"] and doc["last_turn_id"] == "t3"
+    )
     async with GatewayClient(live.settings) as sdk:
         assert (await sdk.context.get(session, "acme", user)).model_dump(mode="json") == doc  # type: ignore[union-attr]
-        expected = await sdk.context.build_prompt(session, "What was my budget again?", tenant="acme", user_id=user,
-                                                  record=False)
+        expected = await sdk.context.build_prompt(
+            session, "What was my budget again?", tenant="acme", user_id=user, record=False
+        )
 
-    status, prompt, _ = await live.acme.call("POST", PROMPT, {"session_id": session},
-                                             {"text": "What was my budget again?", "user_id": user, "record": False})
+    status, prompt, _ = await live.acme.call(
+        "POST", PROMPT, {"session_id": session}, {"text": "What was my budget again?", "user_id": user, "record": False}
+    )
     assert status == 200 and prompt["messages"] == expected.messages and prompt["recalled"] == expected.recalled
     assert prompt["messages"][-1] == {"role": "user", "content": "What was my budget again?"}
     assert any("3500 EUR" in m["text"] for m in prompt["recalled"])
 
-    status, small, _ = await live.acme.call("POST", PROMPT, {"session_id": session},
-                                            {"text": "What was my budget again?", "user_id": user, "budget_tokens": 64})
+    status, small, _ = await live.acme.call(
+        "POST",
+        PROMPT,
+        {"session_id": session},
+        {"text": "What was my budget again?", "user_id": user, "budget_tokens": 64},
+    )
     assert status == 200 and len(small["messages"]) < len(prompt["messages"])  # the budget is the request's
 
     status, found, _ = await live.acme.call("POST", "/v1/search", body={"text": "Lisbon trip", "user_id": user})
@@ -55,25 +71,37 @@ async def test_record_then_prompt_context_and_search_give_what_the_sdk_gives(liv
 
 async def test_a_token_reaches_its_own_tenant_only_and_others_read_as_unknown(live: Live) -> None:
     session, user = ids()
-    status, _, _ = await live.acme.call("POST", TURNS, {"session_id": session},
-                                        {"turns": [turn(session, "t1", "My secret code word is PELICAN.", user)], "timeout_seconds": 30})
+    status, _, _ = await live.acme.call(
+        "POST",
+        TURNS,
+        {"session_id": session},
+        {"turns": [turn(session, "t1", "My secret code word is PELICAN.", user)], "timeout_seconds": 30},
+    )
     assert status == 200
     unknown = await live.globex.call("GET", CONTEXT, {"session_id": f"never-{session}"})
     theirs = await live.globex.call("GET", CONTEXT, {"session_id": session})
     assert unknown[0] == theirs[0] == 404 and unknown[1] == theirs[1]  # same status, same body
     as_user = await live.globex.call("GET", CONTEXT, {"session_id": session}, query={"user_id": user})
     assert as_user[:2] == unknown[:2]
-    for path, target in (("/v1/users/{user_id}", {"user_id": user}), ("/v1/sessions/{session_id}", {"session_id": session})):
+    for path, target in (
+        ("/v1/users/{user_id}", {"user_id": user}),
+        ("/v1/sessions/{session_id}", {"session_id": session}),
+    ):
         erase = await live.globex.call("DELETE", path, target)
         assert erase[:2] == (404, unknown[1]), erase
 
-    status, prompt, _ = await live.globex.call("POST", PROMPT, {"session_id": session},
-                                               {"text": "What is my secret code word?", "user_id": user})
+    status, prompt, _ = await live.globex.call(
+        "POST", PROMPT, {"session_id": session}, {"text": "What is my secret code word?", "user_id": user}
+    )
     assert status == 200 and "PELICAN" not in str(prompt)  # a new, empty session of globex
     status, found, _ = await live.globex.call("POST", "/v1/search", body={"text": "secret code word", "user_id": user})
     assert status == 200 and found == {"recalled": [], "archived": []}
-    forged = await live.globex.call("POST", TURNS, {"session_id": session},
-                                    {"turns": [{**turn(session, "t2", "overwrite", user), "tenant": "acme"}]})
+    forged = await live.globex.call(
+        "POST",
+        TURNS,
+        {"session_id": session},
+        {"turns": [{**turn(session, "t2", "overwrite", user), "tenant": "acme"}]},
+    )
     assert forged[:2] == (404, unknown[1])
 
     status, doc, _ = await live.acme.call("GET", CONTEXT, {"session_id": session})
@@ -101,9 +129,14 @@ async def test_bad_input_gets_a_status_naming_what_is_wrong(live: Live) -> None:
         status, body, _ = await live.acme.call("POST", TURNS, path, raw=orjson.dumps({"turns": list(turns)}))
         return status, body
 
-    assert await record({**good, "message": {"role": "bogus"}}) == (422, {
-        "error": "invalid_request", "field": "turns.0.message",
-        "detail": "unknown role 'bogus' (expected system, user, assistant or tool)"})
+    assert await record({**good, "message": {"role": "bogus"}}) == (
+        422,
+        {
+            "error": "invalid_request",
+            "field": "turns.0.message",
+            "detail": "unknown role 'bogus' (expected system, user, assistant or tool)",
+        },
+    )
     assert (await record(good, {**good, "seq": "5"}))[1]["field"] == "turns.1.seq"  # JSON types only
     assert (await record({**good, "session_id": "other"}))[1]["field"] == "turns.0.session_id"
     assert (await record({k: v for k, v in good.items() if k != "turn_id"}))[1]["field"] == "turns.0.turn_id"
@@ -112,7 +145,9 @@ async def test_bad_input_gets_a_status_naming_what_is_wrong(live: Live) -> None:
     assert status == 422 and "not JSON" in body["detail"]
     status, body, _ = await live.acme.call("POST", PROMPT, {"session_id": "bad id!"}, raw=orjson.dumps({"text": "hi"}))
     assert status == 422 and body["field"] == "session_id"
-    status, body, _ = await live.acme.call("POST", "/v1/search", raw=orjson.dumps({"text": "x", "user_id": "a", "session_id": "b"}))
+    status, body, _ = await live.acme.call(
+        "POST", "/v1/search", raw=orjson.dumps({"text": "x", "user_id": "a", "session_id": "b"})
+    )
     assert status == 422 and "exactly one" in body["detail"]
     status, body, _ = await live.acme.call("POST", PROMPT, path, raw=orjson.dumps({"text": "a" * 1_100_000}))
     assert status == 413 and body["error"] == "too_large"
@@ -123,8 +158,12 @@ async def test_bad_input_gets_a_status_naming_what_is_wrong(live: Live) -> None:
 
 async def test_erasing_a_user_removes_what_the_api_showed(live: Live) -> None:
     session, user = ids()
-    await live.acme.call("POST", TURNS, {"session_id": session},
-                         {"turns": [turn(session, "t1", "I live in Porto and my dog is called Rex.", user)], "timeout_seconds": 30})
+    await live.acme.call(
+        "POST",
+        TURNS,
+        {"session_id": session},
+        {"turns": [turn(session, "t1", "I live in Porto and my dog is called Rex.", user)], "timeout_seconds": 30},
+    )
     status, dry, _ = await live.acme.call("DELETE", "/v1/users/{user_id}", {"user_id": user}, query={"dry_run": "true"})
     assert status == 200 and dry["dry_run"] is True and dry["counts"]["contexts"] == 1
     assert (await live.acme.call("GET", CONTEXT, {"session_id": session}))[0] == 200  # a dry run changes nothing
@@ -142,6 +181,9 @@ async def test_every_route_is_timed_in_the_metrics(live: Live) -> None:
     async with aiohttp.ClientSession() as http:
         async with http.get(live.served.url + "metrics") as reply:
             text = await reply.text()
-    assert 'turnstream_serve_request_seconds_bucket{le="0.005",method="GET",route="/v1/sessions/{session_id}/context"}' in text
+    assert (
+        'turnstream_serve_request_seconds_bucket{le="0.005",method="GET",route="/v1/sessions/{session_id}/context"}'
+        in text
+    )
     assert 'turnstream_serve_replies_total{method="GET",route="/v1/sessions/{session_id}/context",status="404"}' in text
     assert live.acme.contract.checked > 0

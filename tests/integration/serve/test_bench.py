@@ -16,8 +16,14 @@ SCRIPT = Path(__file__).parents[3] / "bench" / "serve_overhead.py"
 
 async def test_the_overhead_bench_prints_both_sides_of_both_calls(live: Live) -> None:
     env = {**os.environ, **settings_env(live.settings)}
-    done = await asyncio.to_thread(subprocess.run, [sys.executable, str(SCRIPT), "--rounds", "2", "--per-round", "8"],
-                                   env=env, capture_output=True, text=True, timeout=240)
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, str(SCRIPT), "--rounds", "2", "--per-round", "8"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     for call in ("build_prompt", "record"):

@@ -52,8 +52,9 @@ async def test_without_the_broker_a_record_is_503_and_nothing_is_written(redis_u
     settings = Settings(kafka_url=f"kafka://127.0.0.1:{free_port()}", redis_url=redis_url, topic_prefix=prefix())
     async with api_on(settings, tokens_file) as (api, _):
         assert (await api.call("GET", "/readyz"))[:2] == (503, {"ready": False, "broker": False, "redis": True})
-        status, body, headers = await api.call("POST", TURNS, {"session_id": "s1"},
-                                               {"turns": [turn("s1", "t1", "hello", "maya")], "timeout_seconds": 2})
+        status, body, headers = await api.call(
+            "POST", TURNS, {"session_id": "s1"}, {"turns": [turn("s1", "t1", "hello", "maya")], "timeout_seconds": 2}
+        )
         assert status == 503 and body["acknowledged"] is False and int(headers["Retry-After"]) > 0
         status, prompt, _ = await api.call("POST", PROMPT, {"session_id": "s1"}, {"text": "hello", "user_id": "maya"})
         assert status == 200 and prompt["messages"] == [{"role": "user", "content": "hello"}]  # reads need Redis only
@@ -64,19 +65,31 @@ async def test_without_the_broker_a_record_is_503_and_nothing_is_written(redis_u
         await redis.aclose()
 
 
-async def test_without_redis_a_record_reports_that_the_broker_has_the_turn(apache_kafka_url: str, tokens_file: Path) -> None:
-    settings = Settings(kafka_url=apache_kafka_url, redis_url=f"redis://127.0.0.1:{free_port()}/0", topic_prefix=prefix(),
-                        turn_partitions=2)
+async def test_without_redis_a_record_reports_that_the_broker_has_the_turn(
+    apache_kafka_url: str, tokens_file: Path
+) -> None:
+    settings = Settings(
+        kafka_url=apache_kafka_url,
+        redis_url=f"redis://127.0.0.1:{free_port()}/0",
+        topic_prefix=prefix(),
+        turn_partitions=2,
+    )
     await ensure_topics(settings)
     async with api_on(settings, tokens_file) as (api, _):
         await until(api, {"ready": False, "broker": True, "redis": False})
-        status, body, headers = await api.call("POST", TURNS, {"session_id": "s1"},
-                                               {"turns": [turn("s1", "t1", "hello", "maya")], "timeout_seconds": 5})
+        status, body, headers = await api.call(
+            "POST", TURNS, {"session_id": "s1"}, {"turns": [turn("s1", "t1", "hello", "maya")], "timeout_seconds": 5}
+        )
         assert status == 503 and body["acknowledged"] is True and "Redis" in body["detail"] and "Retry-After" in headers
-        for method, template, payload in (("POST", PROMPT, {"text": "hi"}), ("GET", "/v1/sessions/{session_id}/context", None)):
+        for method, template, payload in (
+            ("POST", PROMPT, {"text": "hi"}),
+            ("GET", "/v1/sessions/{session_id}/context", None),
+        ):
             status, body, headers = await api.call(method, template, {"session_id": "s1"}, payload)
             assert status == 503 and body["error"] == "unavailable" and "Retry-After" in headers
-    consumer = AIOKafkaConsumer(settings.turns_topic, **kafka_options(settings), group_id=None, auto_offset_reset="earliest")
+    consumer = AIOKafkaConsumer(
+        settings.turns_topic, **kafka_options(settings), group_id=None, auto_offset_reset="earliest"
+    )
     await consumer.start()
     try:
         records = await consumer.getmany(timeout_ms=5000)
@@ -86,8 +99,9 @@ async def test_without_redis_a_record_reports_that_the_broker_has_the_turn(apach
     assert [(v["turn_id"], v["tenant"], v["session_id"]) for v in values] == [("t1", "acme", "s1")]  # once, scoped
 
 
-async def test_a_wait_that_runs_out_is_202_with_the_version_there_is(apache_kafka_url: str, redis_url: str,
-                                                                      tokens_file: Path) -> None:
+async def test_a_wait_that_runs_out_is_202_with_the_version_there_is(
+    apache_kafka_url: str, redis_url: str, tokens_file: Path
+) -> None:
     settings = Settings(kafka_url=apache_kafka_url, redis_url=redis_url, topic_prefix=prefix(), turn_partitions=2)
     await ensure_topics(settings)
     store = ContextWriter.from_settings(settings)
@@ -95,22 +109,32 @@ async def test_a_wait_that_runs_out_is_202_with_the_version_there_is(apache_kafk
     await store.aclose()
     async with api_on(settings, tokens_file) as (api, _):
         await until(api, {"ready": True, "broker": True, "redis": True})
-        status, body, _ = await api.call("POST", TURNS, {"session_id": "s1"},
-                                         {"turns": [turn("s1", "t9", "anyone there?", "maya")], "timeout_seconds": 1})
+        status, body, _ = await api.call(
+            "POST",
+            TURNS,
+            {"session_id": "s1"},
+            {"turns": [turn("s1", "t9", "anyone there?", "maya")], "timeout_seconds": 1},
+        )
         assert (status, body) == (202, {"fresh": False, "version": 3})
-        status, body, _ = await api.call("POST", TURNS, {"session_id": "new"},
-                                         {"turns": [turn("new", "t1", "hello", "maya")], "timeout_seconds": 0.5})
+        status, body, _ = await api.call(
+            "POST",
+            TURNS,
+            {"session_id": "new"},
+            {"turns": [turn("new", "t1", "hello", "maya")], "timeout_seconds": 0.5},
+        )
         assert (status, body) == (202, {"fresh": False, "version": None})
 
 
-async def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(apache_kafka_url: str, redis_url: str,
-                                                                    tokens_file: Path) -> None:
+async def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(
+    apache_kafka_url: str, redis_url: str, tokens_file: Path
+) -> None:
     settings = Settings(kafka_url=apache_kafka_url, redis_url=redis_url, topic_prefix=prefix(), turn_partitions=2)
     await ensure_topics(settings)
     async with api_on(settings, tokens_file) as (api, served):
         await until(api, {"ready": True, "broker": True, "redis": True})
-        waiting = asyncio.create_task(api.call("POST", TURNS, {"session_id": "s1"},
-                                               {"turns": [turn("s1", "t1", "hello")], "timeout_seconds": 3}))
+        waiting = asyncio.create_task(
+            api.call("POST", TURNS, {"session_id": "s1"}, {"turns": [turn("s1", "t1", "hello")], "timeout_seconds": 3})
+        )
         await asyncio.sleep(1.0)  # the request is in its wait for the context
         stopping = time.monotonic()
         served.process.terminate()

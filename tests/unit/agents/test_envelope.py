@@ -27,26 +27,32 @@ def opened(value: bytes | None, key: bytes | None = b"s1", headers: Any = None, 
     return open_envelope(record(value, key, 7, headers, topic), SUMMARIES, 1024)
 
 
-@pytest.mark.parametrize(("value", "key", "headers", "topic", "kind"), [
-    (turn_value("s1", 0, "hi"), b"s1", [], "t.turns", "turn"),
-    (turn_value("s1", 0, "hi"), b"s1", [(REASON_HEADER, b"wrong_key")], "t.turns", "forwarded"),
-    (turn_value("s1", 0, "hi"), b"other", [], "t.turns", "misrouted"),
-    (turn_value("s1", 0, "hi"), None, [], "t.turns", "misrouted"),
-    (SummaryResult("s1", 1, "short").to_bytes(), b"s1", [], SUMMARIES, "summary"),
-    (pop_record(PopRequest("s1", None, "p1", 3, 2)), b"s1", [], "t.turns", "pop"),
-    (forget_record("s1", 5.0), b"s1", [], "t.turns", "forget"),
-    (None, b"s1", [], "t.turns", "tombstone"),
-    (b"not json", b"s1", [], "t.turns", "refused"),
-    (b"x" * 2048, b"s1", [], "t.turns", "refused"),
-    (b"{bad", b"s1", [], SUMMARIES, "refused"),
-])
-def test_every_record_is_one_kind(value: bytes | None, key: bytes | None, headers: list[Any], topic: str,
-                                  kind: str) -> None:
+@pytest.mark.parametrize(
+    ("value", "key", "headers", "topic", "kind"),
+    [
+        (turn_value("s1", 0, "hi"), b"s1", [], "t.turns", "turn"),
+        (turn_value("s1", 0, "hi"), b"s1", [(REASON_HEADER, b"wrong_key")], "t.turns", "forwarded"),
+        (turn_value("s1", 0, "hi"), b"other", [], "t.turns", "misrouted"),
+        (turn_value("s1", 0, "hi"), None, [], "t.turns", "misrouted"),
+        (SummaryResult("s1", 1, "short").to_bytes(), b"s1", [], SUMMARIES, "summary"),
+        (pop_record(PopRequest("s1", None, "p1", 3, 2)), b"s1", [], "t.turns", "pop"),
+        (forget_record("s1", 5.0), b"s1", [], "t.turns", "forget"),
+        (None, b"s1", [], "t.turns", "tombstone"),
+        (b"not json", b"s1", [], "t.turns", "refused"),
+        (b"x" * 2048, b"s1", [], "t.turns", "refused"),
+        (b"{bad", b"s1", [], SUMMARIES, "refused"),
+    ],
+)
+def test_every_record_is_one_kind(
+    value: bytes | None, key: bytes | None, headers: list[Any], topic: str, kind: str
+) -> None:
     assert opened(value, key, headers, topic).kind == kind
 
 
 def test_the_item_and_key_are_decoded_with_it() -> None:
-    forwarded = opened(turn_value("s1", 4, "hi"), headers=[(REASON_HEADER, b"reordered"), ("traceparent", PARENT.encode())])
+    forwarded = opened(
+        turn_value("s1", 4, "hi"), headers=[(REASON_HEADER, b"reordered"), ("traceparent", PARENT.encode())]
+    )
     assert isinstance(forwarded.item, Forwarded) and forwarded.item.turn.seq == 4 and forwarded.key == "s1"
     assert forwarded.traceparent == PARENT and forwarded.carried == [("traceparent", PARENT.encode())]
     refused = opened(orjson.dumps({"turn_id": "t9", "session_id": "s1", "message": {"role": "nobody"}}))

@@ -28,8 +28,16 @@ def test_the_order_of_the_writes_is_the_plan_and_acknowledgement_comes_last() ->
 
 
 def test_the_plan_keeps_the_orders_the_guarantee_rests_on() -> None:
-    before = [("release", "table"), ("memory", "redis"), ("redis", "table"), ("journal", "table"),
-              ("dead_letter", "table"), ("forward", "table"), ("table", "forget"), ("table", "summary_request")]
+    before = [
+        ("release", "table"),
+        ("memory", "redis"),
+        ("redis", "table"),
+        ("journal", "table"),
+        ("dead_letter", "table"),
+        ("forward", "table"),
+        ("table", "forget"),
+        ("table", "summary_request"),
+    ]
     assert all(PLAN.index(first) < PLAN.index(then) for first, then in before)
 
 
@@ -50,7 +58,7 @@ def test_a_failed_stage_acknowledges_nothing_and_runs_no_later_stage(stage: str)
     world = World(fail_at=stage)
     with pytest.raises(StageFailed):
         asyncio.run(executor(world).store_then_acknowledge(conversation(), world.acknowledge))
-    assert world.written == list(PLAN[:PLAN.index(stage)])
+    assert world.written == list(PLAN[: PLAN.index(stage)])
     assert world.acknowledged == []
     if PLAN.index(stage) <= PLAN.index("table"):
         assert world.rows == {}  # the next owner starts from the rows the last complete batch left
@@ -135,8 +143,11 @@ def test_a_session_s_next_batch_steps_its_live_state_not_its_row() -> None:
 def test_an_erased_session_s_live_state_goes_with_it() -> None:
     world = World()
     run = executor(world)
-    batches = [[record(turn_value("s1", 0, "Lisbon."), b"s1", 0)], [record(forget_record("s1", NOW), b"s1", 1)],
-               [record(turn_value("s1", 1, "a late turn"), b"s1", 2)]]
+    batches = [
+        [record(turn_value("s1", 0, "Lisbon."), b"s1", 0)],
+        [record(forget_record("s1", NOW), b"s1", 1)],
+        [record(turn_value("s1", 1, "a late turn"), b"s1", 2)],
+    ]
     for events in batches:
         asyncio.run(run.store_then_acknowledge(events, world.acknowledge))
     assert world.stored()["rows"] == {"s1": "erased"} and world.contexts == {"s1": 1}

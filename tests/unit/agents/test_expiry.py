@@ -1,4 +1,3 @@
-
 from aiokafka.partitioner import DefaultPartitioner
 
 from turnstream.agents.expiry import heap_trimmer

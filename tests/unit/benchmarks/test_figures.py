@@ -72,7 +72,9 @@ def test_interleaved_runs_both_sides_in_abba_order() -> None:
 
 
 def _figure(target: Target | None) -> Figure:
-    return Figure("demo", "7 Something", "ours", "theirs", [Row.of("speed", "x/s", 12.0, 24.0)], target, {"series": [1, 2]})
+    return Figure(
+        "demo", "7 Something", "ours", "theirs", [Row.of("speed", "x/s", 12.0, 24.0)], target, {"series": [1, 2]}
+    )
 
 
 def test_the_table_shows_figures_ratio_and_target() -> None:
@@ -85,9 +87,14 @@ def test_the_table_shows_figures_ratio_and_target() -> None:
 
 def test_a_table_wider_than_the_console_folds_the_target_and_keeps_titles_and_numbers_whole() -> None:
     console = Console(width=TABLE_WIDTH, record=True)
-    long = Figure("story", "10 Story of dropped sessions at 3,000 tokens", "ours", "theirs",
-                  [Row.of("drain rate, 256 a batch (default), pinned, on the shared cores", "turns/s", 1234.5, 5678.25)],
-                  Target("LoCoMo dev: ≥ 0.85× full at 2k, ≥ 0.95× at 4k, evidence ≥ 90 % at 4k; " * 3, False))
+    long = Figure(
+        "story",
+        "10 Story of dropped sessions at 3,000 tokens",
+        "ours",
+        "theirs",
+        [Row.of("drain rate, 256 a batch (default), pinned, on the shared cores", "turns/s", 1234.5, 5678.25)],
+        Target("LoCoMo dev: ≥ 0.85× full at 2k, ≥ 0.95× at 4k, evidence ≥ 90 % at 4k; " * 3, False),
+    )
     print_table([long], "title", console)
     text = console.export_text()
     assert "10 Story of dropped sessions at 3,000 tokens" in text
@@ -108,23 +115,48 @@ def test_the_json_holds_every_figure_with_its_target(tmp_path: Path) -> None:
 
 def test_a_figure_measured_on_two_brokers_is_shown_side_by_side_and_keyed_by_broker(tmp_path: Path) -> None:
     def on(key: str, broker: str | None, a: float) -> Figure:
-        data = {"drain": {"batch_sizes": {"1": {"pinned": {"stages_us_per_turn": {}, "cpu_us_per_turn": {}}}}},
-                "freshness": {"placements": {"pinned": {"worker_ms": dict.fromkeys(FRESH_COLUMNS, 1.0),
-                                                        "cpu_us_per_turn": {"pipeline": 1.0}}}}}.get(key, {})
+        data = {
+            "drain": {"batch_sizes": {"1": {"pinned": {"stages_us_per_turn": {}, "cpu_us_per_turn": {}}}}},
+            "freshness": {
+                "placements": {
+                    "pinned": {"worker_ms": dict.fromkeys(FRESH_COLUMNS, 1.0), "cpu_us_per_turn": {"pipeline": 1.0}}
+                }
+            },
+        }.get(key, {})
         return Figure(key, f"title {key}", "ours", "theirs", [Row.of("speed", "x/s", a, 24.0)], None, data, broker)
 
-    figures = [on("drain", "tansu", 1.0), on("freshness", "tansu", 2.0), on("prompt_size", None, 3.0),
-               on("drain", "kafka", 4.0), on("freshness", "kafka", 5.0)]
+    figures = [
+        on("drain", "tansu", 1.0),
+        on("freshness", "tansu", 2.0),
+        on("prompt_size", None, 3.0),
+        on("drain", "kafka", 4.0),
+        on("freshness", "kafka", 5.0),
+    ]
     console = Console(width=200, record=True)
     print_table(figures, "title", console)
-    cells = [[cell.strip() for cell in line.split("│")[1:3]] for line in console.export_text().splitlines() if "│ title" in line]
+    cells = [
+        [cell.strip() for cell in line.split("│")[1:3]]
+        for line in console.export_text().splitlines()
+        if "│ title" in line
+    ]
     assert cells == [
-        ["title drain", "tansu"], ["title drain", "kafka"], ["title freshness", "tansu"], ["title freshness", "kafka"],
-        ["title prompt_size", "offline"]]
+        ["title drain", "tansu"],
+        ["title drain", "kafka"],
+        ["title freshness", "tansu"],
+        ["title freshness", "kafka"],
+        ["title prompt_size", "offline"],
+    ]
     stages = Console(width=300, record=True)
     print_stages(figures, stages)
-    titles = [line.rstrip() for line in stages.export_text().splitlines() if line.startswith((STAGE_TITLE, FRESH_TITLE))]
-    assert titles == [f"{STAGE_TITLE} · tansu", f"{STAGE_TITLE} · kafka", f"{FRESH_TITLE} · tansu", f"{FRESH_TITLE} · kafka"]
+    titles = [
+        line.rstrip() for line in stages.export_text().splitlines() if line.startswith((STAGE_TITLE, FRESH_TITLE))
+    ]
+    assert titles == [
+        f"{STAGE_TITLE} · tansu",
+        f"{STAGE_TITLE} · kafka",
+        f"{FRESH_TITLE} · tansu",
+        f"{FRESH_TITLE} · kafka",
+    ]
 
     path = tmp_path / "bench.json"
     write_json(path, figures, {})

@@ -23,11 +23,14 @@ from turnstream.benchmarks.pinning import (
 )
 
 
-@pytest.mark.parametrize(("available", "measured", "others"), [
-    ({0, 1}, {1}, {0}),
-    ([3, 1, 2, 0], {3}, {0, 1, 2}),
-    ({4, 7}, {7}, {4}),  # a taskset of two CPUs that are not 0 and 1
-])
+@pytest.mark.parametrize(
+    ("available", "measured", "others"),
+    [
+        ({0, 1}, {1}, {0}),
+        ([3, 1, 2, 0], {3}, {0, 1, 2}),
+        ({4, 7}, {7}, {4}),  # a taskset of two CPUs that are not 0 and 1
+    ],
+)
 def test_the_measured_agent_gets_the_highest_cpu_and_its_neighbours_the_rest(available, measured, others) -> None:
     split = split_cores(available)
     assert split == CoreSplit(frozenset(measured), frozenset(others))

@@ -30,19 +30,40 @@ from turnstream.embeddings.vocabulary import build_vocabulary
 from turnstream.redis.archive import arrival_number
 from turnstream.samples.recall_set import RecallCase
 
-SAID = ["I love green tea in the morning.", "We went hiking in the mountains.", "My karate class starts today.",
-        "The weather is grey.", "Tea with lemon is the best."]
+SAID = [
+    "I love green tea in the morning.",
+    "We went hiking in the mountains.",
+    "My karate class starts today.",
+    "The weather is grey.",
+    "Tea with lemon is the best.",
+]
 
 
 def case() -> RecallCase:
-    turns = [{"turn_id": f"t{n}", "session_id": "s", "user_id": "u", "seq": n, "ts": 1_700_000_000.0 + n,
-              "message": {"role": "user", "name": "Ann", "content": text}} for n, text in enumerate(SAID)]
-    return RecallCase("s", "u", turns, [("Which martial art is practised?", "karate"), ("What tea?", "green")],
-                      [("t2",), ("t0", "t4")])
+    turns = [
+        {
+            "turn_id": f"t{n}",
+            "session_id": "s",
+            "user_id": "u",
+            "seq": n,
+            "ts": 1_700_000_000.0 + n,
+            "message": {"role": "user", "name": "Ann", "content": text},
+        }
+        for n, text in enumerate(SAID)
+    ]
+    return RecallCase(
+        "s",
+        "u",
+        turns,
+        [("Which martial art is practised?", "karate"), ("What tea?", "green")],
+        [("t2",), ("t0", "t4")],
+    )
 
 
 def ready(knobs: Knobs | None = None) -> Setup:
-    embedder = TableEmbedder({"Which martial art is practised?": [1, 0, 0, 0], "Ann: My karate class starts today.": [1, 0.1, 0, 0]})
+    embedder = TableEmbedder(
+        {"Which martial art is practised?": [1, 0, 0, 0], "Ann: My karate class starts today.": [1, 0.1, 0, 0]}
+    )
     data = corpus("tiny", [case()])
     model = build_vocabulary([("karat", "karate"), ("tea", "tea"), ("martial", "martial")], embedder)
     return setup(data, embed(embedder, data), knobs or Knobs(), model, embedder)
@@ -58,7 +79,12 @@ def test_the_corpus_holds_each_turn_as_spoken_and_only_questions_with_evidence()
 
 def test_merged_and_interleaved_lists_keep_each_turn_once_as_it_first_came() -> None:
     assert merged([(1, True), (2, True)], [(2, False), (3, False)]) == [(1, True), (2, True), (3, False)]
-    assert interleave([(1, True), (2, True), (4, True)], [(3, False), (1, False)]) == [(1, True), (3, False), (2, True), (4, True)]
+    assert interleave([(1, True), (2, True), (4, True)], [(3, False), (1, False)]) == [
+        (1, True),
+        (3, False),
+        (2, True),
+        (4, True),
+    ]
     assert interleave() == []
 
 
@@ -95,7 +121,9 @@ def test_the_vocabulary_of_an_owner_grows_as_its_words_are_first_said() -> None:
 
 def test_scores_count_questions_with_all_and_with_any_evidence() -> None:
     s = ready()
-    assert score(s, dense(1)).all_found == 50.0  # the martial-arts question finds karate by its vector; tea needs two turns
+    assert (
+        score(s, dense(1)).all_found == 50.0
+    )  # the martial-arts question finds karate by its vector; tea needs two turns
     got = score(s, dense(5))
     assert (got.all_found, got.any_found, got.candidates) == (100.0, 100.0, 5.0)
     assert score(s, bm25(20)).any_found == 50.0  # "tea" is a word of t0 and t4; "martial art" of no turn
@@ -107,7 +135,7 @@ def test_ranking_a_pool_by_vector_keeps_its_best_k() -> None:
     assert by_vector(everything, 1)(s, 0) == [(2, False)]
 
 
-@given(st.integers(0, 62 ** 3))
+@given(st.integers(0, 62**3))
 def test_short_ids_are_the_archive_s_arrival_numbers(number: int) -> None:
     assert arrival_number(short_id(number)) == number
 

@@ -129,7 +129,9 @@ def units(messages: list[Message], start: int) -> list[tuple[int, int]]:
 
 
 def is_trimmed(kept: Message, original: Message) -> bool:
-    same_rest = {k: v for k, v in kept.items() if k != "content"} == {k: v for k, v in original.items() if k != "content"}
+    same_rest = {k: v for k, v in kept.items() if k != "content"} == {
+        k: v for k, v in original.items() if k != "content"
+    }
     content = kept.get("content")
     note = isinstance(content, str) and ("trimmed" in content or "已截断" in content)
     return same_rest and note and count_message(kept) < count_message(original)
@@ -210,7 +212,11 @@ def check_rules(
     untrimmed = all(kept is original for kept, original in zip(tail, messages[first:]))
     if monotone_block and untrimmed and within and first > n_anchor:
         previous = next(start for start, end in units(messages, n_anchor) if end == first)
-        longer = [*out[: n_anchor + 1], *([{"role": "system", "content": full_block}] if full_block else []), *messages[previous:]]
+        longer = [
+            *out[: n_anchor + 1],
+            *([{"role": "system", "content": full_block}] if full_block else []),
+            *messages[previous:],
+        ]
         assert count_messages(longer) > budget or (budget_messages is not None and len(longer) > budget_messages)
 
 

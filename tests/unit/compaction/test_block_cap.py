@@ -35,22 +35,32 @@ def test_at_a_small_budget_the_block_is_a_third_and_the_tail_gets_the_rest(messa
     one_more = sum(count_message(m) for m in messages[previous:first])
     assert res.tokens.after <= budget < res.tokens.after + one_more
     tail = sum(count_message(m) for m in res.messages[n_anchor + 2 :])
-    assert tail >= budget - 400 - sum(count_message(m) for m in res.messages[: n_anchor + 1]) - REPLY_PRIMING_TOKENS - one_more
+    assert (
+        tail
+        >= budget - 400 - sum(count_message(m) for m in res.messages[: n_anchor + 1]) - REPLY_PRIMING_TOKENS - one_more
+    )
 
 
 def _digest(summary_lines: int, facts: list[tuple[str, str, str]]) -> Digest:
     summary = "\n".join(f"user: line {n} about the trip to Kyoto in May with a budget" for n in range(summary_lines))
-    return Digest(summary=summary, facts=tuple(Fact(kind, text, key, seq) for seq, (kind, text, key) in enumerate(facts)))
+    return Digest(
+        summary=summary, facts=tuple(Fact(kind, text, key, seq) for seq, (kind, text, key) in enumerate(facts))
+    )
 
 
 def test_the_oldest_summary_text_goes_first_then_the_least_valuable_facts() -> None:
-    facts = [("fact", "search(q=Kyoto) -> 3 results", "data:search:kyoto"), ("constraint", "budget under 3000 EUR", "budget"),
-             ("fact", "search(q=Osaka) -> 5 results", "data:search:osaka")]
+    facts = [
+        ("fact", "search(q=Kyoto) -> 3 results", "data:search:kyoto"),
+        ("constraint", "budget under 3000 EUR", "budget"),
+        ("fact", "search(q=Osaka) -> 5 results", "data:search:osaka"),
+    ]
     digest = _digest(12, facts)
     full = cut_block(digest, "en", 10_000)
     assert full is not None
     narrower = cut_block(digest, "en", full[1] - 5)
-    assert narrower is not None and full[1] - 5 - 3 <= narrower[1] <= full[1] - 5  # cut token by token, not line by line
+    assert (
+        narrower is not None and full[1] - 5 - 3 <= narrower[1] <= full[1] - 5
+    )  # cut token by token, not line by line
     content = narrower[0]["content"]
     assert "line 0 " not in content and "line 11 " in content and "\n…" in content  # the oldest text went, visibly
     assert all(text in content for _, text, _ in facts)  # no fact had to go
@@ -68,6 +78,8 @@ def test_a_one_paragraph_summary_keeps_its_newest_part() -> None:
     block = cut_block(digest, "en", 100)
     assert block is not None and block[1] <= 100
     content = block[0]["content"]
-    assert content.startswith("[Summary of the compressed history]\n…") and "Step 79 compared hotels in Kyoto." in content
+    assert (
+        content.startswith("[Summary of the compressed history]\n…") and "Step 79 compared hotels in Kyoto." in content
+    )
     assert "Step 0 " not in content
     assert cut_block(digest, "en", 10) is None  # too little room for anything useful

@@ -14,7 +14,11 @@ from turnstream.cli import main
 
 from .helpers import call, result, sys_, thought, user
 
-CONVERSATION = [sys_(), user("plan a week in japan"), *(thought(f"step {i} " + "hotel and train " * 20) for i in range(20))]
+CONVERSATION = [
+    sys_(),
+    user("plan a week in japan"),
+    *(thought(f"step {i} " + "hotel and train " * 20) for i in range(20)),
+]
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict | None, str]:
@@ -37,7 +41,17 @@ def test_every_input_shape_gives_the_contract(encode, tmp_path: Path, capsys: py
     path.write_bytes(encode(CONVERSATION))
     code, out, err = run([str(path), "--budget-tokens", "300"], capsys)
     assert (code, err) == (0, "")
-    assert set(out) == {"messages", "positions", "message_tokens", "language", "marker_index", "dropped", "summary", "facts", "tokens"}  # type: ignore[arg-type]
+    assert set(out) == {
+        "messages",
+        "positions",
+        "message_tokens",
+        "language",
+        "marker_index",
+        "dropped",
+        "summary",
+        "facts",
+        "tokens",
+    }  # type: ignore[arg-type]
     assert out["tokens"]["budget"] == 300 and out["tokens"]["after"] <= 300  # type: ignore[index]
     assert out["marker_index"] == 2 and out["messages"][:2] == CONVERSATION[:2]  # type: ignore[index]
     assert out["summary"]  # the default offline strategies digested the dropped span  # type: ignore[index]
@@ -53,7 +67,10 @@ def test_stdin_and_the_default_budget(monkeypatch: pytest.MonkeyPatch, capsys: p
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        (orjson.dumps([sys_(), user("go"), call("a"), user("again")]), "invalid input: message 3: a user message cannot come before"),
+        (
+            orjson.dumps([sys_(), user("go"), call("a"), user("again")]),
+            "invalid input: message 3: a user message cannot come before",
+        ),
         (orjson.dumps([user("go"), result("x")]), "invalid input: message 1: tool result 'x' answers no earlier"),
         (orjson.dumps([user("go"), {"role": "bot", "content": "x"}]), "invalid input: message 1: unknown role 'bot'"),
         (b'{"role": "user", "content": "a"}\n{"role": ', "input is not a JSON array of messages"),
@@ -62,7 +79,9 @@ def test_stdin_and_the_default_budget(monkeypatch: pytest.MonkeyPatch, capsys: p
     ],
     ids=["order", "orphan", "role", "json", "shape", "empty"],
 )
-def test_bad_input_is_one_line_and_exit_2(data: bytes, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    data: bytes, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.json"
     path.write_bytes(data)
     code, out, err = run([str(path)], capsys)
@@ -78,7 +97,9 @@ def test_missing_file_and_bad_budget(capsys: pytest.CaptureFixture[str], tmp_pat
     assert code == 2 and "--budget-tokens must be positive" in err
 
 
-def test_llm_needs_a_base_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_llm_needs_a_base_url(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name in ("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     path = tmp_path / "c.json"
@@ -88,7 +109,12 @@ def test_llm_needs_a_base_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, c
     assert err == "turnstream: --llm needs an OpenAI-compatible endpoint: set OPENAI_BASE_URL\n"
 
 
-def test_llm_strategies_talk_to_the_configured_endpoint(llm_server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_llm_strategies_talk_to_the_configured_endpoint(
+    llm_server,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     def reply(body: dict) -> str:
         wants_facts = "json" in orjson.dumps(body["messages"]).decode().lower()
         return '{"facts": []}' if wants_facts else "The user plans a week in Japan."

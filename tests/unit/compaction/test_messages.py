@@ -36,12 +36,32 @@ def result(call_id: str) -> dict:
         ({"role": "user", "content": "x", "tool_calls": call("a")["tool_calls"]}, "only assistant"),
         ({"role": "assistant", "content": None, "tool_calls": {"id": "a"}}, "must be a list"),
         ({"role": "assistant", "content": None, "tool_calls": ["a"]}, "tool_calls[0] is not an object"),
-        ({"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}, "no string 'id'"),
+        (
+            {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]},
+            "no string 'id'",
+        ),
         (call("a", "a"), "repeats id 'a'"),
-        ({"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "x", "function": {"name": "f", "arguments": "{}"}}]}, "expected 'function'"),
+        (
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "a", "type": "x", "function": {"name": "f", "arguments": "{}"}}],
+            },
+            "expected 'function'",
+        ),
         ({"role": "assistant", "content": None, "tool_calls": [{"id": "a"}]}, "no 'function' object"),
-        ({"role": "assistant", "content": None, "tool_calls": [{"id": "a", "function": {"arguments": "{}"}}]}, "no string 'name'"),
-        ({"role": "assistant", "content": None, "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": {}}}]}, "arguments must be a string"),
+        (
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "function": {"arguments": "{}"}}]},
+            "no string 'name'",
+        ),
+        (
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": {}}}],
+            },
+            "arguments must be a string",
+        ),
         ({"role": "tool", "content": "x"}, "no string tool_call_id"),
         (result("zz"), "answers no earlier assistant tool call"),
     ],
@@ -59,7 +79,10 @@ def test_valid_shapes_pass() -> None:
         [
             SYS,
             USER,
-            {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "u"}}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "u"}}],
+            },
             call("a", "b", content="thinking"),
             result("b"),
             result("a"),

@@ -44,7 +44,9 @@ def test_every_rule_holds_with_the_default_strategies(trace: tuple[list, str], b
 
 @fast
 @given(trace=react_traces(), budget=budgets, cap=message_caps, data=st.data())
-def test_incremental_equals_batch_across_serialization(trace: tuple[list, str], budget: int, cap: int | None, data: st.DataObject) -> None:
+def test_incremental_equals_batch_across_serialization(
+    trace: tuple[list, str], budget: int, cap: int | None, data: st.DataObject
+) -> None:
     messages, _ = trace
     headroom = budget * data.draw(st.sampled_from([0, 0, 1, 2])) // 10  # a worker's cut goes a tenth or two below
     batch_strategy, session_strategy = Recorder(), Recorder()
@@ -82,7 +84,8 @@ def test_an_unchanged_session_survives_a_round_trip(trace: tuple[list, str], bud
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trace=react_traces(), budget=st.integers(200, 1500), share=st.sampled_from([0.05, 0.1, 0.25]))
 def test_a_cut_goes_below_the_budget_by_the_headroom_and_the_head_holds_between_cuts(
-        trace: tuple[list, str], budget: int, share: float) -> None:
+    trace: tuple[list, str], budget: int, share: float
+) -> None:
     messages, language = trace
     headroom = int(budget * share)
     session = SessionCompactor(budget, strategy=Recorder(), headroom_tokens=headroom)

@@ -95,7 +95,11 @@ def test_the_thought_before_a_kept_call_is_kept_when_it_fits() -> None:
 
 @pytest.mark.parametrize(
     ("text", "language"),
-    [("帮我规划一次去日本的旅行，预算两万元", "zh"), ("plan a trip to japan on a budget", "en"), ("请用Python写一个API", "zh")],
+    [
+        ("帮我规划一次去日本的旅行，预算两万元", "zh"),
+        ("plan a trip to japan on a budget", "en"),
+        ("请用Python写一个API", "zh"),
+    ],
 )
 def test_the_marker_speaks_the_conversation_language(text: str, language: str) -> None:
     filler = [(thought if i % 2 == 0 else user)(text) for i in range(10)]
@@ -128,7 +132,9 @@ def test_output_order_is_anchors_marker_block_tail() -> None:
     assert res.marker_index == 2 and block["role"] == "system"
     assert "User wants Japan in May." in block["content"] and "budget 20000 CNY" in block["content"]
     assert all(a is b for a, b in zip(res.messages[4:], messages[-len(res.messages) + 4 :]))
-    assert res.to_dict()["facts"] == [{"type": "constraint", "text": "budget 20000 CNY", "key": "budget", "source_seq": -1}]
+    assert res.to_dict()["facts"] == [
+        {"type": "constraint", "text": "budget 20000 CNY", "key": "budget", "source_seq": -1}
+    ]
     check_rules(messages, res, 300)
 
 
@@ -177,7 +183,14 @@ def test_budget_messages_caps_the_count() -> None:
 
 def test_empty_conversation() -> None:
     assert compact([], 100).to_dict() == {
-        "messages": [], "positions": [], "message_tokens": [], "language": "en", "marker_index": None, "dropped": 0, "summary": "", "facts": [],
+        "messages": [],
+        "positions": [],
+        "message_tokens": [],
+        "language": "en",
+        "marker_index": None,
+        "dropped": 0,
+        "summary": "",
+        "facts": [],
         "tokens": {"before": 3, "after": 3, "budget": 100},
     }
 
@@ -188,7 +201,10 @@ def test_a_bad_budget_is_refused() -> None:
 
 
 def test_an_oversized_list_of_parts_is_trimmed_to_its_text() -> None:
-    parts = [{"type": "text", "text": "describe this photo " * 200}, {"type": "image_url", "image_url": {"url": "data:," + "A" * 4000}}]
+    parts = [
+        {"type": "text", "text": "describe this photo " * 200},
+        {"type": "image_url", "image_url": {"url": "data:," + "A" * 4000}},
+    ]
     messages = [sys_(), user("go"), {"role": "user", "content": parts}]
     res = compact(messages, 200)
     content = res.messages[-1]["content"]

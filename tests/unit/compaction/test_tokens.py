@@ -9,8 +9,37 @@ from turnstream.compaction.tokens import count_text, encoding, keep_newest_text,
 
 # What makes cl100k's pre-tokenizer merge across a line break: punctuation before it, runs of newlines,
 # spaces around it, Unicode spaces (some of which Python calls whitespace and the encoder does not), CJK, digits.
-PIECES = ["a", "Zürich", " ", "  ", "\n", "\n\n", "\r\n", " \n", "\n ", ".", "!?", "'s", "'ll", "-", "(", ")", "：", "。",
-          "\u3000", "\u00a0", "\u2028", "\u0085", "\x1c", "\u200b", "我们", "😀", "1", "2345", "\t"]
+PIECES = [
+    "a",
+    "Zürich",
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\r\n",
+    " \n",
+    "\n ",
+    ".",
+    "!?",
+    "'s",
+    "'ll",
+    "-",
+    "(",
+    ")",
+    "：",
+    "。",
+    "\u3000",
+    "\u00a0",
+    "\u2028",
+    "\u0085",
+    "\x1c",
+    "\u200b",
+    "我们",
+    "😀",
+    "1",
+    "2345",
+    "\t",
+]
 
 
 def encoded(text: str) -> int:
@@ -52,6 +81,8 @@ def newest_by_full_encoding(text: str, max_tokens: int) -> str:
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from([*PIECES, "\ud83d\ude00", "\udc00"]), max_size=60), st.integers(0, 40))
-def test_the_newest_text_taken_line_by_line_is_the_newest_text_of_the_whole_encoding(parts: list[str], max_tokens: int) -> None:
+def test_the_newest_text_taken_line_by_line_is_the_newest_text_of_the_whole_encoding(
+    parts: list[str], max_tokens: int
+) -> None:
     text = "".join(parts)
     assert keep_newest_text(text, max_tokens) == newest_by_full_encoding(text, max_tokens)

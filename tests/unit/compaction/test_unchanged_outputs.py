@@ -30,7 +30,11 @@ CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 # planted-en-1 re-recorded again when the summary began to weigh doings and times over key-information cues.
 # planted-zh-2 re-recorded when a preference ending at its cue ("日料是我的最爱。") stopped getting the key "pref:。".
 # planted-zh-2 re-recorded when a Chinese fact began to join its leading clause with "，" instead of ", " (nothing else changed).
-STRATEGY_HASHES = {"planted-en-1": "b1297dcfa840b693", "planted-zh-2": "e18fa9f5c14c1f4f", "react-5": "43bd6c6efe88e23b"}
+STRATEGY_HASHES = {
+    "planted-en-1": "b1297dcfa840b693",
+    "planted-zh-2": "e18fa9f5c14c1f4f",
+    "react-5": "43bd6c6efe88e23b",
+}
 SESSION_HASHES = {"planted-en-1": "d71bc7a1317bb790", "planted-zh-2": "a78b39c782f35adf", "react-5": "b7c876f84102b31c"}
 BUDGET = 8000
 ADDED_FIELDS = ("positions", "message_tokens", "language")

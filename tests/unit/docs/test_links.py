@@ -62,7 +62,9 @@ def test_every_relative_link_resolves(document: Path) -> None:
 
 def test_the_checker_sees_a_broken_link_and_a_broken_anchor(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("# A `code` heading: here\n\n[ok](#a-code-heading-here) [bad](#nowhere) [gone](missing.md)\n"
-                    "`[not](a-link.md)`\n```\n[not](either.md)\n```\n")
+    page.write_text(
+        "# A `code` heading: here\n\n[ok](#a-code-heading-here) [bad](#nowhere) [gone](missing.md)\n"
+        "`[not](a-link.md)`\n```\n[not](either.md)\n```\n"
+    )
     assert links(page) == ["#a-code-heading-here", "#nowhere", "missing.md"]
     assert anchors(page) == {"a-code-heading-here"}

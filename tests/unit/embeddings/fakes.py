@@ -14,7 +14,9 @@ from turnstream.embeddings.pooling import l2_normalise
 class TableEmbedder:
     """Vectors from `table` (normalised), else a deterministic unit vector from the text's hash."""
 
-    def __init__(self, table: Mapping[str, Sequence[float]] | None = None, dims: int = 4, model_id: str = "table-4") -> None:
+    def __init__(
+        self, table: Mapping[str, Sequence[float]] | None = None, dims: int = 4, model_id: str = "table-4"
+    ) -> None:
         self.table = dict(table or {})
         self._dims, self._model_id = dims, model_id
         self.calls: list[list[str]] = []
@@ -29,7 +31,9 @@ class TableEmbedder:
 
     def embed_passages(self, texts: Sequence[str]) -> NDArray[np.float32]:
         self.calls.append(list(texts))
-        return l2_normalise(np.array([self._vector(text) for text in texts], dtype=np.float32).reshape(len(texts), self._dims))
+        return l2_normalise(
+            np.array([self._vector(text) for text in texts], dtype=np.float32).reshape(len(texts), self._dims)
+        )
 
     embed_queries = embed_passages
 
@@ -40,4 +44,4 @@ class TableEmbedder:
         if text in self.table:
             return self.table[text]
         digest = hashlib.sha256(text.encode()).digest()
-        return [byte - 127.5 for byte in digest[:self._dims]]
+        return [byte - 127.5 for byte in digest[: self._dims]]

@@ -16,9 +16,11 @@ from turnstream.settings import Settings
 
 
 def test_off_by_default_loads_nothing_and_imports_no_numpy() -> None:
-    check = ("import sys\nfrom turnstream.settings import Settings\nfrom turnstream.embeddings.factory import load_embedders\n"
-             "assert load_embedders(Settings()) is None\n"
-             "assert not {'numpy', 'onnxruntime', 'tokenizers'} & set(sys.modules), sorted(sys.modules)")
+    check = (
+        "import sys\nfrom turnstream.settings import Settings\nfrom turnstream.embeddings.factory import load_embedders\n"
+        "assert load_embedders(Settings()) is None\n"
+        "assert not {'numpy', 'onnxruntime', 'tokenizers'} & set(sys.modules), sorted(sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", check], check=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
 
 
@@ -44,11 +46,14 @@ def test_a_text_goes_to_the_model_of_its_language() -> None:
     assert Embedders(en, en).model_ids == ("en-4",)
 
 
-@pytest.mark.parametrize("values, message", [
-    ({"embeddings": "openai", "embedding_dims": 384}, "needs TURNSTREAM_EMBEDDING_BASE_URL"),
-    ({"embeddings": "openai", "embedding_base_url": "http://127.0.0.1:1/v1"}, "needs TURNSTREAM_EMBEDDING_DIMS"),
-    ({"embeddings": "remote"}, "Input should be 'off', 'local' or 'openai'"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"embeddings": "openai", "embedding_dims": 384}, "needs TURNSTREAM_EMBEDDING_BASE_URL"),
+        ({"embeddings": "openai", "embedding_base_url": "http://127.0.0.1:1/v1"}, "needs TURNSTREAM_EMBEDDING_DIMS"),
+        ({"embeddings": "remote"}, "Input should be 'off', 'local' or 'openai'"),
+    ],
+)
 def test_the_openai_embeddings_need_an_endpoint_and_a_dimension(values: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         Settings(**values)  # type: ignore[arg-type]

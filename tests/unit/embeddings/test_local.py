@@ -16,8 +16,19 @@ TOKENIZER = '{"version": "1.0", "model": {"type": "WordLevel", "vocab": {"[UNK]"
 def folder(tmp_path: Path, onnx: bytes, tokenizer: str = TOKENIZER) -> Path:
     (tmp_path / "m.onnx").write_bytes(onnx)
     (tmp_path / "tokenizer.json").write_text(tokenizer)
-    write_manifest(tmp_path, ModelManifest(name="m", onnx="m.onnx", tokenizer="tokenizer.json", dims=4, pooling="mean",
-                                           max_length=8, onnx_sha256="00", onnx_bytes=len(onnx)))
+    write_manifest(
+        tmp_path,
+        ModelManifest(
+            name="m",
+            onnx="m.onnx",
+            tokenizer="tokenizer.json",
+            dims=4,
+            pooling="mean",
+            max_length=8,
+            onnx_sha256="00",
+            onnx_bytes=len(onnx),
+        ),
+    )
     return tmp_path
 
 

@@ -11,8 +11,16 @@ import pytest
 from turnstream.embeddings.base import EmbeddingError
 from turnstream.embeddings.manifest import ModelManifest, parse_manifest, read_manifest, write_manifest
 
-MANIFEST = ModelManifest(name="mini", onnx="mini.onnx", tokenizer="tokenizer.json", dims=384, pooling="mean",
-                         max_length=128, onnx_sha256="afdb6f1a0e45b715d0bb9b11772f", onnx_bytes=5)
+MANIFEST = ModelManifest(
+    name="mini",
+    onnx="mini.onnx",
+    tokenizer="tokenizer.json",
+    dims=384,
+    pooling="mean",
+    max_length=128,
+    onnx_sha256="afdb6f1a0e45b715d0bb9b11772f",
+    onnx_bytes=5,
+)
 
 
 def folder_with(tmp_path: Path, manifest: ModelManifest = MANIFEST, onnx: bytes = b"12345") -> Path:
@@ -34,14 +42,17 @@ def test_a_written_manifest_reads_back(tmp_path: Path) -> None:
     assert read_manifest(folder_with(tmp_path)) == MANIFEST
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"dims": True}, "manifest field 'dims' must be int, not True"),
-    ({"dims": "384"}, "manifest field 'dims' must be int"),
-    ({"pooling": "max"}, "manifest pooling 'max': use one of mean, cls"),
-    ({"max_length": 0}, "dims and max_length must be positive"),
-    ({"vocabulary": 3}, "manifest field 'vocabulary' must be str | None"),
-    ({"colour": "red"}, "unknown manifest field 'colour'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"dims": True}, "manifest field 'dims' must be int, not True"),
+        ({"dims": "384"}, "manifest field 'dims' must be int"),
+        ({"pooling": "max"}, "manifest pooling 'max': use one of mean, cls"),
+        ({"max_length": 0}, "dims and max_length must be positive"),
+        ({"vocabulary": 3}, "manifest field 'vocabulary' must be str | None"),
+        ({"colour": "red"}, "unknown manifest field 'colour'"),
+    ],
+)
 def test_a_wrong_field_is_one_line_naming_it(change: dict[str, Any], message: str) -> None:
     data = dict(vars_of(MANIFEST), **change)
     with pytest.raises(EmbeddingError, match=message) as raised:

@@ -32,5 +32,5 @@ def test_rows_become_unit_length_and_a_zero_row_stays_zero() -> None:
 
 def test_pool_follows_the_manifest() -> None:
     hidden, mask = batch()
-    assert np.allclose(pool(hidden, mask, "mean", normalise=True), [[2 ** -0.5, 2 ** -0.5], [0, 1]])
+    assert np.allclose(pool(hidden, mask, "mean", normalise=True), [[2**-0.5, 2**-0.5], [0, 1]])
     assert np.allclose(pool(hidden, mask, "cls", normalise=False), [[1, 0], [0, 4]])

@@ -32,8 +32,12 @@ def test_a_model_without_a_vocabulary_gives_no_terms_and_a_subset_restricts_them
     en = TableEmbedder({"John: I did taekwondo": [0.9, 0.1, 0, 0]})
     (turn,) = embed_turns(Embedders(en, en), ["John: I did taekwondo"], terms=4, vocabulary=lambda model: None)
     assert turn.terms == [] and len(turn.vector) == 8
-    (turn,) = embed_turns(Embedders(en, en), ["John: I did taekwondo"], terms=4,
-                          vocabulary=lambda model: vocabulary().subset(["tea", "unknown"]))
+    (turn,) = embed_turns(
+        Embedders(en, en),
+        ["John: I did taekwondo"],
+        terms=4,
+        vocabulary=lambda model: vocabulary().subset(["tea", "unknown"]),
+    )
     assert [term for term, _ in turn.terms] == ["tea"]
 
 

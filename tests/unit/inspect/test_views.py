@@ -30,33 +30,57 @@ SCRIPT = "<script>alert('x')</script>"
 
 def doc(**fields: Any) -> ContextDoc:
     base: dict[str, Any] = {
-        "session_id": "s1", "tenant": "acme", "version": 9, "last_turn_id": "t9", "updated_at": 1_700_000_000.0,
-        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Plan Lisbon."},
-                     {"role": "system", "content": "--- compressed ---"}, {"role": "system", "content": "[Summary] budget 4800"},
-                     {"role": "assistant", "content": "Booked."}, {"role": "user", "content": "Thanks"}],
-        "positions": [0, 1, None, None, 7, 8], "message_tokens": [10, 20, 30, 40, 50, 60], "marker_index": 2,
-        "dropped": 5, "summary": "budget 4800", "facts": [{"type": "constraint", "text": "Budget is 4800 EUR"}],
-        "tokens": {"before": 1000, "after": 210, "budget": 400}, "timings": {"ingest": 0.5, "compaction": 2.0},
+        "session_id": "s1",
+        "tenant": "acme",
+        "version": 9,
+        "last_turn_id": "t9",
+        "updated_at": 1_700_000_000.0,
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Plan Lisbon."},
+            {"role": "system", "content": "--- compressed ---"},
+            {"role": "system", "content": "[Summary] budget 4800"},
+            {"role": "assistant", "content": "Booked."},
+            {"role": "user", "content": "Thanks"},
+        ],
+        "positions": [0, 1, None, None, 7, 8],
+        "message_tokens": [10, 20, 30, 40, 50, 60],
+        "marker_index": 2,
+        "dropped": 5,
+        "summary": "budget 4800",
+        "facts": [{"type": "constraint", "text": "Budget is 4800 EUR"}],
+        "tokens": {"before": 1000, "after": 210, "budget": 400},
+        "timings": {"ingest": 0.5, "compaction": 2.0},
     }
     return ContextDoc(**{**base, **fields})
 
 
-@pytest.mark.parametrize(("key", "expected"), [
-    ("p:ctx:{acme:maya}:acme:s1", ("acme:maya", "acme:s1")),
-    ("p:ctx:{s1}:s1", ("s1", "s1")),
-    ("p:ctx:{we}:ird}:s1", ("we}:ird", "s1")),  # a user id may hold "}:", a session key never does
-    ("p:applied:{acme:maya}:acme:s1", None),
-    ("other:ctx:{a}:s", None),
-    ("p:ctx:{}:s1", None),
-])
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("p:ctx:{acme:maya}:acme:s1", ("acme:maya", "acme:s1")),
+        ("p:ctx:{s1}:s1", ("s1", "s1")),
+        ("p:ctx:{we}:ird}:s1", ("we}:ird", "s1")),  # a user id may hold "}:", a session key never does
+        ("p:applied:{acme:maya}:acme:s1", None),
+        ("other:ctx:{a}:s", None),
+        ("p:ctx:{}:s1", None),
+    ],
+)
 def test_context_keys_name_their_owner_and_session(key: str, expected: tuple[str, str] | None) -> None:
     assert parse_context_key("p", key) == expected
 
 
-@pytest.mark.parametrize(("owner", "session", "tenant", "user"), [
-    ("acme:maya", "acme:s1", "acme", "maya"), ("maya", "s1", None, "maya"), ("acme:s1", "acme:s1", "acme", None),
-])
-def test_the_user_is_the_owner_without_its_tenant(owner: str, session: str, tenant: str | None, user: str | None) -> None:
+@pytest.mark.parametrize(
+    ("owner", "session", "tenant", "user"),
+    [
+        ("acme:maya", "acme:s1", "acme", "maya"),
+        ("maya", "s1", None, "maya"),
+        ("acme:s1", "acme:s1", "acme", None),
+    ],
+)
+def test_the_user_is_the_owner_without_its_tenant(
+    owner: str, session: str, tenant: str | None, user: str | None
+) -> None:
     assert user_of(owner, session, tenant) == user
 
 
@@ -79,12 +103,17 @@ def test_rows_keep_the_newest_version_of_a_session_newest_update_first() -> None
     old = doc(version=3, updated_at=5.0)
     found = [("acme:s1", old), ("acme:maya", doc()), ("acme:bob", doc(session_id="s2", updated_at=2e9))]
     rows = session_rows(found)
-    assert [(r.session_key, r.owner, r.version) for r in rows] == [("acme:s2", "acme:bob", 9), ("acme:s1", "acme:maya", 9)]
+    assert [(r.session_key, r.owner, r.version) for r in rows] == [
+        ("acme:s2", "acme:bob", 9),
+        ("acme:s1", "acme:maya", 9),
+    ]
     assert rows[1].turns == 9 and (rows[1].naive_tokens, rows[1].compacted_tokens) == (1000, 210)
     assert [r.session_id for r in session_rows(found, "BOB")] == ["s2"]
 
 
-@pytest.mark.parametrize(("value", "scale", "percent"), [(50, 200, 25.0), (0, 100, 0.0), (300, 100, 100.0), (5, 0, 0.0), (-1, 10, 0.0)])
+@pytest.mark.parametrize(
+    ("value", "scale", "percent"), [(50, 200, 25.0), (0, 100, 0.0), (300, 100, 100.0), (5, 0, 0.0), (-1, 10, 0.0)]
+)
 def test_bars_are_a_share_of_their_scale_within_0_and_100(value: float, scale: float, percent: float) -> None:
     assert bar_percent(value, scale) == percent
 
@@ -95,10 +124,26 @@ def test_a_bar_is_as_wide_as_its_share() -> None:
 
 def test_the_context_splits_into_anchors_marker_block_and_tail_with_their_tokens() -> None:
     parts = context_parts(doc())
-    assert [(p.kind, p.tokens, len(p.messages)) for p in parts] == [("anchor", 30, 2), ("marker", 30, 1), ("block", 40, 1), ("tail", 110, 2)]
+    assert [(p.kind, p.tokens, len(p.messages)) for p in parts] == [
+        ("anchor", 30, 2),
+        ("marker", 30, 1),
+        ("block", 40, 1),
+        ("tail", 110, 2),
+    ]
     assert [m.position for m in parts[-1].messages] == [7, 8]
-    plain = doc(messages=[{"role": "system", "content": "x"}, {"role": "user", "content": "y"}, {"role": "assistant", "content": "z"}],
-                positions=[0, 1, 2], message_tokens=[1, 2, 3], marker_index=None, dropped=0, summary="", facts=[])
+    plain = doc(
+        messages=[
+            {"role": "system", "content": "x"},
+            {"role": "user", "content": "y"},
+            {"role": "assistant", "content": "z"},
+        ],
+        positions=[0, 1, 2],
+        message_tokens=[1, 2, 3],
+        marker_index=None,
+        dropped=0,
+        summary="",
+        facts=[],
+    )
     assert [(p.kind, p.tokens) for p in context_parts(plain)] == [("anchor", 3), ("tail", 3)]
     assert dropped_positions(plain) == [] and dropped_positions(doc()) == [2, 3, 4, 5, 6]
 
@@ -111,14 +156,32 @@ def test_html_escapes_every_value_but_markup_it_built() -> None:
 
 
 def test_no_session_text_reaches_a_page_unescaped() -> None:
-    hostile = doc(session_id="s1", messages=[{"role": "user", "content": SCRIPT, "name": SCRIPT},
-                                             {"role": "assistant", "content": None, "tool_calls": [
-                                                 {"id": "c1", "type": "function", "function": {"name": SCRIPT, "arguments": SCRIPT}}]},
-                                             {"role": "tool", "tool_call_id": SCRIPT, "content": SCRIPT}],
-                  positions=[0, 1, 2], message_tokens=[5, 5, 5], marker_index=None, dropped=0, summary=SCRIPT,
-                  facts=[{"type": SCRIPT, "text": SCRIPT, "key": SCRIPT}], timings={SCRIPT: 1.0})
-    prompt = Prompt([{"role": "user", "content": SCRIPT}], [{"id": "m", "type": SCRIPT, "text": SCRIPT}],
-                    [{"score": 1.5, "hit": True, "line": SCRIPT}], False, {"total": 1.0})
+    hostile = doc(
+        session_id="s1",
+        messages=[
+            {"role": "user", "content": SCRIPT, "name": SCRIPT},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": SCRIPT, "arguments": SCRIPT}}],
+            },
+            {"role": "tool", "tool_call_id": SCRIPT, "content": SCRIPT},
+        ],
+        positions=[0, 1, 2],
+        message_tokens=[5, 5, 5],
+        marker_index=None,
+        dropped=0,
+        summary=SCRIPT,
+        facts=[{"type": SCRIPT, "text": SCRIPT, "key": SCRIPT}],
+        timings={SCRIPT: 1.0},
+    )
+    prompt = Prompt(
+        [{"role": "user", "content": SCRIPT}],
+        [{"id": "m", "type": SCRIPT, "text": SCRIPT}],
+        [{"score": 1.5, "hit": True, "line": SCRIPT}],
+        False,
+        {"total": 1.0},
+    )
     owner = OwnerData([], SCRIPT, 1)
     page = session_page(SessionView(SCRIPT, SCRIPT, hostile, owner, [], SCRIPT, prompt))
     listing = list_page(session_rows([(SCRIPT, hostile)]), SCRIPT, True)
@@ -128,19 +191,40 @@ def test_no_session_text_reaches_a_page_unescaped() -> None:
 
 
 def test_a_long_message_starts_folded_and_a_question_shows_its_recalled_lines_with_scores() -> None:
-    long = doc(messages=[{"role": "user", "content": "word " * 500}], positions=[0], message_tokens=[500], marker_index=None)
-    prompt = Prompt([{"role": "user", "content": "hotel?"}], [{"id": "m1", "type": "fact", "text": "Budget 4800"}],
-                    [{"score": 2.25, "hit": True, "line": "[8 May] user: Go with Casa Azahar."}], False, {"total": 1.0})
+    long = doc(
+        messages=[{"role": "user", "content": "word " * 500}], positions=[0], message_tokens=[500], marker_index=None
+    )
+    prompt = Prompt(
+        [{"role": "user", "content": "hotel?"}],
+        [{"id": "m1", "type": "fact", "text": "Budget 4800"}],
+        [{"score": 2.25, "hit": True, "line": "[8 May] user: Go with Casa Azahar."}],
+        False,
+        {"total": 1.0},
+    )
     page = session_page(SessionView("acme:maya", "maya", long, OwnerData([], "", 0), [], "hotel?", prompt))
     assert "<details><summary>word word" in page and "(2,500 characters)" in page
-    assert '<tr class="hit"><td class="num">2.250</td><td>hit</td><td><pre>[8 May] user: Go with Casa Azahar.</pre>' in page
+    assert (
+        '<tr class="hit"><td class="num">2.250</td><td>hit</td><td><pre>[8 May] user: Go with Casa Azahar.</pre>'
+        in page
+    )
     assert 'value="hotel?"' in page and "fact: Budget 4800" in page
 
 
-@pytest.mark.parametrize(("host", "loopback"), [
-    ("127.0.0.1", True), ("127.8.0.1", True), ("::1", True), ("[::1]", True), ("localhost", True),
-    ("0.0.0.0", False), ("10.0.0.5", False), ("::", False), ("example.com", False), ("", False),
-])
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.0.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("10.0.0.5", False),
+        ("::", False),
+        ("example.com", False),
+        ("", False),
+    ],
+)
 def test_only_loopback_addresses_count_as_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 

@@ -35,7 +35,8 @@ from turnstream.settings import Settings
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | text,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3), max_leaves=8,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
 )
 arguments = st.dictionaries(text, json_values, max_size=4)
 content = text | st.lists(st.builds(lambda t: {"type": "text", "text": t}, text), min_size=1, max_size=3)
@@ -46,8 +47,15 @@ names = st.none() | st.from_regex(r"[a-z]{1,8}", fullmatch=True)
 def tool_step(draw: st.DrawFn, number: int) -> list[BaseMessage]:
     """An assistant message making 1-3 calls, then one result per call, in any order."""
     ids = [f"call-{number}-{n}" for n in range(draw(st.integers(1, 3)))]
-    calls = [{"id": i, "name": draw(st.from_regex(r"[a-z_]{1,12}", fullmatch=True)), "args": draw(arguments),
-              "type": "tool_call"} for i in ids]
+    calls = [
+        {
+            "id": i,
+            "name": draw(st.from_regex(r"[a-z_]{1,12}", fullmatch=True)),
+            "args": draw(arguments),
+            "type": "tool_call",
+        }
+        for i in ids
+    ]
     results = [ToolMessage(draw(content), tool_call_id=i) for i in draw(st.permutations(ids))]
     return [AIMessage(draw(st.just("") | text), tool_calls=calls), *results]
 
@@ -71,7 +79,9 @@ def test_a_conversation_with_tool_calls_comes_back_as_it_went(messages: list[Bas
 
 
 @given(conversations(), st.integers(0, 10_000))
-def test_the_chat_messages_are_valid_turns_numbered_on_from_the_context(messages: list[BaseMessage], first: int) -> None:
+def test_the_chat_messages_are_valid_turns_numbered_on_from_the_context(
+    messages: list[BaseMessage], first: int
+) -> None:
     chat = from_langchain(messages)
     validate_messages(chat)  # the worker's own rule: shapes, and every call answered before anything else
     turns = session_turns("s-1", chat, first, tenant="acme", user_id="maya", ts=1.0)
@@ -83,15 +93,26 @@ def test_the_chat_messages_are_valid_turns_numbered_on_from_the_context(messages
 def test_tool_calls_carry_json_arguments_and_results_their_call_id() -> None:
     call = AIMessage("", tool_calls=[{"id": "c1", "name": "weather", "args": {"city": "Oslo", "days": 2}}])
     assert from_langchain([call, ToolMessage("rain", tool_call_id="c1")]) == [
-        {"role": "assistant", "content": "",
-         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city":"Oslo","days":2}'}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city":"Oslo","days":2}'},
+                }
+            ],
+        },
         {"role": "tool", "content": "rain", "tool_call_id": "c1"},
     ]
 
 
 def test_arguments_that_are_no_json_object_stay_text_as_an_invalid_call_and_go_back_unchanged() -> None:
-    calls = [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "not json"}},
-             {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "[1, 2]"}}]
+    calls = [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "not json"}},
+        {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "[1, 2]"}},
+    ]
     message = to_langchain_message({"role": "assistant", "content": None, "tool_calls": calls})
     assert isinstance(message, AIMessage) and message.tool_calls == [] and message.content == ""
     assert [(c["id"], c["args"]) for c in message.invalid_tool_calls] == [("c1", "not json"), ("c2", "[1, 2]")]
@@ -99,19 +120,31 @@ def test_arguments_that_are_no_json_object_stay_text_as_an_invalid_call_and_go_b
 
 
 def test_a_context_s_marker_and_summary_are_system_messages() -> None:
-    context = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Plan a trip"},
-               {"role": "system", "content": "[history compressed]"}, {"role": "system", "content": "Summary: Oslo"},
-               {"role": "user", "content": [{"type": "text", "text": "and Bergen?"}]}]
-    assert [type(m) for m in to_langchain(context)] == [SystemMessage, HumanMessage, SystemMessage, SystemMessage, HumanMessage]
+    context = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Plan a trip"},
+        {"role": "system", "content": "[history compressed]"},
+        {"role": "system", "content": "Summary: Oslo"},
+        {"role": "user", "content": [{"type": "text", "text": "and Bergen?"}]},
+    ]
+    assert [type(m) for m in to_langchain(context)] == [
+        SystemMessage,
+        HumanMessage,
+        SystemMessage,
+        SystemMessage,
+        HumanMessage,
+    ]
 
 
 def test_bare_strings_in_a_part_list_become_text_parts() -> None:
-    assert from_langchain_message(HumanMessage(["hi", {"type": "image_url", "image_url": {"url": "x"}}]))["content"] == [
-        {"type": "text", "text": "hi"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    assert from_langchain_message(HumanMessage(["hi", {"type": "image_url", "image_url": {"url": "x"}}]))[
+        "content"
+    ] == [{"type": "text", "text": "hi"}, {"type": "image_url", "image_url": {"url": "x"}}]
 
 
-@pytest.mark.parametrize("message", [FunctionMessage("1", name="f"), ChatMessage("x", role="developer")],
-                         ids=["function", "developer"])
+@pytest.mark.parametrize(
+    "message", [FunctionMessage("1", name="f"), ChatMessage("x", role="developer")], ids=["function", "developer"]
+)
 def test_a_message_with_no_chat_role_turnstream_keeps_is_refused(message: BaseMessage) -> None:
     with pytest.raises(ValueError, match="no chat role"):
         from_langchain_message(message)
@@ -129,8 +162,11 @@ def test_turn_ids_follow_position_and_content() -> None:
 
 
 def test_the_model_sees_the_prompt_then_the_state_s_step() -> None:
-    step = [HumanMessage("and Bergen?", id="h2"), AIMessage("", tool_calls=[{"id": "c", "name": "f", "args": {}}]),
-            ToolMessage("ok", tool_call_id="c")]
+    step = [
+        HumanMessage("and Bergen?", id="h2"),
+        AIMessage("", tool_calls=[{"id": "c", "name": "f", "args": {}}]),
+        ToolMessage("ok", tool_call_id="c"),
+    ]
     state = [HumanMessage("Plan a trip", id="h1"), AIMessage("Sure"), *step]
     assert newest_human(state) == 2 and newest_human([AIMessage("hi")]) is None
     prompt = [{"role": "system", "content": "[history compressed]"}, {"role": "user", "content": "and Bergen?"}]
@@ -139,13 +175,20 @@ def test_the_model_sees_the_prompt_then_the_state_s_step() -> None:
 
 def test_a_context_recorded_mid_step_loses_its_unanswered_call_before_the_model_sees_it() -> None:
     user = {"role": "user", "content": "weather?"}
-    call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": c, "type": "function", "function": {"name": "weather", "arguments": "{}"}} for c in ("a", "b")]}
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": c, "type": "function", "function": {"name": "weather", "arguments": "{}"}} for c in ("a", "b")
+        ],
+    }
     results = [{"role": "tool", "tool_call_id": c, "content": "rain"} for c in ("b", "a")]
     assert answered([user, call, results[0]]) == [user] and answered([user, call]) == [user]
     assert answered([user, call, *results]) == [user, call, *results] and answered([user]) == [user]
     assert model_input([user, call, {"role": "user", "content": "and?"}], [HumanMessage("and?")]) == [
-        HumanMessage("weather?"), HumanMessage("and?")]
+        HumanMessage("weather?"),
+        HumanMessage("and?"),
+    ]
 
 
 class RecordingContext:
@@ -154,8 +197,15 @@ class RecordingContext:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str | None, bool]] = []
 
-    def build_prompt(self, session_id: str, user_text: str, k: int | None = None, tenant: str | None = None,
-                     user_id: str | None = None, record: bool = True) -> Prompt:
+    def build_prompt(
+        self,
+        session_id: str,
+        user_text: str,
+        k: int | None = None,
+        tenant: str | None = None,
+        user_id: str | None = None,
+        record: bool = True,
+    ) -> Prompt:
         self.calls.append((session_id, user_text, user_id, record))
         head = {"role": "system", "content": f"prompt {len(self.calls)}"}
         return Prompt([head, {"role": "user", "content": user_text}], [], [], False, {})
@@ -171,7 +221,10 @@ def test_the_hook_records_a_step_s_first_prompt_and_gives_its_later_calls_the_sa
     later = hook.invoke({"messages": [human, call, ToolMessage("rain", tool_call_id="c", id="t1")]}, config)
     assert context.calls == [("t-1", "weather in Oslo?", "maya", True)]
     assert first["llm_input_messages"] == [SystemMessage("prompt 1"), human]
-    assert later["llm_input_messages"][0] == SystemMessage("prompt 1") and later["llm_input_messages"][-1].content == "rain"
+    assert (
+        later["llm_input_messages"][0] == SystemMessage("prompt 1")
+        and later["llm_input_messages"][-1].content == "rain"
+    )
     hook.invoke({"messages": [human, call, ToolMessage("rain", tool_call_id="c"), HumanMessage("and Bergen?")]}, config)
     assert context.calls[-1] == ("t-1", "and Bergen?", "maya", True)
 

@@ -58,36 +58,44 @@ def test_parameters_is_a_fresh_dict_each_time() -> None:
     assert parameters()["properties"]
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ('{"query": "Biscuit greyhound"}', RecallArgs("Biscuit greyhound", DEFAULT_BUDGET_TOKENS, DEFAULT_MEMORIES)),
-    ('{"query": " Lisbon ", "budget_tokens": null, "max_memories": null}',
-     RecallArgs("Lisbon", DEFAULT_BUDGET_TOKENS, DEFAULT_MEMORIES)),
-    (b'{"query": "x", "budget_tokens": 100, "max_memories": 0}', RecallArgs("x", MIN_BUDGET_TOKENS, 0)),
-    ({"query": "x", "budget_tokens": 4000, "max_memories": 10}, RecallArgs("x", MAX_BUDGET_TOKENS, 10)),
-    ('{"query": "x", "budget_tokens": 500.0}', RecallArgs("x", 500, DEFAULT_MEMORIES)),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('{"query": "Biscuit greyhound"}', RecallArgs("Biscuit greyhound", DEFAULT_BUDGET_TOKENS, DEFAULT_MEMORIES)),
+        (
+            '{"query": " Lisbon ", "budget_tokens": null, "max_memories": null}',
+            RecallArgs("Lisbon", DEFAULT_BUDGET_TOKENS, DEFAULT_MEMORIES),
+        ),
+        (b'{"query": "x", "budget_tokens": 100, "max_memories": 0}', RecallArgs("x", MIN_BUDGET_TOKENS, 0)),
+        ({"query": "x", "budget_tokens": 4000, "max_memories": 10}, RecallArgs("x", MAX_BUDGET_TOKENS, 10)),
+        ('{"query": "x", "budget_tokens": 500.0}', RecallArgs("x", 500, DEFAULT_MEMORIES)),
+    ],
+)
 def test_good_arguments_are_taken_with_their_defaults(raw: Any, expected: RecallArgs) -> None:
     assert parse_arguments(raw) == expected
 
 
-@pytest.mark.parametrize(("raw", "reason"), [
-    ("", "non-empty string"),  # a call without arguments
-    ("{}", "non-empty string"),
-    ('{"query": "   "}', "non-empty string"),
-    ('{"query": 7}', "non-empty string"),
-    ("not json", "one JSON object"),
-    ('["Biscuit"]', "one JSON object"),
-    ('"Biscuit"', "one JSON object"),
-    ('{"query": "x", "user_id": "maya"}', "unknown argument user_id"),  # the owner is never the model's choice
-    ('{"query": "x", "budget_tokens": 99}', "budget_tokens must be a whole number from 100 to 4000"),
-    ('{"query": "x", "budget_tokens": 4001}', "budget_tokens must be a whole number from 100 to 4000"),
-    ('{"query": "x", "budget_tokens": "500"}', "budget_tokens must be"),
-    ('{"query": "x", "budget_tokens": 500.5}', "budget_tokens must be"),
-    ('{"query": "x", "budget_tokens": true}', "budget_tokens must be"),
-    ('{"query": "x", "max_memories": -1}', "max_memories must be a whole number from 0 to 10"),
-    ('{"query": "x", "max_memories": 11}', "max_memories must be"),
-    (orjson.dumps({"query": "w " * MAX_QUERY_CHARS}), f"over {MAX_QUERY_CHARS} characters"),
-])
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("", "non-empty string"),  # a call without arguments
+        ("{}", "non-empty string"),
+        ('{"query": "   "}', "non-empty string"),
+        ('{"query": 7}', "non-empty string"),
+        ("not json", "one JSON object"),
+        ('["Biscuit"]', "one JSON object"),
+        ('"Biscuit"', "one JSON object"),
+        ('{"query": "x", "user_id": "maya"}', "unknown argument user_id"),  # the owner is never the model's choice
+        ('{"query": "x", "budget_tokens": 99}', "budget_tokens must be a whole number from 100 to 4000"),
+        ('{"query": "x", "budget_tokens": 4001}', "budget_tokens must be a whole number from 100 to 4000"),
+        ('{"query": "x", "budget_tokens": "500"}', "budget_tokens must be"),
+        ('{"query": "x", "budget_tokens": 500.5}', "budget_tokens must be"),
+        ('{"query": "x", "budget_tokens": true}', "budget_tokens must be"),
+        ('{"query": "x", "max_memories": -1}', "max_memories must be a whole number from 0 to 10"),
+        ('{"query": "x", "max_memories": 11}', "max_memories must be"),
+        (orjson.dumps({"query": "w " * MAX_QUERY_CHARS}), f"over {MAX_QUERY_CHARS} characters"),
+    ],
+)
 def test_bad_arguments_say_what_is_wrong_in_one_short_line(raw: Any, reason: str) -> None:
     with pytest.raises(BadArguments, match=reason) as error:
         parse_arguments(raw)
@@ -107,7 +115,8 @@ def test_the_checks_refuse_whatever_the_schema_refuses(given_arguments: dict[str
     """The model is told the schema; what it cannot send under the schema is refused here too, so a model that
     ignores the schema (no strict mode) is answered the same way."""
     schema_accepts = jsonschema.Draft202012Validator(parameters()).is_valid(
-        {"budget_tokens": None, "max_memories": None, **given_arguments})
+        {"budget_tokens": None, "max_memories": None, **given_arguments}
+    )
     try:
         parse_arguments(orjson.dumps(given_arguments))
     except BadArguments:
@@ -121,8 +130,13 @@ def entry(n: int, text: str, speaker: str = "Caroline", session: str = "s1", ts:
     return ArchiveEntry(f"e-{session}-{n}", session, n, "user", speaker, ts, text)
 
 
-def searched(query: str, budget: int, archived: list[tuple[ArchiveEntry, float]], recalled: list[Recalled] = (),
-             profile: str = "") -> Prompt:
+def searched(
+    query: str,
+    budget: int,
+    archived: list[tuple[ArchiveEntry, float]],
+    recalled: list[Recalled] = (),
+    profile: str = "",
+) -> Prompt:
     """What MemoryStore.search returns for `query` when the read script returns these turns and memories."""
     search = search_settings(Settings(), query, budget)
     read = RecallResult(None, profile, list(recalled), archived)
@@ -130,16 +144,23 @@ def searched(query: str, budget: int, archived: list[tuple[ArchiveEntry, float]]
 
 
 def test_a_result_shows_memories_then_turns_each_under_its_day_with_its_speaker_oldest_first() -> None:
-    archived = [(entry(5, "We hiked in Sintra.", ts=MAY_8_2023 + DAY), 4.0),  # hits best first, as the script returns
-                (entry(1, "I adopted a greyhound named Biscuit."), 9.0), (entry(2, "That is lovely!", "Melanie"), 0.0)]
+    archived = [
+        (entry(5, "We hiked in Sintra.", ts=MAY_8_2023 + DAY), 4.0),  # hits best first, as the script returns
+        (entry(1, "I adopted a greyhound named Biscuit."), 9.0),
+        (entry(2, "That is lovely!", "Melanie"), 0.0),
+    ]
     memories = [Recalled("m1", "preference", "Caroline likes long walks", 1.0, 0)]
     text = render(searched("Biscuit greyhound Sintra", 1000, archived, memories))
     assert text.splitlines() == [
         "[Memory about the user: use it where it helps, do not recite it]",
-        "Relevant memories:", "- (preference) Caroline likes long walks",
+        "Relevant memories:",
+        "- (preference) Caroline likes long walks",
         "From earlier conversations:",
-        "[8 May 2023]", "Caroline: I adopted a greyhound named Biscuit.", "Melanie: That is lovely!",
-        "[9 May 2023]", "Caroline: We hiked in Sintra.",
+        "[8 May 2023]",
+        "Caroline: I adopted a greyhound named Biscuit.",
+        "Melanie: That is lovely!",
+        "[9 May 2023]",
+        "Caroline: We hiked in Sintra.",
     ]
 
 
@@ -153,20 +174,49 @@ def test_nothing_matched_is_one_line_that_says_so(profile: str) -> None:
     assert render(searched("quantum chromodynamics", 1000, [], profile=profile)) == NOTHING_FOUND
 
 
-words = st.sampled_from(["Biscuit", "greyhound", "Sintra", "hiked", "lovely", "train", "Lisbon", "budget", "3500",
-                         "EUR", "hotel", "sister", "birthday", "pottery", "class", "yesterday"])
+words = st.sampled_from(
+    [
+        "Biscuit",
+        "greyhound",
+        "Sintra",
+        "hiked",
+        "lovely",
+        "train",
+        "Lisbon",
+        "budget",
+        "3500",
+        "EUR",
+        "hotel",
+        "sister",
+        "birthday",
+        "pottery",
+        "class",
+        "yesterday",
+    ]
+)
 turn_texts = st.lists(words, min_size=1, max_size=60).map(" ".join)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(turn_texts, min_size=1, max_size=40), st.integers(MIN_BUDGET_TOKENS, 1500),
-       st.lists(st.sampled_from(["fact", "preference", "event"]), max_size=4), st.integers(0, 6))
+@given(
+    st.lists(turn_texts, min_size=1, max_size=40),
+    st.integers(MIN_BUDGET_TOKENS, 1500),
+    st.lists(st.sampled_from(["fact", "preference", "event"]), max_size=4),
+    st.integers(0, 6),
+)
 def test_a_result_never_takes_more_tokens_than_the_budget_asked(
-    texts: list[str], budget: int, memory_types: list[str], spread: int,
+    texts: list[str],
+    budget: int,
+    memory_types: list[str],
+    spread: int,
 ) -> None:
-    archived = [(entry(n, text, ts=MAY_8_2023 + DAY * (n % (spread + 1))), 0.0 if n % 3 else 10.0 - n / 10)
-                for n, text in enumerate(texts)]
-    memories = [Recalled(f"m{n}", kind, " ".join(texts[n % len(texts)].split()[:20]), 1.0, 0)
-                for n, kind in enumerate(memory_types)]
+    archived = [
+        (entry(n, text, ts=MAY_8_2023 + DAY * (n % (spread + 1))), 0.0 if n % 3 else 10.0 - n / 10)
+        for n, text in enumerate(texts)
+    ]
+    memories = [
+        Recalled(f"m{n}", kind, " ".join(texts[n % len(texts)].split()[:20]), 1.0, 0)
+        for n, kind in enumerate(memory_types)
+    ]
     found = searched("Biscuit hotel Lisbon budget", budget, archived, memories, profile="Lives in Lisbon.")
     assert count_text(render(found)) <= budget

@@ -47,7 +47,8 @@ async def test_the_langchain_tool_shows_a_model_the_chat_tool_and_refuses_bad_ar
     tool = langchain.recall_tool(sync_client, session_id="anon-1")
     shown = convert_to_openai_tool(tool)["function"]
     assert {key: shown[key] for key in ("name", "description", "parameters")} == {
-        key: chat_tool()["function"][key] for key in ("name", "description", "parameters")}
+        key: chat_tool()["function"][key] for key in ("name", "description", "parameters")
+    }
     arguments = {"query": "Biscuit", "user_id": "bob"}
     assert tool.invoke(arguments) == REFUSED
     assert await tool.ainvoke(arguments) == REFUSED  # a SyncContextClient's handler, on a thread

@@ -15,12 +15,15 @@ def services_configured(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["mcp", "--http"], "no tokens configured"),
-    (["mcp", "--tenant", "a:b"], "--tenant 'a:b': 1-64 of"),
-    (["mcp", "--port", "0"], "--bind, --port and --tokens-file are for --http"),
-    (["mcp", "--http", "--tenant", "acme"], "--tenant is for stdio"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["mcp", "--http"], "no tokens configured"),
+        (["mcp", "--tenant", "a:b"], "--tenant 'a:b': 1-64 of"),
+        (["mcp", "--port", "0"], "--bind, --port and --tokens-file are for --http"),
+        (["mcp", "--http", "--tenant", "acme"], "--tenant is for stdio"),
+    ],
+)
 def test_refusals_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err

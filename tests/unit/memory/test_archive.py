@@ -15,10 +15,14 @@ from turnstream.prompt.recalled import (
 from turnstream.redis.recall import decode_recall
 from turnstream.schemas.archive import MAX_DISTINCT_TERMS, ArchiveEntry, entry_id
 
-CALL = {"role": "assistant", "content": "Let me look.", "tool_calls": [
-    {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Lisbon"}'}},
-    {"id": "c2", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Porto"}'}},
-]}
+CALL = {
+    "role": "assistant",
+    "content": "Let me look.",
+    "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Lisbon"}'}},
+        {"id": "c2", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Porto"}'}},
+    ],
+}
 
 
 def test_a_turn_is_one_entry_whatever_its_delivery() -> None:
@@ -66,8 +70,11 @@ def test_snippets_keep_neighbours_with_their_hit() -> None:
 def test_choose_turns_fills_the_room_best_first_and_lays_out_in_time() -> None:
     archived = [(entry(20, "strong " * 30), 5.0), (entry(21, "its answer " * 30), 0.0), (entry(3, "weak " * 30), 1.0)]
     # both turns were said the same day: one heading for the two lines
-    one_snippet = sum(count_text(turn_line(e, "en")) + LINE_SEPARATOR_TOKENS for e, _ in archived[:2]) + \
-        count_text(day_heading(archived[0][0], "en")) + LINE_SEPARATOR_TOKENS
+    one_snippet = (
+        sum(count_text(turn_line(e, "en")) + LINE_SEPARATOR_TOKENS for e, _ in archived[:2])
+        + count_text(day_heading(archived[0][0], "en"))
+        + LINE_SEPARATOR_TOKENS
+    )
     turns = choose_turns(archived, set(), one_snippet, "en")
     assert [t.entry.position for t in turns] == [20, 21] and [t.hit for t in turns] == [True, False]
     assert [t.entry.position for t in choose_turns(archived, set(), 10_000, "en")] == [3, 20, 21]
@@ -80,7 +87,10 @@ def test_choose_turns_fills_the_room_best_first_and_lays_out_in_time() -> None:
 def test_a_day_heading_costs_room_once() -> None:
     day = 86400.0
     same = [(ArchiveEntry(f"e{n}", "s1", n * 10, "user", None, 1683554160.0 + n, "alike " * 20), 1.0) for n in range(3)]
-    apart = [(ArchiveEntry(f"e{n}", "s1", n * 10, "user", None, 1683554160.0 + n * day, "alike " * 20), 1.0) for n in range(3)]
+    apart = [
+        (ArchiveEntry(f"e{n}", "s1", n * 10, "user", None, 1683554160.0 + n * day, "alike " * 20), 1.0)
+        for n in range(3)
+    ]
     line = count_text(turn_line(same[0][0], "en")) + LINE_SEPARATOR_TOKENS
     heading = count_text(day_heading(same[0][0], "en")) + LINE_SEPARATOR_TOKENS
     room = 3 * line + heading
@@ -89,17 +99,32 @@ def test_a_day_heading_costs_room_once() -> None:
 
 
 def test_recalled_lines_leave_out_what_says_nothing_and_the_room_it_took() -> None:
-    said = [(ArchiveEntry("e1", "s1", 4, "user", "Caroline", MAY_8_2023, "I adopted a dog. Thanks, Mel!"), 2.0),
-            (ArchiveEntry("e2", "s1", 5, "assistant", "Melanie", MAY_8_2023, "Wow, Caroline, that's so inspiring! What breed?"), 0.0)]
+    said = [
+        (ArchiveEntry("e1", "s1", 4, "user", "Caroline", MAY_8_2023, "I adopted a dog. Thanks, Mel!"), 2.0),
+        (
+            ArchiveEntry(
+                "e2", "s1", 5, "assistant", "Melanie", MAY_8_2023, "Wow, Caroline, that's so inspiring! What breed?"
+            ),
+            0.0,
+        ),
+    ]
     turns = choose_turns(said, set(), 10_000, "en")
     assert [t.line for t in turns] == ["Caroline: I adopted a dog.", "Melanie: What breed?"]
     assert [t.entry.text for t in turns] == [e.text for e, _ in said]  # the entries themselves are whole
     # the room counted is the lines' as written in the block
-    room = sum(count_text(t.line) + LINE_SEPARATOR_TOKENS for t in turns) + count_text(turns[0].day) + LINE_SEPARATOR_TOKENS
+    room = (
+        sum(count_text(t.line) + LINE_SEPARATOR_TOKENS for t in turns)
+        + count_text(turns[0].day)
+        + LINE_SEPARATOR_TOKENS
+    )
     assert len(choose_turns(said, set(), room, "en")) == 2
 
 
-@given(st.lists(st.tuples(st.sampled_from(["[1 May]", "[2 May]", "[3 May]"]), st.text(min_size=1, max_size=5)), max_size=20))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["[1 May]", "[2 May]", "[3 May]"]), st.text(min_size=1, max_size=5)), max_size=20
+    )
+)
 def test_dated_lines_head_each_run_of_a_day(pairs: list[tuple[str, str]]) -> None:
     pairs.sort(key=lambda pair: pair[0])
     out = dated_lines(pairs)
@@ -109,9 +134,18 @@ def test_dated_lines_head_each_run_of_a_day(pairs: list[tuple[str, str]]) -> Non
     assert len(out) == len(pairs) + len(days)
 
 
-@given(text=st.sampled_from(["I went yesterday, and next week again.", "Nothing relative.", "我昨天去了，下个月再去。",
-                             "This morning the deploy broke; last Monday too."]),
-       language=st.sampled_from(["en", "zh"]), ts=st.floats(0, 4_102_444_800))
+@given(
+    text=st.sampled_from(
+        [
+            "I went yesterday, and next week again.",
+            "Nothing relative.",
+            "我昨天去了，下个月再去。",
+            "This morning the deploy broke; last Monday too.",
+        ]
+    ),
+    language=st.sampled_from(["en", "zh"]),
+    ts=st.floats(0, 4_102_444_800),
+)
 def test_dates_pinned_at_archive_time_read_as_the_read_path_grounded_them(text: str, language: str, ts: float) -> None:
     message = {"role": "user", "name": "Caroline", "content": text}
     pinned = archive_entry("s1", "t1", 1, message, ts, language=language)  # type: ignore[arg-type]
@@ -123,8 +157,17 @@ def test_dates_pinned_at_archive_time_read_as_the_read_path_grounded_them(text: 
 
 
 def test_an_entry_archived_before_dates_were_pinned_reads_grounded_in_the_prompts_language() -> None:
-    old = orjson.dumps({"id": "e", "session": "s1", "position": 3, "role": "user", "speaker": "Caroline",
-                        "ts": MAY_8_2023, "text": "I went yesterday."})
+    old = orjson.dumps(
+        {
+            "id": "e",
+            "session": "s1",
+            "position": 3,
+            "role": "user",
+            "speaker": "Caroline",
+            "ts": MAY_8_2023,
+            "text": "I went yesterday.",
+        }
+    )
     entry = ArchiveEntry.from_json(old)
     assert entry.dates is None and entry.to_json() == old
     assert turn_line(entry, "en") == "Caroline: I went yesterday (7 May 2023)."
@@ -140,7 +183,9 @@ def test_the_read_scripts_reply_keeps_each_entrys_pinned_dates_or_their_absence(
     pinned = archive_entry("s1", "t1", 1, {"role": "user", "content": "See you tomorrow."}, MAY_8_2023, language="en")
     old = archive_entry("s1", "t2", 2, {"role": "user", "content": "See you tomorrow."}, MAY_8_2023)
     assert pinned is not None and old is not None
-    archived = b"[" + b",".join(b"[%s,%s]" % (score, e.to_json()) for score, e in ((b"1.5", pinned), (b"0", old))) + b"]"
+    archived = (
+        b"[" + b",".join(b"[%s,%s]" % (score, e.to_json()) for score, e in ((b"1.5", pinned), (b"0", old))) + b"]"
+    )
     result = decode_recall([None, b"", 0, [], archived, b"[]", []])
     assert result.archived == [(pinned, 1.5), (old, 0.0)]
     assert hash(result.archived[0][0]) == hash(pinned)  # a frozen record still, its notes tuples

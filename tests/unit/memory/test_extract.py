@@ -1,4 +1,3 @@
-
 from turnstream.compaction.strategies.base import Fact
 from turnstream.memory import changed_facts, memories_from_facts, summary_memory
 from turnstream.schemas.ids import owner_key
@@ -40,14 +39,21 @@ def test_importance_ranks_constraints_over_failures_and_rewards_cues() -> None:
 
 
 def test_tool_data_is_not_a_memory() -> None:
-    facts = [Fact("fact", "search_flights(LIS) -> 3 results", "data:search_flights:lis"), Fact("fact", "I live in Porto", "home city")]
+    facts = [
+        Fact("fact", "search_flights(LIS) -> 3 results", "data:search_flights:lis"),
+        Fact("fact", "I live in Porto", "home city"),
+    ]
     assert [m.key for m in memories_from_facts("u1", facts, "s1", NOW)] == ["home city"]
 
 
 def test_ids_are_stable_per_owner_and_key() -> None:
     first = memories_from_facts("acme:u1", [Fact("constraint", "My budget is 2000 EUR", "budget")], "acme:s1", NOW)[0]
-    restated = memories_from_facts("acme:u1", [Fact("constraint", "Actually my budget is 3500 EUR", "budget")], "acme:s2", NOW + 5)[0]
-    other_user = memories_from_facts("acme:u2", [Fact("constraint", "My budget is 2000 EUR", "budget")], "acme:s1", NOW)[0]
+    restated = memories_from_facts(
+        "acme:u1", [Fact("constraint", "Actually my budget is 3500 EUR", "budget")], "acme:s2", NOW + 5
+    )[0]
+    other_user = memories_from_facts(
+        "acme:u2", [Fact("constraint", "My budget is 2000 EUR", "budget")], "acme:s1", NOW
+    )[0]
     assert first.id == restated.id == memory_id("acme:u1", "budget")
     assert other_user.id != first.id
 
@@ -77,7 +83,11 @@ def test_owner_is_the_user_else_the_session() -> None:
 
 def test_changed_facts_are_new_or_rewritten_ones() -> None:
     before = [Fact("constraint", "My budget is 2000 EUR", "budget"), Fact("fact", "My name is Ana", "name")]
-    after = [Fact("fact", "My name is Ana", "name", 4), Fact("constraint", "Actually 3500 EUR", "budget"), Fact("preference", "I like tea", "pref:tea")]
+    after = [
+        Fact("fact", "My name is Ana", "name", 4),
+        Fact("constraint", "Actually 3500 EUR", "budget"),
+        Fact("preference", "I like tea", "pref:tea"),
+    ]
     assert [f.key for f in changed_facts(before, after)] == ["budget", "pref:tea"]
 
 

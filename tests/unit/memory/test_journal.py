@@ -25,8 +25,18 @@ ids = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=0, max_
 
 
 def memory(owner: str, key: str, text: str, session: str = "s1", at: float = 1000.0) -> Memory:
-    return Memory(id=f"id-{key}", owner=owner, type="fact", text=text, key=key, keywords=[key], importance=0.5,
-                  created_at=at, updated_at=at, source_session=session)
+    return Memory(
+        id=f"id-{key}",
+        owner=owner,
+        type="fact",
+        text=text,
+        key=key,
+        keywords=[key],
+        importance=0.5,
+        created_at=at,
+        updated_at=at,
+        source_session=session,
+    )
 
 
 def entry(id_: str, session: str = "s1", position: int = 0) -> ArchiveEntry:
@@ -61,21 +71,29 @@ def test_an_owner_lands_where_kafkas_default_partitioner_puts_its_name(owner: st
 def test_the_latest_write_of_a_memory_wins_and_keeps_the_order_of_its_latest_write() -> None:
     first, other = memory("alice", "city", "lives in Paris"), memory("alice", "pet", "has a cat")
     moved = memory("alice", "city", "lives in Lyon")
-    kept = replay([memory_rec(first, 1.0), memory_rec(other, 2.0), memory_rec(moved, 3.0)], now=10.0, owner_ttl_seconds=DAY).owners
+    kept = replay(
+        [memory_rec(first, 1.0), memory_rec(other, 2.0), memory_rec(moved, 3.0)], now=10.0, owner_ttl_seconds=DAY
+    ).owners
     assert [m.text for m in kept["alice"].memories] == ["has a cat", "lives in Lyon"]
 
 
 def test_a_tombstone_removes_an_archived_turn() -> None:
-    records = [record(archive_record("alice", entry("e1")), 1.0), record(archive_record("alice", entry("e2")), 2.0),
-               JournalRecord(journal_key("a", "alice", "e1"), None, 3.0)]
+    records = [
+        record(archive_record("alice", entry("e1")), 1.0),
+        record(archive_record("alice", entry("e2")), 2.0),
+        JournalRecord(journal_key("a", "alice", "e1"), None, 3.0),
+    ]
     assert [e.id for e in replay(records, 10.0, DAY).owners["alice"].entries] == ["e2"]
 
 
 def test_an_erased_owner_keeps_only_what_was_written_after_the_erasure() -> None:
-    records = [record(archive_record("alice", entry("old")), 1.0), memory_rec(memory("alice", "city", "Paris"), 1.5),
-               record(archive_record("bob", entry("bobs")), 1.7),
-               record(erasure_record("alice", None, 2.0), 2.0),
-               record(archive_record("alice", entry("new")), 3.0)]
+    records = [
+        record(archive_record("alice", entry("old")), 1.0),
+        memory_rec(memory("alice", "city", "Paris"), 1.5),
+        record(archive_record("bob", entry("bobs")), 1.7),
+        record(erasure_record("alice", None, 2.0), 2.0),
+        record(archive_record("alice", entry("new")), 3.0),
+    ]
     kept = replay(records, 10.0, DAY).owners
     assert [e.id for e in kept["alice"].entries] == ["new"]
     assert kept["alice"].memories == []
@@ -83,28 +101,37 @@ def test_an_erased_owner_keeps_only_what_was_written_after_the_erasure() -> None
 
 
 def test_an_erased_session_takes_only_its_own_turns_and_memories() -> None:
-    records = [record(archive_record("alice", entry("a1", session="s1")), 1.0),
-               record(archive_record("alice", entry("b1", session="s2")), 1.0),
-               memory_rec(memory("alice", "city", "Paris", session="s1"), 1.0),
-               memory_rec(memory("alice", "pet", "cat", session="s2"), 1.0),
-               record(erasure_record("alice", "s1", 2.0), 2.0)]
+    records = [
+        record(archive_record("alice", entry("a1", session="s1")), 1.0),
+        record(archive_record("alice", entry("b1", session="s2")), 1.0),
+        memory_rec(memory("alice", "city", "Paris", session="s1"), 1.0),
+        memory_rec(memory("alice", "pet", "cat", session="s2"), 1.0),
+        record(erasure_record("alice", "s1", 2.0), 2.0),
+    ]
     kept = replay(records, 10.0, DAY).owners["alice"]
     assert [e.id for e in kept.entries] == ["b1"]
     assert [m.key for m in kept.memories] == ["pet"]
 
 
 def test_an_owner_idle_past_the_ttl_is_left_out_as_redis_would_have_expired_it() -> None:
-    records = [record(archive_record("idle", entry("e1")), 1.0), record(archive_record("busy", entry("e2")), 1.0),
-               record(archive_record("busy", entry("e3")), 5 * DAY)]
+    records = [
+        record(archive_record("idle", entry("e1")), 1.0),
+        record(archive_record("busy", entry("e2")), 1.0),
+        record(archive_record("busy", entry("e3")), 5 * DAY),
+    ]
     kept = replay(records, now=5 * DAY + 1, owner_ttl_seconds=2 * DAY).owners
     assert set(kept) == {"busy"}
     assert [e.id for e in kept["busy"].entries] == ["e2", "e3"]
 
 
 @given(st.lists(st.tuples(st.sampled_from(["e1", "e2", "e3"]), st.booleans()), max_size=30))
-def test_replay_keeps_exactly_the_entries_whose_latest_record_is_not_a_tombstone(writes: list[tuple[str, bool]]) -> None:
+def test_replay_keeps_exactly_the_entries_whose_latest_record_is_not_a_tombstone(
+    writes: list[tuple[str, bool]],
+) -> None:
     records = [
-        record(archive_record("o", entry(id_)), float(n)) if alive else JournalRecord(journal_key("a", "o", id_), None, float(n))
+        record(archive_record("o", entry(id_)), float(n))
+        if alive
+        else JournalRecord(journal_key("a", "o", id_), None, float(n))
         for n, (id_, alive) in enumerate(writes)
     ]
     latest = {id_: alive for id_, alive in writes}
@@ -113,10 +140,12 @@ def test_replay_keeps_exactly_the_entries_whose_latest_record_is_not_a_tombstone
 
 
 def test_unreadable_records_are_counted_and_left_out_and_the_rest_replays() -> None:
-    records = [JournalRecord(b"not a journal key", b"{}", 1.0),
-               JournalRecord(journal_key("m", "alice", "broken"), b"{not json", 1.0),
-               JournalRecord(journal_key("x", "alice", ""), b"{}", 1.0),
-               record(archive_record("alice", entry("ok")), 2.0)]
+    records = [
+        JournalRecord(b"not a journal key", b"{}", 1.0),
+        JournalRecord(journal_key("m", "alice", "broken"), b"{not json", 1.0),
+        JournalRecord(journal_key("x", "alice", ""), b"{}", 1.0),
+        record(archive_record("alice", entry("ok")), 2.0),
+    ]
     result = replay(records, 10.0, DAY)
     assert result.unreadable == 3
     assert [e.id for e in result.owners["alice"].entries] == ["ok"]

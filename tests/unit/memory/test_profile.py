@@ -56,7 +56,11 @@ def test_one_long_line_is_cut_on_a_word_or_clause_boundary(text: str, first_word
 def test_only_facts_and_preferences_enter_the_profile() -> None:
     memories = memories_from_facts(
         "u1",
-        [Fact("constraint", "My budget is 2000 EUR", "budget"), Fact("event", "We booked the hotel", "decision:hotel"), Fact("preference", "I like tea", "pref:tea")],
+        [
+            Fact("constraint", "My budget is 2000 EUR", "budget"),
+            Fact("event", "We booked the hotel", "decision:hotel"),
+            Fact("preference", "I like tea", "pref:tea"),
+        ],
         "s1",
         0.0,
     )

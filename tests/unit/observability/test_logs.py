@@ -15,8 +15,17 @@ from turnstream.logs import faust_logging_config, json_formatter, parse_level
 from turnstream.settings import Settings
 
 
-@pytest.mark.parametrize(("text", "level"), [("info", "INFO"), ("INFO", "INFO"), ("Debug", "DEBUG"),
-                                              (" warning ", "WARNING"), ("warn", "WARNING"), ("critical", "CRITICAL")])
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [
+        ("info", "INFO"),
+        ("INFO", "INFO"),
+        ("Debug", "DEBUG"),
+        (" warning ", "WARNING"),
+        ("warn", "WARNING"),
+        ("critical", "CRITICAL"),
+    ],
+)
 def test_a_level_is_read_in_any_case(text: str, level: str) -> None:
     assert parse_level(text) == level
 
@@ -42,13 +51,19 @@ def _record(message: str, **extra: object) -> logging.LogRecord:
 
 
 def test_a_json_line_has_time_level_logger_message_and_the_extra_fields() -> None:
-    line = json_formatter().format(_record("dead-lettered t/0/7 — 坏", session="s-1", turn_id="t-9", partition=0, offset=7))
+    line = json_formatter().format(
+        _record("dead-lettered t/0/7 — 坏", session="s-1", turn_id="t-9", partition=0, offset=7)
+    )
     assert "\n" not in line
     parsed = json.loads(line)
     assert parsed["level"] == "WARNING" and parsed["logger"] == "turnstream.agents.ingest"
     assert parsed["message"] == "dead-lettered t/0/7 — 坏"
     assert {k: parsed[k] for k in ("session", "turn_id", "partition", "offset")} == {
-        "session": "s-1", "turn_id": "t-9", "partition": 0, "offset": 7}
+        "session": "s-1",
+        "turn_id": "t-9",
+        "partition": 0,
+        "offset": 7,
+    }
     assert parsed["time"].endswith("+00:00")
 
 
@@ -86,7 +101,9 @@ def test_the_json_config_sends_every_logger_through_the_formatter_at_the_level(
     logging.getLogger("turnstream.agents.batch").info("replay", extra={"session": "s", "offset": 3})
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     assert [(line["logger"], line["message"]) for line in lines] == [
-        ("faust.worker", "[^Worker]: Starting..."), ("turnstream.agents.batch", "replay")]
+        ("faust.worker", "[^Worker]: Starting..."),
+        ("turnstream.agents.batch", "replay"),
+    ]
     assert lines[1]["session"] == "s" and lines[1]["offset"] == 3
 
 
@@ -108,8 +125,11 @@ def test_the_worker_refuses_an_unknown_level_in_one_line(capsys: pytest.CaptureF
     ]
 
 
-def test_a_bad_log_level_variable_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_log_level_variable_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("TURNSTREAM_LOG_LEVEL", "loud")
     assert main(["worker"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "turnstream: invalid TURNSTREAM_LOG_LEVEL: unknown log level 'loud': use one of debug, info, warning, error, critical")
+        "turnstream: invalid TURNSTREAM_LOG_LEVEL: unknown log level 'loud': use one of debug, info, warning, error, critical"
+    )

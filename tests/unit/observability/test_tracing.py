@@ -24,15 +24,18 @@ TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = f"00-{TRACE}-00f067aa0ba902b7-01"
 
 
-@pytest.mark.parametrize(("headers", "expected"), [
-    ([("traceparent", PARENT.encode())], PARENT),
-    ({"traceparent": PARENT.upper().encode()}, PARENT),  # a mapping too, and hex in either case
-    ([("Traceparent", PARENT.encode())], PARENT),
-    ([("traceparent", b"00-" + b"0" * 32 + b"-00f067aa0ba902b7-01")], None),  # an all-zero trace id is invalid
-    ([("traceparent", b"not a trace")], None),
-    ([("x-other", PARENT.encode())], None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ([("traceparent", PARENT.encode())], PARENT),
+        ({"traceparent": PARENT.upper().encode()}, PARENT),  # a mapping too, and hex in either case
+        ([("Traceparent", PARENT.encode())], PARENT),
+        ([("traceparent", b"00-" + b"0" * 32 + b"-00f067aa0ba902b7-01")], None),  # an all-zero trace id is invalid
+        ([("traceparent", b"not a trace")], None),
+        ([("x-other", PARENT.encode())], None),
+        (None, None),
+    ],
+)
 def test_a_valid_traceparent_is_found_in_the_headers(headers: object, expected: str | None) -> None:
     assert traceparent(headers) == expected  # type: ignore[arg-type]
     assert trace_id(headers) == (TRACE if expected else None)  # type: ignore[arg-type]
@@ -46,8 +49,13 @@ def test_only_the_trace_context_is_carried_on() -> None:
 def test_a_dead_letter_keeps_the_original_headers_and_adds_one_reason() -> None:
     original = [("traceparent", PARENT.encode()), ("x-gateway", b"gw-1"), (REASON_HEADER, b"old reason")]
     headers = dead_letter_headers(original, "invalid_turn", "seq: not an int", "t/3/41")
-    assert headers == [("traceparent", PARENT.encode()), ("x-gateway", b"gw-1"), (REASON_HEADER, b"invalid_turn"),
-                       (DETAIL_HEADER, b"seq: not an int"), (SOURCE_HEADER, b"t/3/41")]
+    assert headers == [
+        ("traceparent", PARENT.encode()),
+        ("x-gateway", b"gw-1"),
+        (REASON_HEADER, b"invalid_turn"),
+        (DETAIL_HEADER, b"seq: not an int"),
+        (SOURCE_HEADER, b"t/3/41"),
+    ]
 
 
 @dataclass
@@ -60,19 +68,38 @@ class Record:
     headers: object = None
 
 
-@pytest.mark.parametrize(("value", "turn_id"), [
-    (b'{"turn_id": "t-9"}', "t-9"), (b'{"turn_id": 9}', None), (b"[1]", None), (b"{not json", None), (None, None),
-])
+@pytest.mark.parametrize(
+    ("value", "turn_id"),
+    [
+        (b'{"turn_id": "t-9"}', "t-9"),
+        (b'{"turn_id": 9}', None),
+        (b"[1]", None),
+        (b"{not json", None),
+        (None, None),
+    ],
+)
 def test_the_turn_id_of_a_raw_value_is_read_when_it_has_one(value: bytes | None, turn_id: str | None) -> None:
     assert sniffed_turn_id(value) == turn_id
 
 
 def test_a_log_line_about_a_record_names_session_turn_partition_offset_and_trace() -> None:
     fields = record_fields(Record(headers=[("traceparent", PARENT.encode())]))
-    assert fields == {"session": "acme:s-7", "turn_id": "t-9", "topic": "p.turns", "partition": 3, "offset": 41,
-                      "trace_id": TRACE}
+    assert fields == {
+        "session": "acme:s-7",
+        "turn_id": "t-9",
+        "topic": "p.turns",
+        "partition": 3,
+        "offset": 41,
+        "trace_id": TRACE,
+    }
     assert record_fields(Record(key=None, value=None), "s-1", "t-1") == {
-        "session": "s-1", "turn_id": "t-1", "topic": "p.turns", "partition": 3, "offset": 41, "trace_id": None}
+        "session": "s-1",
+        "turn_id": "t-1",
+        "topic": "p.turns",
+        "partition": 3,
+        "offset": 41,
+        "trace_id": None,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +121,9 @@ def test_a_recorded_span_joins_the_turn_trace_with_kafka_attributes(spans: InMem
     start = time.perf_counter()
     time.sleep(0.01)
     end = time.perf_counter()
-    own = record_span("process p.turns", start, end, PARENT, kafka_attributes("p.turns", 3, 41, b"acme:s-7"),
-                      kind="CONSUMER")
+    own = record_span(
+        "process p.turns", start, end, PARENT, kafka_attributes("p.turns", 3, 41, b"acme:s-7"), kind="CONSUMER"
+    )
     child = record_span("turnstream.decode", start, end, own, error="invalid_turn")
     process, decode = spans.get_finished_spans()
     assert process.name == "process p.turns" and decode.name == "turnstream.decode"
@@ -105,8 +133,13 @@ def test_a_recorded_span_joins_the_turn_trace_with_kafka_attributes(spans: InMem
     assert (process.kind, decode.kind) == (otel_trace.SpanKind.CONSUMER, otel_trace.SpanKind.INTERNAL)
     assert own == f"00-{TRACE}-{process.context.span_id:016x}-01" and child is not None
     assert dict(process.attributes) == {
-        "messaging.system": "kafka", "messaging.operation.type": "process", "messaging.destination.name": "p.turns",
-        "messaging.destination.partition.id": "3", "messaging.kafka.offset": 41, "messaging.kafka.message.key": "acme:s-7"}
+        "messaging.system": "kafka",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": "p.turns",
+        "messaging.destination.partition.id": "3",
+        "messaging.kafka.offset": 41,
+        "messaging.kafka.message.key": "acme:s-7",
+    }
     assert 9e6 < process.end_time - process.start_time < 5e8  # the 10 ms that passed, not the time of recording
     assert decode.status.status_code is StatusCode.ERROR and decode.status.description == "invalid_turn"
 
@@ -154,8 +187,11 @@ def test_without_opentelemetry_nothing_imports_it_and_spans_are_no_ops() -> None
 
 def test_tracing_is_the_only_module_that_imports_opentelemetry() -> None:
     package = Path(__file__).parents[3] / "turnstream"
-    importing = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
-                       if "import opentelemetry" in (text := path.read_text()) or "from opentelemetry" in text)
+    importing = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "import opentelemetry" in (text := path.read_text()) or "from opentelemetry" in text
+    )
     assert importing == ["tracing.py"]
 
 

@@ -20,11 +20,21 @@ BLOCK = {"role": "system", "content": "[Summary of the compressed history]\nThe 
 MAY_8_2023 = 1683554160.0
 
 
-def doc(messages: list[dict[str, Any]], marker_index: int | None = None, summary: str = "",
-        positions: list[int | None] | None = None) -> ContextDoc:
+def doc(
+    messages: list[dict[str, Any]],
+    marker_index: int | None = None,
+    summary: str = "",
+    positions: list[int | None] | None = None,
+) -> ContextDoc:
     return ContextDoc(
-        session_id="s1", version=1, last_turn_id="t1", updated_at=time.time(), messages=messages,
-        positions=positions or [], marker_index=marker_index, summary=summary,
+        session_id="s1",
+        version=1,
+        last_turn_id="t1",
+        updated_at=time.time(),
+        messages=messages,
+        positions=positions or [],
+        marker_index=marker_index,
+        summary=summary,
         tokens={"before": 0, "after": 0, "budget": 100},
     )
 
@@ -35,22 +45,33 @@ def memory(n: int, text: str = "", type_: str = "fact") -> Recalled:
 
 def limits(prompt: int = 6000, recall: int = 2000, profile_chars: int = 500) -> Settings:
     # model_copy skips validation: these tests go below the smallest budget a user may configure
-    return Settings().model_copy(update={"prompt_budget_tokens": prompt, "recall_budget_tokens": recall,
-                                         "profile_read_chars": profile_chars})
+    return Settings().model_copy(
+        update={"prompt_budget_tokens": prompt, "recall_budget_tokens": recall, "profile_read_chars": profile_chars}
+    )
 
 
-def entry(position: int, text: str, session: str = "s1", speaker: str | None = "Caroline", ts: float = MAY_8_2023) -> ArchiveEntry:
+def entry(
+    position: int, text: str, session: str = "s1", speaker: str | None = "Caroline", ts: float = MAY_8_2023
+) -> ArchiveEntry:
     return ArchiveEntry(f"e{session}{position}", session, position, "user", speaker, ts, text)
 
 
-def messages_of(prompt_doc: ContextDoc | None, profile: str, recalled: list[Recalled], question: str,
-                settings: Settings, archived: list[tuple[ArchiveEntry, float]] = ()) -> list[dict[str, Any]]:
+def messages_of(
+    prompt_doc: ContextDoc | None,
+    profile: str,
+    recalled: list[Recalled],
+    question: str,
+    settings: Settings,
+    archived: list[tuple[ArchiveEntry, float]] = (),
+) -> list[dict[str, Any]]:
     return assemble(prompt_doc, profile, recalled, list(archived), question, settings).messages
 
 
 def test_compacted_context_splits_after_marker_and_summary() -> None:
     tail = [{"role": "assistant", "content": "Here are flights."}, {"role": "user", "content": "Cheaper ones?"}]
-    compacted = doc([SYSTEM, FIRST, marker_message("en"), BLOCK, *tail], 2, "The user wants Lisbon.", [0, 1, None, None, 7, 8])
+    compacted = doc(
+        [SYSTEM, FIRST, marker_message("en"), BLOCK, *tail], 2, "The user wants Lisbon.", [0, 1, None, None, 7, 8]
+    )
     context = split_context(compacted, "And hotels?")
     assert context.head == [SYSTEM, FIRST, marker_message("en"), BLOCK] and context.rest == tail
     assert context.positions == [7, 8] and context.shown == {("s1", 0), ("s1", 1)} and context.compacted
@@ -66,18 +87,26 @@ def test_uncompacted_context_splits_after_the_first_user_message() -> None:
 
 
 def test_the_new_user_message_is_not_repeated_when_already_applied() -> None:
-    context = split_context(doc([SYSTEM, FIRST, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "And hotels?"}]), "And hotels?")
+    context = split_context(
+        doc([SYSTEM, FIRST, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "And hotels?"}]),
+        "And hotels?",
+    )
     assert context.head == [SYSTEM, FIRST] and context.rest == [{"role": "assistant", "content": "ok"}]
 
 
 def test_order_is_head_memory_block_rest_user() -> None:
     tail = [{"role": "assistant", "content": "Here are flights."}]
     compacted = doc([SYSTEM, FIRST, marker_message("en"), BLOCK, *tail], marker_index=2, summary="x")
-    result = assemble(compacted, "My name is Ana", [memory(1, "I love window seats", "preference")], [], "Seats?", limits())
+    result = assemble(
+        compacted, "My name is Ana", [memory(1, "I love window seats", "preference")], [], "Seats?", limits()
+    )
     messages = result.messages
     assert messages[:4] == [SYSTEM, FIRST, marker_message("en"), BLOCK]
     assert messages[4]["role"] == "system"
-    assert "Profile:\nMy name is Ana" in messages[4]["content"] and "- (preference) I love window seats" in messages[4]["content"]
+    assert (
+        "Profile:\nMy name is Ana" in messages[4]["content"]
+        and "- (preference) I love window seats" in messages[4]["content"]
+    )
     assert messages[5:] == [*tail, {"role": "user", "content": "Seats?"}]
     assert [m.id for m in result.recalled] == ["id1"]
 
@@ -85,9 +114,17 @@ def test_order_is_head_memory_block_rest_user() -> None:
 def test_block_speaks_the_conversation_language() -> None:
     chat = doc([{"role": "user", "content": "我们去上海旅游吧"}])
     archived = [(entry(5, "我对花生过敏", speaker=None), 2.0)]
-    messages = messages_of(chat, "我叫小林", [memory(1, "我喜欢靠窗的座位", "preference")], "帮我订酒店", limits(), archived)
+    messages = messages_of(
+        chat, "我叫小林", [memory(1, "我喜欢靠窗的座位", "preference")], "帮我订酒店", limits(), archived
+    )
     assert messages[1]["content"].splitlines()[1:] == [
-        "用户画像：", "我叫小林", "相关记忆：", "- （偏好）我喜欢靠窗的座位", "以往对话摘录：", "[2023年5月8日]", "用户: 我对花生过敏",
+        "用户画像：",
+        "我叫小林",
+        "相关记忆：",
+        "- （偏好）我喜欢靠窗的座位",
+        "以往对话摘录：",
+        "[2023年5月8日]",
+        "用户: 我对花生过敏",
     ]
     assert MARKERS["zh"] not in messages[1]["content"]
 
@@ -125,7 +162,9 @@ def test_recalled_turns_carry_speaker_in_time_order_under_one_heading_per_day() 
     earlier = entry(3, "I went to a support group yesterday.")
     neighbour = ArchiveEntry("n", "s1", 4, "assistant", "Melanie", MAY_8_2023, "That sounds powerful!")
     archived = [(later, 3.0), (earlier, 2.0), (neighbour, 0.0)]
-    block = messages_of(doc([SYSTEM, FIRST], positions=[0, 1]), "", [], "What about the group?", limits(), archived)[2]["content"]
+    block = messages_of(doc([SYSTEM, FIRST], positions=[0, 1]), "", [], "What about the group?", limits(), archived)[2][
+        "content"
+    ]
     assert block.splitlines()[-6:] == [
         "From earlier conversations:",
         "[8 May 2023]",
@@ -139,8 +178,13 @@ def test_recalled_turns_carry_speaker_in_time_order_under_one_heading_per_day() 
 def test_turns_the_context_shows_are_not_recalled() -> None:
     tail = [{"role": "assistant", "content": "Lisbon has trams."}, {"role": "user", "content": "Nice."}]
     context = doc([SYSTEM, FIRST, *tail], positions=[0, 1, 8, 9])
-    archived = [(entry(1, FIRST["content"]), 4.0), (entry(8, "Lisbon has trams."), 3.0), (entry(2, "Tram 28 is old."), 2.0),
-                (entry(3, "Trams in Porto too.", session="other"), 1.0), (entry(30, "Nice.", session="other"), 0.5)]
+    archived = [
+        (entry(1, FIRST["content"]), 4.0),
+        (entry(8, "Lisbon has trams."), 3.0),
+        (entry(2, "Tram 28 is old."), 2.0),
+        (entry(3, "Trams in Porto too.", session="other"), 1.0),
+        (entry(30, "Nice.", session="other"), 0.5),
+    ]
     result = assemble(context, "", [], archived, "Which tram?", limits())
     # same text as a shown message ("Nice.") counts as shown; the same day: then by session and position
     assert [(t.entry.session, t.entry.position) for t in result.turns] == [("other", 3), ("s1", 2)]
@@ -149,8 +193,10 @@ def test_turns_the_context_shows_are_not_recalled() -> None:
 def test_a_tight_prompt_cuts_the_oldest_tail_to_make_room_for_recall() -> None:
     conversation = [SYSTEM, FIRST]
     for n in range(40):
-        conversation += [{"role": "assistant", "content": f"Step {n}: " + "details " * 20},
-                         {"role": "user", "content": f"Next {n}, please."}]
+        conversation += [
+            {"role": "assistant", "content": f"Step {n}: " + "details " * 20},
+            {"role": "user", "content": f"Next {n}, please."},
+        ]
     result = compact(conversation, 2000)
     stored = ContextDoc(session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **result.to_dict())
     archived = [(entry(500 + n, f"Old detail {n}: " + "words " * 10), 10.0 - n) for n in range(30)]
@@ -159,30 +205,50 @@ def test_a_tight_prompt_cuts_the_oldest_tail_to_make_room_for_recall() -> None:
     messages = assembled.messages
     assert count_messages(messages) <= 1500
     assert messages[:2] == [SYSTEM, FIRST] and messages[-2] == conversation[-1]
-    assert messages[2] == marker_message("en") and "Summary" not in messages[3]["content"] or messages[3] == result.messages[3]
+    assert (
+        messages[2] == marker_message("en")
+        and "Summary" not in messages[3]["content"]
+        or messages[3] == result.messages[3]
+    )
     block = next(m for m in messages if "From earlier conversations:" in (m.get("content") or ""))
     assert "Old detail 0:" in block["content"] and len(assembled.turns) >= 5
     # the tail starts at a whole message of the stored context and runs to its end
     kept_tail = messages[messages.index(block) + 1 : -1]
-    assert kept_tail == list(result.messages[len(result.messages) - len(kept_tail):])
+    assert kept_tail == list(result.messages[len(result.messages) - len(kept_tail) :])
 
 
 def test_the_tail_takes_back_the_room_recall_leaves() -> None:
     conversation = [SYSTEM, FIRST]
     for n in range(10):
         conversation += [{"role": "assistant", "content": f"Step {n}."}, {"role": "user", "content": f"Next {n}."}]
-    stored = ContextDoc(session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **compact(conversation, 4000).to_dict())
+    stored = ContextDoc(
+        session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **compact(conversation, 4000).to_dict()
+    )
     budget = count_messages(conversation) + 5
     messages = messages_of(stored, "", [], "q", limits(prompt=budget + 10, recall=budget // 2))
     assert messages[:-1] == conversation  # nothing recalled: the whole context fits and nothing was cut
 
 
 def test_tool_results_never_lose_their_call_in_a_cut() -> None:
-    call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"c{i}", "type": "function", "function": {"name": "search", "arguments": "{}"}} for i in range(3)]}
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "search", "arguments": "{}"}} for i in range(3)
+        ],
+    }
     results = [{"role": "tool", "tool_call_id": f"c{i}", "content": "result " * 60} for i in range(3)]
-    conversation = [SYSTEM, FIRST, call, *results, {"role": "assistant", "content": "Done."}, {"role": "user", "content": "Thanks, and?"}]
-    stored = ContextDoc(session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **compact(conversation, 4000).to_dict())
+    conversation = [
+        SYSTEM,
+        FIRST,
+        call,
+        *results,
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "Thanks, and?"},
+    ]
+    stored = ContextDoc(
+        session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **compact(conversation, 4000).to_dict()
+    )
     archived = [(entry(100 + n, "archived words " * 8), 5.0 - n / 10) for n in range(20)]
     for prompt in range(300, 900, 25):
         messages = messages_of(stored, "", [], "q?", limits(prompt=prompt, recall=prompt // 2), archived)
@@ -192,17 +258,25 @@ def test_tool_results_never_lose_their_call_in_a_cut() -> None:
 
 
 def test_a_memory_line_a_recalled_turn_shows_is_said_once_by_the_turn() -> None:
-    summary = Recalled("sum", "summary", "[2023-05]\nLin: my sister's cat is called Pistachio.\nLin: the rent goes up.", 0.9, 1)
+    summary = Recalled(
+        "sum", "summary", "[2023-05]\nLin: my sister's cat is called Pistachio.\nLin: the rent goes up.", 0.9, 1
+    )
     fact = Recalled("f1", "fact", "Lin: my sister's cat is called Pistachio.", 0.8, 1)
     kept = without_lines([summary, fact], {"Lin: my sister's cat is called Pistachio."})
-    assert [(m.id, m.text) for m in kept] == [("sum", "[2023-05]\nLin: the rent goes up.")]  # the fact said nothing else
+    assert [(m.id, m.text) for m in kept] == [
+        ("sum", "[2023-05]\nLin: the rent goes up.")
+    ]  # the fact said nothing else
     assert without_lines([summary], set()) == [summary]
 
 
 def test_a_profile_line_a_recalled_turn_shows_is_said_once_by_the_turn() -> None:
     profile = "Caroline: My sister's cat is called Pistachio.\nCaroline: I live in Lyon."
     archived = [(entry(3, "My sister's cat is called Pistachio."), 2.0)]
-    block = next(m for m in messages_of(None, profile, [], "What is the cat called?", limits(), archived) if m["role"] == "system")
+    block = next(
+        m
+        for m in messages_of(None, profile, [], "What is the cat called?", limits(), archived)
+        if m["role"] == "system"
+    )
     lines = block["content"].splitlines()
     assert lines.count("Caroline: My sister's cat is called Pistachio.") == 1
     assert lines.index("Caroline: My sister's cat is called Pistachio.") > lines.index("[8 May 2023]")
@@ -213,10 +287,21 @@ def test_a_profile_line_a_recalled_turn_shows_is_said_once_by_the_turn() -> None
 def test_a_budget_the_anchors_and_newest_step_overrun_still_gives_a_prompt_without_the_block() -> None:
     # the smallest budget a request may ask for (64 tokens) under a long first message: the block's room is
     # negative, and an empty block must end the cutting (it once looped for ever)
-    stored = doc([SYSTEM, {"role": "user", "content": "Plan a trip to Lisbon. " * 20},
-                  {"role": "assistant", "content": "Sure. " * 30}])
-    assembled = assemble(stored, "I like trains.\nMy budget is 3500 EUR.", [memory(1), memory(2)],
-                         [(entry(9, "Old detail"), 1.0)], "And the budget?", limits(prompt=64, recall=3000))
+    stored = doc(
+        [
+            SYSTEM,
+            {"role": "user", "content": "Plan a trip to Lisbon. " * 20},
+            {"role": "assistant", "content": "Sure. " * 30},
+        ]
+    )
+    assembled = assemble(
+        stored,
+        "I like trains.\nMy budget is 3500 EUR.",
+        [memory(1), memory(2)],
+        [(entry(9, "Old detail"), 1.0)],
+        "And the budget?",
+        limits(prompt=64, recall=3000),
+    )
     assert assembled.messages[-1] == {"role": "user", "content": "And the budget?"}
     assert not assembled.recalled and not assembled.turns
     assert not any("Memory about the user" in (m.get("content") or "") for m in assembled.messages)

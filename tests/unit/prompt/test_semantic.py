@@ -14,7 +14,9 @@ DAY = 1_700_000_000.0
 
 
 def entry(n: int, text: str = "", session: str = "s1") -> ArchiveEntry:
-    return ArchiveEntry(f"e{n}", session, n, "user", "Maya", DAY + n, text or f"Maya mentioned the weather again ({n}).")
+    return ArchiveEntry(
+        f"e{n}", session, n, "user", "Maya", DAY + n, text or f"Maya mentioned the weather again ({n})."
+    )
 
 
 def test_a_read_asks_no_pool_without_a_semantic_side_and_the_question_s_terms_with_one() -> None:
@@ -30,9 +32,15 @@ def test_small_talk_asks_nothing_of_either_index() -> None:
 
 
 def test_without_the_model_the_pool_is_ranked_by_the_semantic_terms_weights() -> None:
-    pool = [PoolEntry(entry(1), 3.0, 0.0, None), PoolEntry(entry(2), 0.0, 900.0, None),
-            PoolEntry(entry(3), 1.0, 1500.0, None)]
-    assert [(e.id, score) for e, score in by_terms(pool)] == [("e3", 1500.0), ("e2", 900.0)]  # BM25 alone: not its share
+    pool = [
+        PoolEntry(entry(1), 3.0, 0.0, None),
+        PoolEntry(entry(2), 0.0, 900.0, None),
+        PoolEntry(entry(3), 1.0, 1500.0, None),
+    ]
+    assert [(e.id, score) for e, score in by_terms(pool)] == [
+        ("e3", 1500.0),
+        ("e2", 900.0),
+    ]  # BM25 alone: not its share
     many = [PoolEntry(entry(n), 0.0, float(n), None) for n in range(1, SEMANTIC_HITS + 5)]
     assert len(by_terms(many)) == SEMANTIC_HITS
 

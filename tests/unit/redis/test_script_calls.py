@@ -43,12 +43,13 @@ def read_back(spec: ScriptSpec, keys: Sequence[Any], args: Sequence[Any]) -> dic
         end = at + int(named[tail.counted_by]) if tail.counted_by else len(keys)
         named[tail.name], at = list(keys[at:end]), end
     assert at == len(keys), "keys beyond the declared tails"
-    rest = list(args[len(spec.argv):])
+    rest = list(args[len(spec.argv) :])
     if spec.arg_tail and spec.arg_tail.fields:
         size = len(spec.arg_tail.fields)
         assert len(rest) % size == 0, f"{spec.arg_tail.name} is not whole items of {size}"
-        named[spec.arg_tail.name] = [dict(zip([f.name for f in spec.arg_tail.fields], rest[i:i + size]))
-                                     for i in range(0, len(rest), size)]
+        named[spec.arg_tail.name] = [
+            dict(zip([f.name for f in spec.arg_tail.fields], rest[i : i + size])) for i in range(0, len(rest), size)
+        ]
     elif spec.arg_tail:
         named[spec.arg_tail.name] = rest
     else:
@@ -65,75 +66,156 @@ def sent(pipe: Any) -> tuple[list[Any], list[Any]]:
     command = pipe.command_stack[0][0]
     assert command[0] == "EVALSHA"
     count = command[2]
-    return list(command[3:3 + count]), list(command[3 + count:])
+    return list(command[3 : 3 + count]), list(command[3 + count :])
 
 
 def test_recall_request_names_the_session_and_owner_keys_and_counts_the_keyword_sets() -> None:
-    archive = ArchiveQuery(["budget"], hits=9, postings_per_term=11, scored_terms=7, neighbours=3, pool=30,
-                           semantic_terms=("budget", "money"), vector_tag="m1")
-    call = recall_request(KeyLayout("P"), SETTINGS, "O", "S", ["budget", "lisbon"], 5, archive, record=False, now=1000.0)
+    archive = ArchiveQuery(
+        ["budget"],
+        hits=9,
+        postings_per_term=11,
+        scored_terms=7,
+        neighbours=3,
+        pool=30,
+        semantic_terms=("budget", "money"),
+        vector_tag="m1",
+    )
+    call = recall_request(
+        KeyLayout("P"), SETTINGS, "O", "S", ["budget", "lisbon"], 5, archive, record=False, now=1000.0
+    )
     named = read_back(RECALL, call.keys, call.args)
     assert named == {
-        **patterns(RECALL), "keyword_sets": ["P:memkw:{O}:budget", "P:memkw:{O}:lisbon"], "postings": ["P:arcpost:{O}:budget"],
-        "k": 5, "window": SETTINGS.recall_dedup_window, "ttl": SETTINGS.session_ttl_seconds, "now": 1000.0, "record": 0,
-        "keyword_count": 2, "hits": 9, "postings_per_term": 11, "scored_terms": 7, "neighbours": 3, "terms": "budget",
-        "weight_scale": WEIGHT_SCALE, "pool": 30, "semantic_terms": "budget money", "vector_tag": "m1",
+        **patterns(RECALL),
+        "keyword_sets": ["P:memkw:{O}:budget", "P:memkw:{O}:lisbon"],
+        "postings": ["P:arcpost:{O}:budget"],
+        "k": 5,
+        "window": SETTINGS.recall_dedup_window,
+        "ttl": SETTINGS.session_ttl_seconds,
+        "now": 1000.0,
+        "record": 0,
+        "keyword_count": 2,
+        "hits": 9,
+        "postings_per_term": 11,
+        "scored_terms": 7,
+        "neighbours": 3,
+        "terms": "budget",
+        "weight_scale": WEIGHT_SCALE,
+        "pool": 30,
+        "semantic_terms": "budget money",
+        "vector_tag": "m1",
     }
 
 
 async def test_a_context_write_names_its_keys_channel_and_turn_ids() -> None:
     store = ContextWriter.on(Redis(), SETTINGS)
-    doc = ContextDoc(session_id="S", version=4, last_turn_id="t2", updated_at=1.0, messages=[],
-                     tokens={"before": 0, "after": 0, "budget": 100})
+    doc = ContextDoc(
+        session_id="S",
+        version=4,
+        last_turn_id="t2",
+        updated_at=1.0,
+        messages=[],
+        tokens={"before": 0, "after": 0, "budget": 100},
+    )
     async with store.redis.pipeline(transaction=False) as pipe:
         await store.queue_write(pipe, doc, ["t1", "t2"], owner="O")
         named = read_back(WRITE_CONTEXT, *sent(pipe))
-    assert named == {**patterns(WRITE_CONTEXT), "version": 4, "doc": doc.to_json(), "last_turn_id": "t2",
-                     "ttl": SETTINGS.session_ttl_seconds, "dedup_window": SETTINGS.dedup_window, "updates": "P:updates:S",
-                     "turn_ids": ["t1", "t2"]}
+    assert named == {
+        **patterns(WRITE_CONTEXT),
+        "version": 4,
+        "doc": doc.to_json(),
+        "last_turn_id": "t2",
+        "ttl": SETTINGS.session_ttl_seconds,
+        "dedup_window": SETTINGS.dedup_window,
+        "updates": "P:updates:S",
+        "turn_ids": ["t1", "t2"],
+    }
 
 
 async def test_an_archive_append_names_its_keys_and_each_entry_points_at_its_postings() -> None:
     store = ArchiveStore(Redis(), SETTINGS)
-    entries = [ArchiveEntry("e1", "S", 1, "user", None, 1.0, "dog dog"), ArchiveEntry("e2", "S", 2, "user", None, 2.0, "cat dog")]
+    entries = [
+        ArchiveEntry("e1", "S", 1, "user", None, 1.0, "dog dog"),
+        ArchiveEntry("e2", "S", 2, "user", None, 2.0, "cat dog"),
+    ]
     async with store.redis.pipeline(transaction=False) as pipe:
         await store.queue_append(pipe, "O", entries)
         named = read_back(ARCHIVE_APPEND, *sent(pipe))
     assert {name: named.pop(name) for name in patterns(ARCHIVE_APPEND)} == patterns(ARCHIVE_APPEND)
     assert named.pop("postings") == ["P:arcpost:{O}:dog", "P:arcpost:{O}:cat"]
     assert named.pop("entries") == [
-        {"id": "e1", "json": entries[0].to_json(), "record": "2\tS#1\tdog", "field": "S#1", "length": 2, "postings": "1:2"},
-        {"id": "e2", "json": entries[1].to_json(), "record": "2\tS#2\tcat dog", "field": "S#2", "length": 2,
-         "postings": "2:1 1:1"},
+        {
+            "id": "e1",
+            "json": entries[0].to_json(),
+            "record": "2\tS#1\tdog",
+            "field": "S#1",
+            "length": 2,
+            "postings": "1:2",
+        },
+        {
+            "id": "e2",
+            "json": entries[1].to_json(),
+            "record": "2\tS#2\tcat dog",
+            "field": "S#2",
+            "length": 2,
+            "postings": "2:1 1:1",
+        },
     ]
-    assert named == {"ttl": SETTINGS.owner_ttl_seconds, "cap": SETTINGS.archive_max_entries,
-                     "evict_chunk": SETTINGS.archive_max_entries // 100, "k1": BM25_K1, "b": BM25_B, "terms": "dog cat",
-                     "weight_scale": WEIGHT_SCALE, "packed_max": PACKED_MAX, "postings_kept": POSTINGS_KEPT,
-                     "postings_trimmed": POSTINGS_TRIMMED}
+    assert named == {
+        "ttl": SETTINGS.owner_ttl_seconds,
+        "cap": SETTINGS.archive_max_entries,
+        "evict_chunk": SETTINGS.archive_max_entries // 100,
+        "k1": BM25_K1,
+        "b": BM25_B,
+        "terms": "dog cat",
+        "weight_scale": WEIGHT_SCALE,
+        "packed_max": PACKED_MAX,
+        "postings_kept": POSTINGS_KEPT,
+        "postings_trimmed": POSTINGS_TRIMMED,
+    }
 
 
 def test_an_eviction_names_the_postings_of_the_terms_its_entries_were_indexed_under() -> None:
-    call = ArchiveStore(Redis(), SETTINGS).evict_call("O", [(b"1", b"2\tS#1\tdog"), (b"2", b"2\tS#2\tcat dog"), (b"3", b"")])
+    call = ArchiveStore(Redis(), SETTINGS).evict_call(
+        "O", [(b"1", b"2\tS#1\tdog"), (b"2", b"2\tS#2\tcat dog"), (b"3", b"")]
+    )
     assert read_back(ARCHIVE_EVICT, call.keys, call.args) == {
-        **patterns(ARCHIVE_EVICT), "postings": ["P:arcpost:{O}:dog", "P:arcpost:{O}:cat"], "terms": "dog cat",
-        "entries": [{"id": b"1", "field": "S#1", "length": "2", "terms": "1"},
-                    {"id": b"2", "field": "S#2", "length": "2", "terms": "2 1"},
-                    {"id": b"3", "field": "", "length": "0", "terms": ""}],
+        **patterns(ARCHIVE_EVICT),
+        "postings": ["P:arcpost:{O}:dog", "P:arcpost:{O}:cat"],
+        "terms": "dog cat",
+        "entries": [
+            {"id": b"1", "field": "S#1", "length": "2", "terms": "1"},
+            {"id": b"2", "field": "S#2", "length": "2", "terms": "2 1"},
+            {"id": b"3", "field": "", "length": "0", "terms": ""},
+        ],
     }
 
 
 def test_a_remember_call_names_its_keys_the_profile_it_sets_and_each_memory() -> None:
-    memory = Memory(id="m1", owner="O", type="fact", text="Gate 4", key="gate", keywords=["gate", "4"], importance=0.5,
-                    created_at=10.5, updated_at=10.5, source_session="S")
+    memory = Memory(
+        id="m1",
+        owner="O",
+        type="fact",
+        text="Gate 4",
+        key="gate",
+        keywords=["gate", "4"],
+        importance=0.5,
+        created_at=10.5,
+        updated_at=10.5,
+        source_session="S",
+    )
     upsert = _Upsert("O", [memory], ["I fly on Monday"], asked={"P:memkw:{O}:old"})
     upsert.read_base(iter([(b"Ana", b"3"), [None], [None]]))
     call = MemoryStore(Redis(), SETTINGS)._call(upsert)
     named = read_back(REMEMBER, call.keys, call.args)
     assert named.pop("profile_text").startswith("Ana")
     assert named == {
-        **patterns(REMEMBER), "keyword_sets": ["P:memkw:{O}:4", "P:memkw:{O}:gate", "P:memkw:{O}:old"],
-        "keyword_prefix": "P:memkw:{O}:", "expected_version": "3", "ttl": SETTINGS.owner_ttl_seconds,
-        "cap": SETTINGS.memory_max_per_owner, "evict_chunk": SETTINGS.memory_max_per_owner // 20,
+        **patterns(REMEMBER),
+        "keyword_sets": ["P:memkw:{O}:4", "P:memkw:{O}:gate", "P:memkw:{O}:old"],
+        "keyword_prefix": "P:memkw:{O}:",
+        "expected_version": "3",
+        "ttl": SETTINGS.owner_ttl_seconds,
+        "cap": SETTINGS.memory_max_per_owner,
+        "evict_chunk": SETTINGS.memory_max_per_owner // 20,
         "memories_written": [{"id": "m1", "json": memory.stored_json(), "created_at": "10.5", "keywords": "gate\n4"}],
     }
 

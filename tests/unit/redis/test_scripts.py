@@ -24,9 +24,11 @@ def misreads(spec: ScriptSpec, lua: str) -> list[str]:
     code = re.sub(r"--[^\n]*", "", lua)
     wrong: list[str] = []
     item = spec.arg_tail.item.upper() if spec.arg_tail and spec.arg_tail.fields else None
-    tables = {"KEYS": {"KEY": {p.name for p in spec.keys}},
-              "ARGV": {"ARG": {p.name for p in spec.argv}} | ({item: {f.name for f in spec.arg_tail.fields}}
-                                                            if item and spec.arg_tail else {})}
+    tables = {
+        "KEYS": {"KEY": {p.name for p in spec.keys}},
+        "ARGV": {"ARG": {p.name for p in spec.argv}}
+        | ({item: {f.name for f in spec.arg_tail.fields}} if item and spec.arg_tail else {}),
+    }
     used: dict[str, set[str]] = {}
     for array, index in re.findall(r"\b(KEYS|ARGV)\[([^\]]*)\]", code):
         if re.search(r"(?<!\w)\d", index):
@@ -65,8 +67,10 @@ def test_a_script_reads_every_position_by_a_name_its_spec_declares(spec: ScriptS
 
 
 def test_the_check_catches_positions_by_number_and_names_out_of_the_spec() -> None:
-    old = ("local stored = redis.call('HGET', KEYS[1], 'version')\nfor i = 7, #ARGV do\n  redis.call('ZADD', "
-           "KEYS[KEY.applied], ARGV[ARG.version], ARGV[i])\nend\nredis.call('PUBLISH', ARGV[ARG.channel], 1)\n")
+    old = (
+        "local stored = redis.call('HGET', KEYS[1], 'version')\nfor i = 7, #ARGV do\n  redis.call('ZADD', "
+        "KEYS[KEY.applied], ARGV[ARG.version], ARGV[i])\nend\nredis.call('PUBLISH', ARGV[ARG.channel], 1)\n"
+    )
     assert misreads(WRITE_CONTEXT, old) == [
         "KEYS[1]: a position by number",
         "ARGV[ARG.channel]: ARG.channel is not a declared ARGV name",
@@ -100,18 +104,32 @@ def test_a_call_puts_every_name_at_its_declared_position_and_counts_the_counted_
 
 def test_a_call_flattens_the_items_of_the_argv_tail_in_field_order() -> None:
     fixed = {p.name: p.name for p in (*WRITE_CONTEXT.keys, *WRITE_CONTEXT.argv)}
-    assert WRITE_CONTEXT.call(**fixed).args[len(WRITE_CONTEXT.argv):] == []
-    assert WRITE_CONTEXT.call(**fixed, turn_ids=["t1", "t2"]).args[len(WRITE_CONTEXT.argv):] == ["t1", "t2"]
+    assert WRITE_CONTEXT.call(**fixed).args[len(WRITE_CONTEXT.argv) :] == []
+    assert WRITE_CONTEXT.call(**fixed, turn_ids=["t1", "t2"]).args[len(WRITE_CONTEXT.argv) :] == ["t1", "t2"]
     fixed = {p.name: p.name for p in (*REMEMBER.keys, *REMEMBER.argv)}
-    written = [{"keywords": "k", "json": "{}", "id": "m1", "created_at": 1.5}, {"id": "m2", "json": "[]", "created_at": 2.5,
-                                                                              "keywords": ""}]
-    assert REMEMBER.call(**fixed, memories_written=written).args[len(REMEMBER.argv):] == ["m1", "{}", 1.5, "k", "m2", "[]",
-                                                                                         2.5, ""]
+    written = [
+        {"keywords": "k", "json": "{}", "id": "m1", "created_at": 1.5},
+        {"id": "m2", "json": "[]", "created_at": 2.5, "keywords": ""},
+    ]
+    assert REMEMBER.call(**fixed, memories_written=written).args[len(REMEMBER.argv) :] == [
+        "m1",
+        "{}",
+        1.5,
+        "k",
+        "m2",
+        "[]",
+        2.5,
+        "",
+    ]
 
 
 @pytest.mark.parametrize(
     ("named", "error"),
-    [({"k": 1}, "missing"), ({"keyword_count": 1}, "unknown \\['keyword_count'\\]"), ({"query": "x"}, "unknown \\['query'\\]")],
+    [
+        ({"k": 1}, "missing"),
+        ({"keyword_count": 1}, "unknown \\['keyword_count'\\]"),
+        ({"query": "x"}, "unknown \\['query'\\]"),
+    ],
 )
 def test_a_call_names_what_is_missing_or_unknown(named: dict[str, object], error: str) -> None:
     with pytest.raises(TypeError, match=error):

@@ -24,7 +24,9 @@ def test_answers_are_long_markdown_within_bounds_and_questions_short(language: s
     assert all("## " in a for a in answers)
     assert sum("```" in a for a in answers) > 40 and sum("\n- " in a or "\n1. " in a for a in answers) > 40
     assert detect_language(messages) == language
-    assert [t["seq"] for t in chat.turns] == list(range(120)) and sorted(t["ts"] for t in chat.turns) == [t["ts"] for t in chat.turns]
+    assert [t["seq"] for t in chat.turns] == list(range(120)) and sorted(t["ts"] for t in chat.turns) == [
+        t["ts"] for t in chat.turns
+    ]
 
 
 def test_the_set_is_each_language_in_turn_each_chat_a_session_of_its_own() -> None:

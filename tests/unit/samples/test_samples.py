@@ -60,8 +60,10 @@ def test_travel_agent_has_parallel_calls_long_results_and_a_retry() -> None:
     name = failed_call["tool_calls"][0]["function"]["name"]
     assert any(c["function"]["name"] == name for m in sample.messages[failed + 1 :] for c in m.get("tool_calls") or ())
     # the thought right before a call (semantic completion) and one inside a call message both occur
-    assert any(m["role"] == "assistant" and m["content"].startswith("Thought") and call_ids(n)
-               for m, n in zip(sample.messages, sample.messages[1:]))
+    assert any(
+        m["role"] == "assistant" and m["content"].startswith("Thought") and call_ids(n)
+        for m, n in zip(sample.messages, sample.messages[1:])
+    )
     assert any(call_ids(m) and m["content"] for m in sample.messages)
 
 

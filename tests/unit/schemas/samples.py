@@ -35,7 +35,10 @@ GOOD: list[tuple[str, bytes]] = [
     ("assistant call without content", raw(message={"role": "assistant", "content": None, "tool_calls": [CALL]})),
     ("assistant call, content absent", raw(message={"role": "assistant", "tool_calls": [CALL]})),
     ("tool result", raw(message={"role": "tool", "tool_call_id": "call_1", "content": "12C"})),
-    ("content parts", raw(message={"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url"}]})),
+    (
+        "content parts",
+        raw(message={"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url"}]}),
+    ),
     ("non-ASCII", raw(message={"role": "user", "content": "你好, Grüße"})),
 ]
 
@@ -66,7 +69,11 @@ BAD: list[tuple[str, bytes, str]] = [
     ("content a number", raw(message={"role": "user", "content": 5}), "schema"),
     ("tool without call id", raw(message={"role": "tool", "content": "x"}), "schema"),
     ("user with tool_calls", raw(message={"role": "user", "content": "x", "tool_calls": [CALL]}), "schema"),
-    ("call without function", raw(message={"role": "assistant", "tool_calls": [{"id": "c", "type": "function"}]}), "schema"),
+    (
+        "call without function",
+        raw(message={"role": "assistant", "tool_calls": [{"id": "c", "type": "function"}]}),
+        "schema",
+    ),
     (
         "arguments not a string",
         raw(message={"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {}}}]}),

@@ -20,8 +20,16 @@ def redis_hash_tag(key: str) -> str:
 
 @pytest.mark.parametrize(
     ("tenant", "session_id", "key"),
-    [(None, "s-7", "s-7"), ("acme", "s1", "acme:s1"), ("acme", "user:7", "acme:user%3A7"), (None, "co:lide", "co%3Alide"),
-     ("co", "lide", "co:lide"), (None, "50%", "50%25"), (None, "{x}", "%7Bx%7D"), ("t", "会话.1_a", "t:会话.1_a")],
+    [
+        (None, "s-7", "s-7"),
+        ("acme", "s1", "acme:s1"),
+        ("acme", "user:7", "acme:user%3A7"),
+        (None, "co:lide", "co%3Alide"),
+        ("co", "lide", "co:lide"),
+        (None, "50%", "50%25"),
+        (None, "{x}", "%7Bx%7D"),
+        ("t", "会话.1_a", "t:会话.1_a"),
+    ],
 )
 def test_session_keys_escape_only_the_four_characters(tenant: str | None, session_id: str, key: str) -> None:
     assert session_key(session_id, tenant) == key
@@ -60,8 +68,9 @@ def test_escaping_is_undone_by_unquoting(part: str) -> None:
 
 
 @given(tenants, ids, tenants, ids)
-def test_every_redis_key_of_an_owner_hashes_on_exactly_that_owner(user_tenant: str | None, user: str,
-                                                                tenant: str | None, session: str) -> None:
+def test_every_redis_key_of_an_owner_hashes_on_exactly_that_owner(
+    user_tenant: str | None, user: str, tenant: str | None, session: str
+) -> None:
     layout = KeyLayout("p")
     for owner in (user_owner(user, user_tenant), session_owner(session_key(session, tenant))):
         keys = [*layout.owner(owner), *layout.session(owner, session_key(session, tenant))[:3]]
@@ -71,8 +80,13 @@ def test_every_redis_key_of_an_owner_hashes_on_exactly_that_owner(user_tenant: s
 
 @pytest.mark.parametrize(
     ("record_key", "expected"),
-    [(b"acme:s1", None), (None, Forward(b"acme:s1", "null_key")), (b"s1", Forward(b"acme:s1", "wrong_key")),
-     (b"", Forward(b"acme:s1", "wrong_key")), (b"acme:s1 ", Forward(b"acme:s1", "wrong_key"))],
+    [
+        (b"acme:s1", None),
+        (None, Forward(b"acme:s1", "null_key")),
+        (b"s1", Forward(b"acme:s1", "wrong_key")),
+        (b"", Forward(b"acme:s1", "wrong_key")),
+        (b"acme:s1 ", Forward(b"acme:s1", "wrong_key")),
+    ],
 )
 def test_route_applies_only_a_turn_keyed_by_its_session(record_key: bytes | None, expected: Forward | None) -> None:
     assert route(record_key, session_key("s1", "acme")) == expected

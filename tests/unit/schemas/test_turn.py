@@ -47,7 +47,12 @@ def test_unsafe_session_id_detail_quotes_the_id() -> None:
 
 @pytest.mark.parametrize(
     ("tenant", "session_id", "key"),
-    [(None, "s1", "s1"), ("acme", "s1", "acme:s1"), ("acme", "user:7", "acme:user%3A7"), (None, "co:lide", "co%3Alide")],
+    [
+        (None, "s1", "s1"),
+        ("acme", "s1", "acme:s1"),
+        ("acme", "user:7", "acme:user%3A7"),
+        (None, "co:lide", "co%3Alide"),
+    ],
 )
 def test_session_key(tenant: str | None, session_id: str, key: str) -> None:
     assert decode_turn(raw(tenant=tenant, session_id=session_id), LIMIT).session_key == key

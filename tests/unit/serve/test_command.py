@@ -35,8 +35,9 @@ def test_no_tokens_no_service(capsys: pytest.CaptureFixture[str]) -> None:
     assert "no tokens configured" in refused(["serve"], capsys)
 
 
-def test_open_is_refused_beyond_loopback_and_beside_tokens(monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_open_is_refused_beyond_loopback_and_beside_tokens(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert "loopback only; 0.0.0.0 is not" in refused(["serve", "--open", "--bind", "0.0.0.0"], capsys)
     monkeypatch.setenv("TURNSTREAM_SERVE_BIND", "192.0.2.1")
     assert "192.0.2.1 is not" in refused(["serve", "--open"], capsys)
@@ -59,8 +60,10 @@ def test_flags_override_the_variables(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert (settings.serve_bind, settings.serve_port, settings.serve_max_body_bytes) == ("::1", 0, 4096)
     tokens = tmp_path / "tokens.json"
     tokens.write_bytes(orjson.dumps({TOKEN: "acme"}))
-    table = tokens_of(with_flags(Settings(), argparse.Namespace(bind=None, port=None, tokens_file=tokens,
-                                                               max_body_bytes=None)), open_=False)
+    table = tokens_of(
+        with_flags(Settings(), argparse.Namespace(bind=None, port=None, tokens_file=tokens, max_body_bytes=None)),
+        open_=False,
+    )
     assert table is not None and table.resolve(TOKEN) == "acme"
 
 

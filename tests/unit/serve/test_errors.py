@@ -25,7 +25,9 @@ def test_a_malformed_turn_names_its_field_by_pydantics_location() -> None:
     error = invalid(RecordRequest, {"turns": [{"turn_id": "t1", "session_id": "s1", "message": {"role": "bogus"}}]})
     failure = failure_of(error)
     assert failure.status == 422 and failure.body.field == "turns.0.message" and "bogus" in failure.body.detail
-    missing = failure_of(invalid(RecordRequest, {"turns": [{"session_id": "s1", "message": {"role": "user", "content": "x"}}]}))
+    missing = failure_of(
+        invalid(RecordRequest, {"turns": [{"session_id": "s1", "message": {"role": "user", "content": "x"}}]})
+    )
     assert missing.body.field == "turns.0.turn_id"
     assert failure_of(invalid(RecordRequest, {"turns": []})).body.field == "turns"
     assert failure_of(invalid(RecordRequest, {"turns": [], "extra": 1})).status == 422
@@ -43,9 +45,16 @@ def test_another_tenants_id_reads_exactly_as_an_unknown_one() -> None:
     assert failure_of(BadTurns("turns.0.session_id", "x")).status == 422
 
 
-@pytest.mark.parametrize("error", [
-    KafkaConnectionError(), KafkaTimeoutError(), ProducerBufferFull(), BrokerNotReady(), RecordTimeout("s", "t", 1.0, "acknowledged"),
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        KafkaConnectionError(),
+        KafkaTimeoutError(),
+        ProducerBufferFull(),
+        BrokerNotReady(),
+        RecordTimeout("s", "t", 1.0, "acknowledged"),
+    ],
+)
 def test_a_broker_failure_is_503_with_retry_after_and_says_the_record_was_not_acknowledged(error: Exception) -> None:
     failure = failure_of(error, recording=True)
     assert failure.status == 503 and failure.headers["Retry-After"].isdigit()

@@ -13,7 +13,6 @@ from turnstream.serve.routes import COMMON_ERRORS, ROUTES
 DOC = openapi_document()
 
 
-
 def validate(schema: dict, value: object) -> None:
     """Validate against a schema of the document, its $refs resolved within it."""
     root = {"components": DOC["components"], **schema}
@@ -34,8 +33,9 @@ def test_every_route_is_documented_with_each_of_its_statuses(route) -> None:
 
 def test_bodies_are_the_sdks_own_models() -> None:
     paths = DOC["paths"]
-    assert paths["/v1/sessions/{session_id}/context"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] == \
-        {"$ref": "#/components/schemas/ContextDoc"}
+    assert paths["/v1/sessions/{session_id}/context"]["get"]["responses"]["200"]["content"]["application/json"][
+        "schema"
+    ] == {"$ref": "#/components/schemas/ContextDoc"}
     schemas = DOC["components"]["schemas"]
     assert set(ContextDoc.model_fields) <= set(schemas["ContextDoc"]["properties"])
     assert set(Prompt.__dataclass_fields__) == set(schemas["Prompt"]["properties"])
@@ -43,9 +43,18 @@ def test_bodies_are_the_sdks_own_models() -> None:
 
 
 def test_a_real_context_document_and_a_broken_one_against_the_published_schema() -> None:
-    schema = DOC["paths"]["/v1/sessions/{session_id}/context"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
-    doc = {"session_id": "s1", "tenant": "acme", "version": 3, "last_turn_id": "t3", "updated_at": 1.0,
-           "messages": [{"role": "user", "content": "hi"}], "tokens": {"before": 1, "after": 1, "budget": 10}}
+    schema = DOC["paths"]["/v1/sessions/{session_id}/context"]["get"]["responses"]["200"]["content"][
+        "application/json"
+    ]["schema"]
+    doc = {
+        "session_id": "s1",
+        "tenant": "acme",
+        "version": 3,
+        "last_turn_id": "t3",
+        "updated_at": 1.0,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tokens": {"before": 1, "after": 1, "budget": 10},
+    }
     validate(schema, ContextDoc.model_validate(doc).model_dump(mode="json"))
     with pytest.raises(jsonschema.ValidationError):
         validate(schema, {**doc, "version": -1})

@@ -10,8 +10,11 @@ ACME = Scope("acme")
 
 
 def test_turns_get_the_tokens_tenant_and_keep_their_own_session() -> None:
-    turns = [{"turn_id": "t1", "session_id": "s1", "message": {}}, {"turn_id": "t2", "session_id": "s1", "tenant": "acme"},
-             {"turn_id": "t3"}]
+    turns = [
+        {"turn_id": "t1", "session_id": "s1", "message": {}},
+        {"turn_id": "t2", "session_id": "s1", "tenant": "acme"},
+        {"turn_id": "t3"},
+    ]
     assert scoped_turns(turns, "s1", ACME) == [
         {"turn_id": "t1", "session_id": "s1", "message": {}, "tenant": "acme"},
         {"turn_id": "t2", "session_id": "s1", "tenant": "acme"},
@@ -31,7 +34,9 @@ def test_a_turn_of_another_session_names_its_field() -> None:
 
 
 def test_an_open_scope_sets_no_tenant_and_refuses_a_named_one() -> None:
-    assert scoped_turns([{"turn_id": "t1", "session_id": "s1"}], "s1", Scope(None)) == [{"turn_id": "t1", "session_id": "s1"}]
+    assert scoped_turns([{"turn_id": "t1", "session_id": "s1"}], "s1", Scope(None)) == [
+        {"turn_id": "t1", "session_id": "s1"}
+    ]
     with pytest.raises(OutOfScope):
         scoped_turns([{"turn_id": "t1", "tenant": "acme"}], "s1", Scope(None))
 
@@ -41,12 +46,15 @@ def test_values_that_are_not_objects_are_left_for_the_model_to_refuse() -> None:
     assert scoped_turns([3], "s1", ACME) == [3]
 
 
-@pytest.mark.parametrize("counts, empty", [
-    ({"sessions (Table rows)": 1}, True),
-    ({"sessions (Table rows)": 1, "contexts": 0, "memories": 0}, True),
-    ({"sessions (Table rows)": 0, "memories": 2}, False),
-    ({"contexts": 1}, False),
-])
+@pytest.mark.parametrize(
+    "counts, empty",
+    [
+        ({"sessions (Table rows)": 1}, True),
+        ({"sessions (Table rows)": 1, "contexts": 0, "memories": 0}, True),
+        ({"sessions (Table rows)": 0, "memories": 2}, False),
+        ({"contexts": 1}, False),
+    ],
+)
 def test_nothing_to_erase_ignores_the_rows_it_would_only_ask_for(counts: dict[str, int], empty: bool) -> None:
     assert nothing_to_erase(counts) is empty
 

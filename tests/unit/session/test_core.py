@@ -19,8 +19,12 @@ from turnstream.settings import Settings
 NOW = 1_700_000_000.0
 
 
-def turn(n: int, message: dict[str, Any], session: str = "s1", user: str | None = "maya", turn_id: str | None = None) -> Turn:
-    return Turn(turn_id=turn_id or f"{session}-{n}", session_id=session, user_id=user, seq=n, ts=NOW + n, message=message)
+def turn(
+    n: int, message: dict[str, Any], session: str = "s1", user: str | None = "maya", turn_id: str | None = None
+) -> Turn:
+    return Turn(
+        turn_id=turn_id or f"{session}-{n}", session_id=session, user_id=user, seq=n, ts=NOW + n, message=message
+    )
 
 
 def core(**overrides: Any) -> SessionCore:
@@ -95,7 +99,9 @@ def test_a_tool_result_is_archived_with_the_call_it_answers() -> None:
 
 
 def test_a_dropped_span_asks_for_a_summary_only_with_an_llm() -> None:
-    messages = [{"role": "system", "content": "x"}] + [{"role": "user" if n % 2 else "assistant", "content": "word " * 40} for n in range(1, 30)]
+    messages = [{"role": "system", "content": "x"}] + [
+        {"role": "user" if n % 2 else "assistant", "content": "word " * 40} for n in range(1, 30)
+    ]
     for llm, expect in ((None, False), ("http://127.0.0.1:9/v1", True)):
         c = core(openai_base_url=llm)
         state = fresh(c, turn(0, messages[0]))
@@ -106,7 +112,9 @@ def test_a_dropped_span_asks_for_a_summary_only_with_an_llm() -> None:
 
 def test_a_summary_answering_the_request_in_flight_changes_the_context_once() -> None:
     c = core(openai_base_url="http://127.0.0.1:9/v1")
-    messages = [{"role": "system", "content": "x"}] + [{"role": "user" if n % 2 else "assistant", "content": "word " * 40} for n in range(1, 30)]
+    messages = [{"role": "system", "content": "x"}] + [
+        {"role": "user" if n % 2 else "assistant", "content": "word " * 40} for n in range(1, 30)
+    ]
     state = fresh(c, turn(0, messages[0]))
     request = next(r for n, m in enumerate(messages) if (r := c.on_turn(state, turn(n, m), NOW).summary_request))
     version = state.version
@@ -164,10 +172,17 @@ def test_a_first_format_row_still_restores_and_an_unknown_one_is_refused() -> No
     c.on_turn(state, first, NOW)
     current = orjson.loads(state.snapshot())
     v1 = {  # the layout written before formats were numbered
-        "session_id": current["session_id"], "tenant": current["tenant"], "owner": current["owner"],
-        "compactor": current["compactor"], "recent": current["recent_turn_ids"], "window": current["dedup_window"],
-        "version": current["version"], "last": current["last_turn_id"], "greetings": current["greetings"],
-        "summaries": current["summaries"], "user_facts": current["user_facts"],
+        "session_id": current["session_id"],
+        "tenant": current["tenant"],
+        "owner": current["owner"],
+        "compactor": current["compactor"],
+        "recent": current["recent_turn_ids"],
+        "window": current["dedup_window"],
+        "version": current["version"],
+        "last": current["last_turn_id"],
+        "greetings": current["greetings"],
+        "summaries": current["summaries"],
+        "user_facts": current["user_facts"],
     }
     # the first format knew no gateway seq: everything else comes back as it was
     assert orjson.loads(SessionState.restore(orjson.dumps(v1)).snapshot()) == {**current, "last_seq": None}
@@ -193,11 +208,20 @@ def test_a_replayed_history_is_a_no_op_however_long_when_the_gateway_numbers_its
 
 def test_a_call_whose_result_never_comes_is_answered_as_failed_and_the_session_goes_on() -> None:
     c = core()
-    call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}},
-        {"id": "c2", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}
-    script = [{"role": "system", "content": "Agent."}, {"role": "user", "content": "Find a hotel."}, call,
-              {"role": "tool", "tool_call_id": "c1", "content": "Hotel A"}]
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "weather", "arguments": "{}"}},
+        ],
+    }
+    script = [
+        {"role": "system", "content": "Agent."},
+        {"role": "user", "content": "Find a hotel."},
+        call,
+        {"role": "tool", "tool_call_id": "c1", "content": "Hotel A"},
+    ]
     state = fresh(c, turn(0, script[0]))
     for n, message in enumerate(script):
         assert c.on_turn(state, turn(n, message), NOW).outcome == "applied"
@@ -206,7 +230,9 @@ def test_a_call_whose_result_never_comes_is_answered_as_failed_and_the_session_g
     assert step.outcome == "applied" and step.archive[0].position == 5
     messages = c.context_doc(state, 0.0, {}).messages
     closed = messages[-2]
-    assert closed["role"] == "tool" and closed["tool_call_id"] == "c2" and "treat the call as failed" in closed["content"]
+    assert (
+        closed["role"] == "tool" and closed["tool_call_id"] == "c2" and "treat the call as failed" in closed["content"]
+    )
     assert messages[-1]["content"] == "And the weather?"
     # a result for a call nobody made is still refused, and leaves the session as it was
     before = state.snapshot()
@@ -227,7 +253,9 @@ def test_a_session_cuts_its_context_the_settings_share_below_the_budget_once_it_
     first = turn(0, {"role": "user", "content": "Plan a week in Lisbon for two."})
     state = fresh(c, first)
     assert state.compactor.headroom_tokens == 60
-    filler = "Day {n}: the tram to Belem at nine, pasteis at the bakery by the monastery, then the tower and the river walk."
+    filler = (
+        "Day {n}: the tram to Belem at nine, pasteis at the bakery by the monastery, then the tower and the river walk."
+    )
     for n in range(1, 40):
         dropped_before = state.compactor.dropped
         c.on_turn(state, turn(n, {"role": "user" if n % 2 == 0 else "assistant", "content": filler.format(n=n)}), NOW)

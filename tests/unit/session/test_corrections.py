@@ -36,30 +36,74 @@ class Slot:
 
 SLOTS: dict[str, dict[str, Slot]] = {
     "en": {
-        "seat": Slot(("I prefer {a} seats.", "I'd rather have {a} seats on flights."), ("aisle", "window", "middle"), (
-            "Correction: I prefer {b} seats, not {a} seats.", "Actually, I prefer {b} seats.",
-            "Not {a} seats but {b} seats, please.", "I prefer {b} seats instead of {a} seats.",
-            "I changed my mind: I prefer {b} seats.", "On second thought, {b} seats, not {a}.",
-            "Rather than {a} seats, I prefer {b} seats.", "I no longer want {a} seats, I prefer {b} seats.")),
-        "city": Slot(("I live in {a}.", "My hometown is {a}."), ("Lyon", "Nantes", "Porto", "Graz"), (
-            "Actually I live in {b} now, not {a}.", "Correction: I live in {b}.",
-            "I no longer live in {a}, I live in {b} now.", "Correction: my hometown is {b}, not {a}.")),
-        "budget": Slot(("My budget is {a} euros.", "I can spend at most {a} euros on the trip."), ("1800", "2400", "3100"), (
-            "Actually, make that {b} euros, not {a}.", "Correction: my budget is {b} euros now, not {a}.",
-            "I changed my mind, the budget is {b} EUR instead of {a}.", "No, not {a}, make it {b}.")),
-        "drink": Slot(("I love {a} in the morning.", "I really like {a}."), ("coffee", "cocoa", "juice"), (
-            "I no longer drink {a}; I drink {b} now.", "Actually I like {b}, not {a}.",
-            "I don't drink {a} anymore, only {b}.")),
+        "seat": Slot(
+            ("I prefer {a} seats.", "I'd rather have {a} seats on flights."),
+            ("aisle", "window", "middle"),
+            (
+                "Correction: I prefer {b} seats, not {a} seats.",
+                "Actually, I prefer {b} seats.",
+                "Not {a} seats but {b} seats, please.",
+                "I prefer {b} seats instead of {a} seats.",
+                "I changed my mind: I prefer {b} seats.",
+                "On second thought, {b} seats, not {a}.",
+                "Rather than {a} seats, I prefer {b} seats.",
+                "I no longer want {a} seats, I prefer {b} seats.",
+            ),
+        ),
+        "city": Slot(
+            ("I live in {a}.", "My hometown is {a}."),
+            ("Lyon", "Nantes", "Porto", "Graz"),
+            (
+                "Actually I live in {b} now, not {a}.",
+                "Correction: I live in {b}.",
+                "I no longer live in {a}, I live in {b} now.",
+                "Correction: my hometown is {b}, not {a}.",
+            ),
+        ),
+        "budget": Slot(
+            ("My budget is {a} euros.", "I can spend at most {a} euros on the trip."),
+            ("1800", "2400", "3100"),
+            (
+                "Actually, make that {b} euros, not {a}.",
+                "Correction: my budget is {b} euros now, not {a}.",
+                "I changed my mind, the budget is {b} EUR instead of {a}.",
+                "No, not {a}, make it {b}.",
+            ),
+        ),
+        "drink": Slot(
+            ("I love {a} in the morning.", "I really like {a}."),
+            ("coffee", "cocoa", "juice"),
+            (
+                "I no longer drink {a}; I drink {b} now.",
+                "Actually I like {b}, not {a}.",
+                "I don't drink {a} anymore, only {b}.",
+            ),
+        ),
     },
     "zh": {
-        "seat": Slot(("我喜欢靠{a}的座位。",), ("过道", "窗"), (
-            "更正：我喜欢靠{b}的座位，不是靠{a}的。", "不是靠{a}的座位，而是靠{b}的座位。",
-            "其实我更喜欢靠{b}的座位。", "我改主意了，我喜欢靠{b}的座位。")),
-        "city": Slot(("我住在{a}。", "我家在{a}。"), ("成都", "重庆", "杭州", "南京"), (
-            "更正一下：我住在{b}，不是{a}。", "其实我住在{b}。", "我不再住在{a}了，现在住在{b}。")),
-        "budget": Slot(("我的预算是{a}元。",), ("1800", "2400", "3100"), (
-            "我改主意了，预算改成{b}元。", "更正一下：预算不是{a}元，是{b}元。", "其实预算应该是{b}元，而不是{a}元。")),
-        "drink": Slot(("我喜欢喝{a}。",), ("咖啡", "绿茶", "果汁"), ("我不再喝{a}了，改喝{b}。", "其实我更喜欢喝{b}，不是{a}。")),
+        "seat": Slot(
+            ("我喜欢靠{a}的座位。",),
+            ("过道", "窗"),
+            (
+                "更正：我喜欢靠{b}的座位，不是靠{a}的。",
+                "不是靠{a}的座位，而是靠{b}的座位。",
+                "其实我更喜欢靠{b}的座位。",
+                "我改主意了，我喜欢靠{b}的座位。",
+            ),
+        ),
+        "city": Slot(
+            ("我住在{a}。", "我家在{a}。"),
+            ("成都", "重庆", "杭州", "南京"),
+            ("更正一下：我住在{b}，不是{a}。", "其实我住在{b}。", "我不再住在{a}了，现在住在{b}。"),
+        ),
+        "budget": Slot(
+            ("我的预算是{a}元。",),
+            ("1800", "2400", "3100"),
+            ("我改主意了，预算改成{b}元。", "更正一下：预算不是{a}元，是{b}元。", "其实预算应该是{b}元，而不是{a}元。"),
+        ),
+        "drink": Slot(
+            ("我喜欢喝{a}。",), ("咖啡", "绿茶", "果汁"), ("我不再喝{a}了，改喝{b}。", "其实我更喜欢喝{b}，不是{a}。")
+        ),
     },
 }
 COMPANIONS = {"en": ("I'm allergic to sesame", "my name is Maya"), "zh": ("我对芝麻过敏", "我叫小王")}
@@ -104,12 +148,16 @@ def assert_one_corrected(texts: list[str], pair: Pair) -> None:
 
 def conversation(pair: Pair, filler: int = 0) -> list[Turn]:
     ack = "Noted." if pair.lang == "en" else "好的，记下了。"
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "You plan trips."},
-                                      {"role": "user", "content": "Help me plan a trip." if pair.lang == "en" else "帮我规划旅行。"}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You plan trips."},
+        {"role": "user", "content": "Help me plan a trip." if pair.lang == "en" else "帮我规划旅行。"},
+    ]
     for said in (pair.original, pair.correction, *[FILLER[pair.lang]] * filler):
         messages += [{"role": "user", "content": said}, {"role": "assistant", "content": ack}]
-    return [Turn(turn_id=f"t{n}", session_id="s1", user_id="maya", seq=n, ts=NOW + n, message=message)
-            for n, message in enumerate(messages)]
+    return [
+        Turn(turn_id=f"t{n}", session_id="s1", user_id="maya", seq=n, ts=NOW + n, message=message)
+        for n, message in enumerate(messages)
+    ]
 
 
 class MemoryRoom:
@@ -178,8 +226,13 @@ def test_the_compacted_contexts_facts_hold_the_slot_once_with_the_new_value(pair
 
 
 def test_the_issue_conversation_keeps_one_seat_preference_in_its_own_words() -> None:
-    pair = Pair("en", "Also my hometown is Tampere, and I prefer aisle seats.",
-                "Correction: I prefer window seats, not aisle seats.", "aisle", "window")
+    pair = Pair(
+        "en",
+        "Also my hometown is Tampere, and I prefer aisle seats.",
+        "Correction: I prefer window seats, not aisle seats.",
+        "aisle",
+        "window",
+    )
     _, _, room = run(pair)
     seats = [m.text for m in room.memories.values() if "seats" in m.text]
     assert seats == ["Correction: I prefer window seats, not aisle seats."]

@@ -22,8 +22,14 @@ CORE = SessionCore(CoreConfig.from_settings(Settings(budget_tokens=300)))
 
 
 def turn(session: str, n: int, content: str = "Lisbon in May, budget 3500 EUR.") -> Turn:
-    return Turn(turn_id=f"{session}-{n}", session_id=session, user_id="maya", seq=n, ts=NOW + n,
-                message={"role": "user" if n % 2 == 0 else "assistant", "content": content})
+    return Turn(
+        turn_id=f"{session}-{n}",
+        session_id=session,
+        user_id="maya",
+        seq=n,
+        ts=NOW + n,
+        message={"role": "user" if n % 2 == 0 else "assistant", "content": content},
+    )
 
 
 def state(session: str = "s") -> SessionState:
@@ -31,18 +37,22 @@ def state(session: str = "s") -> SessionState:
 
 
 Op = tuple[str, Any]
-ops = st.lists(st.one_of(
-    st.tuples(st.just("put"), st.tuples(st.integers(0, 30), st.integers(0, 3), st.floats(0, 40))),
-    st.tuples(st.just("take"), st.integers(0, 30)),
-    st.tuples(st.just("drop"), st.frozensets(st.integers(0, 3), max_size=2)),
-    st.tuples(st.just("keep"), st.frozensets(st.integers(0, 3), max_size=3)),
-), max_size=80)
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), st.tuples(st.integers(0, 30), st.integers(0, 3), st.floats(0, 40))),
+        st.tuples(st.just("take"), st.integers(0, 30)),
+        st.tuples(st.just("drop"), st.frozensets(st.integers(0, 3), max_size=2)),
+        st.tuples(st.just("keep"), st.frozensets(st.integers(0, 3), max_size=3)),
+    ),
+    max_size=80,
+)
 
 
 @hypothesis_settings(max_examples=300, deadline=None)
 @given(ops, st.integers(0, 8), st.sampled_from([0.0, 5.0, 30.0]))
 def test_the_map_is_never_over_its_bound_and_keeps_the_recently_used_of_the_held_partitions(
-        script: list[Op], bound: int, idle: float) -> None:
+    script: list[Op], bound: int, idle: float
+) -> None:
     live, model = LiveMap(bound, idle), {}  # model: key -> (partition, used), in order of use
     clock, values = 0.0, {}
     for op, arg in script:
@@ -132,7 +142,9 @@ def test_a_failed_batch_leaves_none_of_its_states_live_and_the_next_restores_the
     live.failed(failed)
     assert len(live.live) == 0
     replay = stored_batch(live, rows, [("s1", turn("s1", 1))])
-    assert [step.outcome for step, _ in replay.steps] == ["applied"]  # on the row, not on the unstored state that has it
+    assert [step.outcome for step, _ in replay.steps] == [
+        "applied"
+    ]  # on the row, not on the unstored state that has it
     assert rows.loads == 3
 
 

@@ -13,8 +13,11 @@ from turnstream.session import SessionCore, SessionState
 
 pytestmark = pytest.mark.unit
 
-CALL = {"role": "assistant", "content": None,
-        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}
+CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}],
+}
 RESULT = {"role": "tool", "tool_call_id": "c1", "content": "sunny"}
 
 
@@ -40,8 +43,13 @@ def test_a_pop_removes_the_newest_tail_message_and_counts_as_a_turn() -> None:
 
 
 def test_a_replayed_pop_changes_nothing() -> None:
-    c, state = session([{"role": "user", "content": "Plan Lisbon."}, {"role": "assistant", "content": "A"},
-                        {"role": "assistant", "content": "B"}])
+    c, state = session(
+        [
+            {"role": "user", "content": "Plan Lisbon."},
+            {"role": "assistant", "content": "A"},
+            {"role": "assistant", "content": "B"},
+        ]
+    )
     c.on_pop(state, pop(2, 3))
     before = state.snapshot()
     step = c.on_pop(state, pop(2, 3))
@@ -97,7 +105,11 @@ def test_a_pop_record_round_trips_and_a_malformed_one_is_left_to_the_turn_decode
     request = PopRequest("s-1", "acme", "ts-7", 7, 12)
     assert parse_pop(pop_record(request)) == request
     assert request.session_key == "acme:s-1"
-    assert parse_pop(b'{"pop": {"session_id": "s 1", "tenant": null, "control_id": "x", "seq": 1, "position": 0}}') is None
-    assert parse_pop(b'{"pop": {"session_id": "s", "tenant": null, "control_id": "x", "seq": -1, "position": 0}}') is None
+    assert (
+        parse_pop(b'{"pop": {"session_id": "s 1", "tenant": null, "control_id": "x", "seq": 1, "position": 0}}') is None
+    )
+    assert (
+        parse_pop(b'{"pop": {"session_id": "s", "tenant": null, "control_id": "x", "seq": -1, "position": 0}}') is None
+    )
     assert parse_pop(b'{"pop": 1}') is None
     assert parse_pop(b'{"turn_id": "t"}') is None

@@ -13,8 +13,12 @@ from turnstream.session.records import record_of
 from turnstream.testing import SUMMARIES, turn_value
 
 
-def of(value: bytes | None, key: bytes | None = b"s1", headers: list[tuple[str, bytes]] | None = None,
-       topic: str = "t.turns") -> object:
+def of(
+    value: bytes | None,
+    key: bytes | None = b"s1",
+    headers: list[tuple[str, bytes]] | None = None,
+    topic: str = "t.turns",
+) -> object:
     return record_of(topic, key, value, headers or [], SUMMARIES, 1024)
 
 

@@ -39,7 +39,9 @@ def run(core: SessionCore, arrivals: list[Turn | Forwarded], now: float = NOW) -
 @hypothesis_settings(max_examples=60, deadline=None)
 @given(st.permutations(range(16)))
 def test_forwarded_turns_apply_once_in_seq_order_whatever_order_they_arrive_in(order: list[int]) -> None:
-    state, applied = run(SessionCore(CoreConfig.from_settings(Settings(budget_tokens=300))), [Forwarded(turn(n)) for n in order])
+    state, applied = run(
+        SessionCore(CoreConfig.from_settings(Settings(budget_tokens=300))), [Forwarded(turn(n)) for n in order]
+    )
     assert applied == [f"t{n}" for n in range(16)]
     assert state.held == [] and state.version == 16
 
@@ -52,7 +54,9 @@ def test_a_keyed_turn_after_a_gap_is_applied_at_once() -> None:
 
 
 def test_a_keyed_turn_does_not_overtake_forwarded_ones_that_wait() -> None:
-    state, applied = run(SessionCore(CoreConfig.from_settings(Settings())), [turn(0), Forwarded(turn(2)), turn(3), Forwarded(turn(1))])
+    state, applied = run(
+        SessionCore(CoreConfig.from_settings(Settings())), [turn(0), Forwarded(turn(2)), turn(3), Forwarded(turn(1))]
+    )
     assert applied == ["t0", "t1", "t2", "t3"]
 
 

@@ -54,13 +54,16 @@ def test_a_row_is_a_state_an_erasure_or_nothing() -> None:
 POP = PopRequest("s1", None, "p1", 1, 0)
 
 
-@pytest.mark.parametrize(("item", "loaded", "expected"), [
-    (turn(3), ERASED, Skip("forgotten")),  # erased: a replay or a late turn must not bring it back
-    (POP, ERASED, Skip("forgotten", ("pop", "session s1 has no state here (never written, or erased)"))),
-    (SummaryResult("s1", 1, "x"), ERASED, Skip("forgotten")),
-    (SummaryResult("s1", 1, "x"), None, Skip("no_state")),  # an answer for a session this worker has no state of
-    (POP, None, Skip("no_state", ("pop", "session s1 has no state here (never written, or erased)"))),
-])
+@pytest.mark.parametrize(
+    ("item", "loaded", "expected"),
+    [
+        (turn(3), ERASED, Skip("forgotten")),  # erased: a replay or a late turn must not bring it back
+        (POP, ERASED, Skip("forgotten", ("pop", "session s1 has no state here (never written, or erased)"))),
+        (SummaryResult("s1", 1, "x"), ERASED, Skip("forgotten")),
+        (SummaryResult("s1", 1, "x"), None, Skip("no_state")),  # an answer for a session this worker has no state of
+        (POP, None, Skip("no_state", ("pop", "session s1 has no state here (never written, or erased)"))),
+    ],
+)
 def test_an_erased_or_unknown_session_skips_what_cannot_start_it(item: Any, loaded: Loaded, expected: Skip) -> None:
     assert opening("s1", item, loaded, CORE) == expected
 
@@ -121,6 +124,7 @@ def test_a_row_written_before_held_turns_were_structured_restores() -> None:
 def test_a_held_turn_is_an_object_in_the_row_and_comes_back_as_it_went() -> None:
     state = SessionState.restore(ROW_WITH_A_HELD_TURN_AS_TEXT)
     row = orjson.loads(state.snapshot())
-    assert row["held"] == [{"seq": 2, "turn": orjson.loads(orjson.dumps(turn(2).model_dump(exclude_unset=True))),
-                            "since": NOW}]
+    assert row["held"] == [
+        {"seq": 2, "turn": orjson.loads(orjson.dumps(turn(2).model_dump(exclude_unset=True))), "since": NOW}
+    ]
     assert SessionState.restore(state.snapshot()).held == state.held

@@ -1,4 +1,3 @@
-
 from turnstream.schemas.summaries import SummaryRequest, SummaryResult
 from turnstream.session.summaries import SummaryRequests
 

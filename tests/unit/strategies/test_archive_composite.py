@@ -7,8 +7,18 @@ from turnstream.settings import Settings
 
 
 def test_archive_keeps_raw_turns_with_seq_and_keywords() -> None:
-    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]}
-    dropped = [{"role": "user", "content": "What is the weather in Oslo tomorrow?"}, call, {"role": "user", "content": "我想去杭州西湖"}]
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+        ],
+    }
+    dropped = [
+        {"role": "user", "content": "What is the weather in Oslo tomorrow?"},
+        call,
+        {"role": "user", "content": "我想去杭州西湖"},
+    ]
     archived = Archiver().apply(Digest(), dropped, 40).archived
     assert [a.seq for a in archived] == [40, 41, 42]
     assert all(a.message is m for a, m in zip(archived, dropped))

@@ -43,11 +43,15 @@ def test_extracts_typed_keyed_fact(text: str, kind: str, key: str, value: str) -
     """`key` is the slot, or the namespace ("pref:") of a key derived from the words."""
     facts = extract(text)
     assert [f.type for f in facts] == [kind]
-    assert facts[0].key == key if not key.endswith(":") else facts[0].key.startswith(key) and len(facts[0].key) > len(key)
+    assert (
+        facts[0].key == key if not key.endswith(":") else facts[0].key.startswith(key) and len(facts[0].key) > len(key)
+    )
     assert value in facts[0].text
 
 
-@pytest.mark.parametrize("text", ["ok thanks", "Can you check the weather?", "Sounds good.", "好的，谢谢", "那边天气怎么样？", "hmm"])
+@pytest.mark.parametrize(
+    "text", ["ok thanks", "Can you check the weather?", "Sounds good.", "好的，谢谢", "那边天气怎么样？", "hmm"]
+)
 def test_small_talk_and_plain_questions_give_nothing(text: str) -> None:
     assert extract(text) == ()
 
@@ -85,18 +89,31 @@ def test_corrected_fact_replaces_the_old_one(old: str, new: str, new_value: str,
 
 
 def test_tool_results_give_data_and_failures_named_after_their_call() -> None:
-    call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "search_flights", "arguments": '{"to": "LIS"}'}},
-        {"id": "b", "type": "function", "function": {"name": "book_hotel", "arguments": '{"id": 7}'}},
-    ]}
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "search_flights", "arguments": '{"to": "LIS"}'}},
+            {"id": "b", "type": "function", "function": {"name": "book_hotel", "arguments": '{"id": 7}'}},
+        ],
+    }
     results = [
         {"role": "tool", "tool_call_id": "a", "content": '{"cheapest": 420, "airline": "TAP", "results": [1, 2, 3]}'},
         {"role": "tool", "tool_call_id": "b", "content": "Error: payment gateway timeout"},
     ]
     facts = KeyInfoExtractor().apply(Digest(), [call, *results], 5).facts
     data, failure = facts
-    assert (data.type, data.source_seq) == ("fact", 6) and "search_flights" in data.text and "420" in data.text and "TAP" in data.text
-    assert (failure.type, failure.source_seq) == ("failure", 7) and "book_hotel" in failure.text and "timeout" in failure.text
+    assert (
+        (data.type, data.source_seq) == ("fact", 6)
+        and "search_flights" in data.text
+        and "420" in data.text
+        and "TAP" in data.text
+    )
+    assert (
+        (failure.type, failure.source_seq) == ("failure", 7)
+        and "book_hotel" in failure.text
+        and "timeout" in failure.text
+    )
 
 
 def test_assistant_confirmations_and_failures_are_kept_but_its_prose_is_not() -> None:
@@ -123,10 +140,18 @@ def test_extraction_accumulates_across_applications() -> None:
     assert [f.key for f in digest.facts] == ["allergy", "budget"]
 
 
-message_values = st.recursive(st.none() | st.text() | st.integers() | st.booleans(), lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+message_values = st.recursive(
+    st.none() | st.text() | st.integers() | st.booleans(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 messages = st.one_of(
-    st.dictionaries(st.sampled_from(["role", "content", "tool_calls", "tool_call_id", "name"]), message_values, max_size=5),
-    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool", "system"]), "content": st.text(max_size=200)}),
+    st.dictionaries(
+        st.sampled_from(["role", "content", "tool_calls", "tool_call_id", "name"]), message_values, max_size=5
+    ),
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool", "system"]), "content": st.text(max_size=200)}
+    ),
     message_values,
 )
 

@@ -21,11 +21,15 @@ def budget_after(*messages: tuple[str, str]) -> list[str]:
     ],
 )
 def test_the_stated_budget_survives(later: tuple[str, str]) -> None:
-    assert budget_after(("user", "My budget is 4800 EUR for the whole trip."), later) == ["My budget is 4800 EUR for the whole trip."]
+    assert budget_after(("user", "My budget is 4800 EUR for the whole trip."), later) == [
+        "My budget is 4800 EUR for the whole trip."
+    ]
 
 
 def test_the_users_correction_still_replaces_it() -> None:
-    kept = budget_after(("user", "My budget is 4800 EUR for the whole trip."), ("user", "Actually my budget is 5200 EUR, not 4800."))
+    kept = budget_after(
+        ("user", "My budget is 4800 EUR for the whole trip."), ("user", "Actually my budget is 5200 EUR, not 4800.")
+    )
     assert len(kept) == 1 and "5200" in kept[0] and "4800 EUR for" not in kept[0]
 
 
@@ -58,13 +62,23 @@ def test_a_bare_no_is_not_a_constraint(text: str) -> None:
         ("我住在杭州。", "我哥哥因为工作搬到了成都。", "home city", "哥哥"),
     ],
 )
-def test_a_relatives_slot_is_theirs_and_leaves_the_speakers_own(mine: str, theirs: str, slot: str, relative: str) -> None:
-    facts = KeyInfoExtractor(40).extract((), [{"role": "user", "content": mine}, {"role": "user", "content": theirs}], 0)
+def test_a_relatives_slot_is_theirs_and_leaves_the_speakers_own(
+    mine: str, theirs: str, slot: str, relative: str
+) -> None:
+    facts = KeyInfoExtractor(40).extract(
+        (), [{"role": "user", "content": mine}, {"role": "user", "content": theirs}], 0
+    )
     assert [(f.key, f.text) for f in facts] == [(slot, mine), (f"{relative} {slot}", theirs)]
 
 
 @pytest.mark.parametrize(
-    "text", ["My wife and I moved to Lyon.", "Me and my brother moved to Lyon.", "I live near my brother.", "我和我妈妈住在上海。"]
+    "text",
+    [
+        "My wife and I moved to Lyon.",
+        "Me and my brother moved to Lyon.",
+        "I live near my brother.",
+        "我和我妈妈住在上海。",
+    ],
 )
 def test_a_move_the_speaker_shares_is_the_speakers(text: str) -> None:
     assert classify(text, "user") == ("fact", "home city")
@@ -74,17 +88,22 @@ def test_a_move_the_speaker_shares_is_the_speakers(text: str) -> None:
     "later", ["Losing my job was a bummer.", "It's been tough going since I lost my job.", "Losing my job was hard."]
 )
 def test_talk_about_the_job_leaves_the_stated_occupation(later: str) -> None:
-    facts = KeyInfoExtractor(40).extract((), [{"role": "user", "content": "I lost my job as a banker yesterday."},
-                                              {"role": "user", "content": later}], 0)
+    facts = KeyInfoExtractor(40).extract(
+        (), [{"role": "user", "content": "I lost my job as a banker yesterday."}, {"role": "user", "content": later}], 0
+    )
     assert [(f.key, f.text) for f in facts] == [("occupation", "I lost my job as a banker yesterday.")]
 
 
 @pytest.mark.parametrize(
     "text",
-    ["What are their names?", "I used to go horseback riding with my dad when I was a kid.",
-     "Unemployment in our community was the reason behind it.", "I learnt that my own happiness is the most important thing.",
-     "Those milestones are great reminders of how special our bonds are.",
-     "I color-code achievements so I can easily track my progress and stay motivated."],
+    [
+        "What are their names?",
+        "I used to go horseback riding with my dad when I was a kid.",
+        "Unemployment in our community was the reason behind it.",
+        "I learnt that my own happiness is the most important thing.",
+        "Those milestones are great reminders of how special our bonds are.",
+        "I color-code achievements so I can easily track my progress and stay motivated.",
+    ],
 )
 def test_an_object_a_question_or_an_exclamation_sets_no_slot(text: str) -> None:
     found = classify(text, "user")
@@ -93,8 +112,12 @@ def test_an_object_a_question_or_an_exclamation_sets_no_slot(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "slot"),
-    [("My goal is to give kids a loving home.", "goal"), ("By the way, my sister's cat is called Pistachio.", "sister cat"),
-     ("My name's Ana.", "name"), ("My family is my motivation.", "family")],
+    [
+        ("My goal is to give kids a loving home.", "goal"),
+        ("By the way, my sister's cat is called Pistachio.", "sister cat"),
+        ("My name's Ana.", "name"),
+        ("My family is my motivation.", "family"),
+    ],
 )
 def test_the_speakers_own_subject_still_sets_its_slot(text: str, slot: str) -> None:
     assert classify(text, "user") == ("fact", slot)

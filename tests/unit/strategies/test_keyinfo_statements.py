@@ -20,8 +20,10 @@ def facts_of(*said: tuple[str, float | None], name: str | None = "Maya") -> list
     ("text", "expected"),
     [
         # a clause that starts mid-sentence gives its whole sentence, subject included
-        ("For the room: quiet, I need a proper desk because I'll work two mornings.",
-         "[2023-05-08] Maya: For the room: quiet, I need a proper desk because I'll work two mornings."),
+        (
+            "For the room: quiet, I need a proper desk because I'll work two mornings.",
+            "[2023-05-08] Maya: For the room: quiet, I need a proper desk because I'll work two mornings.",
+        ),
         # "香菜不要放" has no subject: the sentence is the statement, and its clause with one is not a second fact
         ("香菜不要放，我怀孕以后闻到就受不了。", "[2023-05-08] Maya: 香菜不要放，我怀孕以后闻到就受不了。"),
     ],
@@ -45,7 +47,10 @@ def test_a_restated_fact_keeps_its_latest_form_and_date() -> None:
     assert budget == ["[2023-05-11] Maya: Actually my budget is 2500 euros now."]
 
 
-@pytest.mark.parametrize("text", ["That must have been awesome.", "Can't wait to see your pottery project!", "Let me know if you need anything."])
+@pytest.mark.parametrize(
+    "text",
+    ["That must have been awesome.", "Can't wait to see your pottery project!", "Let me know if you need anything."],
+)
 def test_a_reaction_to_the_other_side_is_no_fact(text: str) -> None:
     assert facts_of((text, MAY_8)) == []
 
@@ -58,16 +63,28 @@ def test_a_changed_preference_replaces_the_old_one() -> None:
 def test_preferences_that_end_at_their_cue_keep_keys_of_their_own() -> None:
     # "受不了" ends both clauses: the key is made of what the clause says, not of the full stop after the cue
     facts = facts_of(("我不吃香菜，闻到就受不了。", MAY_8), ("我不喝咖啡，一喝就心慌，真受不了。", MAY_8 + DAY))
-    assert facts == ["[2023-05-08] Maya: 我不吃香菜，闻到就受不了。", "[2023-05-09] Maya: 我不喝咖啡，一喝就心慌，真受不了。"]
+    assert facts == [
+        "[2023-05-08] Maya: 我不吃香菜，闻到就受不了。",
+        "[2023-05-09] Maya: 我不喝咖啡，一喝就心慌，真受不了。",
+    ]
 
 
-@pytest.mark.parametrize(("first", "correction", "latest"), [
-    ("My budget is 2,000 euros for the trip.", "Actually, make that 2,500.", "My budget is 2,500 euros for the trip."),
-    ("We are 4 people.", "Sorry, make it 5.", "We are 5 people."),
-    ("My budget is 2000 euros.", "No, 2500.", "My budget is 2500 euros."),
-    ("预算2000元。", "改成2500吧。", "预算2500元。"),
-])
-def test_a_correction_that_names_no_slot_gives_the_newest_value_its_slot(first: str, correction: str, latest: str) -> None:
+@pytest.mark.parametrize(
+    ("first", "correction", "latest"),
+    [
+        (
+            "My budget is 2,000 euros for the trip.",
+            "Actually, make that 2,500.",
+            "My budget is 2,500 euros for the trip.",
+        ),
+        ("We are 4 people.", "Sorry, make it 5.", "We are 5 people."),
+        ("My budget is 2000 euros.", "No, 2500.", "My budget is 2500 euros."),
+        ("预算2000元。", "改成2500吧。", "预算2500元。"),
+    ],
+)
+def test_a_correction_that_names_no_slot_gives_the_newest_value_its_slot(
+    first: str, correction: str, latest: str
+) -> None:
     facts = facts_of((first, MAY_8), (correction, MAY_8 + DAY))
     assert facts == [f"[2023-05-09] Maya: {latest}"]
 

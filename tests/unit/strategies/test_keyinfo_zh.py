@@ -38,7 +38,9 @@ def test_kin_names_amounts_and_bookings_are_facts(text: str, found: tuple[str, s
     assert classify(text, "user") == found
 
 
-@pytest.mark.parametrize("text", ["这周一部电影感觉有点美好。", "这周天气感觉有点忙。", "今天一个播客挺好笑的。", "我一直在想一点小事。"])
+@pytest.mark.parametrize(
+    "text", ["这周一部电影感觉有点美好。", "这周天气感觉有点忙。", "今天一个播客挺好笑的。", "我一直在想一点小事。"]
+)
 def test_a_week_before_a_measure_word_or_a_lone_yi_is_no_date_or_number(text: str) -> None:
     assert classify(text, "user") is None
 

@@ -11,7 +11,9 @@ from turnstream.settings import Settings
 BUDGET = 1500
 SETTINGS = Settings(summary_max_tokens=300, max_facts=20)
 """Sized for a 1,500-token context: the digest block must leave room for the recent tail."""
-CONVERSATIONS = [generate(seed, turns=300, lang=lang) for seed, lang in [(11, "en"), (12, "zh"), (13, "en"), (14, "zh")]]
+CONVERSATIONS = [
+    generate(seed, turns=300, lang=lang) for seed, lang in [(11, "en"), (12, "zh"), (13, "en"), (14, "zh")]
+]
 
 
 @pytest.mark.parametrize("conversation", CONVERSATIONS, ids=lambda c: f"{c.lang}-{len(c.messages)}")
@@ -23,7 +25,10 @@ def test_successive_dropped_chunks_keep_planted_facts(conversation) -> None:
     # the correction keeps its own words ("…5250 euros now, not 4700"): an old value is only ever said beside the new
     assert corrected and not any(
         old in kept.text and new not in kept.text
-        for fact in corrected for old in fact.stale for new in fact.probes for kept in digest.facts
+        for fact in corrected
+        for old in fact.stale
+        for new in fact.probes
+        for kept in digest.facts
     )
 
 

@@ -14,7 +14,11 @@ from turnstream.samples import generate
 
 def step(call_id: str, name: str, args: str, result: str) -> list[dict]:
     return [
-        {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}],
+        },
         {"role": "tool", "tool_call_id": call_id, "content": result},
     ]
 
@@ -22,7 +26,9 @@ def step(call_id: str, name: str, args: str, result: str) -> list[dict]:
 def test_small_span_is_kept_whole_with_react_steps_digested() -> None:
     dropped = [
         {"role": "user", "content": "Find flights from Berlin to Lisbon in May."},
-        *step("c1", "search_flights", '{"from": "BER", "to": "LIS"}', '[{"price": 120}, {"price": 180}, {"price": 99}]'),
+        *step(
+            "c1", "search_flights", '{"from": "BER", "to": "LIS"}', '[{"price": 120}, {"price": 180}, {"price": 99}]'
+        ),
         *step("c2", "book_flight", '{"id": 3}', '{"error": "seat sold out"}'),
     ]
     summary = RollingSummarizer(200).apply(Digest(), dropped, 0).summary
@@ -33,14 +39,24 @@ def test_small_span_is_kept_whole_with_react_steps_digested() -> None:
 
 
 def test_summary_is_written_in_the_conversation_language() -> None:
-    dropped = [{"role": "user", "content": "帮我找一下去成都的机票。"}, *step("c1", "search_flights", '{"to": "成都"}', "[1, 2]")]
+    dropped = [
+        {"role": "user", "content": "帮我找一下去成都的机票。"},
+        *step("c1", "search_flights", '{"to": "成都"}', "[1, 2]"),
+    ]
     summary = RollingSummarizer(200).apply(Digest(), dropped, 0).summary
-    assert summary.splitlines() == ["用户：帮我找一下去成都的机票。", "步骤：调用 search_flights(to=成都) -> 2 results: [1, 2]"]
+    assert summary.splitlines() == [
+        "用户：帮我找一下去成都的机票。",
+        "步骤：调用 search_flights(to=成都) -> 2 results: [1, 2]",
+    ]
 
 
 def test_single_span_larger_than_the_cap_is_capped_keeping_salient_lines() -> None:
     chatter = [{"role": "user", "content": f"Nice, go on number {i}."} for i in range(60)]
-    dropped = chatter[:30] + [{"role": "user", "content": "I'm allergic to sesame, never book anything with sesame."}] + chatter[30:]
+    dropped = (
+        chatter[:30]
+        + [{"role": "user", "content": "I'm allergic to sesame, never book anything with sesame."}]
+        + chatter[30:]
+    )
     summary = RollingSummarizer(60).apply(Digest(), dropped, 0).summary
     assert count_text(summary) <= 60
     assert "sesame" in summary
@@ -72,7 +88,9 @@ def said(day: int, name: str, text: str) -> tuple[dict, float]:
     return {"role": "user" if name == "Maya" else "assistant", "name": name, "content": text}, START + day * DAY
 
 
-def fold_days(summarizer: RollingSummarizer, days: list[list[tuple[dict, float]]], digest: Digest | None = None) -> Digest:
+def fold_days(
+    summarizer: RollingSummarizer, days: list[list[tuple[dict, float]]], digest: Digest | None = None
+) -> Digest:
     digest = Digest() if digest is None else digest
     for span in days:
         digest = summarizer.apply(replace(digest, times=tuple(ts for _, ts in span)), [m for m, _ in span], 0)
@@ -81,7 +99,10 @@ def fold_days(summarizer: RollingSummarizer, days: list[list[tuple[dict, float]]
 
 
 def test_a_dated_span_becomes_a_day_of_attributed_statements() -> None:
-    span = [said(0, "Maya", "I signed up for a pottery class at the Clay Loft on Tuesdays."), said(0, "Sol", "Nice! I ran a charity race for mental health last Saturday.")]
+    span = [
+        said(0, "Maya", "I signed up for a pottery class at the Clay Loft on Tuesdays."),
+        said(0, "Sol", "Nice! I ran a charity race for mental health last Saturday."),
+    ]
     summary = fold_days(RollingSummarizer(200), [span]).summary
     assert summary.splitlines()[0] == "[2023-05-08]"
     assert "Maya: I signed up for a pottery class" in summary and "Sol: I ran a charity race" in summary
@@ -95,14 +116,48 @@ def test_a_day_keeps_what_its_speaker_did_before_a_preference_a_feeling_or_a_pho
         said(0, "Maya", "I finally joined the rowing club at the lake last weekend with my sister."),
     ]
     summary = fold_days(RollingSummarizer(30), [span]).summary
-    assert summary.splitlines() == ["[2023-05-08]", "Maya: I finally joined the rowing club at the lake last weekend with my sister."]
+    assert summary.splitlines() == [
+        "[2023-05-08]",
+        "Maya: I finally joined the rowing club at the lake last weekend with my sister.",
+    ]
 
 
 def test_old_days_fold_into_months_and_every_period_keeps_its_best_line() -> None:
-    places = ["Lisbon", "Porto", "Madrid", "Seville", "Granada", "Valencia", "Bilbao", "Toledo", "Cadiz", "Malaga", "Girona", "Ronda"]
-    things = ["tiles", "wine", "a hat", "olives", "a fan", "oranges", "cheese", "a map", "salt", "a guitar", "a scarf", "honey"]
-    days = [[said(7 * d, "Maya", f"I went to {place} with Ana and bought {thing} for {d + 2} euros."),
-             said(7 * d, "Sol", "Cool, sounds fun.")] for d, (place, thing) in enumerate(zip(places, things))]
+    places = [
+        "Lisbon",
+        "Porto",
+        "Madrid",
+        "Seville",
+        "Granada",
+        "Valencia",
+        "Bilbao",
+        "Toledo",
+        "Cadiz",
+        "Malaga",
+        "Girona",
+        "Ronda",
+    ]
+    things = [
+        "tiles",
+        "wine",
+        "a hat",
+        "olives",
+        "a fan",
+        "oranges",
+        "cheese",
+        "a map",
+        "salt",
+        "a guitar",
+        "a scarf",
+        "honey",
+    ]
+    days = [
+        [
+            said(7 * d, "Maya", f"I went to {place} with Ana and bought {thing} for {d + 2} euros."),
+            said(7 * d, "Sol", "Cool, sounds fun."),
+        ]
+        for d, (place, thing) in enumerate(zip(places, things))
+    ]
     summary = fold_days(RollingSummarizer(160), days).summary
     headers = [line for line in summary.splitlines() if line.startswith("[")]
     assert count_text(summary) <= 160
@@ -114,12 +169,20 @@ def test_old_days_fold_into_months_and_every_period_keeps_its_best_line() -> Non
 
 def test_an_old_undated_summary_restores_and_folds_on() -> None:
     old = "user: My budget is 2000 euros.\nassistant: Noted."
-    summary = fold_days(RollingSummarizer(200), [[said(0, "Maya", "We booked the hotel in Porto for three nights.")]], Digest(summary=old)).summary
+    summary = fold_days(
+        RollingSummarizer(200),
+        [[said(0, "Maya", "We booked the hotel in Porto for three nights.")]],
+        Digest(summary=old),
+    ).summary
     assert summary.startswith("user: My budget is 2000 euros.")
     assert "[2023-05-08]" in summary and "booked the hotel in Porto" in summary
 
 
-statements = st.lists(st.tuples(st.integers(0, 60), st.sampled_from(["Maya", "Sol"]), st.text(min_size=1, max_size=80)), min_size=1, max_size=30)
+statements = st.lists(
+    st.tuples(st.integers(0, 60), st.sampled_from(["Maya", "Sol"]), st.text(min_size=1, max_size=80)),
+    min_size=1,
+    max_size=30,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -129,7 +192,9 @@ def test_cap_order_and_restore_hold_for_any_spans(said_: list[tuple[int, str, st
     days = [[said(day, name, text)] for day, name, text in sorted(said_, key=lambda s: s[0])]
     summary = fold_days(summarizer, days).summary
     assert count_text(summary) <= cap
-    starts = [(line[1:-1] + "-01-01")[:10] for line in summary.splitlines() if re.fullmatch(r"\[\d{4}(-\d{2}){0,2}\]", line)]
+    starts = [
+        (line[1:-1] + "-01-01")[:10] for line in summary.splitlines() if re.fullmatch(r"\[\d{4}(-\d{2}){0,2}\]", line)
+    ]
     assert starts == sorted(starts)
     assert render(parse(summary)) == summary  # the text is the state: it restores to itself
 

@@ -4,9 +4,38 @@ from hypothesis import strategies as st
 from turnstream.compaction.strategies.text import clauses, keywords, sentences, span_language
 
 # What the splitters and the keyword reader look at: sentence ends, clause separators, numbers, CJK, case.
-PIECES = ["I", "my", "budget", "Kyoto", " ", "  ", "\n", ".", ". ", "!", "?", "。", "！", ",", "，", "、", ";", " and ",
-          " but ", "2,000", "3.5", "的", "我喜欢", "川菜", "但是", "-", ":", "：", "\t", "THE"]
-
+PIECES = [
+    "I",
+    "my",
+    "budget",
+    "Kyoto",
+    " ",
+    "  ",
+    "\n",
+    ".",
+    ". ",
+    "!",
+    "?",
+    "。",
+    "！",
+    ",",
+    "，",
+    "、",
+    ";",
+    " and ",
+    " but ",
+    "2,000",
+    "3.5",
+    "的",
+    "我喜欢",
+    "川菜",
+    "但是",
+    "-",
+    ":",
+    "：",
+    "\t",
+    "THE",
+]
 
 
 def test_a_span_speaks_its_user_s_language_else_its_prose_and_the_summary_so_far() -> None:
@@ -19,7 +48,12 @@ def test_a_span_speaks_its_user_s_language_else_its_prose_and_the_summary_so_far
 
 
 def test_keywords_drop_stopwords_and_lowercase() -> None:
-    assert keywords("I would really LIKE the Window seat on the Lufthansa flight") == ("window", "seat", "lufthansa", "flight")
+    assert keywords("I would really LIKE the Window seat on the Lufthansa flight") == (
+        "window",
+        "seat",
+        "lufthansa",
+        "flight",
+    )
 
 
 def test_keywords_join_thousands_and_make_cjk_bigrams() -> None:
@@ -33,7 +67,11 @@ def test_sentences_keep_decimals_and_split_cjk() -> None:
 
 
 def test_clauses_split_on_commas_but_not_inside_numbers() -> None:
-    assert clauses("My budget is $3,000, not 2000; and I hate layovers") == ("My budget is $3,000", "not 2000", "I hate layovers")
+    assert clauses("My budget is $3,000, not 2000; and I hate layovers") == (
+        "My budget is $3,000",
+        "not 2000",
+        "I hate layovers",
+    )
     assert clauses("My name is Ana and I live in Porto") == ("My name is Ana", "I live in Porto")
 
 

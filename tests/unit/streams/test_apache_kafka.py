@@ -39,7 +39,9 @@ def test_sasl_and_ssl_listeners_get_their_protocols_scram_and_the_pem_identity(t
     cert, key = tmp_path / "broker.pem", tmp_path / "broker.key"
     cert.write_text("-----BEGIN CERTIFICATE-----\nAAAA\nBBBB\n-----END CERTIFICATE-----\n")
     key.write_text("-----BEGIN PRIVATE KEY-----\nCCCC\n-----END PRIVATE KEY-----\n")
-    node = KafkaNode(port=1, controller_port=2, sasl_port=3, ssl_port=4, tls=TlsFiles(cert, key), scram_users={"u": "p"})
+    node = KafkaNode(
+        port=1, controller_port=2, sasl_port=3, ssl_port=4, tls=TlsFiles(cert, key), scram_users={"u": "p"}
+    )
     properties = server_properties(node, tmp_path)
     assert properties["listener.security.protocol.map"] == (
         "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL"
@@ -61,7 +63,10 @@ def test_format_creates_one_scram_credential_per_user(tmp_path: Path) -> None:
     arguments = format_arguments(tmp_path / "server.properties", "abc", {"alice": "a1", "bob": "b2"})
     assert arguments[:5] == ["format", "-t", "abc", "-c", str(tmp_path / "server.properties")]
     assert arguments[5:] == [
-        "--add-scram", "SCRAM-SHA-512=[name=alice,password=a1]", "--add-scram", "SCRAM-SHA-512=[name=bob,password=b2]",
+        "--add-scram",
+        "SCRAM-SHA-512=[name=alice,password=a1]",
+        "--add-scram",
+        "SCRAM-SHA-512=[name=bob,password=b2]",
     ]
 
 

@@ -42,8 +42,9 @@ def test_the_worker_keeps_the_root_logger_at_its_level() -> None:
     level, handlers = root.level, list(root.handlers)
     root.handlers = [logging.NullHandler()]
     try:
-        worker = Worker(faust.App("turnstream-shutdown-test", store="memory://"), loglevel="warning", quiet=True,
-                        stop_timeout=30)
+        worker = Worker(
+            faust.App("turnstream-shutdown-test", store="memory://"), loglevel="warning", quiet=True, stop_timeout=30
+        )
         root.setLevel(logging.WARNING)
         worker.on_setup_root_logger(root, logging.WARNING)
         assert root.level == logging.WARNING

@@ -6,7 +6,11 @@ pytestmark = pytest.mark.unit
 
 
 def test_message_text_includes_tool_calls_and_content_parts() -> None:
-    message = {"role": "assistant", "content": [{"type": "text", "text": "checking"}], "tool_calls": [{"id": "1", "function": {"name": "search", "arguments": '{"q": "x"}'}}]}
+    message = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "checking"}],
+        "tool_calls": [{"id": "1", "function": {"name": "search", "arguments": '{"q": "x"}'}}],
+    }
     assert message_text(message) == 'checking\nsearch({"q": "x"})'
 
 
@@ -14,7 +18,14 @@ def test_message_text_includes_tool_calls_and_content_parts() -> None:
     ("content", "text"),
     [
         ("plain", "plain"),
-        ([{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}, {"type": "text", "text": "b"}], "a\nb"),
+        (
+            [
+                {"type": "text", "text": "a"},
+                {"type": "image_url", "image_url": {"url": "x"}},
+                {"type": "text", "text": "b"},
+            ],
+            "a\nb",
+        ),
         ([{"type": "text", "text": ""}, {"type": "text", "text": "b"}], "\nb"),  # as validated parts say
         ([{"type": "image_url", "text": "not text"}], ""),
         (None, ""),
@@ -28,10 +39,14 @@ def test_content_text(content: object, text: str) -> None:
 
 
 def test_tool_calls_read_validated_calls_and_tolerate_bad_ones() -> None:
-    valid = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "search", "arguments": "{}"}},
-        {"id": "b", "type": "function", "function": {"name": "book", "arguments": '{"id": 7}'}},
-    ]}
+    valid = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "search", "arguments": "{}"}},
+            {"id": "b", "type": "function", "function": {"name": "book", "arguments": '{"id": 7}'}},
+        ],
+    }
     assert tool_calls(valid) == [("a", "search", "{}"), ("b", "book", '{"id": 7}')]
     assert call_ids(valid) == ("a", "b")
     assert call_ids({"role": "user", "content": "hi"}) == ()

@@ -41,7 +41,10 @@ def test_english(said: str, grounded: str) -> None:
 
 def test_a_new_year_and_a_month_before_january() -> None:
     new_year = 1672574400.0  # 1 January 2023
-    assert ground_dates("last month and yesterday", new_year, "en") == "last month (December 2022) and yesterday (31 December 2022)"
+    assert (
+        ground_dates("last month and yesterday", new_year, "en")
+        == "last month (December 2022) and yesterday (31 December 2022)"
+    )
 
 
 def test_chinese() -> None:
@@ -62,19 +65,85 @@ def grounded_on_read(text: str, ts: float, language: Language) -> str:
 
 
 _PHRASES = {
-    "en": ["yesterday", "Last night", "today", "this morning", "tomorrow", "last Monday", "next friday", "this Sunday",
-           "past weekend", "this weekend", "last week", "next week", "last month", "this month", "next month",
-           "last year", "this year", "next year", "3 days ago", "a couple of weeks ago", "two months ago", "ten years ago",
-           "the", "last", "this", "next", "ago", "weeks", "day", "I", "went", "(", ")", ",", ".", "\n", "```", "- ", "2023"],
-    "zh": ["前天", "昨天", "昨晚", "今天", "今晚", "明天", "后天", "上周", "上个星期", "下星期", "上个月", "下个月", "去年",
-           "今年", "明年", "我", "去了", "上", "下", "前", "后", "，", "。", "代码", "\n", "2023年"],
+    "en": [
+        "yesterday",
+        "Last night",
+        "today",
+        "this morning",
+        "tomorrow",
+        "last Monday",
+        "next friday",
+        "this Sunday",
+        "past weekend",
+        "this weekend",
+        "last week",
+        "next week",
+        "last month",
+        "this month",
+        "next month",
+        "last year",
+        "this year",
+        "next year",
+        "3 days ago",
+        "a couple of weeks ago",
+        "two months ago",
+        "ten years ago",
+        "the",
+        "last",
+        "this",
+        "next",
+        "ago",
+        "weeks",
+        "day",
+        "I",
+        "went",
+        "(",
+        ")",
+        ",",
+        ".",
+        "\n",
+        "```",
+        "- ",
+        "2023",
+    ],
+    "zh": [
+        "前天",
+        "昨天",
+        "昨晚",
+        "今天",
+        "今晚",
+        "明天",
+        "后天",
+        "上周",
+        "上个星期",
+        "下星期",
+        "上个月",
+        "下个月",
+        "去年",
+        "今年",
+        "明年",
+        "我",
+        "去了",
+        "上",
+        "下",
+        "前",
+        "后",
+        "，",
+        "。",
+        "代码",
+        "\n",
+        "2023年",
+    ],
 }
 
 
 @settings(max_examples=400, deadline=None)
-@given(data=st.data(), language=st.sampled_from(["en", "zh"]),
-       ts=st.floats(0, 4_102_444_800, allow_nan=False))  # 1970 to 2100
-def test_dates_pinned_once_read_as_the_read_path_grounded_them(data: st.DataObject, language: Language, ts: float) -> None:
+@given(
+    data=st.data(), language=st.sampled_from(["en", "zh"]), ts=st.floats(0, 4_102_444_800, allow_nan=False)
+)  # 1970 to 2100
+def test_dates_pinned_once_read_as_the_read_path_grounded_them(
+    data: st.DataObject, language: Language, ts: float
+) -> None:
     words = data.draw(st.lists(st.sampled_from(_PHRASES[language]) | st.text(max_size=4), max_size=40))
     text = data.draw(st.sampled_from([" ", ""])).join(words)
     notes = dates.date_notes(text, ts, language)
@@ -90,9 +159,12 @@ def test_dates_pinned_once_read_as_the_read_path_grounded_them(data: st.DataObje
 def test_an_expression_beyond_the_calendar_keeps_its_words_and_gets_no_date() -> None:
     text = "I went 99999999 days ago and 40000 months ago, yesterday too."
     assert ground_dates(text, MONDAY_8_MAY_2023, "en") == (
-        "I went 99999999 days ago and 40000 months ago, yesterday (7 May 2023) too.")
+        "I went 99999999 days ago and 40000 months ago, yesterday (7 May 2023) too."
+    )
 
 
 def test_a_text_without_relative_dates_has_no_notes() -> None:
     assert dates.date_notes("We met in Lisbon.", MONDAY_8_MAY_2023, "en") == ()
-    assert dates.date_notes("I went yesterday.", MONDAY_8_MAY_2023, "en") == ((len("I went yesterday"), " (7 May 2023)"),)
+    assert dates.date_notes("I went yesterday.", MONDAY_8_MAY_2023, "en") == (
+        (len("I went yesterday"), " (7 May 2023)"),
+    )

@@ -8,7 +8,11 @@ pytestmark = pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "lang"),
     [
-        ("I live in Porto and love it", "en"), ("我住在杭州，喜欢川菜", "zh"), ("我用 Python 写代码", "zh"), ("hello 你", "en"), ("", "en"),
+        ("I live in Porto and love it", "en"),
+        ("我住在杭州，喜欢川菜", "zh"),
+        ("我用 Python 写代码", "zh"),
+        ("hello 你", "en"),
+        ("", "en"),
         # six Han characters carry about as much as 23 Latin letters: 6 * 4 >= 23
         ("我想订京都酒 can you do it for me by the way", "zh"),
     ],

@@ -10,7 +10,10 @@ from turnstream.text.terms import cjk_bigrams, query_terms, recall_terms
     [
         ("Caroline researched adoption agencies", ["carolin", "research", "adopt", "agenc"]),
         ("What did Caroline's group research?", ["carolin", "group", "research"]),  # function words and 's go
-        ("It costs 2,000 EUR, or 2000 euros on 8 May 2023", ["cost", "2000", "eur", "2000", "euro", "8", "may", "2023"]),
+        (
+            "It costs 2,000 EUR, or 2000 euros on 8 May 2023",
+            ["cost", "2000", "eur", "2000", "euro", "8", "may", "2023"],
+        ),
         ("I’m running; she runs", ["run", "run"]),  # curly apostrophes are apostrophes
         ("Café Müller", ["café", "müller"]),  # other scripts: lower-cased, not stemmed
         ("我想订京都的酒店", ["我想", "想订", "订京", "京都", "的酒", "酒店"]),

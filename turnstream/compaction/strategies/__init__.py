@@ -16,8 +16,16 @@ if TYPE_CHECKING:
     from turnstream.text.chat import Message
 
 _WHERE = {
-    "Archiver": "archive", "ArchivedTurn": "base", "Digest": "base", "Fact": "base", "FactType": "base", "Message": "base",
-    "Strategy": "base", "CompositeStrategy": "composite", "KeyInfoExtractor": "keyinfo", "merge_facts": "keyinfo",
+    "Archiver": "archive",
+    "ArchivedTurn": "base",
+    "Digest": "base",
+    "Fact": "base",
+    "FactType": "base",
+    "Message": "base",
+    "Strategy": "base",
+    "CompositeStrategy": "composite",
+    "KeyInfoExtractor": "keyinfo",
+    "merge_facts": "keyinfo",
     "RollingSummarizer": "summary",
 }
 """Where each name lives, loaded when first asked for: the data types (base) without the strategies' rules."""
@@ -30,8 +38,19 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ArchivedTurn", "Archiver", "CompositeStrategy", "Digest", "Fact", "FactType", "KeyInfoExtractor", "Message",
-    "RollingSummarizer", "Strategy", "build_strategy", "merge_facts", "offline_strategy",
+    "ArchivedTurn",
+    "Archiver",
+    "CompositeStrategy",
+    "Digest",
+    "Fact",
+    "FactType",
+    "KeyInfoExtractor",
+    "Message",
+    "RollingSummarizer",
+    "Strategy",
+    "build_strategy",
+    "merge_facts",
+    "offline_strategy",
 ]
 
 

@@ -22,7 +22,9 @@ class Archiver:
 
     def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
         archived = tuple(
-            ArchivedTurn(seq=first_seq + offset, message=message, keywords=keywords(message_text(message), self.max_keywords))
+            ArchivedTurn(
+                seq=first_seq + offset, message=message, keywords=keywords(message_text(message), self.max_keywords)
+            )
             for offset, message in enumerate(dropped)
         )
         return replace(digest, archived=archived)

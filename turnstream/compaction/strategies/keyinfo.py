@@ -23,7 +23,9 @@ log = logging.getLogger(__name__)
 MAX_FACT_CHARS = 200
 
 _MONEY = r"(?:[$€£¥]\s?\d|\d[\d,.]*\s?(?:k\b|元|块|欧|美元|eur\b|euros?\b|dollars?\b|usd\b|rmb\b|yuan\b))"
-_LIMIT = r"(?:\bat most\b|\bunder\b|\bno more than\b|\bmax(?:imum)?\b|\bup to\b|\blimit\b|\bcap\b|超过|最多|以内|封顶|上限)"
+_LIMIT = (
+    r"(?:\bat most\b|\bunder\b|\bno more than\b|\bmax(?:imum)?\b|\bup to\b|\blimit\b|\bcap\b|超过|最多|以内|封顶|上限)"
+)
 """An amount of money with a limit is a budget, whether or not the word is said."""
 
 # Slots that hold one value each: a restatement or a correction of the slot replaces the old entry.
@@ -35,10 +37,22 @@ _SLOT_CUES: tuple[tuple[str, FactType, str], ...] = (
     # looking from every position would (`.` stops at a line's end), without rescanning the line from each.
     ("budget", "constraint", rf"\bbudget\b|\bafford\b|预算|(?m:^(?=.*{_MONEY})(?=.*{_LIMIT}))"),
     ("diet", "constraint", r"\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|吃素|素食|清真"),
-    ("home city", "fact", r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)|搬到|搬去"),
-    ("occupation", "fact", r"\bi work (?:as|at|for)\b|\bmy (?:job|profession) (?:is|as|at|for|in|with)\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)"),
+    (
+        "home city",
+        "fact",
+        r"\bi live\b|\bi'?m based\b|\bi'?m from\b|\bliving in\b|\bmoved to\b|\bhome ?town\b|\bhome city\b|住在|我住|我家在|我来自|我在\S{1,6}(?:生活|住)|搬到|搬去",
+    ),
+    (
+        "occupation",
+        "fact",
+        r"\bi work (?:as|at|for)\b|\bmy (?:job|profession) (?:is|as|at|for|in|with)\b|\bby (?:profession|trade)\b|\bfor a living\b|我是(?:一名|一位|一个)|我的职业|我在\S{1,10}(?:工作|上班)",
+    ),
     ("age", "fact", r"\bi'?m \d{1,3} (?:years?|yrs?)\b|\bmy age\b|\bi turned \d|我\s*(?:今年)?\s*\d{1,3}\s*岁|我今年"),
-    ("party size", "constraint", r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|(?:\d+|[两三四五六七八九十])\s*(?:个人|位)|一共\S{0,3}人"),
+    (
+        "party size",
+        "constraint",
+        r"\b(?:\d+|two|three|four|five|six|seven|eight) (?:of us|people|persons|adults|travell?ers|guests)\b|\bparty of\b|(?:\d+|[两三四五六七八九十])\s*(?:个人|位)|一共\S{0,3}人",
+    ),
     ("deadline", "constraint", r"\bdeadline\b|\bdue (?:by|on)\b|截止|最晚"),
 )
 _SLOTS: tuple[tuple[str, FactType, re.Pattern[str]], ...] = tuple(
@@ -58,11 +72,14 @@ _KIN_ZH = "妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|妈|爸|父母|老婆|老�
 _MY_SLOT_ZH = re.compile(
     rf"我(?:的|们的)([\u4e00-\u9fff]{{1,6}}?)(?:是|为|叫|改成|改为|定在|定为|在)|我们?((?:{_KIN_ZH}|家)(?:的[\u4e00-\u9fff]{{1,3}}?)?)(?:是|叫)"
 )
-_KIN_EN = (r"sister|brother|mom|mum|mother|dad|father|parents|wife|husband|partner|son|daughter|kids?|child(?:ren)?"
-           r"|friend|colleague|boss|manager|roommate|boyfriend|girlfriend|grandma|grandpa|grandmother|grandfather"
-           r"|aunt|uncle|cousin|niece|nephew")
+_KIN_EN = (
+    r"sister|brother|mom|mum|mother|dad|father|parents|wife|husband|partner|son|daughter|kids?|child(?:ren)?"
+    r"|friend|colleague|boss|manager|roommate|boyfriend|girlfriend|grandma|grandpa|grandmother|grandfather"
+    r"|aunt|uncle|cousin|niece|nephew"
+)
 _SOMEONE_ELSES = re.compile(
-    rf"(?<!and\s)\b(?:my|our)\s+(?:\w+\s+)?({_KIN_EN})\b(?:'s)?(?!\s+and\s+i\b)|(?<![和跟与])我们?({_KIN_ZH})(?![和跟与]我)", re.I
+    rf"(?<!and\s)\b(?:my|our)\s+(?:\w+\s+)?({_KIN_EN})\b(?:'s)?(?!\s+and\s+i\b)|(?<![和跟与])我们?({_KIN_ZH})(?![和跟与]我)",
+    re.I,
 )
 """Someone of the speaker's own ("my brother", "我哥哥") a personal slot before it belongs to, not the speaker."""
 _PERSONAL = frozenset({"name", "allergy", "diet", "home city", "occupation", "age"})
@@ -76,7 +93,9 @@ _OPINION = re.compile(
 )
 """What follows "my X is" when it judges rather than tells ("…is so special", "…is key"): an opinion, no value of a slot."""
 _SLOT_FILLER = frozenset({"new", "actual", "real", "total", "current", "main", "usual", "own", "favorite", "favourite"})
-_NOT_IN_A_SLOT = frozenset({"and", "or", "but", "when", "while", "if", "because", "so", "since", "that", "who", "i", "we", "you"})
+_NOT_IN_A_SLOT = frozenset(
+    {"and", "or", "but", "when", "while", "if", "because", "so", "since", "that", "who", "i", "we", "you"}
+)
 """Words that end a noun phrase: "my progress and stay motivated" names no slot "progress and"."""
 _EXCLAIMED = re.compile(r"\bhow\s+[a-z]+\s+$", re.I)
 """What comes before an exclamation's subject ("how special our bonds are"): a judgement, no slot."""
@@ -135,7 +154,9 @@ _DATE = re.compile(
     r"|\d{1,2}\s*[月号日]|周[一二三四五六日天](?![部个本只件次种位条张家气])|星期[一二三四五六日天]|明天|后天|下周|下个月|明年|今晚",
     re.I,
 )
-_NUMBER = re.compile(r"\d|(?!一[个次点天人晚])[一二两三四五六七八九十百千万]+\s*(?:元|块|岁|个|人|天|晚|小时|分钟|公里|次|点)")
+_NUMBER = re.compile(
+    r"\d|(?!一[个次点天人晚])[一二两三四五六七八九十百千万]+\s*(?:元|块|岁|个|人|天|晚|小时|分钟|公里|次|点)"
+)
 """A number: digits, or a Chinese numeral before its measure; a lone 一 before one ("一个", "一点") is "a", not one."""
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|our|us)\b|我", re.I)
 _VALUE = re.compile(r"\d[\d,.]*\d|\d")
@@ -150,12 +171,18 @@ sentence may re-value a slot it does not name; "Actually I have 2 kids" states a
 _STOPPED = r"\bno longer\b|(?:\bnot|n't)\b[^,.;!?]{0,30}\bany ?more\b|不再"
 """A statement that something the speaker said before holds no more ("I no longer eat sushi", "我不再喝咖啡")."""
 _STOPPED_CUE = re.compile(_STOPPED, re.I)
-_CUE_PHRASES = (r"\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\bscratch that\b|\brather than\b"
-                r"|改主意|更正|其实|纠正|说错|而是")
+_CUE_PHRASES = (
+    r"\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\bscratch that\b|\brather than\b"
+    r"|改主意|更正|其实|纠正|说错|而是"
+)
 """Correction cues of more than one word, or in Chinese."""
 _CORRECTION = re.compile(
     r"\bactually\b|\bcorrection\b|\binstead\b|\bupdate\b|\bnot\s+\$?\d|\bnot\s+[^,.;!?]{1,40}?\s+but\b|"
-    + _CUE_PHRASES + "|" + _STOPPED + "|" + _NEW_VALUE.pattern,  # a new value alone corrects too
+    + _CUE_PHRASES
+    + "|"
+    + _STOPPED
+    + "|"
+    + _NEW_VALUE.pattern,  # a new value alone corrects too
     re.I,
 )
 _CUE_WORDS = re.compile(_CUE_PHRASES + r"|\bno longer\b|\bany ?more\b|不再", re.I)
@@ -194,6 +221,7 @@ _REMEMBERED_TEXTS = 8192
 """Clauses whose class, and fact texts whose keywords, are remembered: a user message is read when it
 arrives (the user's facts) and again when it leaves the window, each reading runs up to twenty cue
 patterns over every clause, and each new statement is compared with every fact kept."""
+
 
 def merge_facts(existing: Sequence[Fact], new: Iterable[Fact], max_facts: int) -> tuple[Fact, ...]:
     """Existing facts updated by new ones: a key seen again is replaced (and becomes newest); the cap evicts the least valuable, oldest first."""
@@ -408,7 +436,11 @@ def _restated_value(sentence: str, facts: Sequence[Fact], seq: int) -> list[Fact
     return []
 
 
-_NOT_THE_USERS = ("data:", "failure:", *(f"{kind}:{role}-" for kind in get_args(FactType) for role in ("assistant", "tool", "system")))
+_NOT_THE_USERS = (
+    "data:",
+    "failure:",
+    *(f"{kind}:{role}-" for kind in get_args(FactType) for role in ("assistant", "tool", "system")),
+)
 """Keys of facts the user's word does not change: tool results, failures, what the assistant said."""
 
 
@@ -455,7 +487,11 @@ def tool_result_summary(content: str) -> tuple[str, bool]:
     except orjson.JSONDecodeError:
         return shorten(content, 160), bool(FAILURE.search(content))
     if isinstance(data, dict):
-        failed = any(k in data for k in ("error", "errors")) or str(data.get("status", "")).lower() in ("error", "failed", "failure")
+        failed = any(k in data for k in ("error", "errors")) or str(data.get("status", "")).lower() in (
+            "error",
+            "failed",
+            "failure",
+        )
         pairs = [f"{k}={shorten(str(v), 40)}" for k, v in data.items() if not isinstance(v, (dict, list))]
         pairs += [f"{k}: {len(v)} items" for k, v in data.items() if isinstance(v, list)]
         return shorten("; ".join(pairs) or content, 160), failed
@@ -496,10 +532,14 @@ class KeyInfoExtractor:
                 current = merge_facts(current, [fact] if fact else [], self.max_facts)
             else:
                 said = _said(message, times[offset] if offset < len(times) else None)
-                current = self._fold_prose(current, content_text(message.get("content")), str(message.get("role", "")), seq, said)
+                current = self._fold_prose(
+                    current, content_text(message.get("content")), str(message.get("role", "")), seq, said
+                )
         return current
 
-    def _fold_prose(self, current: tuple[Fact, ...], text: str, role: str, seq: int, said: str = "") -> tuple[Fact, ...]:
+    def _fold_prose(
+        self, current: tuple[Fact, ...], text: str, role: str, seq: int, said: str = ""
+    ) -> tuple[Fact, ...]:
         for sentence in sentences(text):
             if sentence.rstrip().endswith(("?", "？")):
                 continue  # a question states nothing: "are we under budget?" must not take the budget's slot
@@ -510,7 +550,14 @@ class KeyInfoExtractor:
             if replaced:
                 whole = _claim_keys(whole, replaced)
                 if not whole and role == "user":  # a correction that drops a value is the slot's new statement
-                    whole = [Fact(type=replaced[-1].type, text=shorten(sentence, MAX_FACT_CHARS), key=replaced[-1].key, source_seq=seq)]
+                    whole = [
+                        Fact(
+                            type=replaced[-1].type,
+                            text=shorten(sentence, MAX_FACT_CHARS),
+                            key=replaced[-1].key,
+                            source_seq=seq,
+                        )
+                    ]
             elif not whole and role == "user" and _NEW_VALUE.search(sentence):
                 whole = _restated_value(sentence, facts, seq)
             found = [replace(fact, text=said + fact.text) if said else fact for fact in whole]
@@ -539,7 +586,11 @@ class KeyInfoExtractor:
             if correcting and _STOPPED_CUE.search(clause):
                 taken = _stopped_fact(clause, facts, role)
                 taken_back += [taken] if taken else []
-            elif kind_key is None and replaced and (index in corrected or _NUMBER.search(clause) or _ENTITY.search(clause)):
+            elif (
+                kind_key is None
+                and replaced
+                and (index in corrected or _NUMBER.search(clause) or _ENTITY.search(clause))
+            ):
                 taken = replaced[-1]  # "make that 3000, not 2000": the new value takes the slot it corrects
             if taken is not None:
                 kind_key = (kind_key[0] if kind_key else taken.type, taken.key)
@@ -573,8 +624,12 @@ class KeyInfoExtractor:
             if fact.text not in unique or fact_value(fact) > fact_value(unique[fact.text]):
                 unique[fact.text] = fact
         own_words = set(corrected.values())  # a correction's statement stays its own, whatever else the sentence says
-        whole = [f for f in unique.values() if f.text in own_words
-                 or not any(f.text != g.text and _fact_keywords(f.text) < _fact_keywords(g.text) for g in unique.values())]
+        whole = [
+            f
+            for f in unique.values()
+            if f.text in own_words
+            or not any(f.text != g.text and _fact_keywords(f.text) < _fact_keywords(g.text) for g in unique.values())
+        ]
         return whole, taken_back
 
     @staticmethod
@@ -586,5 +641,15 @@ class KeyInfoExtractor:
         rendered, failed = tool_result_summary(content)
         call = f"{name}({shorten(args, 60)})" if args else name
         if failed:
-            return Fact(type="failure", text=shorten(f"{call} failed: {rendered}", MAX_FACT_CHARS), key=f"failure:{name}:{slug(args)}", source_seq=seq)
-        return Fact(type="fact", text=shorten(f"{call} -> {rendered}", MAX_FACT_CHARS), key=f"data:{name}:{slug(args)}", source_seq=seq)
+            return Fact(
+                type="failure",
+                text=shorten(f"{call} failed: {rendered}", MAX_FACT_CHARS),
+                key=f"failure:{name}:{slug(args)}",
+                source_seq=seq,
+            )
+        return Fact(
+            type="fact",
+            text=shorten(f"{call} -> {rendered}", MAX_FACT_CHARS),
+            key=f"data:{name}:{slug(args)}",
+            source_seq=seq,
+        )

@@ -65,22 +65,35 @@ def render_turns(dropped: Sequence[Message], first_seq: int = 0, max_tokens: int
     return truncate_text("\n".join(lines), max_tokens)
 
 
-def summary_prompt(old_summary: str, dropped: Sequence[Message], max_tokens: int, first_seq: int = 0) -> list[dict[str, str]]:
+def summary_prompt(
+    old_summary: str, dropped: Sequence[Message], max_tokens: int, first_seq: int = 0
+) -> list[dict[str, str]]:
     """Chat messages asking for the merged summary."""
     user = f"Previous summary:\n{old_summary or '(none)'}\n\nRemoved turns:\n{render_turns(dropped, first_seq)}"
-    return [{"role": "system", "content": SUMMARY_INSTRUCTIONS.format(max_tokens=max_tokens)}, {"role": "user", "content": user}]
+    return [
+        {"role": "system", "content": SUMMARY_INSTRUCTIONS.format(max_tokens=max_tokens)},
+        {"role": "user", "content": user},
+    ]
 
 
-def extraction_prompt(facts: Sequence[Fact], dropped: Sequence[Message], max_facts: int, first_seq: int = 0) -> list[dict[str, str]]:
+def extraction_prompt(
+    facts: Sequence[Fact], dropped: Sequence[Message], max_facts: int, first_seq: int = 0
+) -> list[dict[str, str]]:
     """Chat messages asking for new or changed facts as JSON."""
     known = "\n".join(orjson.dumps({"type": f.type, "text": f.text, "key": f.key}).decode() for f in facts) or "(none)"
     user = f"Known facts:\n{known}\n\nRemoved turns:\n{render_turns(dropped, first_seq)}"
-    return [{"role": "system", "content": EXTRACTION_INSTRUCTIONS.format(max_facts=max_facts)}, {"role": "user", "content": user}]
+    return [
+        {"role": "system", "content": EXTRACTION_INSTRUCTIONS.format(max_facts=max_facts)},
+        {"role": "user", "content": user},
+    ]
 
 
 def profile_prompt(profile: str, max_chars: int) -> list[dict[str, str]]:
     """Chat messages asking to merge a profile's appended notes into a short profile."""
-    return [{"role": "system", "content": PROFILE_INSTRUCTIONS.format(max_chars=max_chars)}, {"role": "user", "content": profile}]
+    return [
+        {"role": "system", "content": PROFILE_INSTRUCTIONS.format(max_chars=max_chars)},
+        {"role": "user", "content": profile},
+    ]
 
 
 def reply_text(response: Any) -> str:

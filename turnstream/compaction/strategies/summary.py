@@ -74,7 +74,9 @@ _WHEN = re.compile(
     re.I,
 )
 """A statement placed in time: something happened, or will."""
-_ROLE_LABELS = frozenset(label.rstrip(" :：") for locale in LOCALES.values() for label in locale.summary_labels.values())
+_ROLE_LABELS = frozenset(
+    label.rstrip(" :：") for locale in LOCALES.values() for label in locale.summary_labels.values()
+)
 _REACTION = re.compile(
     r"^(?:wow|aw+|oh|ooh|omg|that'?s|that is|sounds|so cool|how|what an?|good (?:to|for)|glad|congrats|thanks?|i'?m so (?:happy|glad|sorry))\b"
     r"|\b(?:sounds? (?:like|great|good|amazing|fun|awesome)|must (?:have|'ve) been|can'?t wait|keep it up|you'?re (?:so|doing))\b"
@@ -159,7 +161,9 @@ def _ranked(lines: Sequence[str], background: Mapping[str, int] | None = None) -
         distinct = len(keys & rare) / math.sqrt(len(keys) + 1) if background else 0.0
         return salience + central + distinct
 
-    order = sorted(range(len(lines)), key=lambda i: (-score(i), i))  # among equals the older line: said first, it is the one restated
+    order = sorted(
+        range(len(lines)), key=lambda i: (-score(i), i)
+    )  # among equals the older line: said first, it is the one restated
     chosen: list[int] = []
     later: list[int] = []
     chosen_keys: list[frozenset[str]] = []
@@ -268,7 +272,9 @@ def _span_periods(dropped: Sequence[Message], times: Sequence[float | None], lan
     """The span's statements, by day (undated when its times are unknown), in conversation order."""
     labels = LOCALES[lang].summary_labels
     messages = [(m, times[i] if i < len(times) else None) for i, m in enumerate(dropped) if isinstance(m, dict)]
-    results = {str(m.get("tool_call_id")): content_text(m.get("content")) for m, _ in messages if m.get("role") == "tool"}
+    results = {
+        str(m.get("tool_call_id")): content_text(m.get("content")) for m, _ in messages if m.get("role") == "tool"
+    }
     called = {call_id for m, _ in messages for call_id, _, _ in tool_calls(m)}
     periods: list[_Period] = []
     for message, ts in messages:
@@ -381,14 +387,20 @@ class RollingSummarizer:
 
     def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
         try:
-            summary = self.fold(digest.summary, dropped, digest.language, digest.times, [fact.text for fact in digest.facts])
+            summary = self.fold(
+                digest.summary, dropped, digest.language, digest.times, [fact.text for fact in digest.facts]
+            )
         except Exception:  # a strategy must never stop compaction; keep the old summary, capped
             log.exception("rolling summary failed; summary unchanged")
             summary = truncate_text(digest.summary, self.max_tokens)
         return replace(digest, summary=summary)
 
     def fold(
-        self, old_summary: str, dropped: Sequence[Message], language: Language | None = None, times: Sequence[float | None] = (),
+        self,
+        old_summary: str,
+        dropped: Sequence[Message],
+        language: Language | None = None,
+        times: Sequence[float | None] = (),
         facts: Sequence[str] = (),
     ) -> str:
         """The new summary of `old_summary` followed by `dropped` (said at `times`, when known), at most

@@ -16,7 +16,9 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 # Commas split clauses, except inside numbers such as "2,000".
 # "and" splits only when a new first-person statement follows: "my name is X and I live in Y".
-_CLAUSE_SPLIT = re.compile(r"(?<!\d),|,(?!\d)|[，、；;]|\s+but\s+|\s+and\s+(?=(?:i|i'm|my|we|we're|our)\b)|但是|不过", re.I)
+_CLAUSE_SPLIT = re.compile(
+    r"(?<!\d),|,(?!\d)|[，、；;]|\s+but\s+|\s+and\s+(?=(?:i|i'm|my|we|we're|our)\b)|但是|不过", re.I
+)
 
 STOPWORDS = FUNCTION_WORDS | frozenset(
     """

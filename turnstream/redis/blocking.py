@@ -49,7 +49,7 @@ def _send(redis: Redis | RedisCluster, commands: Sequence[Command | ScriptComman
 def subscribed(redis: Redis | RedisCluster, channel: str) -> Iterator[PubSub]:
     """A pub/sub connection of its own subscribed to `channel`, confirmed by the server (so no later publish goes
     unseen), closed on exit whatever happens: a wait leaves no subscription behind."""
-    pubsub = redis.pubsub()  # type: ignore[no-untyped-call]  # unannotated in redis-py
+    pubsub = redis.pubsub()
     try:
         pubsub.subscribe(channel)
         deadline = time.monotonic() + SUBSCRIBE_TIMEOUT

@@ -29,7 +29,7 @@ import aiohttp
 from turnstream.benchmarks.figures import abba, p50_p99, rounded
 from turnstream.client import GatewayClient
 from turnstream.settings import Settings
-from turnstream.streams.processes import settings_env
+from turnstream.stack.processes import settings_env
 
 SESSIONS = 8
 QUESTIONS = ("What is my budget?", "Which city did I pick?", "When do I travel?", "Who comes with me?")

@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.services import BROKERS
 from turnstream.settings import Settings
-from turnstream.streams.embedded import EmbeddedStack, tuned_for_tansu
+from turnstream.stack.services import EmbeddedStack, tuned_for_tansu
 
 pytest_plugins = ["tests.support.llm_server", "tests.support.embeddings_server"]
 """The local OpenAI-compatible server fixtures: `llm_server` for every test that needs an LLM, `embeddings_server`

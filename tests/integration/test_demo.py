@@ -14,7 +14,7 @@ from turnstream.client import ContextClient
 from turnstream.compaction.tokens import count_messages
 from turnstream.demo.plan import plan_sessions
 from turnstream.settings import Settings
-from turnstream.streams.embedded import free_port
+from turnstream.stack.services import free_port
 
 
 def run_demo(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from tests.support.services import assert_sigterm_stops, killed_on_failure, on_each_broker, port_of
 from turnstream.settings import parse_kafka_url
-from turnstream.streams.embedded import free_port, kafka_answers, redis_answers
+from turnstream.stack.services import free_port, kafka_answers, redis_answers
 
 
 @on_each_broker

@@ -17,8 +17,8 @@ from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.schemas.ids import partition_of
 from turnstream.settings import Settings
+from turnstream.stack.processes import settings_env
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.processes import settings_env
 
 pytestmark = pytest.mark.integration
 

@@ -17,8 +17,8 @@ from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.samples.conversations import load_samples, turns_of
 from turnstream.settings import Settings
+from turnstream.stack.processes import settings_env
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.processes import settings_env
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"

@@ -22,8 +22,8 @@ from turnstream.schemas import session_key
 from turnstream.schemas.headers import REASON_HEADER
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
+from turnstream.stack.services import free_port
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.embedded import free_port
 
 WAIT = 60.0
 

@@ -38,9 +38,9 @@ from turnstream.client import ContextClient
 from turnstream.schemas.headers import REASON_HEADER
 from turnstream.schemas.ids import partition_of, session_key
 from turnstream.settings import Settings
+from turnstream.stack.apache_kafka import LOG_CONFIG, kafka_lib
+from turnstream.stack.services import free_port
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.apache_kafka import LOG_CONFIG, kafka_lib
-from turnstream.streams.embedded import free_port
 
 PARTITIONS = 8
 SESSIONS = 20

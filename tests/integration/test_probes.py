@@ -14,8 +14,8 @@ from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.settings import Settings
+from turnstream.stack.services import free_port
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.embedded import free_port
 
 
 def get(port: int, path: str) -> tuple[int, bytes]:

@@ -18,8 +18,8 @@ from turnstream.client import ContextClient
 from turnstream.client.sync import SyncContextClient
 from turnstream.redis.keys import KeyLayout
 from turnstream.settings import Settings
+from turnstream.stack.services import LOOPBACK
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.embedded import LOOPBACK
 
 FAILOVER_TIMEOUT_SECONDS = 30.0
 

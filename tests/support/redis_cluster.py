@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from turnstream.streams.embedded import (
+from turnstream.stack.processes import stop_process
+from turnstream.stack.services import (
     LOOPBACK,
     StackError,
     die_with_parent,
@@ -19,7 +20,6 @@ from turnstream.streams.embedded import (
     redis_answers,
     redis_server_binary,
 )
-from turnstream.streams.processes import stop_process
 
 NODES = 3
 READY_TIMEOUT_SECONDS = 30.0

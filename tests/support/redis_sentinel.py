@@ -12,7 +12,8 @@ from pathlib import Path
 
 import redis
 
-from turnstream.streams.embedded import (
+from turnstream.stack.processes import stop_process
+from turnstream.stack.services import (
     LOOPBACK,
     StackError,
     die_with_parent,
@@ -20,7 +21,6 @@ from turnstream.streams.embedded import (
     redis_answers,
     redis_server_binary,
 )
-from turnstream.streams.processes import stop_process
 
 MASTER = "primary"
 READY_TIMEOUT_SECONDS = 30.0

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from turnstream.settings import Settings
-from turnstream.streams.embedded import die_with_parent
-from turnstream.streams.processes import settings_env
+from turnstream.stack.processes import settings_env
+from turnstream.stack.services import die_with_parent
 
 START_TIMEOUT = 30.0
 

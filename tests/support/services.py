@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from turnstream.streams.embedded import kafka_answers, redis_answers
+from turnstream.stack.services import kafka_answers, redis_answers
 
 BROKERS = ("kafka", "tansu")
 """The `broker` parameter's values: Apache Kafka, the embedded Tansu."""

@@ -17,9 +17,9 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from turnstream.connections import kafka_options
 from turnstream.settings import Settings
+from turnstream.stack.processes import start_worker, stop_process
 from turnstream.streams.admin import faust_app_id
 from turnstream.streams.end_offsets import fetched_end_offsets
-from turnstream.streams.processes import start_worker, stop_process
 
 _ASSIGNMENT_TABLE = re.compile(r"Setting newly assigned partitions(.*?)(?=\n\[|\Z)", re.S)
 

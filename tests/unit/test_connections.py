@@ -223,7 +223,7 @@ def test_redis_client_applies_the_password_unless_the_url_has_one() -> None:
 
 
 def test_child_processes_get_the_secrets_themselves() -> None:
-    from turnstream.streams.processes import settings_env
+    from turnstream.stack.processes import settings_env
 
     env = settings_env(
         Settings(

@@ -41,7 +41,7 @@ def test_every_exception_turnstream_defines_derives_from_turnstream_error() -> N
     assert {
         "turnstream.schemas.turn.TurnError",
         "turnstream.client.errors.RecordTimeout",
-        "turnstream.streams.embedded.StackError",
+        "turnstream.stack.services.StackError",
     } <= set(found)  # the walk sees them
     assert sorted(name for name, error in found.items() if not issubclass(error, TurnstreamError)) == []
 

@@ -98,11 +98,22 @@ FORBIDDEN = {
         "turnstream.client",
         "turnstream.session",
     ),
+    "stack": (
+        *NETWORK_CLIENTS,
+        "turnstream.streams",
+        "turnstream.agents",
+        "turnstream.commands",
+        "turnstream.redis",
+        "turnstream.client",
+        "turnstream.session",
+        "turnstream.faust_private",
+    ),
 }
 """Per package, what none of its modules may import, even lazily: the session core, compaction and long-term memory
 do no I/O; the prompt read is pure and needs of the compactor only its fitting rules; Redis is spoken in redis/
 alone, below the worker; the SDK (client) is installed without the worker and imports only the context reader; the
-embeddings turn text into vectors and terms, and whoever stores or reads them imports them, not the reverse."""
+embeddings turn text into vectors and terms, and whoever stores or reads them imports them, not the reverse; the
+development stack starts processes and speaks no protocol but the probes' bytes."""
 
 
 SDK = ("turnstream.client", "turnstream.schemas")

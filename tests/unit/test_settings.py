@@ -76,7 +76,7 @@ def test_static_membership_needs_a_fixed_web_port() -> None:
 
 
 def test_the_fetch_wait_defaults_to_apache_kafkas_and_the_embedded_tansu_gets_a_short_one() -> None:
-    from turnstream.streams.embedded import TANSU_FETCH_WAIT_MS, tuned_for_tansu
+    from turnstream.stack.services import TANSU_FETCH_WAIT_MS, tuned_for_tansu
 
     assert Settings().fetch_wait_ms == 500
     assert tuned_for_tansu(Settings()).fetch_wait_ms == TANSU_FETCH_WAIT_MS
@@ -84,7 +84,7 @@ def test_the_fetch_wait_defaults_to_apache_kafkas_and_the_embedded_tansu_gets_a_
 
 
 def test_a_worker_on_any_tansu_takes_its_short_fetch_wait_and_on_apache_kafka_its_own() -> None:
-    from turnstream.streams.embedded import TANSU_FETCH_WAIT_MS, tuned_for_broker
+    from turnstream.stack.services import TANSU_FETCH_WAIT_MS, tuned_for_broker
 
     assert (
         tuned_for_broker(Settings(), "tansu_cluster").fetch_wait_ms == TANSU_FETCH_WAIT_MS

@@ -12,8 +12,8 @@ from typing import IO
 
 from turnstream.errors import TurnstreamError
 from turnstream.settings import Settings
-from turnstream.streams.embedded import free_port
-from turnstream.streams.processes import settings_env, start_worker, stop_process
+from turnstream.stack.processes import settings_env, start_worker, stop_process
+from turnstream.stack.services import free_port
 
 STOP_GRACE_SECONDS = 10.0
 

@@ -24,8 +24,8 @@ from turnstream.redis.writer import ContextWriter
 from turnstream.samples.conversations import generate_conversations, turns_of
 from turnstream.schemas.ids import session_key, session_owner
 from turnstream.settings import Settings
+from turnstream.stack.services import free_port
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.embedded import free_port
 
 POLL_SECONDS = 0.005
 READY_TIMEOUT_SECONDS = 120.0

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import positive_int
 from turnstream.settings import Settings
-from turnstream.streams.embedded import EmbeddedStack, StackError, started_for
+from turnstream.stack.services import EmbeddedStack, StackError, started_for
 
 if TYPE_CHECKING:
     from turnstream.benchmarks.figures import Figure

@@ -29,8 +29,8 @@ from turnstream.demo.run import (
     summarize,
 )
 from turnstream.settings import Settings
-from turnstream.streams.embedded import StackError, free_port, provisioned
-from turnstream.streams.processes import start_worker, stop_process
+from turnstream.stack.processes import start_worker, stop_process
+from turnstream.stack.services import StackError, free_port, provisioned
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

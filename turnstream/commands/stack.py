@@ -11,7 +11,7 @@ import time
 from turnstream.cli import CliError
 from turnstream.commands._args import port
 from turnstream.settings import Settings
-from turnstream.streams.embedded import TANSU_FETCH_WAIT_MS, EmbeddedStack, StackError
+from turnstream.stack.services import TANSU_FETCH_WAIT_MS, EmbeddedStack, StackError
 
 _POLL_SECONDS = 0.5
 RESTARTABLE = ("redis",)

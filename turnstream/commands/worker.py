@@ -13,7 +13,7 @@ from turnstream.faust_private.versions import installed as installed_versions
 from turnstream.faust_private.versions import refusal
 from turnstream.logs import faust_logging_config, parse_level
 from turnstream.settings import Settings
-from turnstream.streams.embedded import StackError, provisioned
+from turnstream.stack.services import StackError, provisioned
 from turnstream.streams.startup import startup_logging
 
 if TYPE_CHECKING:
@@ -96,8 +96,8 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     from turnstream.agents.app import create_app
     from turnstream.embeddings.base import EmbeddingError
     from turnstream.embeddings.factory import load_embedders
+    from turnstream.stack.services import tuned_for_broker
     from turnstream.streams.admin import TopicLayoutError, ensure_topics
-    from turnstream.streams.embedded import tuned_for_broker
     from turnstream.streams.shutdown import Worker
     from turnstream.streams.startup import ServicesUnavailable, cluster_id, wait_for_services
     from turnstream.tracing import export_from_env

@@ -1,1 +1,1 @@
-"""The Faust app, topics, tables, and the embedded dev stack."""
+"""The Faust app, topics, the sessions Table, Kafka admin, the memory journal topic, erasure and metrics."""

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from turnstream.connections import faust_credentials, kafka_options
 from turnstream.settings import Settings
+from turnstream.stack.services import free_port
 from turnstream.streams.admin import faust_app_id
 from turnstream.streams.delivery import App
-from turnstream.streams.embedded import free_port
 
 DEFAULT_BROKER = "kafka://localhost:9092"
 

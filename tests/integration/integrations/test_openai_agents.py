@@ -22,8 +22,8 @@ from turnstream.integrations._turns import SessionErased, next_seq
 from turnstream.integrations.openai_agents import TurnstreamSession, messages_from_items
 from turnstream.schemas.control import PopRequest, pop_record
 from turnstream.settings import Settings
+from turnstream.stack.processes import settings_env
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.processes import settings_env
 
 pytestmark = pytest.mark.integration
 

@@ -28,8 +28,8 @@ from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
+from turnstream.stack.processes import settings_env
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.processes import settings_env
 
 pytestmark = pytest.mark.integration
 

@@ -23,8 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.integration.serve.conftest import ACME_TOKEN, GLOBEX_TOKEN, Live, turn
 from turnstream.redis.connect import redis_client
-from turnstream.streams.embedded import die_with_parent
-from turnstream.streams.processes import settings_env
+from turnstream.stack.processes import settings_env
+from turnstream.stack.services import die_with_parent
 
 TURNS = "/v1/sessions/{session_id}/turns"
 TOOLS = {"get_prompt", "search_memory", "remember", "erase_memory"}

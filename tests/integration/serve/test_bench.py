@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.integration.serve.conftest import Live
-from turnstream.streams.processes import settings_env
+from turnstream.stack.processes import settings_env
 
 SCRIPT = Path(__file__).parents[3] / "bench" / "serve_overhead.py"
 

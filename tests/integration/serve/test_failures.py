@@ -23,8 +23,8 @@ from turnstream.redis.connect import redis_client
 from turnstream.redis.writer import ContextWriter
 from turnstream.serve.openapi import openapi_document
 from turnstream.settings import Settings
+from turnstream.stack.services import free_port
 from turnstream.streams.admin import ensure_topics
-from turnstream.streams.embedded import free_port
 
 TURNS = "/v1/sessions/{session_id}/turns"
 PROMPT = "/v1/sessions/{session_id}/prompt"

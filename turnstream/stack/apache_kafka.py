@@ -2,7 +2,7 @@
 
 Pure parts first: the broker's properties and its command lines, from a `KafkaNode` that says which
 listeners it has. `start_storage` formats the log folder (and creates SCRAM users there, as KRaft wants);
-the embedded stack (`streams/embedded.py`) spawns and stops the JVM like its other child services.
+the embedded stack (`stack/services.py`) spawns and stops the JVM like its other child services.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import IO, Literal
 
 from turnstream.errors import TurnstreamError
 from turnstream.settings import Settings
-from turnstream.streams import apache_kafka
+from turnstream.stack import apache_kafka
 
 LOOPBACK = "127.0.0.1"
 TANSU_FETCH_WAIT_MS = 20

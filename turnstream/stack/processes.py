@@ -11,7 +11,7 @@ from typing import IO
 from pydantic import SecretStr
 
 from turnstream.settings import Settings
-from turnstream.streams.embedded import die_with_parent, free_port
+from turnstream.stack.services import die_with_parent, free_port
 
 STOP_GRACE_SECONDS = 20.0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from turnstream.streams.apache_kafka import (
+from turnstream.stack.apache_kafka import (
     OWNER_FILE,
     WORKDIR_PREFIX,
     KafkaNode,

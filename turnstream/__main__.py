@@ -4,4 +4,5 @@ import sys
 
 from turnstream.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # a child process spawned by the worker imports this module again
+    sys.exit(main())

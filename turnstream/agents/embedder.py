@@ -1,8 +1,9 @@
 """The embedding agent: archived turns embedded off the context's path, in batches, from the memory journal.
 
 The session agent writes every applied turn to its owner's archive and to the memory journal (agents/sinks.py);
-this agent reads the journal's archive records, embeds each turn with its language's model (in a thread, so the
-session agent's event loop keeps going while the model runs), stores the vectors and semantic postings beside the
+this agent reads the journal's archive records, embeds each turn with its language's model (in a child process
+below the worker's priority, embeddings/process.py, so the session agent's event loop neither waits for the model
+nor shares a core with it), stores the vectors and semantic postings beside the
 entries (ArchiveStore.embed) and journals them (`v` records), so a Redis that loses them gets them back from the
 journal, as it gets the archive, without the model. It scales with the journal's partitions, which are the turns
 topic's, like the session agent.
@@ -25,9 +26,9 @@ import faust
 from aiokafka.errors import KafkaError
 from faust.types import EventT
 
-from turnstream.embeddings.base import model_tag
+from turnstream.embeddings.base import EmbeddingError, model_tag
 from turnstream.embeddings.factory import Embedders
-from turnstream.embeddings.turns import embed_entries
+from turnstream.embeddings.process import EmbeddingProcess
 from turnstream.memory.journal import replay
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
@@ -67,8 +68,9 @@ def archived_in(events: list[EventT[bytes]]) -> dict[str, list[tuple[ArchiveEntr
 
 def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embedders) -> None:
     """Attach the agent (one per worker, on the partitions of the memory journal it is assigned) and the
-    re-embedding timer."""
-    register_reindex(app, settings, embedders)
+    re-embedding timer, both embedding in one child process."""
+    process = EmbeddingProcess(settings)
+    register_reindex(app, settings, embedders, process)
     journal = app.topic(
         settings.memory_topic,
         key_type=bytes,
@@ -81,6 +83,7 @@ def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embe
     @app.agent(journal, name=f"{settings.topic_prefix}.embedder")
     async def embed_archive(stream: faust.StreamT[bytes]) -> None:
         archive = ArchiveStore(redis_client(settings), settings)
+        await process.start()
         try:
             # Faust's Stream: take_events is not declared on StreamT
             batches = cast(faust.Stream[bytes], stream).take_events(
@@ -89,21 +92,22 @@ def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embe
             async for events in batches:
                 owners = archived_in(list(events))
                 if owners:
-                    await _embed(owners, archive, embedders, settings, app)
+                    await _embed(owners, archive, process, settings, app)
         finally:
+            process.close()
             await archive.redis.aclose()
 
 
 async def _embed(
     owners: dict[str, list[tuple[ArchiveEntry, float]]],
     archive: ArchiveStore,
-    embedders: Embedders,
+    process: EmbeddingProcess,
     settings: Settings,
     app: faust.App,
 ) -> None:
-    """Embed one batch (the model in a thread), store it owner by owner, journal it; waits for Redis to answer."""
+    """Embed one batch (in the embedding process), store it owner by owner, journal it; waits for Redis to answer."""
     entries = [entry for items in owners.values() for entry, _ in items]
-    embedded = await asyncio.to_thread(embed_entries, embedders, entries, settings.embedding_expansion_terms)
+    embedded = await process.embed(entries, settings.embedding_expansion_terms)
     by_id = {turn.id: turn for turn in embedded}
     for owner, items in owners.items():
         turns = [by_id[entry.id] for entry, _ in items if entry.id in by_id]
@@ -130,7 +134,9 @@ async def _journal(app: faust.App, settings: Settings, owner: str, turns: list[E
     await asyncio.gather(*sent)
 
 
-async def reindex(settings: Settings, kafka: dict[str, Any], embedders: Embedders, app: faust.App) -> int | None:
+async def reindex(
+    settings: Settings, kafka: dict[str, Any], embedders: Embedders, process: EmbeddingProcess, app: faust.App
+) -> int | None:
     """Embed every archived turn the journal holds that has no vector of the current models, once per set of model
     tags and by one worker; how many were embedded, None when nothing was due (or another worker is at it)."""
     redis = redis_client(settings)
@@ -140,7 +146,8 @@ async def reindex(settings: Settings, kafka: dict[str, Any], embedders: Embedder
         if await lock.done() == tags or not await lock.take():
             return None
         try:
-            embedded = await _reembed(settings, kafka, embedders, app, ArchiveStore(redis, settings), lock.renew)
+            archive = ArchiveStore(redis, settings)
+            embedded = await _reembed(settings, kafka, embedders, process, app, archive, lock.renew)
             if await lock.still_held():
                 await lock.mark_done(tags)
         finally:
@@ -154,6 +161,7 @@ async def _reembed(
     settings: Settings,
     kafka: dict[str, Any],
     embedders: Embedders,
+    process: EmbeddingProcess,
     app: faust.App,
     archive: ArchiveStore,
     renew: Callable[[], Awaitable[None]],
@@ -172,7 +180,7 @@ async def _reembed(
                 ]
                 for start in range(0, len(missing), settings.embedding_batch_size):
                     batch = missing[start : start + settings.embedding_batch_size]
-                    turns = await asyncio.to_thread(embed_entries, embedders, batch, settings.embedding_expansion_terms)
+                    turns = await process.embed(batch, settings.embedding_expansion_terms)
                     await archive.embed(owner, turns)
                     await _journal(app, settings, owner, turns)
                     done += len(turns)
@@ -180,19 +188,22 @@ async def _reembed(
     return done
 
 
-def register_reindex(app: faust.App, settings: Settings, embedders: Embedders) -> None:
+def register_reindex(app: faust.App, settings: Settings, embedders: Embedders, process: EmbeddingProcess) -> None:
     """Check every TURNSTREAM_RESYNC_INTERVAL_SECONDS (or a minute), on every worker, whether the archive needs
     re-embedding for the current models."""
 
     @timer(app, settings.resync_interval_seconds or 60, name=f"{settings.topic_prefix}.embedding_reindex")
     async def reembed_archive() -> None:
         try:
-            embedded = await reindex(settings, app.kafka_options, embedders, app)  # type: ignore[attr-defined]
+            embedded = await reindex(settings, app.kafka_options, embedders, process, app)  # type: ignore[attr-defined]
         except REDIS_UNAVAILABLE as error:
             log.info("archive re-embedding skipped, Redis does not answer: %s", error)
             return
         except (KafkaError, JournalReadError) as error:
             log.warning("archive re-embedding failed reading the journal, tried again later: %s", error)
+            return
+        except EmbeddingError as error:  # the worker is stopping, or its embedding process is gone
+            log.warning("archive re-embedding stopped: %s", error)
             return
         if embedded:
             turns_embedded_total.inc(embedded)

@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 
 from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.passthrough import MODES, count_key, value_key
-from turnstream.benchmarks.pinning import UNPINNED, CoreSplit, affinities, apply
+from turnstream.benchmarks.pinning import UNPINNED, CoreSplit, affinities, apply, process_tree
 from turnstream.benchmarks.stages import Scrape
 from turnstream.client import TurnProducer
 from turnstream.errors import TurnstreamError
@@ -140,7 +140,9 @@ class Live:
         name = next(name for consumer, name in zip(consumers, CHILD_NAMES) if consumer is measured)
         pids = self.children.running()
         pid = pids.pop(name)
-        apply(affinities(split, placement, pid, [*pids.values(), *self.children.services.values(), os.getpid()]))
+        # a worker's embedding process is the worker's: it runs where the worker runs and its CPU counts as the worker's
+        neighbours = [*(p for other in pids.values() for p in process_tree(other)), *self.children.services.values()]
+        apply(affinities(split, placement, process_tree(pid), [*neighbours, os.getpid()]))
         return pid
 
     def unpin(self, split: CoreSplit | None) -> None:

@@ -59,15 +59,33 @@ def placements(split: CoreSplit | None) -> tuple[str, ...]:
 
 
 def affinities(
-    split: CoreSplit | None, placement: str, measured: int, neighbours: Iterable[int]
+    split: CoreSplit | None, placement: str, measured: Iterable[int], neighbours: Iterable[int]
 ) -> dict[int, frozenset[int]]:
-    """pid -> the CPUs it may run on under `placement`; empty without a split (nothing is ever pinned then)."""
+    """pid -> the CPUs it may run on under `placement` (the measured agent's processes, its neighbours'); empty
+    without a split (nothing is ever pinned then)."""
     if split is None:
         return {}
     pinned = placement == PINNED
     out = {pid: split.others if pinned else split.every for pid in neighbours}
-    out[measured] = split.measured if pinned else split.every
+    out.update({pid: split.measured if pinned else split.every for pid in measured})
     return out
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process below it (a worker's embedding process), read from /proc; [pid] once it is gone."""
+    tree, todo = [], [pid]
+    while todo:
+        tree.append(parent := todo.pop())
+        try:
+            threads = os.listdir(f"/proc/{parent}/task")
+        except FileNotFoundError:
+            continue
+        for tid in threads:
+            try:
+                todo += [int(child) for child in Path(f"/proc/{parent}/task/{tid}/children").read_text().split()]
+            except FileNotFoundError:
+                pass
+    return tree
 
 
 def apply(affinity: dict[int, frozenset[int]]) -> None:
@@ -95,8 +113,15 @@ def parse_cpu_ticks(stat: str) -> int:
 
 
 def cpu_ticks(pid: int) -> int:
-    """The CPU time process `pid` has spent so far, user and system, in clock ticks."""
-    return parse_cpu_ticks(Path(f"/proc/{pid}/stat").read_text())
+    """The CPU time process `pid` and the processes below it (a worker's embedding process) have spent so far,
+    user and system, in clock ticks."""
+    spent = 0
+    for process in process_tree(pid):
+        try:
+            spent += parse_cpu_ticks(Path(f"/proc/{process}/stat").read_text())
+        except FileNotFoundError:  # a child gone meanwhile
+            pass
+    return spent
 
 
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -19,6 +22,7 @@ from turnstream.benchmarks.pinning import (
     describe,
     parse_cpu_ticks,
     placements,
+    process_tree,
     split_cores,
 )
 
@@ -41,13 +45,13 @@ def test_the_measured_agent_gets_the_highest_cpu_and_its_neighbours_the_rest(ava
 def test_with_one_cpu_pinning_is_impossible_and_the_figures_are_unpinned_only(available) -> None:
     assert split_cores(available) is None
     assert placements(None) == (UNPINNED_ONLY,)
-    assert affinities(None, UNPINNED_ONLY, 10, [11, 12]) == {}
+    assert affinities(None, UNPINNED_ONLY, [10], [11, 12]) == {}
 
 
 def test_pinned_puts_the_measured_process_alone_and_unpinned_gives_everyone_every_cpu() -> None:
     split = CoreSplit(frozenset({1}), frozenset({0}))
-    assert affinities(split, PINNED, 10, [11, 12]) == {10: {1}, 11: {0}, 12: {0}}
-    assert affinities(split, UNPINNED, 10, [11, 12]) == {10: {0, 1}, 11: {0, 1}, 12: {0, 1}}
+    assert affinities(split, PINNED, [10, 13], [11, 12]) == {10: {1}, 13: {1}, 11: {0}, 12: {0}}
+    assert affinities(split, UNPINNED, [10], [11, 12]) == {10: {0, 1}, 11: {0, 1}, 12: {0, 1}}
 
 
 def test_the_title_says_which_cpus_the_pinned_rows_used_or_why_there_are_none() -> None:
@@ -89,9 +93,23 @@ def test_this_process_reads_its_own_cpu_time_and_can_be_pinned_and_unpinned() ->
     if split is None:
         pytest.skip("one CPU: nothing to pin")
     try:
-        apply(affinities(split, PINNED, os.getpid(), []))
+        apply(affinities(split, PINNED, [os.getpid()], []))
         assert os.sched_getaffinity(0) == split.measured
     finally:
-        apply(affinities(split, UNPINNED, os.getpid(), []))
+        apply(affinities(split, UNPINNED, [os.getpid()], []))
     assert os.sched_getaffinity(0) == available
     apply({2**22 + 12345: split.others})  # a process gone is skipped
+
+
+def test_a_process_tree_holds_the_children_and_their_cpu_counts() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"])
+    try:
+        tree = process_tree(os.getpid())
+        assert tree[0] == os.getpid() and child.pid in tree
+        assert process_tree(2**22 + 12345) == [2**22 + 12345]  # gone: itself only
+        before = cpu_ticks(os.getpid())
+        time.sleep(0.3)
+        assert cpu_ticks(os.getpid()) > before  # the child's CPU, this process only sleeps
+    finally:
+        child.kill()
+        child.wait()

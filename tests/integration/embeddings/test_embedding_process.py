@@ -1,0 +1,52 @@
+"""The embedding process: the worker's models in a child below its priority, answering as the models do in-process,
+and a model that cannot load is one EmbeddingError, not a hung batch."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from turnstream.benchmarks.pinning import process_tree
+from turnstream.embeddings.base import EmbeddingError
+from turnstream.embeddings.factory import load_embedders
+from turnstream.embeddings.process import NICENESS, EmbeddingProcess
+from turnstream.embeddings.turns import embed_entries
+from turnstream.schemas.archive import ArchiveEntry
+from turnstream.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+TEXTS = ["I started kickboxing last year", "我去年开始练跆拳道", "We adopted a puppy named Max"]
+
+
+async def test_the_child_embeds_what_the_worker_would_and_runs_below_it() -> None:
+    settings = Settings(embeddings="local")
+    entries = [ArchiveEntry(f"e{n}", "s1", n, "user", "Caroline", 1.0, text) for n, text in enumerate(TEXTS)]
+    process = EmbeddingProcess(settings)
+    try:
+        await process.start()
+        below = os.getpriority(os.PRIO_PROCESS, 0) + NICENESS
+        children = process_tree(os.getpid())[1:]  # the pool's process, and multiprocessing's resource tracker
+        assert [pid for pid in children if os.getpriority(os.PRIO_PROCESS, pid) == below]
+        in_child = await process.embed(entries, settings.embedding_expansion_terms)
+    finally:
+        process.close()
+    with pytest.raises(EmbeddingError, match="stopped"):
+        await process.embed(entries, settings.embedding_expansion_terms)
+    embedders = load_embedders(settings)
+    assert embedders is not None
+    assert in_child == embed_entries(embedders, entries, settings.embedding_expansion_terms)
+    assert {turn.id for turn in in_child} == {entry.id for entry in entries}
+
+
+async def test_a_model_that_cannot_load_is_an_embedding_error(tmp_path: Path) -> None:
+    process = EmbeddingProcess(Settings(embeddings="local", embedding_model_dir=str(tmp_path)))
+    try:
+        with pytest.raises(EmbeddingError, match="embedding process died"):
+            await process.start()
+        with pytest.raises(EmbeddingError, match="embedding process died"):
+            await process.embed([], 0)
+    finally:
+        process.close()

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import ThreadpoolController
 
 from turnstream.embeddings.vocabulary import Vocabulary
 
 WeightedTerms = list[tuple[str, float]]
+
+_BLAS = ThreadpoolController()
+"""numpy's BLAS, held to one thread for the product below: OpenBLAS's extra threads spin for a while after each
+call, and between the embedder's small batches or a gateway's single queries that spinning cost ~25 ms of CPU a
+call against ~5 ms of work (docs/decisions/0034)."""
 
 
 def nearest_terms(
@@ -21,7 +27,8 @@ def nearest_terms(
     those at or below `floor` left out. Rows and vocabulary vectors are unit length, so the dot is the cosine."""
     if m <= 0 or not len(vocabulary.terms) or not len(vectors):
         return [[] for _ in range(len(vectors))]
-    similarity = vectors @ vocabulary.vectors.T
+    with _BLAS.limit(limits=1, user_api="blas"):
+        similarity = vectors @ vocabulary.vectors.T
     take = min(m, similarity.shape[1])
     best = np.argpartition(-similarity, take - 1, axis=1)[:, :take]
     out: list[WeightedTerms] = []

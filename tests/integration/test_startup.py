@@ -91,6 +91,18 @@ def test_embedded_never_without_a_url_is_one_line(unset: str) -> None:
     ]
 
 
+def test_a_missing_embedding_model_is_one_line_from_the_embedding_process(tmp_path: Path) -> None:
+    urls = {"TURNSTREAM_KAFKA_URL": f"kafka://{LOOPBACK}:9", "TURNSTREAM_REDIS_URL": f"redis://{LOOPBACK}:9/0"}
+    env = clean_env(TURNSTREAM_EMBEDDINGS="local", TURNSTREAM_EMBEDDING_MODEL_DIR=str(tmp_path), **urls)
+    result = run_worker(env, timeout=60)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr  # the child's failure crosses over as its one line
+    assert result.stderr.strip().splitlines()[-1] == (  # after the URLs the worker says it uses
+        f"turnstream: no embedding model in {tmp_path} (manifest.json missing): run `make models`, or point "
+        "TURNSTREAM_EMBEDDING_MODEL_DIR (or _ZH) at a model folder"
+    )
+
+
 def test_embedded_services_are_announced_with_a_warning() -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "turnstream", "worker"],

@@ -15,7 +15,7 @@ from turnstream.agents.memory_resync import register_memory_resync
 from turnstream.agents.resync import register_context_resync
 from turnstream.agents.session_agent import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
-from turnstream.embeddings.factory import Embedders, load_embedders
+from turnstream.embeddings.process import EmbeddingProcess
 from turnstream.faust_private import versions
 from turnstream.settings import Settings
 from turnstream.streams.admin import WORKER_APP
@@ -27,10 +27,11 @@ from turnstream.streams.topics import declare_topics
 
 
 def create_app(
-    settings: Settings, replication_factor: int | None = None, embedders: Embedders | None = None
+    settings: Settings, replication_factor: int | None = None, embedding: EmbeddingProcess | None = None
 ) -> faust.App:
     """The worker app for `settings`; its group id is derived from the topic prefix. With embeddings on, the
-    embedding agent runs `embedders` (loaded here when not given: a broken model fails here, before any turn)."""
+    embedding agent runs in `embedding`, a loaded EmbeddingProcess (started and loaded here when not given: a
+    broken model fails here, before any turn)."""
     app = faust_app(settings, WORKER_APP, replication_factor)
     topics = declare_topics(app, settings)
     sessions = sessions_table(app, settings)
@@ -40,8 +41,11 @@ def create_app(
     register_memory_resync(app, settings)
     if settings.llm_enabled:
         register_summarizer_agent(app, settings, topics)
-    if (embedders := embedders or load_embedders(settings)) is not None:
-        register_embedding_agent(app, settings, embedders)
+    if settings.embeddings != "off":
+        if embedding is None:
+            embedding = EmbeddingProcess(settings)
+            embedding.load()
+        register_embedding_agent(app, settings, embedding)
     register_probes(app, settings)
     register_worker_gauges(app, settings, sessions)
     return app

@@ -27,7 +27,7 @@ from aiokafka.errors import KafkaError
 from faust.types import EventT
 
 from turnstream.embeddings.base import EmbeddingError, model_tag
-from turnstream.embeddings.factory import Embedders
+from turnstream.embeddings.factory import ModelIds
 from turnstream.embeddings.process import EmbeddingProcess
 from turnstream.memory.journal import replay
 from turnstream.redis.archive import ArchiveStore
@@ -66,11 +66,11 @@ def archived_in(events: list[EventT[bytes]]) -> dict[str, list[tuple[ArchiveEntr
     return dict(found)
 
 
-def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embedders) -> None:
+def register_embedding_agent(app: faust.App, settings: Settings, process: EmbeddingProcess) -> None:
     """Attach the agent (one per worker, on the partitions of the memory journal it is assigned) and the
-    re-embedding timer, both embedding in one child process."""
-    process = EmbeddingProcess(settings)
-    register_reindex(app, settings, embedders, process)
+    re-embedding timer, both embedding in `process`, whose models are loaded."""
+    assert process.models is not None, "EmbeddingProcess.load runs before the agents are registered"
+    register_reindex(app, settings, process.models, process)
     journal = app.topic(
         settings.memory_topic,
         key_type=bytes,
@@ -83,7 +83,6 @@ def register_embedding_agent(app: faust.App, settings: Settings, embedders: Embe
     @app.agent(journal, name=f"{settings.topic_prefix}.embedder")
     async def embed_archive(stream: faust.StreamT[bytes]) -> None:
         archive = ArchiveStore(redis_client(settings), settings)
-        await process.start()
         try:
             # Faust's Stream: take_events is not declared on StreamT
             batches = cast(faust.Stream[bytes], stream).take_events(
@@ -135,19 +134,19 @@ async def _journal(app: faust.App, settings: Settings, owner: str, turns: list[E
 
 
 async def reindex(
-    settings: Settings, kafka: dict[str, Any], embedders: Embedders, process: EmbeddingProcess, app: faust.App
+    settings: Settings, kafka: dict[str, Any], models: ModelIds, process: EmbeddingProcess, app: faust.App
 ) -> int | None:
     """Embed every archived turn the journal holds that has no vector of the current models, once per set of model
     tags and by one worker; how many were embedded, None when nothing was due (or another worker is at it)."""
     redis = redis_client(settings)
     lock = reindex_lock(redis, KeyLayout(settings.topic_prefix))
-    tags = " ".join(sorted(model_tag(model_id) for model_id in embedders.model_ids))
+    tags = " ".join(sorted(model_tag(model_id) for model_id in models.distinct))
     try:
         if await lock.done() == tags or not await lock.take():
             return None
         try:
             archive = ArchiveStore(redis, settings)
-            embedded = await _reembed(settings, kafka, embedders, process, app, archive, lock.renew)
+            embedded = await _reembed(settings, kafka, models, process, app, archive, lock.renew)
             if await lock.still_held():
                 await lock.mark_done(tags)
         finally:
@@ -160,7 +159,7 @@ async def reindex(
 async def _reembed(
     settings: Settings,
     kafka: dict[str, Any],
-    embedders: Embedders,
+    models: ModelIds,
     process: EmbeddingProcess,
     app: faust.App,
     archive: ArchiveStore,
@@ -174,9 +173,7 @@ async def _reembed(
                 tags = {turn.id: turn.tag for turn in kept.embedded}
                 # an entry is done when its vector is of the model that would embed it now (its language's)
                 missing = [
-                    entry
-                    for entry in kept.entries
-                    if tags.get(entry.id) != model_tag(embedders.for_text(entry.text).model_id)
+                    entry for entry in kept.entries if tags.get(entry.id) != model_tag(models.for_text(entry.text))
                 ]
                 for start in range(0, len(missing), settings.embedding_batch_size):
                     batch = missing[start : start + settings.embedding_batch_size]
@@ -188,14 +185,14 @@ async def _reembed(
     return done
 
 
-def register_reindex(app: faust.App, settings: Settings, embedders: Embedders, process: EmbeddingProcess) -> None:
+def register_reindex(app: faust.App, settings: Settings, models: ModelIds, process: EmbeddingProcess) -> None:
     """Check every TURNSTREAM_RESYNC_INTERVAL_SECONDS (or a minute), on every worker, whether the archive needs
     re-embedding for the current models."""
 
     @timer(app, settings.resync_interval_seconds or 60, name=f"{settings.topic_prefix}.embedding_reindex")
     async def reembed_archive() -> None:
         try:
-            embedded = await reindex(settings, app.kafka_options, embedders, process, app)  # type: ignore[attr-defined]
+            embedded = await reindex(settings, app.kafka_options, models, process, app)  # type: ignore[attr-defined]
         except REDIS_UNAVAILABLE as error:
             log.info("archive re-embedding skipped, Redis does not answer: %s", error)
             return

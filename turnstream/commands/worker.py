@@ -95,7 +95,7 @@ def run_worker(settings: Settings, loglevel: str) -> int:
 
     from turnstream.agents.app import create_app
     from turnstream.embeddings.base import EmbeddingError
-    from turnstream.embeddings.factory import load_embedders
+    from turnstream.embeddings.process import EmbeddingProcess
     from turnstream.stack.services import tuned_for_broker
     from turnstream.streams.admin import TopicLayoutError, ensure_topics
     from turnstream.streams.shutdown import Worker
@@ -106,10 +106,14 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         await wait_for_services(settings)
         return await ensure_topics(settings), await cluster_id(settings)
 
-    try:  # a missing or broken model is one line now, not a traceback at the first turn
-        embedders = load_embedders(settings)
-    except EmbeddingError as error:
-        raise CliError(str(error)) from None
+    embedding = None
+    if settings.embeddings != "off":
+        embedding = EmbeddingProcess(settings)
+        try:  # a missing or broken model is one line now, not a traceback at the first turn
+            embedding.load()
+        except EmbeddingError as error:
+            embedding.close()
+            raise CliError(str(error)) from None
     try:
         topics, cluster = asyncio.run(prepare())
     except (ServicesUnavailable, TopicLayoutError) as error:
@@ -119,7 +123,7 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     export_from_env()
     worker = Worker(
-        create_app(settings, topics.replication_factor, embedders),
+        create_app(settings, topics.replication_factor, embedding),
         loglevel=loglevel,
         quiet=True,
         logging_config=faust_logging_config(loglevel, settings.log_format),

@@ -28,6 +28,24 @@ English well and Chinese poorly, bge-small-zh the other way round (docs/embeddin
 
 
 @dataclass(frozen=True)
+class ModelIds:
+    """The model id of each language: what the worker needs of its models (the tags its vectors carry) without
+    holding the models, which live in its embedding process (embeddings/process.py)."""
+
+    en: str
+    zh: str
+
+    def for_text(self, text: str) -> str:
+        """The id of the model that embeds `text`, by turnstream's one language rule (text/language.py)."""
+        return self.zh if text_language(text) == "zh" else self.en
+
+    @property
+    def distinct(self) -> tuple[str, ...]:
+        """Every distinct model in use, English's first."""
+        return tuple(dict.fromkeys((self.en, self.zh)))
+
+
+@dataclass(frozen=True)
 class Embedders:
     """The embedder of each language: a turn and a query are embedded by the model of their text's language."""
 
@@ -46,7 +64,10 @@ class Embedders:
     @property
     def model_ids(self) -> tuple[str, ...]:
         """Every distinct model in use, English's first."""
-        return tuple(dict.fromkeys((self.en.model_id, self.zh.model_id)))
+        return self.ids().distinct
+
+    def ids(self) -> ModelIds:
+        return ModelIds(self.en.model_id, self.zh.model_id)
 
     def check(self) -> None:
         """Run each distinct model once on a probe; EmbeddingError (one line) when one fails."""

@@ -11,6 +11,15 @@ OWN_HEADERS = (REASON_HEADER, DETAIL_HEADER, SOURCE_HEADER)
 ORIGINAL_KEY_HEADER = "x-turnstream-original-key"
 """On a forwarded turn: the key it arrived with (absent when it had none)."""
 
+MEANINGS: dict[str, str] = {
+    REASON_HEADER: "why: a dead letter's refusal (`schema`, `not_json`, `oversize`, `invalid_utf8`, …), or a forwarded "
+    "turn's `null_key` / `wrong_key` / `reordered`",
+    DETAIL_HEADER: "on a dead letter: what is wrong, in words (at most 1,024 bytes)",
+    SOURCE_HEADER: "`topic/partition/offset` of the original record",
+    ORIGINAL_KEY_HEADER: "on a forwarded turn: the key it arrived with (absent when it had none)",
+}
+"""What each header turnstream writes says: docs/protocol.md's header table (schemas/protocol_doc.py)."""
+
 
 def dead_letter_headers(
     original: list[tuple[str, bytes]], reason: str, detail: str, source: str

@@ -42,8 +42,8 @@ class Turn(BaseModel):
     user_id: str | None = Field(None, min_length=1, max_length=128)
     """Owner of long-term memory."""
     seq: int | None = Field(None, ge=0)
-    """Position of the turn in its session, from 0, when the gateway knows it: what puts turns that reached
-    the worker under a wrong Kafka key back in order."""
+    """Position of the turn in its session, from 0, when the gateway knows it: replays at or below the highest
+    applied are dropped, and turns that reached the worker under a wrong Kafka key are put back in order by it."""
     ts: float | None = None
     """When the turn happened, epoch seconds."""
     message: MessageField

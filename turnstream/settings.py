@@ -213,8 +213,8 @@ class Settings(BaseSettings):
     """How long a stopping API (SIGTERM) lets requests in flight finish before it cancels them."""
     mcp_tenant: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]{1,64}$")
     """The tenant `turnstream mcp` acts for over stdio (over HTTP each token names its own); unset: no tenant."""
-    data_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "turnstream"))
-    """Where Faust keeps a worker's local files (one folder per app id): turnstream in the system's temporary folder (/tmp/turnstream on Linux), never the current directory."""
+    data_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "turnstream-data"))
+    """Where Faust keeps a worker's local files (one folder per app id): turnstream-data in the system's temporary folder (/tmp/turnstream-data on Linux), never the current directory (nor a folder named like the package, which Python started in the temporary folder would import instead of it)."""
     consumer_fetch_wait_ms: int | None = Field(None, ge=0, le=30_000)
     """How long a worker's fetch waits at the broker for records; unset: 500 ms (Apache Kafka answers as soon as records arrive), 20 ms on a Tansu broker, whoever started it (Tansu waits it out; the worker knows it by its cluster id)."""
     producer_linger_ms: int = Field(0, ge=0, le=5_000)

@@ -91,3 +91,13 @@ def test_a_worker_on_any_tansu_takes_its_short_fetch_wait_and_on_apache_kafka_it
     )  # `turnstream stack`'s too
     assert tuned_for_broker(Settings(), "MkU3OEVBNTcwNTJENDM2Qk").fetch_wait_ms == Settings().fetch_wait_ms
     assert tuned_for_broker(Settings(consumer_fetch_wait_ms=200), "tansu_cluster").fetch_wait_ms == 200
+
+
+def test_the_default_data_folder_does_not_shadow_the_package_in_the_temporary_folder() -> None:
+    import tempfile
+    from pathlib import Path
+
+    # Python started in /tmp puts /tmp first on its path: a /tmp/turnstream folder would be imported as an
+    # empty namespace package instead of turnstream itself
+    folder = Path(Settings().data_dir)
+    assert folder.parent == Path(tempfile.gettempdir()) and folder.name != "turnstream"

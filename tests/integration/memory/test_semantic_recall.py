@@ -5,6 +5,8 @@ rebuilt from the memory journal after Redis loses them."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from typing import Any
 
@@ -12,6 +14,7 @@ from redis.asyncio import Redis
 
 from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
+from turnstream.benchmarks.pinning import process_tree
 from turnstream.client import ContextClient
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
@@ -157,3 +160,32 @@ async def test_a_changed_model_re_embeds_the_archive_and_no_vector_of_the_old_on
                 "john-3", "Which bakery did John mention?", k=0, user_id="jon", record=False
             )
             assert prompt.timings["semantic_hits"] > 0  # ranked by the new model's vectors
+
+
+async def test_a_worker_killed_with_minus_9_leaves_no_model_process_behind(settings: Settings) -> None:
+    settings = settings.model_copy(update={"embeddings": "local"})
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+
+        async def loaded() -> bool:  # the embedding process starts, and loads the models, before the worker connects
+            return len(process_tree(worker.pid)) > 1
+
+        await until(loaded)
+        children = process_tree(worker.pid)[1:]
+        assert children  # the embedding process (and multiprocessing's resource tracker)
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.wait()
+
+        async def gone() -> bool:
+            return not any(_alive(pid) for pid in children)
+
+        await until(gone, timeout=10)
+
+
+def _alive(pid: int) -> bool:
+    """Not a zombie: a child whose parent died is reaped by init, so only a running orphan still has a state."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

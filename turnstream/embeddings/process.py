@@ -31,8 +31,10 @@ _embedders: Embedders | None = None
 """The child's models, loaded by `_load` (a process pool's worker has no other place to keep them)."""
 
 
-def _lower_priority() -> None:
+def _lower_priority(worker: int) -> None:
     die_with_parent()  # a worker killed with -9 leaves no model process behind
+    if os.getppid() != worker:  # it died before the line above: no signal will come
+        os._exit(1)
     os.nice(NICENESS)
 
 
@@ -57,7 +59,7 @@ class EmbeddingProcess:
         self._settings = settings
         # spawn, not fork: the worker has threads (Faust's, the tokenizer's) a fork would copy in whatever state
         self._pool = ProcessPoolExecutor(
-            1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+            1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority, initargs=(os.getpid(),)
         )
         self.models: ModelIds | None = None
         """The loaded models' ids, once `load` has run."""

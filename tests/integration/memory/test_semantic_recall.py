@@ -167,8 +167,8 @@ async def test_a_worker_killed_with_minus_9_leaves_no_model_process_behind(setti
     await ensure_topics(settings)
     with running_worker(settings) as worker:
 
-        async def loaded() -> bool:  # the embedding process starts, and loads the models, before the worker connects
-            return len(process_tree(worker.pid)) > 1
+        async def loaded() -> bool:  # the models are loaded in the embedding process before the worker connects
+            return bool(worker.assigned(settings.turns_topic))
 
         await until(loaded)
         children = process_tree(worker.pid)[1:]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 import typing
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic.fields import FieldInfo
@@ -18,6 +17,7 @@ from pydantic.fields import FieldInfo
 from turnstream.schemas.control import ForgetRequest, PopRequest
 from turnstream.schemas.headers import MEANINGS
 from turnstream.schemas.turn import Turn
+from turnstream.text.generated import block_between, replace_between, rewrite_files
 
 JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "array"}
 
@@ -96,28 +96,19 @@ def markers(name: str) -> tuple[str, str]:
 
 def generated_block(text: str, name: str) -> str:
     """What stands between block `name`'s markers in `text`."""
-    begin, end = markers(name)
-    if begin not in text or end not in text:
-        raise ValueError(f"no {name} table markers")
-    return text.split(begin, 1)[1].split(end, 1)[0].strip("\n") + "\n"
+    return block_between(text, *markers(name))
 
 
 def rewrite(text: str) -> str:
     """`text` with every generated block replaced by its current rendering."""
     for name, render in BLOCKS.items():
-        begin, end = markers(name)
-        head, rest = text.split(begin, 1)
-        tail = rest.split(end, 1)[1]
-        text = f"{head}{begin}\n{render()}{end}{tail}"
+        text = replace_between(text, *markers(name), render())
     return text
 
 
 def main(argv: list[str]) -> int:
     """Rewrite the generated blocks of each file named."""
-    for name in argv:
-        path = Path(name)
-        path.write_text(rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
-    return 0
+    return rewrite_files(argv, rewrite)
 
 
 if __name__ == "__main__":

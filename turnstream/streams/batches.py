@@ -22,7 +22,7 @@ from typing import Any, Protocol, cast
 from faust import Stream
 from faust.types import EventT, Message, StreamT
 
-from turnstream.faust_private.streams import processed_passively
+from turnstream.faust_private.streams import acknowledged_by_caller, processed_passively
 
 
 class Gate(Protocol):
@@ -54,23 +54,18 @@ async def take_batches(
         return value
 
     running = cast(Stream[bytes], stream)  # Faust's Stream: its Service's wait_for_stopped is not declared on StreamT
-    acks = stream.enable_acks
-    stream.enable_acks = False  # the caller acknowledges each batch once it is done with it
-    try:
-        with processed_passively(stream, collect):  # as Faust reads a stream for take_events
-            while not stream.should_stop:
-                if not filling and await running.wait_for_stopped(first.wait()):
-                    break
-                if not ready.is_set():
-                    await running.wait_for_stopped(ready.wait(), timeout=within)
-                batch = filling[:]
-                filling.clear()
-                first.clear()
-                ready.clear()
-                room.set()
-                yield batch
-    finally:
-        stream.enable_acks = acks
+    with acknowledged_by_caller(stream), processed_passively(stream, collect):  # as Faust reads it for take_events
+        while not stream.should_stop:
+            if not filling and await running.wait_for_stopped(first.wait()):
+                break
+            if not ready.is_set():
+                await running.wait_for_stopped(ready.wait(), timeout=within)
+            batch = filling[:]
+            filling.clear()
+            first.clear()
+            ready.clear()
+            room.set()
+            yield batch
 
 
 async def acknowledge(stream: StreamT[bytes], events: list[EventT[bytes]]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import cast
 
 import faust
 from faust.types import TP
@@ -33,7 +32,7 @@ from turnstream.schemas.ids import partition_of
 from turnstream.session import CoreConfig, LiveStates, SessionCore
 from turnstream.settings import Settings
 from turnstream.streams.batches import acknowledge, take_batches
-from turnstream.streams.delivery import OrderedConsumer
+from turnstream.streams.delivery import ordered_delivery
 from turnstream.streams.signals import on_assigned, on_revoked
 from turnstream.streams.topics import Topics
 
@@ -109,7 +108,7 @@ def register_session_agent(
         live.restart()
         executor = executor_for(settings, topics, sessions, store, tombstones, live)
         try:
-            gate = cast(OrderedConsumer, app.consumer)
+            gate = ordered_delivery(app)
             gate.gate(topics.session_input.topics)
             async for events in take_batches(stream, settings.batch_max_events, settings.batch_max_ms / 1000, gate):
                 try:

@@ -1,4 +1,5 @@
-"""In-order delivery: a Faust consumer that hands each input partition's records over one offset after another.
+"""In-order delivery: the policy by which the worker's consumer hands each input partition's records over one
+offset after another (faust_private/delivery.py's PolicedConsumer asks it at each of Faust's hooks).
 
 Faust's fetch loop reads a jump in a partition's offsets as a gap the broker left (compaction, transaction
 markers): it counts the offsets in between as acknowledged and drops them if they arrive later. After
@@ -7,7 +8,7 @@ already begun and the next recovery seeks the partitions back to their committed
 the two fetch positions reach that loop interleaved. The jump is then not a gap but turns that have not
 arrived yet: they were skipped for good and their offsets committed, though no worker applied them.
 
-`OrderedConsumer` keeps, per input partition, the next offset to deliver: set by every seek (the
+`OrderedDelivery` keeps, per input partition, the next offset to deliver: set by every seek (the
 recovery after each rebalance seeks every partition it keeps to its committed offset), advanced by every
 delivered record. Until a partition has been sought in its current assignment, none of its records is
 delivered (a stale fetch from before the seek could start anywhere); the seeks to the committed offsets
@@ -30,15 +31,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any, cast
+from collections.abc import Iterable, Mapping
+from typing import Any
 from weakref import WeakSet
 
-from faust.types import TP, Message
-from mode import Service
+from faust.types import TP, AppT, Message
 
-from turnstream.faust_private.app import ConsumerApp
-from turnstream.faust_private.consumer import Consumer
+from turnstream.faust_private.delivery import PolicedApp, PolicedConsumer, Verdict
 from turnstream.streams.end_offsets import fetched_end_offsets
 from turnstream.streams.intake import Intake
 from turnstream.streams.metrics import refetches_total
@@ -47,16 +46,15 @@ log = logging.getLogger(__name__)
 
 GAP_RETRIES = 3
 """Seeks back to the same missing offset before a jump is taken for a real gap in the partition."""
-DELIVER, DROP, HOLD = "deliver", "drop", "hold"
 ANY = -1
 """Next offset of a partition sought to a committed offset it does not have yet: its first record, wherever it starts."""
 
 
-class OrderedConsumer(Consumer):
-    """Faust's aiokafka consumer (faust_private), delivering the records of each acking topic in offset order, none skipped."""
+class OrderedDelivery:
+    """The records of each acking topic delivered in offset order, none skipped (the consumer's DeliveryPolicy)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, consumer: PolicedConsumer) -> None:
+        self.consumer = consumer
         self._next_offset: dict[TP, int] = {}
         """Per guarded partition, the offset of the next record to deliver; absent until sought in this assignment."""
         self._retries: dict[TP, tuple[int, int]] = {}
@@ -67,53 +65,46 @@ class OrderedConsumer(Consumer):
         self._gated: set[str] = set()
         """Topics whose records reach their agent through `take` (see `gate`)."""
 
-    def _guarded(self, tp: TP) -> bool:
-        return self.app.topics.acks_enabled_for(tp.topic) and not self.is_changelog(tp)
+    def guarded(self, tp: TP) -> bool:
+        return self.consumer.app.topics.acks_enabled_for(tp.topic) and not self.consumer.is_changelog(tp)
 
-    def _expect(self, tp: TP, offset: int | None) -> None:
+    def sought(self, tp: TP, offset: int | None) -> None:
         self._retries.pop(tp, None)
         self._next_offset[tp] = ANY if offset is None or offset < 0 else offset
 
-    async def seek_to_committed(self) -> Mapping[TP, int]:
-        """Seek every partition to its committed offset, then each input partition once more, its next offset
-        set first: the records fetched while the first seeks were under way were dropped (their partition was
-        not sought yet), and nothing else would fetch them again."""
-        committed = await super().seek_to_committed()
-        guarded = [tp for tp in committed if self._guarded(tp)]
-        earliest = await self.earliest_offsets(*[tp for tp in guarded if not committed[tp]]) if guarded else {}
+    async def committed(self, committed: Mapping[TP, int]) -> None:
+        """Seek each input partition once more, its next offset set first: the records fetched while the first
+        seeks were under way were dropped (their partition was not sought yet), and nothing else would fetch them
+        again."""
+        guarded = [tp for tp in committed if self.guarded(tp)]
+        earliest = await self.consumer.earliest_offsets(*[tp for tp in guarded if not committed[tp]]) if guarded else {}
         for tp, offset in committed.items():
             if tp in guarded:
                 start = offset or earliest.get(tp) or 0
                 if tp.topic in self._gated:
                     self._intake.start(tp, start, time.monotonic())
-                await self.seek(tp, start)
+                await self.consumer.seek(tp, start)
             else:
-                self._expect(tp, offset)
-        return committed
+                self.sought(tp, offset)
 
-    async def seek(self, partition: TP, offset: int) -> None:
-        # the next offset first: a record fetched from the new position before the seek returns is delivered
-        self._expect(partition, offset)
-        await super().seek(partition, offset)
-
-    async def on_partitions_revoked(self, revoked: set[TP]) -> None:
+    def revoked(self, revoked: set[TP]) -> None:
         for tp in revoked:
             self._next_offset.pop(tp, None)
             self._retries.pop(tp, None)
-        await super().on_partitions_revoked(revoked)
 
-    async def on_partitions_assigned(self, assigned: set[TP], generation_id: int = 0) -> None:
+    def assigned(self) -> None:
         # nothing carries over from the previous assignment: the recovery seeks every partition it keeps,
         # and until then a partition's records are not delivered
         self._next_offset.clear()
         self._retries.clear()
         self._intake.clear()
         self._taken = WeakSet()  # a batch of the previous assignment still running is applied again, not committed
-        await super().on_partitions_assigned(assigned, generation_id)
 
-    async def highwaters(self, *partitions: TP) -> Mapping[TP, int]:
+    async def end_offsets(self, highwaters: Mapping[TP, int]) -> Mapping[TP, int]:
         """End offsets confirmed by a fetch (see end_offsets): table recovery reads up to these."""
-        return await fetched_end_offsets(cast(App, self.app).kafka_options, await super().highwaters(*partitions))
+        app = self.consumer.app
+        assert isinstance(app, App)
+        return await fetched_end_offsets(app.kafka_options, highwaters)
 
     def gate(self, topics: Iterable[str]) -> None:
         """The records of `topics` reach their agent through `take`: only those it took are acknowledged."""
@@ -131,23 +122,20 @@ class OrderedConsumer(Consumer):
                 message.offset,
             )
             refetches_total.labels("gap").inc()
-            await self.seek(message.tp, verdict.fetch_from)
+            await self.consumer.seek(message.tp, verdict.fetch_from)
         if verdict.taken:
             self._taken.add(message)
         return verdict.taken
 
-    def ack(self, message: Message) -> bool:
+    def counts(self, message: Message) -> bool:
         # Faust acknowledges a record its stream skips (flow suspended, older generation): for a topic whose
         # agent takes records through `take`, only what it took may move the commit
-        if message.topic in self._gated and message not in self._taken:
-            return False
-        return super().ack(message)
+        return message.topic not in self._gated or message in self._taken
 
-    @Service.timer(1.0)
-    async def _refetch_stalled(self) -> None:
+    async def tick(self) -> None:
         """Fetch a partition again when its fetch is past what the agent took and the agent has taken nothing
         for a while: its last fetched records were lost on the way, and no later record shows the gap."""
-        if self.app.rebalancing or not self.flow_active:
+        if self.consumer.app.rebalancing or not self.consumer.flow_active:
             return
         fetched = {tp: offset for tp, offset in self._next_offset.items() if offset != ANY}
         for tp, offset in self._intake.stalled(fetched, time.monotonic()).items():
@@ -155,51 +143,45 @@ class OrderedConsumer(Consumer):
                 "%s: records from %d on were fetched but never reached the agent; fetching them again", tp, offset
             )
             refetches_total.labels("stalled").inc()
-            await self.seek(tp, offset)
+            await self.consumer.seek(tp, offset)
 
-    async def getmany(self, timeout: float) -> AsyncIterator[tuple[TP, Message]]:
-        held: set[TP] = set()
-        async for tp, message in super().getmany(timeout):
-            if tp in held:
-                continue
-            if not self._guarded(tp):
-                yield tp, message
-                continue
-            verdict = await self._admit(tp, message.offset)
-            if verdict == DELIVER:
-                yield tp, message
-            elif verdict == HOLD:
-                held.add(tp)  # the partition was sought back: the rest of this batch comes again
-
-    async def _admit(self, tp: TP, offset: int) -> str:
+    async def admit(self, tp: TP, offset: int) -> Verdict:
         expected = self._next_offset.get(tp)
         if expected is None:
             log.debug("%s: dropped record %d, fetched before the partition was sought", tp, offset)
-            return DROP
+            return "drop"
         if expected == ANY or offset == expected:
             self._next_offset[tp] = offset + 1
             self._retries.pop(tp, None)
-            return DELIVER
+            return "deliver"
         if offset < expected:
             log.debug("%s: dropped record %d, delivered already (next is %d)", tp, offset, expected)
-            return DROP
+            return "drop"
         missing, tries = self._retries.get(tp, (expected, 0))
         if missing == expected and tries >= GAP_RETRIES:
             log.info("%s: offsets %d..%d are not in the partition; going on from %d", tp, expected, offset - 1, offset)
             self._intake.real_gap(tp, expected, offset)
             self._next_offset[tp] = offset + 1
             self._retries.pop(tp, None)
-            return DELIVER
+            return "deliver"
         log.warning("%s: record %d arrived before %d; seeking back to %d", tp, offset, expected, expected)
-        await self.seek(tp, expected)
+        await self.consumer.seek(tp, expected)
         self._retries[tp] = (expected, tries + 1 if missing == expected else 1)
-        return HOLD
+        return "hold"
 
 
-class App(ConsumerApp):
-    """faust.App whose consumer delivers input records in offset order (see OrderedConsumer), waits at
-    the broker for `fetch_wait_ms` (faust_private.consumer) and recovers tables up to fetched end offsets."""
+class App(PolicedApp):
+    """faust.App whose consumer delivers input records in offset order (OrderedDelivery), waits at the broker for
+    `fetch_wait_ms` (faust_private.consumer) and recovers tables up to fetched end offsets."""
 
-    consumer_class = OrderedConsumer
+    consumer_class = PolicedConsumer
+    delivery_policy = OrderedDelivery
     kafka_options: dict[str, Any] = {}
     """aiokafka connection options (bootstrap servers, security) for the clients the consumer opens itself."""
+
+
+def ordered_delivery(app: AppT) -> OrderedDelivery:
+    """The delivery policy of `app`'s consumer, for the agent that gates its topics through it."""
+    consumer = app.consumer
+    assert isinstance(consumer, PolicedConsumer) and isinstance(consumer.policy, OrderedDelivery)
+    return consumer.policy

@@ -15,7 +15,7 @@ from turnstream.agents.memory_resync import register_memory_resync
 from turnstream.agents.resync import register_context_resync
 from turnstream.agents.session_agent import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
-from turnstream.embeddings.process import EmbeddingProcess
+from turnstream.embeddings.process import EmbeddingProcess, start_embedding
 from turnstream.faust_private import versions
 from turnstream.settings import Settings
 from turnstream.streams.admin import WORKER_APP
@@ -41,10 +41,7 @@ def create_app(
     register_memory_resync(app, settings)
     if settings.llm_enabled:
         register_summarizer_agent(app, settings, topics)
-    if settings.embeddings != "off":
-        if embedding is None:
-            embedding = EmbeddingProcess(settings)
-            embedding.load()
+    if (embedding := embedding or start_embedding(settings)) is not None:
         register_embedding_agent(app, settings, embedding)
     register_probes(app, settings)
     register_worker_gauges(app, settings, sessions)

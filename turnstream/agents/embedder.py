@@ -93,7 +93,6 @@ def register_embedding_agent(app: faust.App, settings: Settings, process: Embedd
                 if owners:
                     await _embed(owners, archive, process, settings, app)
         finally:
-            process.close()
             await archive.redis.aclose()
 
 

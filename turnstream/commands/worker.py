@@ -95,7 +95,7 @@ def run_worker(settings: Settings, loglevel: str) -> int:
 
     from turnstream.agents.app import create_app
     from turnstream.embeddings.base import EmbeddingError
-    from turnstream.embeddings.process import EmbeddingProcess
+    from turnstream.embeddings.process import start_embedding
     from turnstream.stack.services import tuned_for_broker
     from turnstream.streams.admin import TopicLayoutError, ensure_topics
     from turnstream.streams.shutdown import Worker
@@ -106,14 +106,10 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         await wait_for_services(settings)
         return await ensure_topics(settings), await cluster_id(settings)
 
-    embedding = None
-    if settings.embeddings != "off":
-        embedding = EmbeddingProcess(settings)
-        try:  # a missing or broken model is one line now, not a traceback at the first turn
-            embedding.load()
-        except EmbeddingError as error:
-            embedding.close()
-            raise CliError(str(error)) from None
+    try:  # a missing or broken model is one line now, not a traceback at the first turn
+        embedding = start_embedding(settings)
+    except EmbeddingError as error:
+        raise CliError(str(error)) from None
     try:
         topics, cluster = asyncio.run(prepare())
     except (ServicesUnavailable, TopicLayoutError) as error:
@@ -137,4 +133,7 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         worker.execute_from_commandline()
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    finally:
+        if embedding is not None:
+            embedding.close()
     return 0

@@ -61,11 +61,6 @@ class Embedders:
         """The model for `text`, by turnstream's one language rule (text/language.py)."""
         return self.for_language(text_language(text))
 
-    @property
-    def model_ids(self) -> tuple[str, ...]:
-        """Every distinct model in use, English's first."""
-        return self.ids().distinct
-
     def ids(self) -> ModelIds:
         return ModelIds(self.en.model_id, self.zh.model_id)
 

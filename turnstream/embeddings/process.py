@@ -83,5 +83,20 @@ class EmbeddingProcess:
             raise EmbeddingError(f"the embedding process is stopped: {error}") from None
 
     def close(self) -> None:
-        """Stop the child; a batch it is embedding is dropped (its journal records are read again after a restart)."""
+        """Stop the child, once the worker stops (an agent restarted by Faust keeps embedding through it); a batch
+        it is embedding is dropped (its journal records are read again after a restart)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def start_embedding(settings: Settings) -> EmbeddingProcess | None:
+    """The settings' embedding process, started with its models loaded; None when embeddings are off. A model
+    that fails is its one-line EmbeddingError, and the child is stopped before it is raised."""
+    if settings.embeddings == "off":
+        return None
+    process = EmbeddingProcess(settings)
+    try:
+        process.load()
+    except EmbeddingError:
+        process.close()
+        raise
+    return process

@@ -4,6 +4,7 @@ and a model that cannot load is the child's one-line EmbeddingError at start."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from turnstream.benchmarks.pinning import process_tree
 from turnstream.embeddings.base import EmbeddingError
 from turnstream.embeddings.factory import load_embedders
-from turnstream.embeddings.process import NICENESS, EmbeddingProcess
+from turnstream.embeddings.process import NICENESS, EmbeddingProcess, start_embedding
 from turnstream.embeddings.turns import embed_entries
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
@@ -48,3 +49,22 @@ def test_a_model_that_cannot_load_is_an_embedding_error(tmp_path: Path) -> None:
             process.load()
     finally:
         process.close()
+
+
+def test_embeddings_off_start_no_process_and_a_failing_model_leaves_none_running(tmp_path: Path) -> None:
+    assert start_embedding(Settings(embeddings="off")) is None
+    before = set(process_tree(os.getpid()))
+    with pytest.raises(EmbeddingError, match="no embedding model in"):
+        start_embedding(Settings(embeddings="local", embedding_model_dir=str(tmp_path)))
+    deadline = time.monotonic() + 10  # the pool's shutdown stops its process soon after the call returns
+    while left := {pid for pid in set(process_tree(os.getpid())) - before if not _tracker(pid)}:
+        assert time.monotonic() < deadline, f"embedding process {left} still running"
+        time.sleep(0.1)
+
+
+def _tracker(pid: int) -> bool:
+    """multiprocessing's resource tracker, which outlives a pool by design until this process exits."""
+    try:
+        return "resource_tracker" in Path(f"/proc/{pid}/cmdline").read_text()
+    except FileNotFoundError:
+        return False

@@ -72,7 +72,7 @@ def test_the_settings_load_a_model_per_language_with_its_vocabulary() -> None:
         embedders.for_text("我妹妹的猫叫什么？").dims == 512
         and embedders.for_text("What is my cat called?").dims == 384
     )
-    assert set(embedders.vocabularies) == set(embedders.model_ids)
+    assert set(embedders.vocabularies) == set(embedders.ids().distinct)
     (turn,) = embed_turns(
         embedders, ["John: I started taekwondo last year"], 16, lambda model: embedders.vocabularies[model.model_id]
     )

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
+
+from turnstream.schemas.headers import TRACEPARENT, traceparent
 
 try:
     from opentelemetry import context as otel_context
@@ -23,50 +24,9 @@ try:
 except ImportError:  # the otel extra is not installed: spans are no-ops
     otel_trace = None  # type: ignore[assignment]  # the module, or None without the otel extra
 
-TRACEPARENT = "traceparent"
-TRACE_HEADERS = (TRACEPARENT, "tracestate")
-"""The W3C trace-context headers the worker carries from a turn to what it produces for it."""
-_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-(?P<trace>[0-9a-f]{32})-(?P<span>[0-9a-f]{16})-[0-9a-f]{2}$")
 TRACER_NAME = "turnstream"
 log = logging.getLogger(__name__)
 EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
-
-Headers = Mapping[str, bytes] | Sequence[tuple[str, bytes]] | None
-"""Kafka headers as aiokafka and Faust hand them over: a list of (name, value) pairs, or a mapping."""
-
-
-def header_items(headers: Headers) -> list[tuple[str, bytes]]:
-    """`headers` as a list of (name, value) pairs, in order."""
-    if not headers:
-        return []
-    pairs = headers.items() if isinstance(headers, Mapping) else headers
-    return [(name, value) for name, value in pairs]
-
-
-def traceparent(headers: Headers) -> str | None:
-    """The record's `traceparent` header when it is a valid W3C one (an all-zero trace id is not)."""
-    for name, value in header_items(headers):
-        if name.lower() == TRACEPARENT and value:
-            text = value.decode("ascii", "replace").strip().lower()
-            match = _TRACEPARENT.match(text)
-            if match and match["trace"] != "0" * 32 and match["span"] != "0" * 16:
-                return text
-    return None
-
-
-def trace_id(headers: Headers) -> str | None:
-    """The 32-hex-digit trace id of the record's `traceparent`, for log lines."""
-    return trace_id_of(traceparent(headers))
-
-
-def trace_id_of(parent: str | None) -> str | None:
-    """The trace id of a valid traceparent (as `traceparent` returns it)."""
-    return parent.split("-")[1] if parent else None
-
-
-def carried(headers: Headers) -> list[tuple[str, bytes]]:
-    """The trace-context headers of a record, to put on every record produced for it."""
-    return [(name, value) for name, value in header_items(headers) if name.lower() in TRACE_HEADERS]
 
 
 def recording() -> bool:

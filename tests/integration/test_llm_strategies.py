@@ -5,9 +5,9 @@ import orjson
 import pytest
 
 from turnstream.compaction.strategies import Digest, Fact, KeyInfoExtractor, RollingSummarizer
-from turnstream.compaction.tokens import count_text
 from turnstream.llm.calls import client_options, extract_facts, merge_summary
 from turnstream.llm.strategies import LLMKeyInfoExtractor, LLMSummarizer
+from turnstream.text.tokens import count_text
 
 OLD = Digest(
     summary="user: We are planning a trip to Japan.",

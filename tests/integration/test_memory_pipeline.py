@@ -8,10 +8,10 @@ from typing import Any
 from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
-from turnstream.compaction.tokens import count_messages
 from turnstream.redis.memories import MemoryStore
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
+from turnstream.text.tokens import count_messages
 
 USER_LINES = [
     "Hi! I'm planning a trip to Lisbon in May.",

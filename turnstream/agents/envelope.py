@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from turnstream.agents.fields import Record, known_fields
+from turnstream.schemas.headers import TRACE_HEADERS, header_items, trace_id_of, traceparent
 from turnstream.schemas.ids import Forward
 from turnstream.session.records import Item, Kind, record_of
-from turnstream.tracing import TRACE_HEADERS, header_items, trace_id_of, traceparent
 
 log = logging.getLogger(__name__)
 
@@ -74,16 +74,25 @@ def open_envelope(event: Consumed, summaries_topic: str, max_content_bytes: int)
     """Decode `event` once (session/records.py); never raises: what cannot be decoded is a refused envelope (reason
     "internal" for an unexpected error, which is logged)."""
     message = event.message
-    headers = header_items(message.headers)
-    parent = traceparent(headers)
     try:
-        record = record_of(message.topic, message.key, message.value, headers, summaries_topic, max_content_bytes)
+        record = record_of(
+            message.topic, message.key, message.value, message.headers, summaries_topic, max_content_bytes
+        )
     except Exception as error:  # noqa: BLE001 - one bad record must not take the batch (or the worker) down
-        envelope = Envelope("refused", event, headers, parent, refusal=("internal", repr(error)))
+        headers = header_items(message.headers)
+        envelope = Envelope("refused", event, headers, traceparent(headers), refusal=("internal", repr(error)))
         log.exception(
             "event at %s/%s failed; dead-lettered", message.partition, message.offset, extra=envelope.fields()
         )
         return envelope
     return Envelope(
-        record.kind, event, headers, parent, record.item, record.key, record.forward, record.refusal, record.turn_id
+        record.kind,
+        event,
+        record.headers,
+        traceparent(record.headers),
+        record.item,
+        record.key,
+        record.forward,
+        record.refusal,
+        record.turn_id,
     )

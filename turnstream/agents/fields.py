@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from turnstream.tracing import Headers, trace_id
+from turnstream.schemas.headers import Headers, trace_id
 
 
 class Record(Protocol):

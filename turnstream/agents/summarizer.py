@@ -14,11 +14,11 @@ from turnstream.agents.fields import record_fields
 from turnstream.llm.calls import client_options, merge_profile, merge_summary
 from turnstream.memory.profile import needs_condensing
 from turnstream.redis.memories import MemoryStore
+from turnstream.schemas.headers import carried
 from turnstream.schemas.summaries import SummaryRequest, SummaryResult
 from turnstream.settings import Settings
 from turnstream.streams.metrics import llm_requests_total, observe_ms
 from turnstream.streams.topics import Topics
-from turnstream.tracing import carried
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ import orjson
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.compaction import SessionCompactor
 from turnstream.compaction.strategies import build_strategy
-from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message
 from turnstream.samples.conversations import generate_conversations
 from turnstream.settings import Settings
+from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message
 
 CHECKPOINTS = (50, 200, 1000, 5000)
 SERIES_STEP = 50

@@ -24,7 +24,6 @@ import orjson
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.live import Live, encode, last_versions
 from turnstream.client import ContextClient
-from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import archive_entry
 from turnstream.prompt.recalled import recall_line
 from turnstream.redis.keys import KeyLayout
@@ -34,6 +33,7 @@ from turnstream.schemas.ids import owner_key, session_key
 from turnstream.text.chat import content_text
 from turnstream.text.language import detect_language
 from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS
+from turnstream.text.tokens import count_messages
 
 PROMPT_BUDGETS = (2000, 4000)
 TARGETS = {2000: 0.85, 4000: 0.95}

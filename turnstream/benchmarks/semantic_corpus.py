@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from turnstream.compaction.tokens import count_text
 from turnstream.embeddings.base import Embedder, passage_text
 from turnstream.memory.archive import archive_entry
 from turnstream.prompt.recalled import LINE_SEPARATOR_TOKENS, turn_line
 from turnstream.samples.recall_set import RecallCase
 from turnstream.text.language import detect_language
+from turnstream.text.tokens import count_text
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ import orjson
 
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.recall import LOCOMO_DEV, dated_history, locomo_case
-from turnstream.compaction.tokens import count_messages
 from turnstream.samples.recall_set import DETAILS, RecallCase, recall_case
 from turnstream.schemas import Turn
 from turnstream.session import CoreConfig, SessionCore
@@ -34,6 +33,7 @@ from turnstream.settings import Settings
 from turnstream.text.chat import content_text
 from turnstream.text.language import Language
 from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS
+from turnstream.text.tokens import count_messages
 
 BUDGET_TOKENS = 3000
 TARGET = 40.0

@@ -14,9 +14,10 @@ from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.structs import RecordMetadata
 
 from turnstream.connections import kafka_options
+from turnstream.schemas.headers import Headers, header_items
 from turnstream.schemas.turn import Turn, encode_turn, validate_turn
 from turnstream.settings import Settings
-from turnstream.tracing import Headers, header_items, inject
+from turnstream.tracing import inject
 
 log = logging.getLogger(__name__)
 

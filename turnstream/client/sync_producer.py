@@ -22,9 +22,10 @@ from aiokafka.structs import RecordMetadata
 from turnstream.client.errors import ProducerBufferFull, ProducerClosedError, ProducerStartError
 from turnstream.client.producer import TurnProducer, turn_record
 from turnstream.connections import kafka_refusal, kafka_refusal_reason
+from turnstream.schemas.headers import Headers, header_items
 from turnstream.schemas.turn import Turn
 from turnstream.settings import Settings
-from turnstream.tracing import Headers, header_items, inject
+from turnstream.tracing import inject
 
 SendHandle = Future
 """What send returns: `result(timeout)` is the broker's RecordMetadata (`partition`, `offset`) or raises its error."""

@@ -17,9 +17,9 @@ import orjson
 
 from turnstream.compaction.marker import block_message, block_text, trim_note
 from turnstream.compaction.strategies.base import Digest, Fact
-from turnstream.compaction.tokens import count_message, count_text, keep_newest_text, truncate_text
 from turnstream.text.chat import Message, content_text
 from turnstream.text.language import Language
+from turnstream.text.tokens import count_message, count_text, keep_newest_text, truncate_text
 
 _MIN_BLOCK_TEXT_TOKENS = 16
 """A summary block cut shorter than this says nothing useful; it is left out instead."""

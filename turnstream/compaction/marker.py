@@ -6,9 +6,9 @@ from functools import lru_cache
 from typing import Any
 
 from turnstream.compaction.strategies.base import Digest
-from turnstream.compaction.tokens import count_message
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
+from turnstream.text.tokens import count_message
 
 MARKERS: dict[Language, str] = {language: locale.marker for language, locale in LOCALES.items()}
 """The marker text of each language (from its Locale)."""

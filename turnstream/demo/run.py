@@ -12,7 +12,6 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from turnstream.client import ContextClient, TurnProducer
-from turnstream.compaction.tokens import count_messages
 from turnstream.demo.plan import DemoSession
 from turnstream.errors import TurnstreamError
 from turnstream.redis.connect import ping, redis_client
@@ -21,6 +20,7 @@ from turnstream.schemas import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import histogram_quantile, percentile
 from turnstream.streams.admin import ensure_topics
+from turnstream.text.tokens import count_messages
 
 CONNECT_TIMEOUT_SECONDS = 15.0
 POLL_SECONDS = 0.3

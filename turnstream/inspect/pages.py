@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from turnstream.compaction.tokens import count_message
 from turnstream.inspect.markup import Html, bar, html, join, page
 from turnstream.inspect.views import Part, SessionRow, bar_percent, context_parts, dropped_positions, when
 from turnstream.prompt.assemble import Prompt
@@ -17,6 +16,7 @@ from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.locale import LOCALES
+from turnstream.text.tokens import count_message
 
 FOLD_CHARS = 600
 """Longer texts start folded, so the page shows the context's shape before its bulk."""

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from turnstream.compaction.tokens import count_message
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message
+from turnstream.text.tokens import count_message
 
 
 @dataclass(frozen=True, slots=True)

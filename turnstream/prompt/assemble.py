@@ -19,7 +19,6 @@ from typing_extensions import TypedDict  # pydantic reads typing's own TypedDict
 
 from turnstream.compaction.fitting import tail_start, unit_starts
 from turnstream.compaction.marker import marker_message, marker_tokens
-from turnstream.compaction.tokens import count_message, count_messages
 from turnstream.memory.profile import cut_profile
 from turnstream.prompt.block import fill_block
 from turnstream.prompt.context import fit_summary_block, split_context
@@ -33,6 +32,7 @@ from turnstream.schemas.memory import MemoryType
 from turnstream.schemas.turn import MessageField
 from turnstream.settings import Settings
 from turnstream.text.chat import Message, content_text
+from turnstream.text.tokens import count_message, count_messages
 
 
 class RecalledMemory(TypedDict):

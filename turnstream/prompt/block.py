@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from turnstream.compaction.tokens import count_message, count_text
 from turnstream.memory.profile import cut_profile
 from turnstream.prompt.read import Recalled
 from turnstream.prompt.recalled import LINE_SEPARATOR_TOKENS, RecalledTurn, choose_turns, dated_lines
@@ -13,6 +12,7 @@ from turnstream.schemas.archive import ArchiveEntry
 from turnstream.text.chat import Message
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
+from turnstream.text.tokens import count_message, count_text
 
 
 def memory_block(

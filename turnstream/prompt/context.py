@@ -7,10 +7,10 @@ from typing import cast, get_args
 
 from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
-from turnstream.compaction.tokens import count_message
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message
 from turnstream.text.language import Language, detect_language
+from turnstream.text.tokens import count_message
 
 _LANGUAGES: tuple[Language, ...] = get_args(Language)
 

@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 
 from turnstream.compaction.strategies.base import Digest, Strategy
-from turnstream.compaction.tokens import count_messages
 from turnstream.text.chat import Message
 from turnstream.text.language import Language
+from turnstream.text.tokens import count_messages
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
+
 REASON_HEADER = "x-turnstream-reason"
 """On a record a worker produced (a dead letter, a forwarded turn): why."""
 DETAIL_HEADER = "x-turnstream-detail"
@@ -10,6 +13,18 @@ SOURCE_HEADER = "x-turnstream-source"
 OWN_HEADERS = (REASON_HEADER, DETAIL_HEADER, SOURCE_HEADER)
 ORIGINAL_KEY_HEADER = "x-turnstream-original-key"
 """On a forwarded turn: the key it arrived with (absent when it had none)."""
+
+Headers = Mapping[str, bytes] | Sequence[tuple[str, bytes]] | None
+"""Kafka headers as aiokafka and Faust hand them over: a list of (name, value) pairs, or a mapping."""
+
+
+def header_items(headers: Headers) -> list[tuple[str, bytes]]:
+    """`headers` as a list of (name, value) pairs, in order."""
+    if not headers:
+        return []
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    return [(name, value) for name, value in pairs]
+
 
 MEANINGS: dict[str, str] = {
     REASON_HEADER: "why: a dead letter's refusal (`schema`, `not_json`, `oversize`, `invalid_utf8`, …), or a forwarded "
@@ -32,3 +47,36 @@ def dead_letter_headers(
         (DETAIL_HEADER, detail.encode()[:1024]),
         (SOURCE_HEADER, source.encode()),
     ]
+
+
+TRACEPARENT = "traceparent"
+"""The W3C trace-context header (https://www.w3.org/TR/trace-context/): read here without OpenTelemetry."""
+TRACE_HEADERS = (TRACEPARENT, "tracestate")
+"""The W3C trace-context headers the worker carries from a turn to what it produces for it."""
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-(?P<trace>[0-9a-f]{32})-(?P<span>[0-9a-f]{16})-[0-9a-f]{2}$")
+
+
+def traceparent(headers: Headers) -> str | None:
+    """The record's `traceparent` header when it is a valid W3C one (an all-zero trace id is not)."""
+    for name, value in header_items(headers):
+        if name.lower() == TRACEPARENT and value:
+            text = value.decode("ascii", "replace").strip().lower()
+            match = _TRACEPARENT.match(text)
+            if match and match["trace"] != "0" * 32 and match["span"] != "0" * 16:
+                return text
+    return None
+
+
+def trace_id(headers: Headers) -> str | None:
+    """The 32-hex-digit trace id of the record's `traceparent`, for log lines."""
+    return trace_id_of(traceparent(headers))
+
+
+def trace_id_of(parent: str | None) -> str | None:
+    """The trace id of a valid traceparent (as `traceparent` returns it)."""
+    return parent.split("-")[1] if parent else None
+
+
+def carried(headers: Headers) -> list[tuple[str, bytes]]:
+    """The trace-context headers of a record, to put on every record produced for it."""
+    return [(name, value) for name, value in header_items(headers) if name.lower() in TRACE_HEADERS]

@@ -13,7 +13,6 @@ from typing import Any, Literal
 from turnstream.compaction import MessageError, PopError
 from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, offline_strategy
-from turnstream.compaction.tokens import count_text
 from turnstream.memory.archive import archive_entry
 from turnstream.memory.extract import memories_from_facts, summary_memory
 from turnstream.memory.profile import profile_additions
@@ -28,6 +27,7 @@ from turnstream.session.reorder import Forwarded, due, hold, is_held, must_wait
 from turnstream.session.state import SessionState
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
+from turnstream.text.tokens import count_text
 
 SUMMARY_MEMORY_EVERY = 16
 """Applied turns between refreshes of a session's summary memory: a write per turn would buy little."""

@@ -25,7 +25,6 @@ from langgraph.prebuilt import create_react_agent
 from tests.support.llm_server import LLMServer
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, GatewayClient
-from turnstream.compaction.tokens import count_messages
 from turnstream.integrations.langchain import (
     SessionErased,
     TurnstreamChatMessageHistory,
@@ -35,6 +34,7 @@ from turnstream.integrations.langchain import (
 )
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
+from turnstream.text.tokens import count_messages
 
 pytestmark = pytest.mark.integration
 

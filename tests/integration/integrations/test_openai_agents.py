@@ -17,13 +17,13 @@ from tests.integration.test_pipeline import read_dead_letters
 from tests.support.llm_server import LLMServer
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
-from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message
 from turnstream.integrations._turns import SessionErased, next_seq
 from turnstream.integrations.openai_agents import TurnstreamSession, messages_from_items
 from turnstream.schemas.control import PopRequest, pop_record
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
 from turnstream.streams.admin import ensure_topics
+from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,6 @@ from turnstream.client import ContextClient
 from turnstream.compaction.marker import marker_message
 from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
-from turnstream.compaction.tokens import count_messages
 from turnstream.memory import changed_facts, memories_from_facts, profile_additions, summary_memory
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.reader import ContextReader
@@ -19,6 +18,7 @@ from turnstream.redis.writer import ContextWriter
 from turnstream.schemas import ContextDoc
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
+from turnstream.text.tokens import count_messages
 
 OWNER = owner_key("u1", "acme", "s1")
 BUDGET_QUESTION = "what's my budget for the trip?"

@@ -13,7 +13,6 @@ from redis.crc import key_slot
 from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
-from turnstream.compaction.tokens import count_messages
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import (
     BM25_B,
@@ -29,6 +28,7 @@ from turnstream.samples.recall_set import START_TS, recall_case
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
+from turnstream.text.tokens import count_messages
 
 DETAILS = {
     "en": (

@@ -13,7 +13,7 @@ from turnstream.compaction import MARKERS, CompactionResult
 from turnstream.compaction.marker import block_text
 from turnstream.compaction.messages import validate_messages
 from turnstream.compaction.strategies.base import Digest, Fact
-from turnstream.compaction.tokens import REPLY_PRIMING_TOKENS, count_message, count_messages
+from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message, count_messages
 
 Message = dict[str, Any]
 

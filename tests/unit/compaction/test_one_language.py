@@ -4,9 +4,9 @@ import pytest
 
 from turnstream.compaction import compact
 from turnstream.compaction.strategies import RollingSummarizer
-from turnstream.compaction.tokens import count_messages
 from turnstream.text.language import detect_language
 from turnstream.text.locale import LOCALES
+from turnstream.text.tokens import count_messages
 
 pytestmark = pytest.mark.unit
 

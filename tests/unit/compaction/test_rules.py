@@ -8,8 +8,8 @@ from turnstream.compaction import MARKERS, compact, detect_language
 from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies import build_strategy
 from turnstream.compaction.strategies.base import Digest, Fact
-from turnstream.compaction.tokens import count_messages
 from turnstream.settings import Settings
+from turnstream.text.tokens import count_messages
 
 from .helpers import Recorder, call, check_rules, result, sys_, thought, user
 

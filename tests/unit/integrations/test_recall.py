@@ -13,7 +13,6 @@ from agents.strict_schema import ensure_strict_json_schema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnstream.compaction.tokens import count_text
 from turnstream.integrations.recall import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_MEMORIES,
@@ -35,6 +34,7 @@ from turnstream.prompt.query import prompt_query
 from turnstream.prompt.read import Recalled, RecallResult
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
+from turnstream.text.tokens import count_text
 
 MAY_8_2023 = 1683554160.0
 DAY = 86400.0

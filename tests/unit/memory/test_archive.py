@@ -2,7 +2,6 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnstream.compaction.tokens import count_text
 from turnstream.memory.archive import archive_entry, archive_text
 from turnstream.prompt.recalled import (
     LINE_SEPARATOR_TOKENS,
@@ -14,6 +13,7 @@ from turnstream.prompt.recalled import (
 )
 from turnstream.redis.recall import decode_recall
 from turnstream.schemas.archive import MAX_DISTINCT_TERMS, ArchiveEntry, entry_id
+from turnstream.text.tokens import count_text
 
 CALL = {
     "role": "assistant",

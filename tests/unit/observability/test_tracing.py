@@ -17,8 +17,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from turnstream.agents.fields import record_fields, sniffed_turn_id
-from turnstream.schemas.headers import DETAIL_HEADER, REASON_HEADER, SOURCE_HEADER, dead_letter_headers
-from turnstream.tracing import carried, inject, kafka_attributes, record_span, span, trace_id, traceparent
+from turnstream.schemas.headers import (
+    DETAIL_HEADER,
+    REASON_HEADER,
+    SOURCE_HEADER,
+    carried,
+    dead_letter_headers,
+    trace_id,
+    traceparent,
+)
+from turnstream.tracing import inject, kafka_attributes, record_span, span
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = f"00-{TRACE}-00f067aa0ba902b7-01"
@@ -174,11 +182,12 @@ def test_without_opentelemetry_nothing_imports_it_and_spans_are_no_ops() -> None
     script = (
         "import sys; sys.modules['opentelemetry'] = None\n"  # as if the otel extra were not installed
         "import turnstream.tracing as t, turnstream.agents.session_agent, turnstream.client, turnstream.commands.worker\n"
+        "from turnstream.schemas.headers import trace_id\n"
         "assert not t.recording()\n"
         "assert t.record_span('x', 1.0, 2.0) is None\n"
         "with t.span('y'): pass\n"
         "assert t.inject([]) == []\n"
-        "assert t.trace_id([('traceparent', b'" + PARENT + "')]) == '" + TRACE + "'\n"
+        "assert trace_id([('traceparent', b'" + PARENT + "')]) == '" + TRACE + "'\n"
         "assert not [m for m, v in sys.modules.items() if m.startswith('opentelemetry') and v is not None]\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)

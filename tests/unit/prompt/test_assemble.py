@@ -5,7 +5,6 @@ import pytest
 
 from turnstream.compaction import compact
 from turnstream.compaction.marker import MARKERS, marker_message
-from turnstream.compaction.tokens import count_messages
 from turnstream.prompt.assemble import assemble
 from turnstream.prompt.block import without_lines
 from turnstream.prompt.context import split_context
@@ -13,6 +12,7 @@ from turnstream.prompt.read import Recalled
 from turnstream.schemas import ContextDoc
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
+from turnstream.text.tokens import count_messages
 
 SYSTEM = {"role": "system", "content": "You are a travel agent."}
 FIRST = {"role": "user", "content": "Plan a trip to Lisbon."}

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from turnstream.compaction.strategies import Digest, RollingSummarizer
 from turnstream.compaction.strategies.summary import parse, render
-from turnstream.compaction.tokens import count_text
 from turnstream.samples import generate
+from turnstream.text.tokens import count_text
 
 
 def step(call_id: str, name: str, args: str, result: str) -> list[dict]:

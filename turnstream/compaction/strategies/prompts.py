@@ -15,8 +15,8 @@ import orjson
 from turnstream.compaction.strategies.base import Fact, FactType
 from turnstream.compaction.strategies.keyinfo import MAX_FACT_CHARS, slug
 from turnstream.compaction.strategies.text import shorten
-from turnstream.compaction.tokens import truncate_text
 from turnstream.text.chat import Message, content_text, tool_calls
+from turnstream.text.tokens import truncate_text
 
 PROMPT_MAX_TOKENS = 6000
 """Cap on the dropped turns rendered into one prompt, so one request never explodes."""

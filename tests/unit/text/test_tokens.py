@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnstream.compaction.tokens import count_text, encoding, keep_newest_text, truncate_text
+from turnstream.text.tokens import count_text, encoding, keep_newest_text, truncate_text
 
 # What makes cl100k's pre-tokenizer merge across a line break: punctuation before it, runs of newlines,
 # spaces around it, Unicode spaces (some of which Python calls whitespace and the encoder does not), CJK, digits.

@@ -1,48 +1,93 @@
 """Every Redis name turnstream writes or reads, in one place (identities: schemas/ids.py).
 
-**Redis names.** P is settings.topic_prefix. Everything a prompt needs sits under the owner's hash tag
-`{O}`, so one script reads it in one slot, on a Redis Cluster too:
-
-- `P:ctx:{O}:S`        HASH  doc (ContextDoc JSON), version, last_turn_id
-- `P:applied:{O}:S`    ZSET  turn_id -> version that applied it, newest `dedup_window` kept
-- `P:injected:{O}:S`   LIST  per prompt of session S, newest first: the memory ids it injected
-- `P:mem:{O}`          HASH  memory id -> memory JSON (without access_count and created_at)
-- `P:memcreated:{O}`   HASH  memory id -> created_at (set once: a restatement keeps it)
-- `P:memaccess:{O}`    HASH  memory id -> access_count (raised when a prompt injects it)
-- `P:memkw:{O}:<kw>`   SET   ids of the memories with that keyword
-- `P:profile:{O}`      HASH  text, version (compare-and-set on version)
-- `P:arcent:{O}`       HASH  short entry id -> entry JSON (one applied turn). A short id is the entry's arrival
-                             number in base 62 (`next` below), so it also says which entries are the oldest
-- `P:arcat:{O}`        HASH  `S#<position>` -> short entry id: the turns around a hit, and whether a turn is in
-- `P:arcrec:{O}`       HASH  short entry id -> `length<TAB>S#<position><TAB>term term …`: where a hit is, and what
-                             eviction removes
-- `P:arcmeta:{O}`      HASH  total_length, next, first: what BM25 needs besides the postings, and the id counter
-- `P:arcdict:{O}`      HASH  term t -> `id:weight,…`, the packed postings of a rare term, or `<df> <size> <least>`,
-                             the document frequency of a term whose postings have a key of their own (below), the
-                             size of that key and the lowest weight it kept at its last cut; and a `hash table`
-                             field that keeps the hash in Redis's hash table encoding
-- `P:arcpost:{O}:<t>`  ZSET  short entry id -> integer BM25 weight of t in that entry: the highest-weighted postings
-                             of a term past the packed limit (redis/archive.py)
-- `P:arcvec:{O}`       HASH  short entry id -> `<model tag><TAB><term term …><TAB><int8 vector>`: the entry's sentence
-                             vector, tagged with the model that made it, and the semantic terms it is indexed under
-- `P:arcsem:{O}`       HASH  semantic term -> `id:weight,…`, its best postings by weight (cosine × 1000), highest
-                             first: the terms nearest each entry in the model's space (redis/semantic.py)
-
-Outside the owner's slot:
-
-- `P:owner:{S}`        STRING the session's current owner, for readers that do not know its user
-- `P:forgot:{S}`       STRING when session S was erased; set by the worker that dropped its Table row
-- `P:updates:S`        pub/sub channel: the new version, published on every context write
-- `P:journal:replayed:<layout>` STRING set when the memory journal has been replayed into this Redis in archive
-                      layout ARCHIVE_LAYOUT: a Redis holding an older layout's archive replays it once more
-- `P:journal:lock`     STRING the worker replaying the journal (expires)
-- `P:embedding:models` STRING the model tags the whole archive was embedded for; `P:embedding:lock` the worker
-                      re-embedding it for new ones (expires)
+P is settings.topic_prefix, O an owner and S a session key (each escaped: schemas/ids.py). Everything a prompt
+needs sits under the owner's hash tag `{O}`, so one script reads it in one slot, on a Redis Cluster too. NAMES
+lists every name with what it holds; docs/protocol.md's key table is rendered from it (redis/render.py), and
+tests/unit/redis/test_keys.py holds every name KeyLayout makes to it.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+
+class RedisName(NamedTuple):
+    """One Redis name of the layout, as docs/protocol.md shows it."""
+
+    pattern: str
+    """`P:ctx:{O}:S`: P, O and S as above; `<…>` a part that varies (a keyword, a term)."""
+    type: str
+    """The Redis type: HASH, ZSET, LIST, SET, STRING, or a pub/sub channel."""
+    holds: str
+    """What it holds."""
+
+
+NAMES: tuple[RedisName, ...] = (
+    RedisName("P:ctx:{O}:S", "HASH", "doc (the context document's JSON), version, last_turn_id"),
+    RedisName("P:applied:{O}:S", "ZSET", "turn_id -> the version that applied it; the newest `dedup_window` kept"),
+    RedisName("P:injected:{O}:S", "LIST", "per prompt of session S, newest first: the memory ids it injected"),
+    RedisName("P:mem:{O}", "HASH", "memory id -> memory JSON (without access_count and created_at)"),
+    RedisName("P:memcreated:{O}", "HASH", "memory id -> created_at (set once: a restatement keeps it)"),
+    RedisName("P:memaccess:{O}", "HASH", "memory id -> access_count (raised when a prompt injects it)"),
+    RedisName("P:memkw:{O}:<keyword>", "SET", "ids of the memories with that keyword"),
+    RedisName("P:profile:{O}", "HASH", "text, version (compare-and-set on version)"),
+    RedisName(
+        "P:arcent:{O}",
+        "HASH",
+        "short entry id -> entry JSON (one applied turn). A short id is the entry's arrival number in base 62 "
+        "(`next` in `P:arcmeta`), so it also says which entries are the oldest",
+    ),
+    RedisName(
+        "P:arcat:{O}", "HASH", "`S#<position>` -> short entry id: the turns around a hit, and whether a turn is in"
+    ),
+    RedisName(
+        "P:arcrec:{O}",
+        "HASH",
+        "short entry id -> `length<TAB>S#<position><TAB>term term …`: where a hit is, and what eviction removes",
+    ),
+    RedisName(
+        "P:arcmeta:{O}", "HASH", "total_length, next, first: what BM25 needs besides the postings, and the id counter"
+    ),
+    RedisName(
+        "P:arcdict:{O}",
+        "HASH",
+        "term -> `id:weight,…`, the packed postings of a rare term, or `<df> <size> <least>`, the document frequency "
+        "of a term whose postings have a key of their own, the size of that key and the lowest weight it kept at its "
+        "last cut; and a `hash table` field that keeps the hash in Redis's hash table encoding",
+    ),
+    RedisName(
+        "P:arcpost:{O}:<term>",
+        "ZSET",
+        "short entry id -> integer BM25 weight of the term in that entry: the highest-weighted postings of a term past "
+        "the packed limit (redis/archive.py)",
+    ),
+    RedisName(
+        "P:arcvec:{O}",
+        "HASH",
+        "short entry id -> `<model tag><TAB><term term …><TAB><int8 vector>`: the entry's sentence vector, tagged "
+        "with the model that made it, and the semantic terms it is indexed under",
+    ),
+    RedisName(
+        "P:arcsem:{O}",
+        "HASH",
+        "semantic term -> `id:weight,…`, its best postings by weight (cosine × 1000), highest first: the terms "
+        "nearest each entry in the model's space",
+    ),
+    RedisName("P:owner:{S}", "STRING", "the session's current owner, for readers that do not know its user"),
+    RedisName("P:forgot:{S}", "STRING", "when session S was erased; set by the worker that dropped its Table row"),
+    RedisName("P:updates:S", "channel", "pub/sub: the new version, published on every context write"),
+    RedisName(
+        "P:journal:replayed:<layout>",
+        "STRING",
+        "set when the memory journal has been replayed into this Redis in archive layout `<layout>`: a Redis holding "
+        "an older layout's archive replays it once more",
+    ),
+    RedisName("P:journal:lock", "STRING", "the worker replaying the journal (expires)"),
+    RedisName("P:embedding:models", "STRING", "the model tags the whole archive was embedded for"),
+    RedisName("P:embedding:lock", "STRING", "the worker re-embedding the archive for new models (expires)"),
+)
+"""Every Redis name, in the order docs/protocol.md lists them: the owner's slot first, then the rest."""
+
 
 ARCHIVE_LAYOUT = 2
 """The archive's key layout (1: `P:arc:{O}` and per-term sorted sets of long ids, before short ids and the term

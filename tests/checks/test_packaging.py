@@ -37,35 +37,62 @@ sys.meta_path.insert(0, NotInstalled())
 """
 
 
+TOOLS = ("benchmarks", "demo", "samples")
+"""turnstream's packages that the turnstream-tools distribution ships (tools/pyproject.toml), not the SDK's wheel."""
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel built from a copy of the sources (the build leaves nothing in the work tree)."""
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The SDK's wheel and turnstream-tools', built from a copy of the sources (the build leaves nothing in the
+    work tree)."""
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(ROOT / "turnstream", source / "turnstream", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tools", source / "tools")
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(source)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--quiet",
+            "-w",
+            str(out),
+            str(source),
+            str(source / "tools"),
+        ],
         check=True,
         timeout=300,
         capture_output=True,
     )
-    (built,) = out.glob("turnstream-*.whl")
-    return built
+    (sdk,) = out.glob("turnstream-*.whl")
+    (tools,) = out.glob("turnstream_tools-*.whl")
+    return sdk, tools
 
 
 @pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel's files installed on their own; its dependencies come from this environment."""
-    target = tmp_path_factory.mktemp("site")
+def wheel(wheels: tuple[Path, Path]) -> Path:
+    return wheels[0]
+
+
+def install(target: Path, *wheels: Path) -> Path:
+    """`wheels`' files installed into `target` on their own; their dependencies come from this environment."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)],
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), *map(str, wheels)],
         check=True,
         timeout=300,
         capture_output=True,
     )
     return target
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The SDK's wheel installed on its own."""
+    return install(tmp_path_factory.mktemp("site"), wheel)
 
 
 def run_sdk(installed: Path, code: str) -> subprocess.CompletedProcess[str]:
@@ -132,3 +159,78 @@ def test_a_command_without_its_extra_says_so_in_one_line(
         done.stderr
         == f"turnstream: `turnstream {command}` needs {module}, from the {extra} extra: pip install 'turnstream[{extra}]'\n"
     )
+
+
+def python_files(wheel: Path) -> set[str]:
+    return {name for name in zipfile.ZipFile(wheel).namelist() if name.startswith("turnstream/")}
+
+
+def test_the_demo_the_bench_and_the_samples_ship_in_turnstream_tools_not_in_the_sdk(wheels: tuple[Path, Path]) -> None:
+    sdk, tools = python_files(wheels[0]), python_files(wheels[1])
+    assert not {name for name in sdk if name.split("/")[1] in TOOLS}
+    source = {
+        path.relative_to(ROOT).as_posix()
+        for package in TOOLS
+        for path in (ROOT / "turnstream" / package).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert tools == source  # every module and sample file, and nothing else: no file of the SDK's twice
+    with zipfile.ZipFile(wheels[0]) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = Parser().parsestr(archive.read(name).decode()).get_all("Requires-Dist") or []
+    assert 'turnstream-tools==0.1.0; extra == "tools"' in requires
+
+
+BLOCK_TOOLS = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class NotInstalled(MetaPathFinder):
+    # as if turnstream-tools were not installed (this environment's editable install would find its modules)
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith(("turnstream.benchmarks", "turnstream.demo", "turnstream.samples")):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NotInstalled())
+"""
+
+
+def test_without_turnstream_tools_demo_and_bench_say_which_extra_in_one_line(installed: Path) -> None:
+    for command, package in (("bench", "benchmarks"), ("demo", "demo")):
+        done = subprocess.run(
+            [sys.executable, "-c", f"{BLOCK_TOOLS}from turnstream.cli import main\nsys.exit(main([{command!r}]))"],
+            cwd=installed,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            f"turnstream: `turnstream {command}` needs turnstream.{package}, from the tools extra: "
+            "pip install 'turnstream[tools]'\n"
+        )
+
+
+def test_with_turnstream_tools_beside_the_sdk_the_demo_and_the_bench_import(
+    wheels: tuple[Path, Path], tmp_path: Path
+) -> None:
+    target = install(tmp_path, *wheels)
+    code = (
+        "import sys, turnstream, turnstream.benchmarks.suite, turnstream.demo.run\n"
+        "from turnstream.samples.conversations import load_samples\n"
+        "for module in (turnstream.benchmarks.suite, turnstream.demo.run, sys.modules['turnstream.samples']):\n"
+        "    assert module.__file__.startswith(sys.argv[1]), module.__file__  # the wheels' copies\n"
+        "print(len(load_samples()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(target)],
+        cwd=target,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == len(list((ROOT / "turnstream" / "samples" / "data").glob("*.json")))

@@ -7,7 +7,7 @@ import asyncio
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Console
@@ -16,21 +16,12 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import positive_int
 from turnstream.commands._services import client_logging
-from turnstream.demo.plan import DemoSession, plan_sessions
-from turnstream.demo.render import render
-from turnstream.demo.run import (
-    DemoError,
-    check_services,
-    final_prompt,
-    read_latencies,
-    replay,
-    session_rows,
-    stage_latencies,
-    summarize,
-)
 from turnstream.settings import Settings
 from turnstream.stack.processes import start_worker, stop_process
 from turnstream.stack.services import StackError, free_port, provisioned
+
+if TYPE_CHECKING:
+    from turnstream.demo.plan import DemoSession
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,6 +58,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     require_extra("worker")
+    # the demo's modules are the turnstream-tools distribution's (decision 0036): imported only to run it
+    from turnstream.demo.plan import plan_sessions
+    from turnstream.demo.render import render
+    from turnstream.demo.run import DemoError
+
     plan = plan_sessions(args.sessions, args.turns, args.seed)
     console = Console(stderr=True)
     client_logging()
@@ -93,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_with_worker(settings: Settings, plan: list[DemoSession], timeout: float, console: Console) -> dict[str, Any]:
+    from turnstream.demo.run import check_services
+
     asyncio.run(check_services(settings))
     with tempfile.NamedTemporaryFile(prefix="turnstream-demo-worker-", suffix=".log") as log:
         worker = start_worker(settings, log, loglevel="warning")
@@ -105,6 +103,8 @@ def _run_with_worker(settings: Settings, plan: list[DemoSession], timeout: float
 async def _live(
     settings: Settings, plan: list[DemoSession], worker_alive: Callable[[], bool], timeout: float, console: Console
 ) -> dict[str, Any]:
+    from turnstream.demo.run import final_prompt, read_latencies, replay, session_rows, stage_latencies, summarize
+
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task("turns through Kafka → Redis", total=1, status="starting")

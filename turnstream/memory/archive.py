@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from turnstream.compaction.strategies.text import shorten
 from turnstream.schemas.archive import ArchiveEntry, entry_id
 from turnstream.text.chat import content_text, tool_calls
 from turnstream.text.dates import date_notes
 from turnstream.text.language import Language
+from turnstream.text.prose import shorten
 
 TEXT_CHARS = 1000
 """Text kept per archived turn: a recalled line says what the turn said, not all of a long answer."""

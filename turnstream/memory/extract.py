@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from turnstream.compaction.strategies.base import Fact
-from turnstream.compaction.strategies.text import keywords
 from turnstream.schemas.memory import Memory, MemoryType, memory_id
+from turnstream.text.prose import keywords
 
 MAX_KEYWORDS = 32
 """Index size of one memory; a summary has many words, most of them noise for recall."""

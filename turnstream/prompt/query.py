@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from turnstream.compaction.greeting import is_small_talk
-from turnstream.compaction.strategies.text import keywords
 from turnstream.prompt.read import ArchiveQuery
 from turnstream.prompt.semantic import POOL, Semantic, SemanticAsk
 from turnstream.settings import Settings
+from turnstream.text.greeting import is_small_talk
+from turnstream.text.prose import keywords
 from turnstream.text.terms import query_terms
 
 MAX_QUERY_KEYWORDS = 16

@@ -18,9 +18,9 @@ from functools import lru_cache
 
 from typing_extensions import TypedDict  # pydantic reads typing's own TypedDict only on Python 3.12+
 
-from turnstream.compaction.greeting import without_filler
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.text.dates import day_text, ground_dates, with_notes
+from turnstream.text.greeting import without_filler
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 from turnstream.text.tokens import count_text

@@ -201,7 +201,7 @@ RECALL = ScriptSpec(
     key_tails=(
         KeyTail(
             "keyword_sets",
-            "one per query keyword (lower-case words, `keywords` in turnstream/compaction/strategies/text.py)",
+            "one per query keyword (lower-case words, `keywords` in turnstream/text/prose.py)",
             "P:memkw:{O}:<keyword>",
             counted_by="keyword_count",
         ),

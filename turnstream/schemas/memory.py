@@ -33,7 +33,7 @@ class Memory(BaseModel):
     key: str
     """The slot it fills: the key-info fact key, or `summary:<session key>`."""
     keywords: list[str]
-    """Search keys (strategies.text.keywords of the text and the slot name)."""
+    """Search keys (text.prose.keywords of the text and the slot name)."""
     importance: float = Field(ge=0.0, le=1.0)
     """How much it matters when recalled, from its type and cues."""
     access_count: int = Field(0, ge=0)

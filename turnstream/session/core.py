@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from turnstream.compaction import MessageError, PopError
-from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, offline_strategy
 from turnstream.memory.archive import archive_entry
 from turnstream.memory.extract import memories_from_facts, summary_memory
@@ -25,6 +24,7 @@ from turnstream.schemas.summaries import SummaryRequest, SummaryResult
 from turnstream.session.config import CoreConfig
 from turnstream.session.reorder import Forwarded, due, hold, is_held, must_wait
 from turnstream.session.state import SessionState
+from turnstream.text.greeting import is_small_talk
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 from turnstream.text.tokens import count_text

@@ -93,10 +93,11 @@ def test_a_cut_goes_below_the_budget_by_the_headroom_and_the_head_holds_between_
     for message in messages:
         dropped = session.append(message)
         res = session.result()
-        assert res.tokens.after <= budget or len(session.units) == 1
+        # over the budget only when nothing is left to drop: the newest step alone, or the pinned anchors alone
+        assert res.tokens.after <= budget or len(session.units) <= 1
         tail_start = len(res.messages) - session.tail_count
         if dropped:
-            assert res.tokens.after <= budget - headroom or len(session.units) == 1
+            assert res.tokens.after <= budget - headroom or len(session.units) <= 1
         elif res.marker_index is not None and len(session.units) > 1:  # a lone oversized step cuts the block itself
             assert res.messages[:tail_start] == head, "the head changed without a cut"
         head = res.messages[:tail_start]

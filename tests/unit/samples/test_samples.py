@@ -1,9 +1,9 @@
 import pytest
 
 from turnstream.compaction import validate_messages
-from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.messages import call_ids
 from turnstream.samples.conversations import Sample, load_samples, stating_index
+from turnstream.text.greeting import is_small_talk
 
 SAMPLES = {s.id: s for s in load_samples()}
 SIZES = {"travel_agent": (60, 100), "companion_zh": (80, 150), "support_corrections": (40, 80)}

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest
-from turnstream.compaction.strategies.text import keywords
 from turnstream.text.chat import Message, message_text
+from turnstream.text.prose import keywords
 
 MAX_KEYWORDS = 32
 

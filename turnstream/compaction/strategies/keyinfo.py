@@ -14,8 +14,8 @@ import orjson
 
 from turnstream.compaction.fitting import eviction_order, fact_value
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
-from turnstream.compaction.strategies.text import clauses, keywords, sentences, shorten
 from turnstream.text.chat import Message, content_text, tool_calls
+from turnstream.text.prose import clauses, keywords, sentences, shorten
 from turnstream.text.terms import CJK_RUN
 
 log = logging.getLogger(__name__)

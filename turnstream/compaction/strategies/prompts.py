@@ -14,8 +14,8 @@ import orjson
 
 from turnstream.compaction.strategies.base import Fact, FactType
 from turnstream.compaction.strategies.keyinfo import MAX_FACT_CHARS, slug
-from turnstream.compaction.strategies.text import shorten
 from turnstream.text.chat import Message, content_text, tool_calls
+from turnstream.text.prose import shorten
 from turnstream.text.tokens import truncate_text
 
 PROMPT_MAX_TOKENS = 6000

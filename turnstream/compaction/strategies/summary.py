@@ -32,13 +32,13 @@ from functools import lru_cache
 
 import orjson
 
-from turnstream.compaction.greeting import is_small_talk
 from turnstream.compaction.strategies.base import Digest
 from turnstream.compaction.strategies.keyinfo import classify, tool_result_summary
-from turnstream.compaction.strategies.text import keywords, sentences, shorten, span_language
 from turnstream.text.chat import Message, content_text, tool_calls
+from turnstream.text.greeting import is_small_talk
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
+from turnstream.text.prose import keywords, sentences, shorten, span_language
 from turnstream.text.tokens import count_text, truncate_text
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@
 -- KEYS[10] vectors: P:arcvec:{O}, short entry id -> `<model tag><TAB><semantic terms><TAB><int8 vector>`
 -- KEYS[11] semantic: P:arcsem:{O}, semantic term -> its best postings `id:weight,…`, highest first
 -- KEYS[12 … 11 + ARGV[6]] keyword_sets: P:memkw:{O}:<keyword>, one per query keyword (lower-case words,
---   `keywords` in turnstream/compaction/strategies/text.py); ARGV[6] of them
+--   `keywords` in turnstream/text/prose.py); ARGV[6] of them
 -- KEYS[12 + ARGV[6] …] postings: P:arcpost:{O}:<term>, one per query term (stemmed words and CJK bigrams,
 --   `query_terms` in turnstream/text/terms.py): the postings key of a term the dictionary gives a frequency
 -- ARGV[1] k: memories returned at most

@@ -1,6 +1,6 @@
 import pytest
 
-from turnstream.compaction.greeting import is_filler, is_small_talk, without_filler
+from turnstream.text.greeting import is_filler, is_small_talk, without_filler
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnstream.compaction.strategies.text import clauses, keywords, sentences, span_language
+from turnstream.text.prose import clauses, keywords, sentences, span_language
 
 # What the splitters and the keyword reader look at: sentence ends, clause separators, numbers, CJK, case.
 PIECES = [

@@ -22,12 +22,11 @@ from collections.abc import Callable
 
 import faust
 
-from turnstream.faust_private.tables import recovered
+from turnstream.faust_private.tables import SessionsTable, recovered
 from turnstream.session import LiveStates
 from turnstream.session.expiry import expiry_of, idle_sessions, sweep_interval
 from turnstream.settings import Settings
 from turnstream.streams.metrics import sessions_expired_total
-from turnstream.streams.tables import SessionsTable
 from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from itertools import islice
 
 import faust
 
-from turnstream.faust_private.tables import recovered
+from turnstream.faust_private.tables import SessionsTable, recovered
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.control import is_forget_marker
@@ -28,7 +28,6 @@ from turnstream.session import CoreConfig, SessionCore, SessionState
 from turnstream.session.expiry import is_idle
 from turnstream.settings import Settings
 from turnstream.streams.metrics import contexts_resynced_total
-from turnstream.streams.tables import SessionsTable
 from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)

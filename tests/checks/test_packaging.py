@@ -95,10 +95,11 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return install(tmp_path_factory.mktemp("site"), wheel)
 
 
-def run_sdk(installed: Path, code: str) -> subprocess.CompletedProcess[str]:
-    """`code` in a fresh interpreter that imports turnstream from the installed wheel, the worker's packages blocked."""
+def run_sdk(installed: Path, code: str, preamble: str = BLOCK_WORKER) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh interpreter that imports turnstream from the installed wheel(s), what `preamble` blocks
+    (the worker's packages) blocked; `sys.argv[1]` is where they are installed."""
     return subprocess.run(
-        [sys.executable, "-c", BLOCK_WORKER + code, str(installed)],
+        [sys.executable, "-c", preamble + code, str(installed)],
         cwd=installed,
         capture_output=True,
         text=True,
@@ -198,14 +199,7 @@ sys.meta_path.insert(0, NotInstalled())
 
 def test_without_turnstream_tools_demo_and_bench_say_which_extra_in_one_line(installed: Path) -> None:
     for command, package in (("bench", "benchmarks"), ("demo", "demo")):
-        done = subprocess.run(
-            [sys.executable, "-c", f"{BLOCK_TOOLS}from turnstream.cli import main\nsys.exit(main([{command!r}]))"],
-            cwd=installed,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
-        )
+        done = run_sdk(installed, f"from turnstream.cli import main\nsys.exit(main([{command!r}]))", BLOCK_TOOLS)
         assert done.returncode == 2, done.stderr
         assert done.stderr == (
             f"turnstream: `turnstream {command}` needs turnstream.{package}, from the tools extra: "
@@ -224,13 +218,6 @@ def test_with_turnstream_tools_beside_the_sdk_the_demo_and_the_bench_import(
         "    assert module.__file__.startswith(sys.argv[1]), module.__file__  # the wheels' copies\n"
         "print(len(load_samples()))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(target)],
-        cwd=target,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
-    )
+    done = run_sdk(target, code, preamble="")
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) == len(list((ROOT / "turnstream" / "samples" / "data").glob("*.json")))

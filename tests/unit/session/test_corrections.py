@@ -48,6 +48,9 @@ SLOTS: dict[str, dict[str, Slot]] = {
                 "On second thought, {b} seats, not {a}.",
                 "Rather than {a} seats, I prefer {b} seats.",
                 "I no longer want {a} seats, I prefer {b} seats.",
+                "No, I prefer {b} seats.",
+                "No wait, I prefer {b} seats.",
+                "Oops, I meant {b} seats.",
             ),
         ),
         "city": Slot(
@@ -58,6 +61,8 @@ SLOTS: dict[str, dict[str, Slot]] = {
                 "Correction: I live in {b}.",
                 "I no longer live in {a}, I live in {b} now.",
                 "Correction: my hometown is {b}, not {a}.",
+                "No, I live in {b}.",
+                "Sorry, I meant {b}.",
             ),
         ),
         "budget": Slot(
@@ -77,6 +82,7 @@ SLOTS: dict[str, dict[str, Slot]] = {
                 "I no longer drink {a}; I drink {b} now.",
                 "Actually I like {b}, not {a}.",
                 "I don't drink {a} anymore, only {b}.",
+                "Oops, I meant {b}.",
             ),
         ),
     },
@@ -89,12 +95,20 @@ SLOTS: dict[str, dict[str, Slot]] = {
                 "不是靠{a}的座位，而是靠{b}的座位。",
                 "其实我更喜欢靠{b}的座位。",
                 "我改主意了，我喜欢靠{b}的座位。",
+                "不对，我喜欢靠{b}的座位。",
+                "我是说靠{b}的座位。",
             ),
         ),
         "city": Slot(
             ("我住在{a}。", "我家在{a}。"),
             ("成都", "重庆", "杭州", "南京"),
-            ("更正一下：我住在{b}，不是{a}。", "其实我住在{b}。", "我不再住在{a}了，现在住在{b}。"),
+            (
+                "更正一下：我住在{b}，不是{a}。",
+                "其实我住在{b}。",
+                "我不再住在{a}了，现在住在{b}。",
+                "不对，我住在{b}。",
+                "我是说{b}。",
+            ),
         ),
         "budget": Slot(
             ("我的预算是{a}元。",),
@@ -102,7 +116,9 @@ SLOTS: dict[str, dict[str, Slot]] = {
             ("我改主意了，预算改成{b}元。", "更正一下：预算不是{a}元，是{b}元。", "其实预算应该是{b}元，而不是{a}元。"),
         ),
         "drink": Slot(
-            ("我喜欢喝{a}。",), ("咖啡", "绿茶", "果汁"), ("我不再喝{a}了，改喝{b}。", "其实我更喜欢喝{b}，不是{a}。")
+            ("我喜欢喝{a}。",),
+            ("咖啡", "绿茶", "果汁"),
+            ("我不再喝{a}了，改喝{b}。", "其实我更喜欢喝{b}，不是{a}。", "我的意思是{b}。"),
         ),
     },
 }

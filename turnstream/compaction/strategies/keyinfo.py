@@ -70,7 +70,7 @@ _MY_SLOT_EN = re.compile(
 _KIN_ZH = "妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|妈|爸|父母|老婆|老公|丈夫|妻子|女儿|儿子|孩子|男朋友|女朋友|朋友|同事|室友"
 """Whom "我" owns without "的" ("我妹妹"): Chinese drops it before kin, as before the home ("我家")."""
 _MY_SLOT_ZH = re.compile(
-    rf"我(?:的|们的)([\u4e00-\u9fff]{{1,6}}?)(?:是|为|叫|改成|改为|定在|定为|在)|我们?((?:{_KIN_ZH}|家)(?:的[\u4e00-\u9fff]{{1,3}}?)?)(?:是|叫)"
+    rf"我(?:的|们的)(?!意思)([\u4e00-\u9fff]{{1,6}}?)(?:是|为|叫|改成|改为|定在|定为|在)|我们?((?:{_KIN_ZH}|家)(?:的[\u4e00-\u9fff]{{1,3}}?)?)(?:是|叫)"
 )
 _KIN_EN = (
     r"sister|brother|mom|mum|mother|dad|father|parents|wife|husband|partner|son|daughter|kids?|child(?:ren)?"
@@ -171,13 +171,22 @@ sentence may re-value a slot it does not name; "Actually I have 2 kids" states a
 _STOPPED = r"\bno longer\b|(?:\bnot|n't)\b[^,.;!?]{0,30}\bany ?more\b|不再"
 """A statement that something the speaker said before holds no more ("I no longer eat sushi", "我不再喝咖啡")."""
 _STOPPED_CUE = re.compile(_STOPPED, re.I)
+_MEANT = r"\bi meant\b|我是说|我的意思是"
+"""A correction that names only the new value ("Oops, I meant aisle seats"): it corrects what was just said."""
 _CUE_PHRASES = (
-    r"\bi meant\b|\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\bscratch that\b|\brather than\b"
-    r"|改主意|更正|其实|纠正|说错|而是"
+    r"\bchanged? (?:my|our) minds?\b|\bon second thoughts?\b|\bscratch that\b|\brather than\b"
+    r"|改主意|更正|其实|纠正|说错|而是|" + _MEANT
 )
 """Correction cues of more than one word, or in Chinese."""
+_OPENER = r"(?:no|nope|oops|wait|不对|等等|哦不)"
+_OPENERS = rf"^\W*{_OPENER}(?:\W*{_OPENER})*\s*[,，!！—–-]"
+"""A correction's opening word before a comma: "No, I prefer aisle seats", "No wait, …", "Oops, …", "不对，…"."""
+_ONLY_OPENERS = re.compile(rf"^\W*{_OPENER}(?:\W*{_OPENER})*\W*$", re.I)
+"""A clause that is the opening word alone ("No wait"): it says nothing of its own."""
 _CORRECTION = re.compile(
     r"\bactually\b|\bcorrection\b|\binstead\b|\bupdate\b|\bnot\s+\$?\d|\bnot\s+[^,.;!?]{1,40}?\s+but\b|"
+    + _OPENERS
+    + "|"
     + _CUE_PHRASES
     + "|"
     + _STOPPED
@@ -436,6 +445,22 @@ def _restated_value(sentence: str, facts: Sequence[Fact], seq: int) -> list[Fact
     return []
 
 
+_MEANT_CUE = re.compile(_MEANT, re.I)
+MEANT_REACH = 4
+"""How far back (in messages) an "I meant …" reaches: the speaker's previous message, a reply between them."""
+
+
+def _meant_fact(sentence: str, facts: Sequence[Fact], seq: int) -> Fact | None:
+    """The fact an "I meant …" sentence corrects ("Oops, I meant aisle seats" of "I prefer window seats"): of the
+    user's facts from the last MEANT_REACH messages, the one sharing most of what the sentence is about, the newest
+    when none shares anything; None without such a cue or such a fact."""
+    if not _MEANT_CUE.search(sentence):
+        return None
+    recent = [f for f in facts if not f.key.startswith(_NOT_THE_USERS) and seq - MEANT_REACH <= f.source_seq < seq]
+    mine = _content_words(sentence)
+    return max(reversed(recent), key=lambda fact: len(mine & _content_words(fact.text)), default=None)
+
+
 _NOT_THE_USERS = (
     "data:",
     "failure:",
@@ -545,6 +570,8 @@ class KeyInfoExtractor:
                 continue  # a question states nothing: "are we under budget?" must not take the budget's slot
             correcting = bool(_CORRECTION.search(sentence))
             facts, replaced = _split_old_values(sentence, current, role) if correcting else (list(current), [])
+            if correcting and not replaced and role == "user" and (meant := _meant_fact(sentence, facts, seq)):
+                facts, replaced = [fact for fact in facts if fact is not meant], [meant]
             whole, taken = self._sentence_facts(sentence, role, seq, facts, replaced, correcting)
             replaced += [fact for fact in taken if fact not in replaced]
             if replaced:
@@ -560,6 +587,7 @@ class KeyInfoExtractor:
                     ]
             elif not whole and role == "user" and _NEW_VALUE.search(sentence):
                 whole = _restated_value(sentence, facts, seq)
+
             found = [replace(fact, text=said + fact.text) if said else fact for fact in whole]
             current = merge_facts(facts, found, self.max_facts)
         return current
@@ -576,6 +604,8 @@ class KeyInfoExtractor:
         parts = clauses(sentence)
         corrected = _corrected_spans(sentence, parts) if correcting else {}
         for index, clause in enumerate(parts):
+            if correcting and _ONLY_OPENERS.match(clause):
+                continue  # "No wait" opens the correction; what follows says it
             if correcting and _names_old_value(clause):
                 continue  # "not 2000" names the wrong value, already removed; the clause it goes with says it
             if _CONDITION.match(clause) and index + 1 < len(parts):

@@ -46,7 +46,8 @@ def _stemmer() -> Stemmer.Stemmer:
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A spaced-script word's Snowball stem ("seats" -> "seat"); a word of another script as it is."""
     return _stemmer().stemWord(word) if word.isascii() else word
 
 
@@ -77,7 +78,7 @@ def spaced_words(text: str) -> list[str]:
 
 def recall_terms(text: str) -> list[str]:
     """The index terms of `text`, repeats kept (they are term frequencies): stems, numbers, CJK bigrams."""
-    return [_stem(word) for word in spaced_words(text)] + cjk_bigrams(text)
+    return [stem(word) for word in spaced_words(text)] + cjk_bigrams(text)
 
 
 def query_terms(text: str, limit: int) -> list[str]:

@@ -51,6 +51,7 @@ SLOTS: dict[str, dict[str, Slot]] = {
                 "No, I prefer {b} seats.",
                 "No wait, I prefer {b} seats.",
                 "Oops, I meant {b} seats.",
+                "Wait, I'd rather have an {b} seat.",
             ),
         ),
         "city": Slot(

@@ -16,7 +16,7 @@ from turnstream.compaction.fitting import eviction_order, fact_value
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
 from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.prose import clauses, keywords, sentences, shorten
-from turnstream.text.terms import CJK_RUN
+from turnstream.text.terms import CJK_RUN, stem
 
 log = logging.getLogger(__name__)
 
@@ -484,7 +484,7 @@ def _fact_keywords(text: str) -> frozenset[str]:
 @lru_cache(maxsize=_REMEMBERED_TEXTS)
 def _content_words(text: str) -> frozenset[str]:
     """What a statement is about: its keywords less cue words ("prefer", "actually", "no longer")."""
-    return frozenset(k for k in _fact_keywords(_CUE_WORDS.sub(" ", text)) if not _is_cue(k))
+    return frozenset(stem(k) for k in _fact_keywords(_CUE_WORDS.sub(" ", text)) if not _is_cue(k))
 
 
 def _has_subject(text: str) -> bool:

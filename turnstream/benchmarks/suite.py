@@ -124,13 +124,15 @@ def run_broker_figures(
 
 
 def with_local_models(settings: Settings) -> Settings:
-    """`settings` with TURNSTREAM_EMBEDDINGS=local when it is off and the checkout's models are there."""
+    """`settings` with TURNSTREAM_EMBEDDINGS=local when it is left unset and the checkout's models are there (an
+    explicit `off` measures words only)."""
     from turnstream.embeddings.factory import model_folder
     from turnstream.text.language import Language
 
     languages: tuple[Language, ...] = ("en", "zh")
     fetched = all((model_folder(None, language) / "manifest.json").is_file() for language in languages)
-    return settings.model_copy(update={"embeddings": "local"}) if settings.embeddings == "off" and fetched else settings
+    unset = "embeddings" not in settings.model_fields_set
+    return settings.model_copy(update={"embeddings": "local"}) if unset and fetched else settings
 
 
 def _on(broker: str, figures: list[Figure]) -> list[Figure]:

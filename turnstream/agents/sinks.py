@@ -128,7 +128,8 @@ class MemorySink:
 
 @dataclass
 class ArchiveSink:
-    """Each owner's archive appends, queued on a shared pipeline; then the evictions their replies ask for."""
+    """Each owner's archive appends, queued on a shared pipeline; then what their replies ask for: a call again
+    naming more postings keys, evictions."""
 
     archive: ArchiveStore
 
@@ -140,11 +141,12 @@ class ArchiveSink:
         for owner, entries in appends.items():
             await self.archive.queue_append(pipe, owner, entries)
 
-    async def evict(self, appends: dict[str, list[ArchiveEntry]], replies: list[Any]) -> dict[str, list[str]]:
-        """The evicted entries' ids per owner; `replies` start with the appends' own, in their order."""
+    async def complete(self, appends: dict[str, list[ArchiveEntry]], replies: list[Any]) -> dict[str, list[str]]:
+        """Each append finished from its reply (redis/archive.py), and the evicted entries' ids per owner;
+        `replies` start with the appends' own, in their order."""
         return {
-            owner: await until_redis_answers(partial(self.archive.evict_overflow, owner, reply))
-            for owner, reply in zip(appends, replies)
+            owner: await until_redis_answers(partial(self.archive.complete, owner, entries, reply))
+            for (owner, entries), reply in zip(appends.items(), replies)
         }
 
 
@@ -219,7 +221,7 @@ class RedisSink:
             await self.context.queue(pipe, docs)
 
         replies = await until_redis_answers(lambda: run_pipeline(self.context.store.redis, queue))
-        return await self.archive.evict(appends, replies)
+        return await self.archive.complete(appends, replies)
 
 
 @dataclass

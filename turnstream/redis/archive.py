@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
@@ -48,6 +49,11 @@ SEMANTIC_POSTINGS = 32
 """Best postings a semantic term keeps: a read takes them all, so it reads at most this many per term."""
 EMBED_CALL_ENTRIES = 200
 """Entries per embedding call: one call holds Redis alone."""
+APPEND_ATTEMPTS = 5
+"""Calls of one append at most, each naming the postings keys the last one asked for."""
+KEYED_OWNERS = 4096
+"""Owners whose named terms a store remembers, the most recently written: one forgotten costs its next append
+one more call, which names its terms again."""
 DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 """Of a short entry id: the entry's arrival number in base 62, as archive_append.lua writes it."""
 
@@ -71,68 +77,97 @@ class ArchiveStore:
         self._append = load_script(redis, ARCHIVE_APPEND)
         self._evict = load_script(redis, ARCHIVE_EVICT)
         self._embed = load_script(redis, ARCHIVE_EMBED)
+        self._keyed: dict[str, set[str]] = {}
+        """Per owner, the terms its appends name the postings keys of; the owners most recently written last."""
 
-    async def queue_append(self, pipe: Pipeline, owner: str, entries: Sequence[ArchiveEntry]) -> None:
-        """Add the append of `entries` to `pipe`; its reply goes to `evict_overflow` after execution."""
+    def append_call(self, owner: str, entries: Sequence[ArchiveEntry]) -> Call:
+        """The append of `entries`, naming the postings keys of the terms this store knows to need them."""
         keys = self.layout.owner(owner)
-        postings: dict[str, int] = {}
+        named = self._named(owner)
+        slots: dict[str, int] = {}
         appended = []
         for entry in entries:
             counts = entry.term_counts()
             length = sum(counts.values())
-            record = f"{length}\t{entry.position_field}\t{' '.join(counts)}"
-            # one argument for all of an entry's postings: a pipeline of a few hundred turns would otherwise
-            # carry thousands of arguments, each encoded on its own by the client
-            pairs = " ".join(
-                f"{postings.setdefault(keys.term_prefix + term, len(postings) + 1)}:{frequency}"
-                for term, frequency in counts.items()
-            )
+            postings: list[int] = []
+            for term, frequency in counts.items():
+                postings += (slots.setdefault(term, len(slots) + 1), frequency)
             appended.append(
-                dict(
-                    id=entry.id,
-                    json=entry.to_json(),
-                    record=record,
-                    field=entry.position_field,
-                    length=length,
-                    postings=pairs,
-                )
+                {
+                    "id": entry.id,
+                    "json": entry.to_json().decode(),
+                    "record": f"{length}\t{entry.position_field}\t{' '.join(counts)}",
+                    "field": entry.position_field,
+                    "length": length,
+                    "postings": postings,
+                }
             )
-        await queue_script(
-            self._append,
-            pipe,
-            ARCHIVE_APPEND.call(
-                **self._fixed(keys),
-                postings=list(postings),
-                ttl=self._ttl,
-                cap=self._cap,
-                evict_chunk=max(1, self._cap // EVICT_SHARE),
-                k1=BM25_K1,
-                b=BM25_B,
-                terms=_terms(keys, postings),
-                weight_scale=WEIGHT_SCALE,
-                packed_max=PACKED_MAX,
-                postings_kept=POSTINGS_KEPT,
-                postings_trimmed=POSTINGS_TRIMMED,
-                entries=appended,
-            ),
+        keyed = [(term, slot) for term, slot in slots.items() if term in named]
+        return ARCHIVE_APPEND.call(
+            **self._fixed(keys),
+            postings=[keys.term_prefix + term for term, _ in keyed],
+            ttl=self._ttl,
+            cap=self._cap,
+            evict_chunk=max(1, self._cap // EVICT_SHARE),
+            k1=BM25_K1,
+            b=BM25_B,
+            weight_scale=WEIGHT_SCALE,
+            packed_max=PACKED_MAX,
+            postings_kept=POSTINGS_KEPT,
+            postings_trimmed=POSTINGS_TRIMMED,
+            terms=" ".join(slots),
+            keyed=" ".join(str(slot) for _, slot in keyed),
+            entries=orjson.dumps(appended),
         )
+
+    async def queue_append(self, pipe: Pipeline, owner: str, entries: Sequence[ArchiveEntry]) -> None:
+        """Add the append of `entries` to `pipe`; its reply goes to `complete` after execution."""
+        await queue_script(self._append, pipe, self.append_call(owner, entries))
 
     async def append(self, owner: str, entries: Sequence[ArchiveEntry]) -> int:
         """Append `entries` (those already there are skipped) and evict over the cap; returns how many were new."""
         if not entries:
             return 0
         (reply,) = await run_pipeline(self.redis, lambda pipe: self.queue_append(pipe, owner, entries))
+        reply = await self._settled(owner, entries, reply)
         await self.evict_overflow(owner, reply)
         return int(reply[0])
 
-    async def evict_overflow(self, owner: str, append_reply: Sequence[bytes | int]) -> list[str]:
-        """Evict the entries an append reported over the cap, with their postings; returns their stable ids."""
-        over = list(zip(append_reply[1::3], append_reply[2::3]))
+    async def complete(self, owner: str, entries: Sequence[ArchiveEntry], reply: Sequence[Any]) -> list[str]:
+        """Finish the append `queue_append` queued, from its reply: made again if it named too few postings keys,
+        then the entries over the cap evicted. Returns the evicted entries' stable ids."""
+        return await self.evict_overflow(owner, await self._settled(owner, entries, reply))
+
+    async def _settled(self, owner: str, entries: Sequence[ArchiveEntry], reply: Sequence[Any]) -> Sequence[Any]:
+        """The reply of an append that wrote: the terms each reply names are named from then on, and a call that
+        wrote nothing is made again. Another worker appending to the same owner (its sessions on other
+        partitions) can take a term to its key in between, so a few attempts may be needed."""
+        for _ in range(APPEND_ATTEMPTS):
+            status, count = int(reply[0]), int(reply[1])
+            self._named(owner).update(_text(term) for term in reply[2 : 2 + count])
+            if status >= 0:
+                return reply
+            call = self.append_call(owner, entries)
+            reply = await self._append(keys=call.keys, args=call.args)
+        raise RuntimeError(f"the archive of {owner} kept taking new terms to their keys; {len(entries)} not appended")
+
+    async def evict_overflow(self, owner: str, append_reply: Sequence[Any]) -> list[str]:
+        """Evict the entries a written append reported over the cap, with their postings; returns their stable
+        ids."""
+        over = append_reply[2 + int(append_reply[1]) :]
         if not over:
             return []
-        call = self.evict_call(owner, over)
+        call = self.evict_call(owner, list(zip(over[::3], over[1::3])))
         await self._evict(keys=call.keys, args=call.args)
-        return [_text(stable) for stable in append_reply[3::3]]
+        return [_text(stable) for stable in over[2::3]]
+
+    def _named(self, owner: str) -> set[str]:
+        """The terms whose postings keys `owner`'s appends name, as the owner's latest replies told."""
+        named = self._keyed.pop(owner, None)
+        self._keyed[owner] = named = named if named is not None else set()
+        if len(self._keyed) > KEYED_OWNERS:
+            del self._keyed[next(iter(self._keyed))]  # the owner written the longest ago
+        return named
 
     async def evict(self, owner: str, short_ids: Sequence[bytes]) -> None:
         """Evict the entries of these short ids (those still there) with their postings."""

@@ -314,7 +314,8 @@ ARCHIVE_APPEND = ScriptSpec(
     key_tails=(
         KeyTail(
             "postings",
-            "the postings keys of the terms this call indexes (only those of terms past `packed_max` are written)",
+            "the postings keys of the call's terms named in `keyed`, in its order: a term with a key, or one "
+            "near to getting one, as far as the caller knows",
             "P:arcpost:{O}:<term>",
         ),
     ),
@@ -326,31 +327,27 @@ ARCHIVE_APPEND = ScriptSpec(
         ),
         Position("k1", "BM25 k1"),
         Position("b", "BM25 b"),
-        Position("terms", "the call's terms separated by spaces, in the order of the postings keys"),
         Position("weight_scale", "a weight is stored as the integer nearest weight × weight_scale"),
         Position("packed_max", "postings a term keeps packed in its dictionary field; one more moves them to its key"),
         Position("postings_kept", "postings a postings key holds at most, the highest-weighted (a read takes fewer)"),
         Position("postings_trimmed", "postings a full postings key is cut back to, so that most additions need no cut"),
-    ),
-    arg_tail=ArgTail(
-        "entries",
-        "per entry appended",
-        item="entry",
-        fields=(
-            Position("id", "the entry's stable id (entry_id): a turn whose position holds it already is not added"),
-            Position("json", "entry JSON"),
-            Position("record", "its terms record, `length<TAB>S#<position><TAB>term term …`"),
-            Position("field", "its position field, `S#<position>`"),
-            Position("length", "its length in terms"),
-            Position(
-                "postings",
-                "its postings as `index:frequency` pairs separated by spaces, index counting from 1 "
-                "into the postings keys: one argument per entry, not two per term, keeps the call cheap",
-            ),
+        Position("terms", "the call's terms separated by spaces"),
+        Position("keyed", "the indexes, counting from 1 into `terms`, of the terms whose postings keys are named"),
+        Position(
+            "entries",
+            "the entries appended, one JSON array of objects: `id` the stable id (entry_id: a turn whose position "
+            "holds it already is not added), `json` the entry JSON, `record` its terms record "
+            "(`length<TAB>S#<position><TAB>term term …`), `field` its position field (`S#<position>`), `length` "
+            "its length in terms, `postings` its [index, frequency, …] pairs flat, index counting from 1 into "
+            "`terms`: one argument for the call, however many entries and terms",
         ),
     ),
-    reply="{entries added, then short id, terms record and stable id of every entry over the cap, oldest first}: "
-    "the caller evicts those with their postings (it alone can name their postings keys).",
+    reply="{status, the count of the terms to name from now on, those terms, then short id, terms record and "
+    "stable id of every entry over the cap, oldest first}. Status is the number of entries added, or -1 when a "
+    "postings key the call needs was not named: then nothing is written, and the caller calls again naming the "
+    "terms returned. The terms returned are those with a key, or with half of `packed_max` postings, that were "
+    "not named, so the call in which a term gets its key seldom has to be made twice. The caller evicts the "
+    "entries over the cap with their postings (it alone can name their postings keys).",
 )
 
 ARCHIVE_EVICT = ScriptSpec(

@@ -24,6 +24,7 @@ from turnstream.redis.archive import (
     ArchiveStore,
 )
 from turnstream.redis.keys import OwnerKeys
+from turnstream.redis.scripts import ARCHIVE_APPEND
 from turnstream.samples.recall_set import START_TS, recall_case
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
@@ -266,6 +267,43 @@ async def test_a_frequent_terms_postings_leave_the_dictionary_for_a_key_that_kee
         assert await archive.redis.object("encoding", keys.term_prefix + "turn") in (b"ziplist", b"listpack")
     finally:
         await archive.redis.aclose()
+
+
+async def owner_contents(redis: Redis, owner: str) -> dict[bytes, Any]:
+    """Every key of `owner`'s archive with what it holds (its hashes and sorted sets)."""
+    contents: dict[bytes, Any] = {}
+    async for key in redis.scan_iter(f"*{{{owner}}}*"):
+        kind = await redis.type(key)
+        contents[key] = await redis.hgetall(key) if kind == b"hash" else await redis.zrange(key, 0, -1, withscores=True)
+    return contents
+
+
+async def test_an_append_that_does_not_name_a_postings_key_it_needs_writes_nothing_and_is_made_again_naming_it(
+    redis_settings: Settings,
+) -> None:
+    redis = Redis.from_url(redis_settings.redis_url)
+    # two workers appending to one owner (its sessions on two partitions): the second was never told its terms
+    told, untold, reference = (ArchiveStore(redis, redis_settings) for _ in range(3))
+    written = entries(PACKED_MAX + 10)  # "turn" in every one: its postings move to a key of their own
+    try:
+        await told.append("u5", written[:PACKED_MAX])
+        await reference.append("ref", written[:PACKED_MAX])
+        # the reply named "turn", half way to its key: the next append names it before it is needed
+        assert told.layout.owner("u5").term_prefix + "turn" in told.append_call("u5", written[PACKED_MAX:]).keys
+        before = await owner_contents(redis, "u5")
+        call = untold.append_call("u5", written[PACKED_MAX:])
+        reply = await redis.eval(ARCHIVE_APPEND.text(), len(call.keys), *call.keys, *call.args)
+        assert reply[0] == -1 and b"turn" in reply[2 : 2 + reply[1]]
+        assert await owner_contents(redis, "u5") == before
+        assert await untold.append("u5", written[PACKED_MAX:]) == 10
+        await reference.append("ref", written[PACKED_MAX:])
+        keys, ref_keys = told.layout.owner("u5"), told.layout.owner("ref")
+        assert await redis.hget(keys.dictionary, "turn") == f"{PACKED_MAX + 10} {PACKED_MAX + 10} 0".encode()
+        assert await redis.zcard(keys.term_prefix + "turn") == PACKED_MAX + 10
+        assert await postings_of(redis, keys) == await postings_of(redis, ref_keys)
+        assert await redis.hgetall(keys.dictionary) == await redis.hgetall(ref_keys.dictionary)
+    finally:
+        await redis.aclose()
 
 
 async def test_an_owners_archive_keys_expire_together(redis_settings: Settings) -> None:

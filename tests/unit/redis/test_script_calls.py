@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from redis.asyncio import Redis
 
 from turnstream.prompt.read import ArchiveQuery
@@ -131,33 +132,34 @@ async def test_a_context_write_names_its_keys_channel_and_turn_ids() -> None:
     }
 
 
-async def test_an_archive_append_names_its_keys_and_each_entry_points_at_its_postings() -> None:
+async def test_an_archive_append_packs_its_entries_and_names_the_postings_keys_it_knows_of() -> None:
     store = ArchiveStore(Redis(), SETTINGS)
     entries = [
         ArchiveEntry("e1", "S", 1, "user", None, 1.0, "dog dog"),
         ArchiveEntry("e2", "S", 2, "user", None, 2.0, "cat dog"),
     ]
+    store._named("O").add("cat")  # as a reply of an earlier append told it
     async with store.redis.pipeline(transaction=False) as pipe:
         await store.queue_append(pipe, "O", entries)
         named = read_back(ARCHIVE_APPEND, *sent(pipe))
     assert {name: named.pop(name) for name in patterns(ARCHIVE_APPEND)} == patterns(ARCHIVE_APPEND)
-    assert named.pop("postings") == ["P:arcpost:{O}:dog", "P:arcpost:{O}:cat"]
-    assert named.pop("entries") == [
+    assert named.pop("postings") == ["P:arcpost:{O}:cat"]
+    assert orjson.loads(named.pop("entries")) == [
         {
             "id": "e1",
-            "json": entries[0].to_json(),
+            "json": entries[0].to_json().decode(),
             "record": "2\tS#1\tdog",
             "field": "S#1",
             "length": 2,
-            "postings": "1:2",
+            "postings": [1, 2],
         },
         {
             "id": "e2",
-            "json": entries[1].to_json(),
+            "json": entries[1].to_json().decode(),
             "record": "2\tS#2\tcat dog",
             "field": "S#2",
             "length": 2,
-            "postings": "2:1 1:1",
+            "postings": [2, 1, 1, 1],
         },
     ]
     assert named == {
@@ -167,6 +169,7 @@ async def test_an_archive_append_names_its_keys_and_each_entry_points_at_its_pos
         "k1": BM25_K1,
         "b": BM25_B,
         "terms": "dog cat",
+        "keyed": "2",
         "weight_scale": WEIGHT_SCALE,
         "packed_max": PACKED_MAX,
         "postings_kept": POSTINGS_KEPT,

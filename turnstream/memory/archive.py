@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from turnstream.schemas.archive import ArchiveEntry, entry_id
+from turnstream.schemas.archive import ArchiveEntry, entry_id, index_terms
 from turnstream.text.chat import content_text, tool_calls
 from turnstream.text.dates import date_notes
 from turnstream.text.language import Language
@@ -58,4 +58,14 @@ def archive_entry(
         return None
     speaker = message.get("name") if isinstance(message.get("name"), str) else None
     dates = None if language is None else date_notes(text, ts, language)
-    return ArchiveEntry(entry_id(session, turn_id), session, position, message["role"], speaker, ts, text, dates)
+    return ArchiveEntry(
+        entry_id(session, turn_id),
+        session,
+        position,
+        message["role"],
+        speaker,
+        ts,
+        text,
+        dates,
+        index_terms(speaker, text),
+    )

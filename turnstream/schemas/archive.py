@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -45,10 +45,13 @@ class ArchiveEntry:
         """Field of the positions hash: how the read script finds the turns around a hit."""
         return f"{self.session}#{self.position}"
 
+    counts: Counter[str] | None = field(default=None, compare=False, repr=False)
+    """Its index terms with their frequencies, when counted already: the worker counts them as it applies the
+    turn (memory/archive.archive_entry), so its Redis write only packs them. None: counted when asked."""
+
     def term_counts(self) -> Counter[str]:
-        """Index terms with their frequencies: the speaker's name counts, so "what did Caroline say" finds her."""
-        counts = Counter(recall_terms(f"{self.speaker or ''} {self.text}"))
-        return counts if len(counts) <= MAX_DISTINCT_TERMS else Counter(dict(counts.most_common(MAX_DISTINCT_TERMS)))
+        """Index terms with their frequencies (index_terms)."""
+        return self.counts if self.counts is not None else index_terms(self.speaker, self.text)
 
     def to_json(self) -> bytes:
         """As stored and as the read script returns it."""
@@ -81,6 +84,13 @@ class ArchiveEntry:
             data["text"],
             None if dates is None else tuple(map(tuple, dates)),
         )
+
+
+def index_terms(speaker: str | None, text: str) -> Counter[str]:
+    """An entry's index terms with their frequencies, its MAX_DISTINCT_TERMS most frequent: the speaker's name
+    counts, so "what did Caroline say" finds her."""
+    counts = Counter(recall_terms(f"{speaker or ''} {text}"))
+    return counts if len(counts) <= MAX_DISTINCT_TERMS else Counter(dict(counts.most_common(MAX_DISTINCT_TERMS)))
 
 
 def entry_id(session: str, turn_id: str) -> str:

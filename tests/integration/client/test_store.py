@@ -63,6 +63,21 @@ async def test_applied_ids_are_trimmed_to_the_newest_window(store: ContextWriter
     assert applied == [(b"t5", 5.0), (b"t6", 6.0), (b"t7a", 7.0), (b"t7b", 7.0)]
 
 
+async def test_a_version_that_applies_more_turns_than_one_call_takes_records_each_of_them(
+    redis_settings: Settings,
+) -> None:
+    store = ContextWriter.from_settings(redis_settings.model_copy(update={"dedup_window": 6_000}))
+    try:
+        turn_ids = [
+            f"t{n}" for n in range(5_000)
+        ]  # a batch of 5,000 events of one session: more than one ZADD can take
+        assert await store.write(make_doc(3), turn_ids)
+        applied = await store.redis.zrange(store.reader.keys(ANONYMOUS, "acme:s1").applied, 0, -1, withscores=True)
+        assert sorted(applied) == sorted((turn_id.encode(), 3.0) for turn_id in turn_ids)
+    finally:
+        await store.aclose()
+
+
 async def test_read_of_an_unknown_session_is_none(store: ContextWriter) -> None:
     assert await store.reader.read("nobody") is None
     assert await store.reader.read_including("nobody", "nobody", "t1") == (None, False)

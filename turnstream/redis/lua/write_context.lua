@@ -22,8 +22,14 @@ if stored and version <= stored then
 end
 redis.call('HSET', KEYS[KEY.context], 'doc', ARGV[ARG.doc], 'version', ARGV[ARG.version],
   'last_turn_id', ARGV[ARG.last_turn_id])
+-- one ZADD for all the version's turn ids (a batch applies several a session)
+local applied = {}
 for i = FIXED_ARGV + 1, #ARGV do
-  redis.call('ZADD', KEYS[KEY.applied], version, ARGV[i])
+  applied[#applied + 1] = version
+  applied[#applied + 1] = ARGV[i]
+end
+for start = 1, #applied, 1000 do  -- arguments a call, well inside Lua's stack
+  redis.call('ZADD', KEYS[KEY.applied], unpack(applied, start, math.min(start + 999, #applied)))
 end
 -- keep the newest `window` turn ids (highest versions)
 redis.call('ZREMRANGEBYRANK', KEYS[KEY.applied], 0, -tonumber(ARGV[ARG.dedup_window]) - 1)

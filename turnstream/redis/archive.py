@@ -130,13 +130,13 @@ class ArchiveStore:
             return 0
         (reply,) = await run_pipeline(self.redis, lambda pipe: self.queue_append(pipe, owner, entries))
         reply = await self._settled(owner, entries, reply)
-        await self.evict_overflow(owner, reply)
+        await self._evict_overflow(owner, reply)
         return int(reply[0])
 
     async def complete(self, owner: str, entries: Sequence[ArchiveEntry], reply: Sequence[Any]) -> list[str]:
         """Finish the append `queue_append` queued, from its reply: made again if it named too few postings keys,
         then the entries over the cap evicted. Returns the evicted entries' stable ids."""
-        return await self.evict_overflow(owner, await self._settled(owner, entries, reply))
+        return await self._evict_overflow(owner, await self._settled(owner, entries, reply))
 
     async def _settled(self, owner: str, entries: Sequence[ArchiveEntry], reply: Sequence[Any]) -> Sequence[Any]:
         """The reply of an append that wrote: the terms each reply names are named from then on, and a call that
@@ -151,7 +151,7 @@ class ArchiveStore:
             reply = await self._append(keys=call.keys, args=call.args)
         raise RuntimeError(f"the archive of {owner} kept taking new terms to their keys; {len(entries)} not appended")
 
-    async def evict_overflow(self, owner: str, append_reply: Sequence[Any]) -> list[str]:
+    async def _evict_overflow(self, owner: str, append_reply: Sequence[Any]) -> list[str]:
         """Evict the entries a written append reported over the cap, with their postings; returns their stable
         ids."""
         over = append_reply[2 + int(append_reply[1]) :]

@@ -39,15 +39,14 @@ class ArchiveEntry:
     """Its relative dates pinned to the day it was said, as notes to insert into `text` (text/dates.py),
     found once when it was archived; None for an entry archived before dates were pinned then, whose read
     finds them (in the reading prompt's language)."""
+    counts: Counter[str] | None = field(default=None, compare=False, repr=False)
+    """Its index terms with their frequencies, when counted already: the worker counts them as it applies the
+    turn (memory/archive.archive_entry), so its Redis write only packs them. None: counted when asked."""
 
     @property
     def position_field(self) -> str:
         """Field of the positions hash: how the read script finds the turns around a hit."""
         return f"{self.session}#{self.position}"
-
-    counts: Counter[str] | None = field(default=None, compare=False, repr=False)
-    """Its index terms with their frequencies, when counted already: the worker counts them as it applies the
-    turn (memory/archive.archive_entry), so its Redis write only packs them. None: counted when asked."""
 
     def term_counts(self) -> Counter[str]:
         """Index terms with their frequencies (index_terms)."""

@@ -7,7 +7,6 @@ an unknown one with a clear error rather than guessing.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -21,6 +20,7 @@ from turnstream.memory.extract import changed_facts
 from turnstream.schemas import Turn, session_key, validate_turn
 from turnstream.schemas.summaries import SummaryResult
 from turnstream.session.config import CoreConfig
+from turnstream.session.recent import RecentIds
 from turnstream.session.summaries import SummaryRequests
 from turnstream.text.language import Language
 
@@ -67,7 +67,7 @@ class SessionState:
     owner: str
     """Whose long-term memory this session's turns feed (the latest turn's user, else the session)."""
     compactor: SessionCompactor
-    recent_turn_ids: deque[str]
+    recent_turn_ids: RecentIds
     """The last `dedup_window` applied turn ids: a redelivered turn is recognised and skipped."""
     version: int = 0
     """Bumped on every applied turn and every applied summary; Redis writes compare-and-set on it."""
@@ -91,7 +91,7 @@ class SessionState:
         compactor = SessionCompactor(
             config.budget_tokens, budget_messages=config.budget_messages, headroom_tokens=config.headroom_tokens
         )
-        return cls(session_id, tenant, owner, compactor, deque(maxlen=config.dedup_window))
+        return cls(session_id, tenant, owner, compactor, RecentIds(maxlen=config.dedup_window))
 
     @property
     def key(self) -> str:
@@ -239,7 +239,7 @@ def _fields_v2(raw: dict[str, Any]) -> dict[str, Any]:
         "tenant": raw["tenant"],
         "owner": raw["owner"],
         "compactor": SessionCompactor.restore(raw["compactor"]),
-        "recent_turn_ids": deque(raw["recent_turn_ids"], maxlen=raw["dedup_window"]),
+        "recent_turn_ids": RecentIds(raw["recent_turn_ids"], maxlen=raw["dedup_window"]),
         "version": raw["version"],
         "last_turn_id": raw["last_turn_id"],
         "greetings": raw["greetings"],

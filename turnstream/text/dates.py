@@ -124,7 +124,8 @@ _RULES: dict[Language, list[Rule]] = {"en": _ENGLISH, "zh": _CHINESE}
 
 
 _CUES: dict[Language, re.Pattern[str]] = {
-    "en": re.compile(r"\b(?:yesterday|last|past|today|tonight|this|tomorrow|next|ago)\b", re.I),
+    # the first letters checked first: the words' alternatives are then tried at few positions of a turn
+    "en": re.compile(r"\b(?=[alnpty])(?:yesterday|last|past|today|tonight|this|tomorrow|next|ago)\b", re.I),
     "zh": re.compile(r"[昨今明前后去上下]"),
 }
 """A word every rule needs: most lines have none, and then no rule runs."""

@@ -68,12 +68,19 @@ def cjk_bigrams(text: str) -> list[str]:
 
 def lower_words(text: str) -> list[str]:
     """Lower-cased words and numbers, curly apostrophes straightened ("that’s" is "that's"), in order."""
-    return _WORD.findall(text.lower().translate(_APOSTROPHES))
+    lowered = text.lower()
+    if not lowered.isascii():  # a curly apostrophe is not ASCII: most turns need no translation pass
+        lowered = lowered.translate(_APOSTROPHES)
+    return _WORD.findall(lowered)
 
 
 def spaced_words(text: str) -> list[str]:
     """Lower-cased words and numbers outside CJK runs, function words dropped, in order."""
-    return [word for word in lower_words(_THOUSANDS.sub("", CJK_RUN.sub(" ", text))) if word not in FUNCTION_WORDS]
+    if not text.isascii():  # CJK is never ASCII, nor a thousands separator without a comma: most turns skip both
+        text = CJK_RUN.sub(" ", text)
+    if "," in text:
+        text = _THOUSANDS.sub("", text)
+    return [word for word in lower_words(text) if word not in FUNCTION_WORDS]
 
 
 def recall_terms(text: str) -> list[str]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -166,14 +166,14 @@ def _ranked(lines: Sequence[str], background: Mapping[str, int] | None = None) -
     )  # among equals the older line: said first, it is the one restated
     chosen: list[int] = []
     later: list[int] = []
-    chosen_keys: list[frozenset[str]] = []
+    chosen_keys = _KeySets()
     for index in order:
         keys = signals[index][1]
-        if _restates_any(keys, chosen_keys):
+        if chosen_keys.restated_by(keys):
             later.append(index)
         else:
             chosen.append(index)
-            chosen_keys.append(keys)
+            chosen_keys.add(keys)
     # every speaker's best line before anyone's second: a period says who did what, not what one of them said
     turns: dict[str, int] = {}
     rounds = []
@@ -196,25 +196,39 @@ def _speaker_of(line: str) -> str:
 
 def _novel(lines: Sequence[str], shown: Sequence[str]) -> list[str]:
     """`lines` less those that restate one of `shown`."""
-    seen = [_signals(line)[1] for line in shown]
-    return [line for line in lines if not _restates_any(_signals(line)[1], seen)]
+    seen = _KeySets(_signals(line)[1] for line in shown)
+    return [line for line in lines if not seen.restated_by(_signals(line)[1])]
 
 
-def _restates_any(keys: frozenset[str], others: Sequence[frozenset[str]]) -> bool:
-    """Keywords `keys` overlap one of `others` by at least RESTATED (shared over either's). Most pairs are told by
-    their sizes alone, since the overlap is at most the smaller size over the larger; one loop, not a call per
-    pair: a fold checks thousands of pairs."""
-    size = len(keys)
-    if not size:
+class _KeySets:
+    """Keyword sets, grouped by size: a set overlaps another by RESTATED only when the smaller size is at least
+    RESTATED of the larger, so most of them are passed over a size at a time, not a set at a time (a fold
+    checks thousands of pairs)."""
+
+    __slots__ = ("_by_size",)
+
+    def __init__(self, sets: Iterable[frozenset[str]] = ()) -> None:
+        self._by_size: dict[int, list[frozenset[str]]] = {}
+        for keys in sets:
+            self.add(keys)
+
+    def add(self, keys: frozenset[str]) -> None:
+        if keys:
+            self._by_size.setdefault(len(keys), []).append(keys)
+
+    def restated_by(self, keys: frozenset[str]) -> bool:
+        """Whether `keys` overlaps one of the sets by at least RESTATED (shared over either's)."""
+        size = len(keys)
+        if not size:
+            return False
+        for size_b, others in self._by_size.items():
+            if (size / size_b if size < size_b else size_b / size) < RESTATED:
+                continue
+            for other in others:
+                shared = len(keys & other)
+                if shared / (size + size_b - shared) >= RESTATED:
+                    return True
         return False
-    for other in others:
-        size_b = len(other)
-        if not size_b or (size / size_b if size < size_b else size_b / size) < RESTATED:
-            continue
-        shared = len(keys & other)
-        if shared / (size + size_b - shared) >= RESTATED:
-            return True
-    return False
 
 
 def _args(arguments: str) -> str:

@@ -166,19 +166,26 @@ def date_notes(text: str, ts: float, language: Language) -> Notes:
             marks += inserted[last : match.end()] + [True] * len(added)
             last = match.end()
         text, inserted = "".join([*pieces, text[last:]]), marks + inserted[last:]
+    return _runs(text, inserted)
+
+
+def _runs(text: str, inserted: list[bool]) -> Notes:
+    """Each run of inserted characters of `text`, at its offset among the others: found by list searches, not a
+    step a character (a turn's text may be thousands of them)."""
     notes: list[tuple[int, str]] = []
-    offset, run = 0, []
-    for char, noted in zip(text, inserted):
-        if noted:
-            run.append(char)
-            continue
-        if run:
-            notes.append((offset, "".join(run)))
-            run = []
-        offset += 1
-    if run:
-        notes.append((offset, "".join(run)))
-    return tuple(notes)
+    start, before = 0, 0  # `before`: inserted characters ahead of `start`
+    while True:
+        try:
+            start = inserted.index(True, start)
+        except ValueError:
+            return tuple(notes)
+        try:
+            end = inserted.index(False, start)
+        except ValueError:
+            end = len(inserted)
+        notes.append((start - before, text[start:end]))
+        before += end - start
+        start = end
 
 
 def with_notes(text: str, notes: Notes) -> str:

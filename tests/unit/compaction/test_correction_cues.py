@@ -37,9 +37,10 @@ CUES = _alternatives(_CORRECTION_CUES) + _alternatives(_CORRECTION_OPENINGS)
 around = st.text(alphabet=st.sampled_from(list("abno tI'.,!?-5我不是对")), max_size=12)
 
 
-def test_every_cue_is_one_alternative() -> None:
+def test_the_cues_split_into_whole_alternatives() -> None:
     assert len(CUES) > 20
-    assert re.compile("|".join(CUES), re.I).pattern.count("|") == _CORRECTION.pattern.count("|")
+    for cue in CUES:
+        re.compile(cue, re.I)  # a split inside a group or a class would leave it unbalanced
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -36,8 +36,9 @@ from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS
 from turnstream.text.tokens import count_messages
 
 PROMPT_BUDGETS = (2000, 4000)
-TARGETS = {2000: 0.85, 4000: 0.95}
-"""Coverage as a share of the full history's, per prompt budget."""
+TARGETS = {2000: 0.88, 4000: 0.95}
+"""Coverage as a share of the full history's, per prompt budget (the semantic issue's targets: 0.85 at 2,000
+tokens before it)."""
 SIDES = ("build_prompt", "newest tail", "full history")
 WORDS_ONLY = " words only"
 """The label of the reads without the semantic share, beside those with it."""
@@ -275,5 +276,5 @@ def recall_target(locomo: dict[str, Any] | None) -> Target | None:
     )
     evidence = locomo.get("4000", {}).get("evidence_questions", {}).get("build_prompt", 0.0)
     return Target(
-        "LoCoMo dev: ≥ 0.85× full at 2k, ≥ 0.95× at 4k, evidence ≥ 90 % at 4k", met and evidence >= EVIDENCE_TARGET
+        "LoCoMo dev: ≥ 0.88× full at 2k, ≥ 0.95× at 4k, evidence ≥ 90 % at 4k", met and evidence >= EVIDENCE_TARGET
     )

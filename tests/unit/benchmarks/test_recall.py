@@ -112,6 +112,7 @@ def measured(ours: float, full: float, evidence: float) -> dict[str, object]:
 
 def test_the_target_needs_both_budgets_and_the_evidence() -> None:
     assert recall_target(None) is None
-    assert recall_target({"2000": measured(75, 87, 80), "4000": measured(83, 87, 90)}).met  # type: ignore[union-attr]
-    assert not recall_target({"2000": measured(73, 87, 80), "4000": measured(83, 87, 90)}).met  # type: ignore[union-attr]
-    assert not recall_target({"2000": measured(75, 87, 80), "4000": measured(83, 87, 89)}).met  # type: ignore[union-attr]
+    assert recall_target({"2000": measured(77, 87, 80), "4000": measured(83, 87, 90)}).met  # type: ignore[union-attr]
+    # 0.874× at 2,000 tokens: under the 0.88× the semantic issue asks
+    assert not recall_target({"2000": measured(76, 87, 80), "4000": measured(83, 87, 90)}).met  # type: ignore[union-attr]
+    assert not recall_target({"2000": measured(77, 87, 80), "4000": measured(83, 87, 89)}).met  # type: ignore[union-attr]

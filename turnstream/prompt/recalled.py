@@ -163,11 +163,9 @@ def choose_turns(
             for e, s in group
             if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts
         ]
-        lines = [(e, s, day_heading(e, language), turn_line(e, language, names)) for e, s in fresh]
-        cost = _cost(lines, days)
-        if cost > room:  # the hit alone, when it is still fresh
-            lines = [line for line in lines if line[1] > 0]
-            cost = _cost(lines, days)
+        lines, cost = _lines_within(fresh, days, room, language, names)
+        if cost > room:  # the hit alone, when it is still fresh (a group's hit comes first)
+            lines, cost = _lines_within(fresh[:1] if fresh and fresh[0][1] > 0 else [], days, room, language, names)
             if cost > room:
                 continue
         for entry, score, day, line in lines:
@@ -177,9 +175,22 @@ def choose_turns(
     return sorted(chosen.values(), key=lambda t: (t.entry.ts, t.entry.session, t.entry.position))
 
 
-def _cost(lines: list[tuple[ArchiveEntry, float, str, str]], days: set[str]) -> int:
-    """Tokens `lines` add to the block: each line, and the heading of each day not yet in it."""
-    new_days = {day for _, _, day, _ in lines} - days
-    return sum(count_text(line) + LINE_SEPARATOR_TOKENS for *_, line in lines) + sum(
-        count_text(day) + LINE_SEPARATOR_TOKENS for day in new_days
-    )
+def _lines_within(
+    entries: list[tuple[ArchiveEntry, float]], days: set[str], room: int, language: Language, names: frozenset[str]
+) -> tuple[list[tuple[ArchiveEntry, float, str, str]], int]:
+    """The lines of `entries` with the tokens they add to the block (each line, and the heading of each day not
+    in `days` yet), written only until they pass `room`: a snippet that cannot fit is not written out whole, and
+    a long chat's candidates are most of a read's work."""
+    lines: list[tuple[ArchiveEntry, float, str, str]] = []
+    cost = 0
+    new_days: set[str] = set()
+    for entry, score in entries:
+        day, line = day_heading(entry, language), turn_line(entry, language, names)
+        lines.append((entry, score, day, line))
+        cost += count_text(line) + LINE_SEPARATOR_TOKENS
+        if day not in days and day not in new_days:
+            new_days.add(day)
+            cost += count_text(day) + LINE_SEPARATOR_TOKENS
+        if cost > room:
+            break
+    return lines, cost

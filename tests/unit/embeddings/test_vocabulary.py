@@ -57,6 +57,8 @@ def test_a_built_vocabulary_saves_as_float16_and_loads_back(tmp_path: Path) -> N
     assert loaded.terms == ("art", "martial") and loaded.words == ("arts", "martial")
     assert loaded.vectors.dtype == np.float32
     assert np.allclose(loaded.vectors, [[1, 0, 0, 0], [0, 0.6, 0.8, 0]], atol=1e-3)
+    # held column-major, so a question's product with the whole vocabulary reads it in memory order
+    assert loaded.vectors.T.flags["C_CONTIGUOUS"]
 
 
 def test_a_folder_without_a_vocabulary_cache_says_to_fetch_again(tmp_path: Path) -> None:

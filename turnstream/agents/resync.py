@@ -65,7 +65,7 @@ async def resync(table: SessionsTable, keys: list[str], store: ContextWriter, co
             continue
         now = time.time()
         written += await store.write_many(
-            [(core.context_doc(state, now, {}), state.recent_turn_ids, state.owner) for state in states]
+            [(core.encoded_context(state, now, {}), state.recent_turn_ids, state.owner) for state in states]
         )
     return written
 

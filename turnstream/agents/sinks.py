@@ -28,8 +28,8 @@ from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.memories import MemoryStore, Remembered
 from turnstream.redis.writer import ContextWriter
-from turnstream.schemas import ContextDoc
 from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.context import EncodedContext
 from turnstream.schemas.control import forget_marker
 from turnstream.schemas.ids import partition_of
 from turnstream.session import SessionCore, SessionState
@@ -165,13 +165,14 @@ class ContextSink:
 
     def docs(
         self, changed: dict[str, SessionState], applied: dict[str, list[str]], timings: dict[str, float]
-    ) -> list[tuple[ContextDoc, str, list[str]]]:
+    ) -> list[tuple[EncodedContext, str, list[str]]]:
         now = time.time()
         return [
-            (self.core.context_doc(state, now, timings), state.owner, applied[key]) for key, state in changed.items()
+            (self.core.encoded_context(state, now, timings), state.owner, applied[key])
+            for key, state in changed.items()
         ]
 
-    async def queue(self, pipe: Pipeline, docs: list[tuple[ContextDoc, str, list[str]]]) -> None:
+    async def queue(self, pipe: Pipeline, docs: list[tuple[EncodedContext, str, list[str]]]) -> None:
         for doc, owner, turn_ids in docs:
             await self.store.queue_write(pipe, doc, turn_ids, owner)
 

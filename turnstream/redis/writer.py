@@ -15,7 +15,7 @@ from redis.asyncio.client import Pipeline
 from turnstream.redis.aio import load_script, queue_script, run_pipeline
 from turnstream.redis.reader import ContextReader
 from turnstream.redis.scripts import WRITE_CONTEXT
-from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.context import ContextDoc, EncodedContext
 from turnstream.schemas.ids import session_owner
 from turnstream.settings import Settings
 
@@ -41,7 +41,11 @@ class ContextWriter:
         return cls(ContextReader(redis, settings), settings)
 
     async def queue_write(
-        self, pipe: Pipeline, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None
+        self,
+        pipe: Pipeline,
+        doc: ContextDoc | EncodedContext,
+        applied_turn_ids: Iterable[str] = (),
+        owner: str | None = None,
     ) -> None:
         """Add to `pipe` the compare-and-set of `doc` (a no-op unless newer) and the session's owner pointer.
 
@@ -66,12 +70,14 @@ class ContextWriter:
         )
         pipe.set(self.layout.owner_pointer(doc.session_key), owner, ex=self._ttl)
 
-    async def write(self, doc: ContextDoc, applied_turn_ids: Iterable[str] = (), owner: str | None = None) -> bool:
+    async def write(
+        self, doc: ContextDoc | EncodedContext, applied_turn_ids: Iterable[str] = (), owner: str | None = None
+    ) -> bool:
         """Store `doc` unless the stored version is as new or newer; True when written."""
         written, _ = await run_pipeline(self.redis, lambda pipe: self.queue_write(pipe, doc, applied_turn_ids, owner))
         return bool(written)
 
-    async def write_many(self, writes: Sequence[tuple[ContextDoc, Iterable[str], str | None]]) -> int:
+    async def write_many(self, writes: Sequence[tuple[ContextDoc | EncodedContext, Iterable[str], str | None]]) -> int:
         """`write` of each (doc, applied turn ids, owner), in one round trip; how many were newer and written."""
 
         async def queue(pipe: Pipeline) -> None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
+from typing import Any
+
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -76,3 +81,38 @@ class ContextDoc(BaseModel):
     @classmethod
     def from_json(cls, data: bytes | str) -> ContextDoc:
         return cls.model_validate_json(data)
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedContext:
+    """A context document as the worker writes it: encoded once from the session core's own state, whose parts
+    the decoder and the compactor checked already. ContextDoc validates what readers parse; building one per
+    written document cost the worker more than the rest of the encoding (encode_context)."""
+
+    session_key: str
+    version: int
+    last_turn_id: str
+    json: bytes
+
+    def to_json(self) -> bytes:
+        """The document's bytes, as ContextDoc(**fields).to_json() writes them."""
+        return self.json
+
+
+_FACT_FIELDS = tuple(ContextFact.model_fields)
+"""A fact's fields in the model's order; a strategy's own fields (extra="allow") follow them."""
+_TOKEN_FIELDS = tuple(field.name for field in dataclass_fields(TokenCounts))
+
+
+def encode_context(fields: Mapping[str, Any]) -> EncodedContext:
+    """The document of `fields`, every ContextDoc field given, with the bytes ContextDoc(**fields).to_json() gives:
+    fields (a fact's too) in the model's order and its float fields as floats (tests/unit/schemas/test_encoded_context.py holds
+    the two to the same bytes); a field missing here is a KeyError, not a document without it."""
+    data = {name: fields[name] for name in ContextDoc.model_fields}
+    data["facts"] = [{**dict.fromkeys(_FACT_FIELDS), **fact} for fact in data["facts"]]
+    data["tokens"] = {name: data["tokens"][name] for name in _TOKEN_FIELDS}
+    data["updated_at"] = float(data["updated_at"])
+    data["timings"] = {stage: float(ms) for stage, ms in data["timings"].items()}
+    return EncodedContext(
+        session_key(data["session_id"], data["tenant"]), data["version"], data["last_turn_id"], orjson.dumps(data)
+    )

@@ -17,6 +17,7 @@ from turnstream.memory.extract import memories_from_facts, summary_memory
 from turnstream.memory.profile import profile_additions
 from turnstream.schemas import ContextDoc, Turn
 from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.context import EncodedContext, encode_context
 from turnstream.schemas.control import PopRequest
 from turnstream.schemas.ids import owner_key
 from turnstream.schemas.memory import Memory
@@ -159,15 +160,23 @@ class SessionCore:
 
     def context_doc(self, state: SessionState, now: float, timings: dict[str, float]) -> ContextDoc:
         """The versioned document of `state`; `timings` are the latest change's stages, in milliseconds."""
-        return ContextDoc(
+        return ContextDoc(**self._context_fields(state, now, timings))
+
+    def encoded_context(self, state: SessionState, now: float, timings: dict[str, float]) -> EncodedContext:
+        """`context_doc`'s bytes, as the worker writes them, without building the validated model."""
+        return encode_context(self._context_fields(state, now, timings))
+
+    @staticmethod
+    def _context_fields(state: SessionState, now: float, timings: dict[str, float]) -> dict[str, Any]:
+        return {
             **state.compaction().to_dict(),
-            session_id=state.session_id,
-            tenant=state.tenant,
-            version=state.version,
-            last_turn_id=state.last_turn_id or "",
-            updated_at=now,
-            timings=timings,
-        )
+            "session_id": state.session_id,
+            "tenant": state.tenant,
+            "version": state.version,
+            "last_turn_id": state.last_turn_id or "",
+            "updated_at": now,
+            "timings": timings,
+        }
 
     def _memories(self, state: SessionState, turn: Turn, greeting: bool, now: float) -> list[Memory]:
         """Long-term memory from a user turn (facts, preferences) and, now and then, the session's summary."""

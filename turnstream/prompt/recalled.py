@@ -163,9 +163,11 @@ def choose_turns(
             for e, s in group
             if e.id not in chosen and (e.session, e.position) not in shown and e.text not in shown_texts
         ]
-        lines, cost = _lines_within(fresh, days, room, language, names)
-        if cost > room:  # the hit alone, when it is still fresh (a group's hit comes first)
-            lines, cost = _lines_within(fresh[:1] if fresh and fresh[0][1] > 0 else [], days, room, language, names)
+        lines, costs = _lines_within(fresh, days, room, language, names)
+        cost = sum(costs)
+        if cost > room:  # the hit alone, when it is still fresh: a group's hit comes first, its cost counted alone
+            kept = 1 if lines and lines[0][1] > 0 else 0
+            lines, cost = lines[:kept], sum(costs[:kept])
             if cost > room:
                 continue
         for entry, score, day, line in lines:
@@ -177,20 +179,23 @@ def choose_turns(
 
 def _lines_within(
     entries: list[tuple[ArchiveEntry, float]], days: set[str], room: int, language: Language, names: frozenset[str]
-) -> tuple[list[tuple[ArchiveEntry, float, str, str]], int]:
-    """The lines of `entries` with the tokens they add to the block (each line, and the heading of each day not
-    in `days` yet), written only until they pass `room`: a snippet that cannot fit is not written out whole, and
-    a long chat's candidates are most of a read's work."""
+) -> tuple[list[tuple[ArchiveEntry, float, str, str]], list[int]]:
+    """The lines of `entries` with the tokens each adds to the block (the line, and the heading of its day when
+    neither `days` nor an earlier line has it), written only until together they pass `room`: a snippet that
+    cannot fit is not written out whole, and a long chat's candidates are most of a read's work."""
     lines: list[tuple[ArchiveEntry, float, str, str]] = []
-    cost = 0
+    costs: list[int] = []
+    total = 0
     new_days: set[str] = set()
     for entry, score in entries:
         day, line = day_heading(entry, language), turn_line(entry, language, names)
-        lines.append((entry, score, day, line))
-        cost += count_text(line) + LINE_SEPARATOR_TOKENS
+        cost = count_text(line) + LINE_SEPARATOR_TOKENS
         if day not in days and day not in new_days:
             new_days.add(day)
             cost += count_text(day) + LINE_SEPARATOR_TOKENS
-        if cost > room:
+        lines.append((entry, score, day, line))
+        costs.append(cost)
+        total += cost
+        if total > room:
             break
-    return lines, cost
+    return lines, costs

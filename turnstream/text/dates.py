@@ -123,9 +123,12 @@ _CHINESE: list[Rule] = [
 _RULES: dict[Language, list[Rule]] = {"en": _ENGLISH, "zh": _CHINESE}
 
 
+_ENGLISH_CUES = ("yesterday", "last", "past", "today", "tonight", "this", "tomorrow", "next", "ago")
 _CUES: dict[Language, re.Pattern[str]] = {
-    # the first letters checked first: the words' alternatives are then tried at few positions of a turn
-    "en": re.compile(r"\b(?=[alnpty])(?:yesterday|last|past|today|tonight|this|tomorrow|next|ago)\b", re.I),
+    # their first letters checked first: the words' alternatives are then tried at few positions of a turn
+    "en": re.compile(
+        rf"\b(?=[{''.join(sorted({cue[0] for cue in _ENGLISH_CUES}))}])(?:{'|'.join(_ENGLISH_CUES)})\b", re.I
+    ),
     "zh": re.compile(r"[昨今明前后去上下]"),
 }
 """A word every rule needs: most lines have none, and then no rule runs."""

@@ -36,7 +36,7 @@ from turnstream.text.terms import CJK_RUN, FUNCTION_WORDS
 from turnstream.text.tokens import count_messages
 
 BUDGET_TOKENS = 3000
-TARGET = 40.0
+TARGET = 30.0
 WINDOW_LINES = 3
 """An event's words must stand this close together: one statement, not words scattered over the text."""
 _WORD = re.compile(r"[^\W_]+")

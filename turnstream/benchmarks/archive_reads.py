@@ -26,8 +26,11 @@ from turnstream.stats import percentile
 from turnstream.text.language import Language
 
 SIZES = (1_000, 10_000)
-TARGET_RATIO = 3.0
+TARGET_RATIO = 5.0
+"""Words only, at 10,000 archived turns: build_prompt p99 against a GET's."""
 TARGET_SERVER_MS = 1.0
+TARGET_MODEL_MS = 5.0
+"""With the model, at 10,000 archived turns: build_prompt p99, the question's embedding included."""
 APPEND_BATCH = 200
 
 
@@ -138,13 +141,22 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
                         percentile(timings["build_prompt"], 99),
                         w99,
                     ),
+                ]
+                rows += [
+                    Row.of(
+                        f"of which the question's embedding and nearest terms {name}, {size // 1000}k", "ms", ms, 0.0
+                    )
+                    for name, ms in zip(("p50", "p99"), p50_p99(timings["embed"]))
+                    if timings["embed"]  # the model ran (a gateway whose model did not load reads with terms only)
+                ]
+                rows.append(
                     Row.of(
                         f"script with the pool vs words only in Redis p99, {size // 1000}k",
                         "ms",
                         percentile(server["EVALSHA"], 99),
                         percentile(bare["EVALSHA"], 99),
-                    ),
-                ]
+                    )
+                )
             (get50, get99), (bp50, bp99) = p50_p99(timings["GET"]), p50_p99(timings["build_prompt"])
             srv99, srv_get99 = percentile(server["EVALSHA"], 99), percentile(server["GET"], 99)
             raw_bytes = sum(len(orjson.dumps(turn)) for turn in turns)
@@ -167,12 +179,16 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
                 "turn_json_bytes": raw_bytes,
             }
             if size == max(SIZES):
-                met = bp99 / get99 <= TARGET_RATIO and srv99 <= TARGET_SERVER_MS
+                words99 = percentile(timings["words only"], 99) if semantic else bp99
+                met = words99 / get99 <= TARGET_RATIO and srv99 <= TARGET_SERVER_MS
+                met = met and (not semantic or bp99 <= TARGET_MODEL_MS)
             progress(
                 f"archive {size:,}: build_prompt p99 {bp99:.2f} ms vs GET {get99:.2f} ms, "
                 f"script {srv99 * 1000:.0f} µs p99 in Redis, {memory * 1000 / size / 1024:.0f} KiB per 1,000 turns"
             )
-    text = f"at 10k: p99 ≤ {TARGET_RATIO:g}× GET, script ≤ {TARGET_SERVER_MS:g} ms"
+    text = f"at 10k: words only p99 ≤ {TARGET_RATIO:g}× GET, script ≤ {TARGET_SERVER_MS:g} ms"
+    if semantic:
+        text += f", with the model p99 ≤ {TARGET_MODEL_MS:g} ms"
     return Figure("archive", "8 Archive read cost", "build_prompt", "plain GET", rows, Target(text, met), data)
 
 
@@ -187,7 +203,8 @@ async def _timed(
     samples: int,
 ) -> dict[str, list[float]]:
     """build_prompt (looking only) and a GET of the context's bytes, ABBA, one connection pool; with `words_only`,
-    build_prompt without the semantic share too, in the same rounds."""
+    build_prompt without the semantic share too, in the same rounds. "embed": the question's embedding and nearest
+    terms, from build_prompt's own timings (empty without the model)."""
     user = owner  # the owner is a user id here (no tenant)
     reads: dict[str, Callable[[str], Awaitable[Any]]] = {
         "GET": lambda q: redis.get(raw_key),
@@ -198,13 +215,15 @@ async def _timed(
     for question in questions:  # scripts loaded, connections open
         for read in reads.values():
             await read(question)
-    timings: dict[str, list[float]] = {name: [] for name in reads}
+    timings: dict[str, list[float]] = {name: [] for name in [*reads, "embed"]}
     for index, forward in abba(samples):
         question = questions[index % len(questions)]
         for name in list(reads) if forward else list(reversed(reads)):
             started = time.perf_counter()
-            await reads[name](question)
+            result = await reads[name](question)
             timings[name].append((time.perf_counter() - started) * 1000)
+            if name == "build_prompt" and "embed" in result.timings:
+                timings["embed"].append(result.timings["embed"])
     return timings
 
 

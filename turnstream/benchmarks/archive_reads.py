@@ -125,40 +125,30 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
                 client, words_only if semantic else None, redis, raw_key, session, owner, questions, samples
             )
             server = await _server_times(redis, client, raw_key, session, owner, questions, samples)
+            (get50, get99), (bp50, bp99) = p50_p99(timings["GET"]), p50_p99(timings["build_prompt"])
+            srv99, srv_get99 = percentile(server["EVALSHA"], 99), percentile(server["GET"], 99)
+            words99 = bp99
             if semantic:
                 bare = await _server_times(redis, words_only, raw_key, session, owner, questions, samples)
-                w50, w99 = p50_p99(timings["words only"])
-                rows += [
-                    Row.of(
-                        f"build_prompt with the model vs words only p50, {size // 1000}k",
-                        "ms",
-                        percentile(timings["build_prompt"], 50),
-                        w50,
-                    ),
-                    Row.of(
-                        f"build_prompt with the model vs words only p99, {size // 1000}k",
-                        "ms",
-                        percentile(timings["build_prompt"], 99),
-                        w99,
-                    ),
-                ]
-                rows += [
+                w50, words99 = p50_p99(timings["words only"])
+                embed = [  # empty when the model did not run (a gateway whose model did not load reads with terms only)
                     Row.of(
                         f"of which the question's embedding and nearest terms {name}, {size // 1000}k", "ms", ms, 0.0
                     )
                     for name, ms in zip(("p50", "p99"), p50_p99(timings["embed"]))
-                    if timings["embed"]  # the model ran (a gateway whose model did not load reads with terms only)
+                    if timings["embed"]
                 ]
-                rows.append(
+                rows += [
+                    Row.of(f"build_prompt with the model vs words only p50, {size // 1000}k", "ms", bp50, w50),
+                    Row.of(f"build_prompt with the model vs words only p99, {size // 1000}k", "ms", bp99, words99),
+                    *embed,
                     Row.of(
                         f"script with the pool vs words only in Redis p99, {size // 1000}k",
                         "ms",
-                        percentile(server["EVALSHA"], 99),
+                        srv99,
                         percentile(bare["EVALSHA"], 99),
-                    )
-                )
-            (get50, get99), (bp50, bp99) = p50_p99(timings["GET"]), p50_p99(timings["build_prompt"])
-            srv99, srv_get99 = percentile(server["EVALSHA"], 99), percentile(server["GET"], 99)
+                    ),
+                ]
             raw_bytes = sum(len(orjson.dumps(turn)) for turn in turns)
             label = f"{size // 1000}k archived"
             rows += [
@@ -179,7 +169,6 @@ async def archive_reads(settings: Settings, samples: int, progress: Callable[[st
                 "turn_json_bytes": raw_bytes,
             }
             if size == max(SIZES):
-                words99 = percentile(timings["words only"], 99) if semantic else bp99
                 met = words99 / get99 <= TARGET_RATIO and srv99 <= TARGET_SERVER_MS
                 met = met and (not semantic or bp99 <= TARGET_MODEL_MS)
             progress(

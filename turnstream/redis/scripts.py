@@ -217,7 +217,11 @@ RECALL = ScriptSpec(
         Position("window", "how many of the session's latest prompts count: what they were given is not given again"),
         Position("ttl", "seconds the injected list lives after a recording call"),
         Position("now", "unix time, for the memories' recency"),
-        Position("record", "1: count the memories as injected and raise their access counts; 0: only look"),
+        Position(
+            "record",
+            "1: count the memories as injected and raise their access counts, in a session that has a context (one "
+            "without records nothing); 0: only look",
+        ),
         Position("keyword_count", "how many keyword sets follow the fixed keys"),
         Position("hits", "archived turns returned at most, best first"),
         Position("postings_per_term", "highest-weighted postings read per scored term"),

@@ -118,8 +118,17 @@ async def test_related_question_recalls_it_and_a_greeting_skips_recall(client: C
     assert set(prompt.timings) == {"redis", "assemble", "total"}
 
 
+async def with_context(client: ContextClient, session_id: str, owner: str = OWNER) -> None:
+    """The session has a context, as after its first turn: only then does a prompt record anything."""
+    await ContextWriter.on(client.memory.redis, client.memory.settings).write(
+        compacted_doc(session_id, tail_turns=1), ["t1"], owner=owner
+    )
+
+
 async def test_not_injected_twice_within_the_window_per_session(client: ContextClient) -> None:
     await state_budget(client.memory)
+    for session_id in ("s1", "s9"):
+        await with_context(client, session_id)
     injected = [
         bool((await client.build_prompt("s1", BUDGET_QUESTION, tenant="acme", user_id="u1")).recalled)
         for _ in range(14)
@@ -135,10 +144,27 @@ async def test_greetings_do_not_count_towards_the_window(redis_settings: Setting
     narrow = redis_settings.model_copy(update={"recall_dedup_window": 1})
     client = ContextClient(ContextReader(redis, narrow), MemoryStore(redis, narrow))
     await state_budget(client.memory)
+    await with_context(client, "s1")
     texts = [BUDGET_QUESTION, "hi!", BUDGET_QUESTION, BUDGET_QUESTION]
     injected = [bool((await client.build_prompt("s1", t, tenant="acme", user_id="u1")).recalled) for t in texts]
     await client.aclose()
     assert injected == [True, False, False, True]
+
+
+async def test_a_prompt_in_a_session_without_a_context_recalls_as_usual_and_records_nothing(
+    client: ContextClient,
+) -> None:
+    await state_budget(client.memory)
+    injected = client.memory.layout.session(OWNER, "acme:s4").injected
+    looks = [await client.build_prompt("s4", BUDGET_QUESTION, tenant="acme", user_id="u1") for _ in range(2)]
+    assert [[m["text"] for m in p.recalled] for p in looks] == [["Actually my budget is 3500 EUR, not 2000"]] * 2
+    assert await client.memory.redis.exists(injected) == 0  # no recall list: the session has no state
+    assert (await client.memory.list(OWNER))[0].access_count == 0
+
+    await with_context(client, "s4")  # its first turn is applied: from now on prompts count
+    assert (await client.build_prompt("s4", BUDGET_QUESTION, tenant="acme", user_id="u1")).recalled
+    assert not (await client.build_prompt("s4", BUDGET_QUESTION, tenant="acme", user_id="u1")).recalled
+    assert await client.memory.redis.llen(injected) == 2 and (await client.memory.list(OWNER))[0].access_count == 1
 
 
 async def test_build_prompt_is_one_round_trip(client: ContextClient, wire: Wire) -> None:

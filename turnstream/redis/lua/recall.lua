@@ -25,7 +25,8 @@
 -- ARGV[2] window: how many of the session's latest prompts count: what they were given is not given again
 -- ARGV[3] ttl: seconds the injected list lives after a recording call
 -- ARGV[4] now: unix time, for the memories' recency
--- ARGV[5] record: 1: count the memories as injected and raise their access counts; 0: only look
+-- ARGV[5] record: 1: count the memories as injected and raise their access counts, in a session that has a
+--   context (one without records nothing); 0: only look
 -- ARGV[6] keyword_count: how many keyword sets follow the fixed keys (the number of keyword_sets)
 -- ARGV[7] hits: archived turns returned at most, best first
 -- ARGV[8] postings_per_term: highest-weighted postings read per scored term
@@ -58,7 +59,10 @@ local ARG = {
 local out = {redis.call('HGET', KEYS[KEY.context], 'doc')}
 local profile = redis.call('HMGET', KEYS[KEY.profile], 'text', 'version')
 out[2], out[3] = profile[1], profile[2]
-local k, window, record = tonumber(ARGV[ARG.k]), tonumber(ARGV[ARG.window]), ARGV[ARG.record] == '1'
+-- a read never creates a session: one without a context (never written, erased, expired) records nothing, so an
+-- erasure stays whole until the session's next turn
+local k, window = tonumber(ARGV[ARG.k]), tonumber(ARGV[ARG.window])
+local record = ARGV[ARG.record] == '1' and out[1] ~= false
 local keyword_count = tonumber(ARGV[ARG.keyword_count])
 local first_posting = FIXED_KEYS + 1 + keyword_count
 

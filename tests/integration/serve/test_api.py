@@ -7,10 +7,16 @@ import uuid
 
 import aiohttp
 import orjson
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from tests.integration.serve.conftest import Live, turn
+from tests.integration.test_session_expiry import changelog
 from turnstream.client import GatewayClient
+from turnstream.connections import kafka_options
+from turnstream.redis.connect import redis_client
+from turnstream.redis.keys import KeyLayout
 from turnstream.serve.openapi import openapi_document
+from turnstream.settings import Settings
 
 TURNS = "/v1/sessions/{session_id}/turns"
 PROMPT = "/v1/sessions/{session_id}/prompt"
@@ -173,6 +179,60 @@ async def test_erasing_a_user_removes_what_the_api_showed(live: Live) -> None:
     status, found, _ = await live.acme.call("POST", "/v1/search", body={"text": "dog Rex Porto", "user_id": user})
     assert found == {"recalled": [], "archived": []}
     assert (await live.acme.call("DELETE", "/v1/users/{user_id}", {"user_id": user}))[0] == 404  # nothing left
+
+
+async def turn_ends(settings: Settings) -> dict[TopicPartition, int]:
+    """The turns topic's end offsets: any turn or control record moves one."""
+    consumer = AIOKafkaConsumer(**kafka_options(settings), enable_auto_commit=False)
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(settings.turns_topic, p) for p in range(settings.turn_partitions)]
+        return dict(await consumer.end_offsets(partitions))
+    finally:
+        await consumer.stop()
+
+
+async def keys_of(settings: Settings, *names: str) -> set[str]:
+    """The deployment's Redis keys that name one of `names`, but the forget markers an erasure leaves."""
+    markers = {KeyLayout(settings.topic_prefix).forgotten(f"acme:{name}") for name in names}
+    redis = redis_client(settings)
+    try:
+        found = {key.decode() async for key in redis.scan_iter(f"{settings.topic_prefix}:*", count=1000)}
+    finally:
+        await redis.aclose()
+    return {key for key in found - markers if any(name in key for name in names)}
+
+
+async def test_a_prompt_creates_nothing_for_an_erased_or_unknown_session_and_user(live: Live) -> None:
+    erased_session, erased_user = ids()
+    status, _, _ = await live.acme.call(
+        "POST",
+        TURNS,
+        {"session_id": erased_session},
+        {"turns": [turn(erased_session, "t1", "My locker code is 4471.", erased_user)], "timeout_seconds": 30},
+    )
+    assert status == 200
+    user_path = "/v1/users/{user_id}"
+    assert (await live.acme.call("DELETE", user_path, {"user_id": erased_user}))[0] == 200
+    assert (await live.acme.call("DELETE", user_path, {"user_id": erased_user}))[0] == 404
+    new_session, new_user = ids()  # never had a turn
+    ends = await turn_ends(live.settings)
+
+    question = "What is my locker code?"
+    for session, user in ((erased_session, erased_user), (new_session, new_user)):
+        for body in ({"text": question, "user_id": user}, {"text": question, "user_id": user}, {"text": question}):
+            status, prompt, _ = await live.acme.call("POST", PROMPT, {"session_id": session}, body)
+            assert status == 200 and prompt["messages"] == [{"role": "user", "content": question}], prompt
+        status, found, _ = await live.acme.call("POST", "/v1/search", body={"text": "locker code", "user_id": user})
+        assert (status, found) == (200, {"recalled": [], "archived": []})
+
+    for session, user in ((erased_session, erased_user), (new_session, new_user)):
+        for path, target in ((user_path, {"user_id": user}), ("/v1/sessions/{session_id}", {"session_id": session})):
+            status, body, _ = await live.acme.call("DELETE", path, target, query={"dry_run": "true"})
+            assert (status, body["error"]) == (404, "not_found"), (path, target, body)  # an erasure stays whole
+    assert await keys_of(live.settings, erased_session, erased_user, new_session, new_user) == set()
+    assert await turn_ends(live.settings) == ends  # no control record: no worker makes a Table row of a prompt
+    assert not [key for key, _, _ in await changelog(live.settings) if key == f"acme:{new_session}"]
 
 
 async def test_every_route_is_timed_in_the_metrics(live: Live) -> None:

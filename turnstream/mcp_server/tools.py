@@ -1,13 +1,20 @@
 """The MCP tools: a session's prompt, archive search, a note as a typed memory, erasure. Each calls what the SDK
 and `turnstream forget` call (ContextClient.build_prompt, MemoryStore.search, streams.notes, streams.erasure); the
-descriptions are written for the model that picks among them."""
+descriptions are written for the model that picks among them.
+
+A failure the HTTP API answers with a 4xx or a 503 (serve/errors.py) is a tool error here, with the API's words:
+the model reads what to change or that it may retry, and the SDK logs it on one line. Anything else is a crash,
+which the SDK logs with its traceback and shows the model only as "Error executing tool <name>"."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 from turnstream import __version__
@@ -15,6 +22,7 @@ from turnstream.client import ContextClient
 from turnstream.mcp_server.auth import TENANT_STATE
 from turnstream.memory.extract import note_memory
 from turnstream.schemas.ids import session_key
+from turnstream.serve.errors import InvalidRequest, NotFound, failure_of
 from turnstream.serve.scope import Scope, nothing_to_erase, owner_for
 from turnstream.settings import Settings
 from turnstream.streams.erasure import erase
@@ -25,7 +33,6 @@ INSTRUCTIONS = (
     "before that bears on the question; search_memory finds older turns and memories by words; remember stores a note "
     "for later conversations; erase forgets a user or a session for good."
 )
-NOT_FOUND = "no such session or user"
 
 
 class Tools:
@@ -52,6 +59,27 @@ def _tenant_of(request: Any) -> str:
     return str(tenant)
 
 
+def tool_error(error: Exception) -> ToolError | None:
+    """The tool error `error` is for the model (its field, then what is wrong), or None for a crash (pure)."""
+    failure = failure_of(error)
+    if failure.status == 500:
+        return None
+    return ToolError(f"{failure.body.field}: {failure.body.detail}" if failure.body.field else failure.body.detail)
+
+
+@contextmanager
+def expected_errors() -> Iterator[None]:
+    """Around a tool's body: what tool_error knows raised as the SDK's ToolError, anything else as it is."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except Exception as error:
+        if (answer := tool_error(error)) is None:
+            raise
+        raise answer from error
+
+
 def build_server(tools: Tools) -> MCPServer:
     server = MCPServer("turnstream", version=__version__, instructions=INSTRUCTIONS)
 
@@ -65,12 +93,13 @@ def build_server(tools: Tools) -> MCPServer:
         `budget_tokens` (default: the server's prompt budget). `question` is the user's new message as written.
         Returns `messages`, ready to send with the question last, and the memories and dated turns recalled into
         it. Memories shown are not shown again in the next few prompts of the session."""
-        if budget_tokens is not None and budget_tokens < 64:
-            raise ValueError("budget_tokens must be at least 64")
-        scope = tools.scope(ctx)
-        prompt = await tools.context.build_prompt(
-            session_id, question, tenant=scope.tenant, user_id=user_id, budget_tokens=budget_tokens
-        )
+        with expected_errors():
+            if budget_tokens is not None and budget_tokens < 64:
+                raise InvalidRequest("budget_tokens", "at least 64")
+            scope = tools.scope(ctx)
+            prompt = await tools.context.build_prompt(
+                session_id, question, tenant=scope.tenant, user_id=user_id, budget_tokens=budget_tokens
+            )
         return {"messages": prompt.messages, "recalled": prompt.recalled, "archived": prompt.archived}
 
     @server.tool(name="search_memory", annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
@@ -82,10 +111,11 @@ def build_server(tools: Tools) -> MCPServer:
         question. Returns typed memories and the best-matching turns with their neighbours, each line dated and
         attributed (`[8 May 2023] Maya: ...`), in time order, as many as fit in `budget_tokens`. Use it when the
         user refers to something from before that the current context does not show. Changes nothing."""
-        scope = tools.scope(ctx)
         memory = tools.context.memory
         assert memory is not None  # ContextClient.from_settings builds it
-        found = await memory.search(owner_for(scope, user_id, session_id), query, None, max(budget_tokens, 16))
+        with expected_errors():
+            owner = owner_for(tools.scope(ctx), user_id, session_id)
+            found = await memory.search(owner, query, None, max(budget_tokens, 16))
         return {"memories": found.recalled, "turns": [turn["line"] for turn in found.archived]}
 
     @server.tool(
@@ -104,15 +134,16 @@ def build_server(tools: Tools) -> MCPServer:
         happened, with its date). It is recalled into later prompts and searches when relevant and survives
         restarts; the same note twice is stored once. For what the user asks you to remember or what will matter
         later, not for the conversation itself (its turns are kept already)."""
-        text = text.strip()
-        if not text or len(text) > 2000:
-            raise ValueError("text must be 1 to 2000 characters")
-        scope = tools.scope(ctx)
-        owner = owner_for(scope, user_id, session_id)
-        source = session_key(session_id, scope.tenant) if session_id else ""
-        memory = note_memory(owner, text, type, source, time.time())
         assert tools.context.memory is not None
-        await record_note(tools.settings, tools.context.memory, memory)
+        with expected_errors():
+            text = text.strip()
+            if not text or len(text) > 2000:
+                raise InvalidRequest("text", "1 to 2000 characters")
+            scope = tools.scope(ctx)
+            owner = owner_for(scope, user_id, session_id)
+            source = session_key(session_id, scope.tenant) if session_id else ""
+            memory = note_memory(owner, text, type, source, time.time())
+            await record_note(tools.settings, tools.context.memory, memory)
         return {"id": memory.id, "type": memory.type, "text": memory.text}
 
     @server.tool(
@@ -124,16 +155,17 @@ def build_server(tools: Tools) -> MCPServer:
         """Permanently erase a user (every session, memory, profile and archived turn of theirs) or, with session_id
         alone, one session. Only when the user explicitly asks to be forgotten or to delete a conversation; with
         dry_run=true it only says what would go. Cannot be undone."""
-        if (user_id is None) == (session_id is None):
-            raise ValueError("give user_id or session_id, exactly one")
-        scope = tools.scope(ctx)
-        what, counts = await erase(tools.settings, user=user_id, session=session_id, tenant=scope.tenant, dry_run=True)
-        if nothing_to_erase(counts):
-            raise LookupError(NOT_FOUND)
-        if not dry_run:
-            what, counts = await erase(
-                tools.settings, user=user_id, session=session_id, tenant=scope.tenant, dry_run=False
-            )
+        with expected_errors():
+            if (user_id is None) == (session_id is None):
+                raise InvalidRequest(None, "give user_id or session_id, exactly one")
+            tenant = tools.scope(ctx).tenant
+            what, counts = await erase(tools.settings, user=user_id, session=session_id, tenant=tenant, dry_run=True)
+            if nothing_to_erase(counts):
+                raise NotFound(user_id or session_id)
+            if not dry_run:
+                what, counts = await erase(
+                    tools.settings, user=user_id, session=session_id, tenant=tenant, dry_run=False
+                )
         return {"erased": what, "dry_run": dry_run, "counts": dict(counts)}
 
     return server

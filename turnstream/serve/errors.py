@@ -19,7 +19,7 @@ from turnstream.client.errors import ProducerBufferFull, ProducerClosedError, Pr
 from turnstream.errors import TurnstreamError
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.serve.models import ErrorReply
-from turnstream.serve.scope import BadTurns, OutOfScope
+from turnstream.serve.scope import BadTurns, NoOwner, OutOfScope
 from turnstream.streams.erasure import ErasureNotConfirmed
 
 RETRY_AFTER_SECONDS = 2
@@ -71,6 +71,8 @@ def failure_of(error: BaseException, recording: bool = False) -> Failure:
         return Failure(422, ErrorReply(error="invalid_request", detail=error.detail, field=error.field))
     if isinstance(error, BadTurns):
         return Failure(422, ErrorReply(error="invalid_request", detail=error.detail, field=error.field))
+    if isinstance(error, NoOwner):
+        return Failure(422, ErrorReply(error="invalid_request", detail=str(error)))
     if isinstance(error, (NotFound, OutOfScope)):
         return Failure(404, NOT_FOUND)
     if isinstance(error, _BROKER):

@@ -25,6 +25,10 @@ class OutOfScope(TurnstreamError, LookupError):
     """The request names something outside its tenant: answered as not found."""
 
 
+class NoOwner(TurnstreamError, ValueError):
+    """A search or a note that names neither a user nor a session: the request is malformed."""
+
+
 class BadTurns(TurnstreamError, ValueError):
     """The turns of a record request cannot be scoped: `field` (a pydantic-style path) says which."""
 
@@ -69,4 +73,4 @@ def owner_for(scope: Scope, user_id: str | None, session_id: str | None) -> str:
         return user_owner(user_id, scope.tenant)
     if session_id:
         return session_owner(session_key(session_id, scope.tenant))
-    raise ValueError("give user_id or session_id")
+    raise NoOwner("give user_id or session_id")

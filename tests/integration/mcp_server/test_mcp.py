@@ -14,7 +14,8 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 import httpx2
 from mcp.client.session import ClientSession
@@ -35,11 +36,12 @@ def env_of(live: Live, **extra: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def over_stdio(live: Live, tenant: str) -> AsyncIterator[ClientSession]:
+async def over_stdio(live: Live, tenant: str, errlog: TextIO = sys.stderr) -> AsyncIterator[ClientSession]:
+    """A client of a `turnstream mcp` it starts, whose stderr (the server's log) goes to `errlog`."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "turnstream", "mcp", "--tenant", tenant], env=env_of(live)
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with stdio_client(params, errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 
@@ -74,6 +76,12 @@ async def over_http(url: str, token: str) -> AsyncIterator[ClientSession]:
     ):
         await session.initialize()
         yield session
+
+
+def error_text(result: Any) -> str:
+    """The text of a tool error, which the model reads."""
+    assert result.is_error, result
+    return " ".join(block.text for block in result.content)
 
 
 async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
@@ -130,8 +138,27 @@ async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_surviv
             assert time.monotonic() < deadline, "the note did not come back from the memory journal"
             await asyncio.sleep(0.5)
 
-        missing = await mcp.call_tool("search_memory", {"query": "x"})
-        assert missing.is_error  # type: ignore[union-attr]
+
+async def test_an_expected_failure_reaches_the_model_with_its_words_and_logs_no_traceback(
+    live: Live, tmp_path: Path
+) -> None:
+    session, user = await recorded(live, "I prefer aisle seats on long flights.")
+    with (tmp_path / "stderr").open("w+") as log:
+        async with over_stdio(live, "acme", log) as mcp:
+            unknown = await mcp.call_tool("erase_memory", {"user_id": f"never-{user}"})
+            assert "no such session or user" in error_text(unknown)
+            assert (await call(mcp, "erase_memory", session_id=session, dry_run=True))["counts"]["contexts"] == 1
+            no_owner = await mcp.call_tool("search_memory", {"query": "aisle seats"})
+            assert "give user_id or session_id" in error_text(no_owner)
+            both = await mcp.call_tool("erase_memory", {"user_id": user, "session_id": session})
+            assert "exactly one" in error_text(both)
+            small = await mcp.call_tool("get_prompt", {"session_id": session, "question": "x", "budget_tokens": 8})
+            assert "budget_tokens: at least 64" in error_text(small)
+            empty = await mcp.call_tool("remember", {"text": "   ", "user_id": user})
+            assert "text: 1 to 2000 characters" in error_text(empty)
+        log.seek(0)
+        logged = log.read()
+    assert "Traceback" not in logged, logged
 
 
 async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_what_the_tools_showed(
@@ -149,7 +176,7 @@ async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_w
             }
             theirs = await globex.call_tool("erase_memory", {"user_id": user})
             unknown = await globex.call_tool("erase_memory", {"user_id": f"never-{user}"})
-            assert theirs.is_error and unknown.is_error and theirs.content == unknown.content  # type: ignore[union-attr]
+            assert "no such session or user" in error_text(theirs) and theirs.content == unknown.content  # type: ignore[union-attr]
             assert "4471" not in str(
                 await call(globex, "get_prompt", session_id=session, question="locker code?", user_id=user)
             )
@@ -166,6 +193,7 @@ async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_w
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(20) == 0
+    assert process.stderr is not None and "Traceback" not in process.stderr.read()  # a refusal is no crash
 
 
 async def test_sigterm_stops_the_stdio_server_with_status_0(live: Live) -> None:

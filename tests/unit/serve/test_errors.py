@@ -11,7 +11,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from turnstream.client.errors import ProducerBufferFull, RecordTimeout
 from turnstream.serve.errors import NOT_FOUND, BrokerNotReady, InvalidRequest, NotFound, failure_of, reply_body
 from turnstream.serve.models import RecordRequest, SearchRequest
-from turnstream.serve.scope import BadTurns, OutOfScope
+from turnstream.serve.scope import BadTurns, NoOwner, OutOfScope
 from turnstream.streams.erasure import ErasureNotConfirmed
 
 
@@ -43,6 +43,7 @@ def test_another_tenants_id_reads_exactly_as_an_unknown_one() -> None:
     assert failure_of(OutOfScope("s1")).body == failure_of(NotFound("s1")).body == NOT_FOUND
     assert failure_of(OutOfScope("s1")).status == 404 and "s1" not in NOT_FOUND.detail
     assert failure_of(BadTurns("turns.0.session_id", "x")).status == 422
+    assert failure_of(NoOwner("give user_id or session_id")).body.detail == "give user_id or session_id"
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from turnstream.serve.scope import BadTurns, OutOfScope, Scope, nothing_to_erase, owner_for, scoped_turns
+from turnstream.serve.scope import BadTurns, NoOwner, OutOfScope, Scope, nothing_to_erase, owner_for, scoped_turns
 
 ACME = Scope("acme")
 
@@ -64,5 +64,5 @@ def test_the_owner_of_a_search_or_note_is_the_tenants_user_or_the_sessions_own()
     assert owner_for(ACME, None, "s1") == ":acme:s1"
     assert owner_for(Scope(None), "a:b", None) == "a%3Ab"  # escaped: no id of one tenant spells another's
     assert owner_for(Scope("globex"), "maya", None) != owner_for(ACME, "maya", None)
-    with pytest.raises(ValueError):
+    with pytest.raises(NoOwner):  # a 422 over HTTP, a tool error over MCP
         owner_for(ACME, None, None)

@@ -56,6 +56,8 @@ def _operation(route: Route, refs: dict[tuple[Any, str], dict[str, Any]]) -> dic
     for status in sorted(set(errors)):
         responses[str(status)] = {"description": _REASONS[status], "content": _json(refs[ERROR_REPLY, "serialization"])}
     operation: dict[str, Any] = {"operationId": route.operation, "summary": route.summary, "responses": responses}
+    if route.description:
+        operation["description"] = route.description
     if route.params:
         operation["parameters"] = [
             {"name": p.name, "in": p.where, "required": p.required, "schema": p.schema, "description": p.description}

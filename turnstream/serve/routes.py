@@ -50,6 +50,8 @@ class Route:
     """Answered without a token: the probes, the metrics and this document."""
     errors: tuple[int, ...] = field(default=())
     """Error statuses besides those every authenticated route has (401, 500, 503)."""
+    description: str = ""
+    """What the summary leaves out: how the route answers for an id it has nothing of, a rule across fields."""
 
 
 SESSION = Param(
@@ -74,6 +76,12 @@ USER_QUERY = Param(
 )
 DRY_RUN = Param("dry_run", "query", {"type": "boolean"}, "Say what would be removed; change nothing.")
 
+UNKNOWN = (
+    "A session or user this token's tenant has nothing of (never written, erased, or another tenant's: the three "
+    "read alike) "
+)
+"""How every route's description of an unknown id starts: one answer per route, whatever the reason."""
+
 ROUTES: tuple[Route, ...] = (
     Route(
         "POST",
@@ -84,6 +92,8 @@ ROUTES: tuple[Route, ...] = (
         RecordRequest,
         (SESSION,),
         errors=(404, 413, 422),
+        description="Every turn's `session_id` must be the path's (422 naming `turns.N.session_id`); a turn may "
+        "leave `tenant` out (it is the token's), and one naming another tenant is 404.",
     ),
     Route(
         "POST",
@@ -95,6 +105,9 @@ ROUTES: tuple[Route, ...] = (
         PromptRequest,
         (SESSION,),
         errors=(413, 422),
+        description=UNKNOWN + "is 200 with the prompt of what there is: the question, with the profile, memories and "
+        "archived turns of `user_id` when it has some. A new session's first prompt is one. A prompt creates "
+        "nothing for such a session, whatever `record` says: nothing to erase, no recall list, no Table row.",
     ),
     Route(
         "GET",
@@ -105,6 +118,7 @@ ROUTES: tuple[Route, ...] = (
         None,
         (SESSION, USER_QUERY),
         errors=(404, 422),
+        description=UNKNOWN + "is 404, as is a session whose context expired.",
     ),
     Route(
         "POST",
@@ -114,6 +128,7 @@ ROUTES: tuple[Route, ...] = (
         {200: SearchReply},
         SearchRequest,
         errors=(413, 422),
+        description=UNKNOWN + "is 200 with nothing found.",
     ),
     Route(
         "DELETE",
@@ -124,6 +139,7 @@ ROUTES: tuple[Route, ...] = (
         None,
         (SESSION, DRY_RUN),
         errors=(404, 422),
+        description=UNKNOWN + "is 404, dry run or not; so is a second erasure of the same session.",
     ),
     Route(
         "DELETE",
@@ -134,6 +150,7 @@ ROUTES: tuple[Route, ...] = (
         None,
         (USER, DRY_RUN),
         errors=(404, 422),
+        description=UNKNOWN + "is 404, dry run or not; so is a second erasure of the same user.",
     ),
     Route("GET", "/v1/openapi.json", "openapi", "This document", {200: dict}, public=True),
     Route("GET", "/livez", "livez", "Liveness: the process answers", {200: LiveReply}, public=True),

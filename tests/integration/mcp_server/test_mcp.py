@@ -176,7 +176,8 @@ async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_w
             }
             theirs = await globex.call_tool("erase_memory", {"user_id": user})
             unknown = await globex.call_tool("erase_memory", {"user_id": f"never-{user}"})
-            assert "no such session or user" in error_text(theirs) and theirs.content == unknown.content  # type: ignore[union-attr]
+            assert "no such session or user" in error_text(theirs)
+            assert theirs.content == unknown.content  # type: ignore[union-attr]
             assert "4471" not in str(
                 await call(globex, "get_prompt", session_id=session, question="locker code?", user_id=user)
             )

@@ -8,7 +8,7 @@ import pytest
 from turnstream.prompt.assemble import Prompt
 from turnstream.schemas.context import ContextDoc
 from turnstream.serve.openapi import openapi_document
-from turnstream.serve.routes import COMMON_ERRORS, ROUTES
+from turnstream.serve.routes import COMMON_ERRORS, ROUTES, UNKNOWN
 
 DOC = openapi_document()
 
@@ -78,3 +78,16 @@ def _refs(node: object):
     elif isinstance(node, list):
         for item in node:
             yield from _refs(item)
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if not r.public], ids=lambda r: r.operation)
+def test_an_unknown_id_has_one_answer_per_route_and_the_document_says_which(route) -> None:
+    """A read of what there is (prompt, search) answers 200 for an id with nothing behind it, and a read or an erasure
+    of one thing (context, erase) 404: the description says so, and the statuses listed agree with it."""
+    operation = DOC["paths"][route.path][route.method.lower()]
+    if route.operation == "record":
+        assert "404" in operation["responses"] and "`session_id` must be the path's" in operation["description"]
+        return
+    status = 404 if route.method == "DELETE" or route.operation == "context" else 200
+    assert operation["description"].startswith(UNKNOWN + f"is {status}")
+    assert ("404" in operation["responses"]) == (status == 404)

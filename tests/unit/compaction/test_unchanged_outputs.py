@@ -30,12 +30,14 @@ CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 # planted-en-1 re-recorded again when the summary began to weigh doings and times over key-information cues.
 # planted-zh-2 re-recorded when a preference ending at its cue ("日料是我的最爱。") stopped getting the key "pref:。".
 # planted-zh-2 re-recorded when a Chinese fact began to join its leading clause with "，" instead of ", " (nothing else changed).
+# All three re-recorded when a dropped tool result began to keep its ids and values under their paths ("bookings:
+# KX4Q2P, ZR81LM") instead of counting its lists ("bookings: 2 items"), and an entity's later result to replace its earlier.
 STRATEGY_HASHES = {
-    "planted-en-1": "b1297dcfa840b693",
-    "planted-zh-2": "e18fa9f5c14c1f4f",
-    "react-5": "43bd6c6efe88e23b",
+    "planted-en-1": "11ae57a381a21d4b",
+    "planted-zh-2": "c21468b60fcc7a92",
+    "react-5": "9c270ab089e29413",
 }
-SESSION_HASHES = {"planted-en-1": "d71bc7a1317bb790", "planted-zh-2": "a78b39c782f35adf", "react-5": "b7c876f84102b31c"}
+SESSION_HASHES = {"planted-en-1": "1424ca2388807087", "planted-zh-2": "9465aacb9929566a", "react-5": "605cdf5d47f56dcb"}
 BUDGET = 8000
 ADDED_FIELDS = ("positions", "message_tokens", "language")
 

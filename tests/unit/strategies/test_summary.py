@@ -34,7 +34,7 @@ def test_small_span_is_kept_whole_with_react_steps_digested() -> None:
     summary = RollingSummarizer(200).apply(Digest(), dropped, 0).summary
     lines = summary.splitlines()
     assert lines[0] == "user: Find flights from Berlin to Lisbon in May."
-    assert lines[1].startswith("step: called search_flights(from=BER, to=LIS) -> 3 results")
+    assert lines[1].startswith("step: called search_flights(from=BER, to=LIS) -> 3 results: (price): 120; 180; 99")
     assert lines[2].startswith("step: called book_flight(id=3) -> failed") and "sold out" in lines[2]
 
 
@@ -46,7 +46,7 @@ def test_summary_is_written_in_the_conversation_language() -> None:
     summary = RollingSummarizer(200).apply(Digest(), dropped, 0).summary
     assert summary.splitlines() == [
         "用户：帮我找一下去成都的机票。",
-        "步骤：调用 search_flights(to=成都) -> 2 results: [1, 2]",
+        "步骤：调用 search_flights(to=成都) -> 2 results: 1, 2",
     ]
 
 

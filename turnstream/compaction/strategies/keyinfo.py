@@ -10,10 +10,9 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, get_args
 
-import orjson
-
 from turnstream.compaction.fitting import eviction_order, fact_value
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
+from turnstream.compaction.strategies.tooldata import FAILURE, TOOL_CALL_CHARS, digest_tool_result, render_arguments
 from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.prose import clauses, keywords, sentences, shorten
 from turnstream.text.terms import CJK_RUN, stem
@@ -21,6 +20,8 @@ from turnstream.text.terms import CJK_RUN, stem
 log = logging.getLogger(__name__)
 
 MAX_FACT_CHARS = 200
+SUMMARY_RESULT_CHARS = 160
+"""A tool result as a summary's step line tells it: the first of its ids and values."""
 
 _MONEY = r"(?:[$€£¥]\s?\d|\d[\d,.]*\s?(?:k\b|元|块|欧|美元|eur\b|euros?\b|dollars?\b|usd\b|rmb\b|yuan\b))"
 _LIMIT = (
@@ -134,13 +135,6 @@ _OWN_CUE = re.compile(
     rf"|\b(?:{'|'.join(_AMOUNT_CUES)})\s+(?:[$€£¥]\s?)?\d",
     re.I,
 )
-FAILURE = re.compile(
-    r"\b(?:fail(?:ed|s|ure|ing)?|errors?|exception|didn't work|did not work|doesn't work|not working|broken|crash(?:ed)?"
-    r"|timed? ?out|timeout|unavailable|refused|denied|invalid|couldn't|could not|unable to|not found|no results)\b"
-    r"|失败|报错|错误|出错|不行|没用|无效|超时|异常|不可用|没成功|找不到",
-    re.I,
-)
-"""Cues of a failed attempt, in user, assistant and tool text."""
 _DECISION = re.compile(
     r"\blet'?s (?:go with|do|book|take|pick|use)\b|\b(?:i|we)(?:'ve| have)? decided\b|\b(?:i|we)'?ll (?:take|go with|book)\b"
     r"|\bgo with\b|\bbook (?:it|that|the)\b|\b(?:booked|reserved|confirmed|scheduled|ordered|purchased|cancell?ed)\b"
@@ -518,24 +512,10 @@ def _said(message: dict[str, Any], ts: float | None) -> str:
     return day + speaker
 
 
-def tool_result_summary(content: str) -> tuple[str, bool]:
-    """(short key=value rendering of a tool result, whether it reports an error)."""
-    try:
-        data = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return shorten(content, 160), bool(FAILURE.search(content))
-    if isinstance(data, dict):
-        failed = any(k in data for k in ("error", "errors")) or str(data.get("status", "")).lower() in (
-            "error",
-            "failed",
-            "failure",
-        )
-        pairs = [f"{k}={shorten(str(v), 40)}" for k, v in data.items() if not isinstance(v, (dict, list))]
-        pairs += [f"{k}: {len(v)} items" for k, v in data.items() if isinstance(v, list)]
-        return shorten("; ".join(pairs) or content, 160), failed
-    if isinstance(data, list):
-        return f"{len(data)} results: {shorten(content, 120)}", False
-    return shorten(str(data), 160), False
+def tool_result_summary(content: str, limit: int = SUMMARY_RESULT_CHARS) -> tuple[str, bool]:
+    """(the identifiers and values of a tool result within `limit` characters, whether it reports an error)."""
+    digest = digest_tool_result(content, limit)
+    return digest.text, digest.failed
 
 
 class KeyInfoExtractor:
@@ -676,22 +656,20 @@ class KeyInfoExtractor:
 
     @staticmethod
     def _tool_fact(message: dict[str, Any], names: dict[str, list[str]], seq: int) -> Fact | None:
+        """A tool result as data the agent acts on: keyed by the thing it is about, so a later result about the same
+        thing (a reservation read again, an order cancelled) replaces it; a failed call as a failed attempt."""
         name, args = names.get(str(message.get("tool_call_id", "")), [str(message.get("name") or "tool"), ""])
         content = content_text(message.get("content"))
         if not content.strip():
             return None
-        rendered, failed = tool_result_summary(content)
-        call = f"{name}({shorten(args, 60)})" if args else name
-        if failed:
+        digest = digest_tool_result(content)
+        call = f"{name}({render_arguments(args)})" if args else name
+        if digest.failed:
             return Fact(
                 type="failure",
-                text=shorten(f"{call} failed: {rendered}", MAX_FACT_CHARS),
+                text=shorten(f"{call} failed: {digest.text}", MAX_FACT_CHARS + TOOL_CALL_CHARS),
                 key=f"failure:{name}:{slug(args)}",
                 source_seq=seq,
             )
-        return Fact(
-            type="fact",
-            text=shorten(f"{call} -> {rendered}", MAX_FACT_CHARS),
-            key=f"data:{name}:{slug(args)}",
-            source_seq=seq,
-        )
+        key = f"data:{digest.entity}" if digest.entity else f"data:{name}:{slug(args)}"
+        return Fact(type="fact", text=f"{call} -> {digest.text}", key=key, source_seq=seq)

@@ -79,7 +79,8 @@ class ContextClient:
 
         Memories and recalled turns are those of `user_id` (as `tenant:user_id`); without one, the
         session's owner is looked up first (a second round trip). `k` (typed memories) defaults to
-        settings.recall_k; `record=False` looks without counting anything against the dedup window;
+        settings.recall_k; `record=False` looks without counting anything against the dedup window (a session
+        without a context, new or erased, is only looked at either way: the prompt creates nothing);
         `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
         """
         key, owner = session_and_owner(session_id, tenant, user_id)

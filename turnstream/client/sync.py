@@ -84,8 +84,9 @@ class SyncContextClient:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
         As ContextClient.build_prompt: memories and recalled turns are those of `user_id` (a second
-        round trip without it), `k` defaults to settings.recall_k, `record=False` only looks,
-        `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
+        round trip without it), `k` defaults to settings.recall_k, `record=False` only looks (as does any
+        prompt of a session without a context), `budget_tokens` replaces settings.prompt_budget_tokens for
+        this prompt.
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
         settings = budgeted(self.settings, budget_tokens)

@@ -244,7 +244,8 @@ class MemoryStore:
         turns for `archive`, in ONE round trip (one script, one slot).
 
         With `record`, the memories are counted as injected into the session and their access counts
-        raised (with no keywords or k = 0 nothing is recorded); without it, this only looks.
+        raised (with no keywords or k = 0, or in a session without a context, nothing is recorded: a read never
+        creates a session's state); without it, this only looks.
         """
         return await execute(
             self.redis,
@@ -266,9 +267,10 @@ class MemoryStore:
         """Read the session's context, the owner's profile, memories and archive (one round trip), and assemble
         the prompt (turnstream/prompt).
 
-        With `record`, the memories given are counted against the session's dedup window; memories then
-        dropped for the budget stay counted: that only happens when the context nearly fills the prompt
-        budget, and undoing it would cost a second round trip. Archived turns have no dedup window:
+        With `record`, the memories given are counted against the session's dedup window (once the session has a
+        context: a prompt for a new or erased session records nothing); memories then dropped for the budget
+        stay counted: that only happens when the context nearly fills the prompt budget, and undoing it would
+        cost a second round trip. Archived turns have no dedup window:
         the context itself says what the model has seen, and a question asked twice needs its answer twice.
         `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
         """

@@ -56,7 +56,8 @@ class PromptRequest(BaseModel):
     k: int | None = Field(None, ge=0, le=50)
     """Typed memories recalled at most; default TURNSTREAM_RECALL_K."""
     record: bool = True
-    """Count the memories given against the session's dedup window; false only looks."""
+    """Count the memories given against the session's dedup window; false only looks. A session without a context
+    (new, erased) records nothing either way."""
 
 
 class SearchRequest(BaseModel):

@@ -63,7 +63,8 @@ export class TurnstreamClient {
     }
   }
 
-  /** The prompt for the session's next model call: its compacted context plus recalled memory, within a budget. */
+  /** The prompt for the session's next model call: its compacted context plus recalled memory, within a budget.
+   *  An unknown session (new, erased, or another tenant's) gets the prompt of what there is, and nothing is created. */
   async prompt (sessionId: string, text: string, options: PromptOptions = {}): Promise<Prompt> {
     const body: Record<string, unknown> = { text }
     if (options.userId !== undefined) body.user_id = options.userId
@@ -73,7 +74,7 @@ export class TurnstreamClient {
     return await this.call<Prompt>('POST', `/v1/sessions/${seg(sessionId)}/prompt`, body)
   }
 
-  /** The session's context document, or null when it has none (or is another tenant's). */
+  /** The session's context document, or null when it has none (never written, erased, expired, or another tenant's). */
   async context (sessionId: string, options: { userId?: string } = {}): Promise<ContextDoc | null> {
     const query = options.userId !== undefined ? { user_id: options.userId } : undefined
     try {
@@ -84,7 +85,8 @@ export class TurnstreamClient {
     }
   }
 
-  /** What recall finds for `text` in a user's (or an anonymous session's) memories and archive; records nothing. */
+  /** What recall finds for `text` in a user's (or an anonymous session's) memories and archive; records nothing.
+   *  An unknown user or session (or another tenant's) finds nothing: `{recalled: [], archived: []}`. */
   async search (text: string, options: SearchOptions): Promise<SearchReply> {
     const body: Record<string, unknown> = { text }
     if (options.userId !== undefined) body.user_id = options.userId
@@ -99,7 +101,7 @@ export class TurnstreamClient {
     return await this.call<EraseReply>('DELETE', `/v1/sessions/${seg(sessionId)}`, undefined, options.dryRun ? { dry_run: 'true' } : undefined, 60_000)
   }
 
-  /** Erase a user: every session of theirs and all their long-term data. */
+  /** Erase a user: every session of theirs and all their long-term data (NotFound when there is nothing of them). */
   async eraseUser (userId: string, options: { dryRun?: boolean } = {}): Promise<EraseReply> {
     return await this.call<EraseReply>('DELETE', `/v1/users/${seg(userId)}`, undefined, options.dryRun ? { dry_run: 'true' } : undefined, 60_000)
   }

@@ -68,6 +68,20 @@ describe('TurnstreamClient', () => {
       error.status === 422 && error.field === 'turns.0.message')
     await assert.rejects(new TurnstreamClient({ url, token: 'wrong-token-0123456789', fetch: checked.fetch }).context(session), Unauthorized)
     await assert.rejects(client.eraseSession(`never-${session}`), NotFound)
+    const elsewhere = loose.record(session, { turn_id: 't1', session_id: `other-${session}`, message: { role: 'user', content: 'x' } })
+    await assert.rejects(elsewhere, (error: unknown) => error instanceof InvalidRequest && error.field === 'turns.0.session_id')
+  })
+
+  it('answers an unknown session or user one way per call, and a prompt creates nothing for it', async () => {
+    const [session, user] = ids()
+    const question = 'What is my code word?'
+    for (let n = 0; n < 2; n++) {
+      assert.deepEqual((await client.prompt(session, question, { userId: user })).messages, [{ role: 'user', content: question }])
+    }
+    assert.deepEqual(await client.search('code word', { userId: user }), { recalled: [], archived: [] })
+    assert.equal(await client.context(session), null)
+    await assert.rejects(client.eraseSession(session, { dryRun: true }), NotFound)  // the prompts left nothing behind
+    await assert.rejects(client.eraseUser(user, { dryRun: true }), NotFound)
   })
 
   it('throws RecordTimeout with the version there is when the wait runs out', async () => {
@@ -89,6 +103,9 @@ describe('TurnstreamClient', () => {
     const erased = await client.eraseUser(user)
     assert.equal(erased.erased, `user acme:${user}`)
     assert.equal(await client.context(session), null)
+    await client.prompt(session, 'Where do I live?', { userId: user })  // records nothing: the session is gone
+    await assert.rejects(client.eraseUser(user, { dryRun: true }), NotFound)
+    await assert.rejects(client.eraseSession(session, { dryRun: true }), NotFound)
   })
 
   it('checked every request and reply against the served document', () => {

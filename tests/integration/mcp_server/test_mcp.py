@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import select
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from turnstream.stack.processes import settings_env
 from turnstream.stack.services import die_with_parent
 
 TURNS = "/v1/sessions/{session_id}/turns"
+MCP_DOC = (Path(__file__).parents[3] / "docs" / "mcp.md").read_text(encoding="utf-8")
 TOOLS = {"get_prompt", "search_memory", "remember", "erase_memory"}
 
 
@@ -191,10 +193,24 @@ async def test_over_http_each_token_reaches_its_own_tenant_and_erasure_removes_w
         async with httpx2.AsyncClient() as http:
             refused = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
+        await the_docs_client_works(url)
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(20) == 0
     assert process.stderr is not None and "Traceback" not in process.stderr.read()  # a refusal is no crash
+
+
+async def the_docs_client_works(url: str) -> None:
+    """docs/mcp.md's `MCP_URL=` line is the one printed, and its client, given this server's URL and token, runs."""
+    (shown,) = re.findall(r"^MCP_URL=.*$", MCP_DOC, re.M)
+    pattern = r"MCP_URL=http://127\.0\.0\.1:\d+/mcp"
+    assert re.fullmatch(pattern, shown) and re.fullmatch(pattern, f"MCP_URL={url}")
+    (client,) = re.findall(r"```python\n(.*?)```", MCP_DOC, re.S)
+    client = client.replace("http://127.0.0.1:8781/mcp", url).replace("acme-3f9c0d1e8b7a6c5d", ACME_TOKEN)
+    done = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-c", client], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.startswith("False {"), done.stderr[-3000:]
 
 
 async def test_sigterm_stops_the_stdio_server_with_status_0(live: Live) -> None:

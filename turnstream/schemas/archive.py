@@ -12,10 +12,14 @@ from typing import Any
 import orjson
 
 from turnstream.text.dates import Notes
-from turnstream.text.terms import recall_terms
+from turnstream.text.terms import is_identifier, recall_terms
 
 MAX_DISTINCT_TERMS = 96
-"""Index terms per entry: bounds the write of one long turn (its most frequent terms are kept)."""
+"""Index terms per entry besides its identifiers: bounds the write of one long turn (its most frequent terms are
+kept)."""
+MAX_IDENTIFIER_TERMS = 96
+"""Identifier terms per entry, kept apart from the others: a tool result listing many records is found by any
+of their ids, not only by those frequent enough to beat its words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +90,15 @@ class ArchiveEntry:
 
 
 def index_terms(speaker: str | None, text: str) -> Counter[str]:
-    """An entry's index terms with their frequencies, its MAX_DISTINCT_TERMS most frequent: the speaker's name
-    counts, so "what did Caroline say" finds her."""
+    """An entry's index terms with their frequencies: its MAX_IDENTIFIER_TERMS most frequent identifiers and
+    MAX_DISTINCT_TERMS most frequent other terms (ties: the first written). The speaker's name counts, so "what
+    did Caroline say" finds her."""
     counts = Counter(recall_terms(f"{speaker or ''} {text}"))
-    return counts if len(counts) <= MAX_DISTINCT_TERMS else Counter(dict(counts.most_common(MAX_DISTINCT_TERMS)))
+    if len(counts) <= MAX_DISTINCT_TERMS:
+        return counts
+    ids = Counter({term: n for term, n in counts.items() if is_identifier(term)})
+    words = counts - ids
+    return Counter(dict(ids.most_common(MAX_IDENTIFIER_TERMS) + words.most_common(MAX_DISTINCT_TERMS)))
 
 
 def entry_id(session: str, turn_id: str) -> str:

@@ -4,6 +4,12 @@ English (and other spaced scripts) is lower-cased, function words are dropped an
 with Snowball (PyStemmer), so "researched" finds "research"; numbers stay tokens. Chinese and
 Japanese are cut into overlapping character bigrams, which needs no dictionary and matches words of
 any length; a one-character run stays a unigram.
+
+Identifiers are terms whole, as they are written, lower-cased: a token that mixes letters and digits
+("KX4Q2P", "CA929") is not stemmed, and one joined by "_" or "-" ("voucher_5518230", "TYO-10477") is a
+term of its own besides its parts. An agent that looks up a dropped tool result by the id it holds then
+finds that result, not every result that shares a part of the id ("voucher", "10477"); the parts stay
+terms, so a query with one of them still finds it. Ordinary words are tokenized as they always were.
 """
 
 from __future__ import annotations
@@ -17,6 +23,12 @@ _CJK_CLASS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 """Han characters, hiragana and katakana: scripts written without spaces between words."""
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_JOINED = re.compile(r"[^\W_]+(?:[-_][^\W_]+)+")
+"""Letters and digits joined by single underscores or hyphens: an identifier when it also mixes the two."""
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
+MAX_IDENTIFIER_CHARS = 64
+"""A longer joined run (a path, a blob) is no id anyone types: its parts are its terms."""
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 
@@ -49,6 +61,28 @@ def _stemmer() -> Stemmer.Stemmer:
 def stem(word: str) -> str:
     """A spaced-script word's Snowball stem ("seats" -> "seat"); a word of another script as it is."""
     return _stemmer().stemWord(word) if word.isascii() else word
+
+
+def is_identifier(token: str) -> bool:
+    """Whether a token (a word, a joined run, or an index term) mixes letters and digits: "ca929", "tyo-10477"."""
+    return bool(_DIGIT.search(token)) and bool(_LETTER.search(token))
+
+
+@lru_cache(maxsize=65536)
+def word_term(word: str) -> str:
+    """A spaced-script word's index term: its stem, or the word itself when it is an identifier (a stem would
+    cut "abc12s" to "abc12", another id)."""
+    return word if is_identifier(word) else stem(word)
+
+
+def joined_identifiers(text: str) -> list[str]:
+    """The identifiers of `text` joined by "_" or "-", lower-cased, in order: "voucher_5518230", "tyo-10477"
+    (not "2023-05-08", no letter; not "e-mail", no digit)."""
+    if not _DIGIT.search(text):  # most turns hold no digit: no pass over them
+        return []
+    if not text.isascii():
+        text = CJK_RUN.sub(" ", text)
+    return [run for run in _JOINED.findall(text.lower()) if len(run) <= MAX_IDENTIFIER_CHARS and is_identifier(run)]
 
 
 def cjk_bigrams(text: str) -> list[str]:
@@ -84,10 +118,13 @@ def spaced_words(text: str) -> list[str]:
 
 
 def recall_terms(text: str) -> list[str]:
-    """The index terms of `text`, repeats kept (they are term frequencies): stems, numbers, CJK bigrams."""
-    return [stem(word) for word in spaced_words(text)] + cjk_bigrams(text)
+    """The index terms of `text`, repeats kept (they are term frequencies): joined identifiers, then stems,
+    numbers and unjoined identifiers in order, then CJK bigrams."""
+    return joined_identifiers(text) + [word_term(word) for word in spaced_words(text)] + cjk_bigrams(text)
 
 
 def query_terms(text: str, limit: int) -> list[str]:
-    """The distinct terms of a query, first-seen order, at most `limit` (each costs the read script a lookup)."""
-    return list(dict.fromkeys(recall_terms(text)))[:limit]
+    """The distinct terms of a query, identifiers first, then first-seen order, at most `limit` (each costs the
+    read script a lookup; an id names what is looked for better than any word)."""
+    terms = dict.fromkeys(recall_terms(text))
+    return [*(t for t in terms if is_identifier(t)), *(t for t in terms if not is_identifier(t))][:limit]

@@ -2,7 +2,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnstream.text.terms import cjk_bigrams, query_terms, recall_terms
+from turnstream.text.terms import (
+    MAX_IDENTIFIER_CHARS,
+    cjk_bigrams,
+    is_identifier,
+    query_terms,
+    recall_terms,
+    spaced_words,
+    stem,
+)
 
 
 @pytest.mark.parametrize(
@@ -39,3 +47,83 @@ def test_write_and_read_tokenise_alike(text: str) -> None:
     """A text's own query finds every term it was indexed under (what makes BM25 work at all)."""
     indexed = set(recall_terms(text))
     assert set(query_terms(text, 10_000)) == indexed
+
+
+@pytest.mark.parametrize(
+    ("text", "identifiers"),
+    [
+        ("Pay with voucher_5518230 please", ["voucher_5518230"]),
+        ("bookings: KX4Q2P, ZR81LM", ["kx4q2p", "zr81lm"]),
+        ("Hotel TYO-10477 in Asakusa", ["tyo-10477"]),
+        ("Flight CA929 leaves at 9", ["ca929"]),
+        ("order #W2378156 for mia_garcia_4516", ["mia_garcia_4516", "w2378156"]),
+        (  # its mixed parts are ids too, as written alone
+            "trace 123e4567-e89b-12d3-a456-426614174000",
+            ["123e4567-e89b-12d3-a456-426614174000", "123e4567", "e89b", "12d3", "a456"],
+        ),
+        ("card_9920117 (visa 3311), card ABC12S", ["card_9920117", "abc12s"]),  # not stemmed to abc12, another id
+        ("选CA929吧，便宜一点。", ["ca929"]),
+        ("就住浅草那家TYO-10477，订单号ORD-2024-0001", ["tyo-10477", "ord-2024-0001"]),
+        ("航班KX4Q2P已确认", ["kx4q2p"]),
+    ],
+)
+def test_identifiers_are_whole_terms(text: str, identifiers: list[str]) -> None:
+    terms = recall_terms(text)
+    assert [t for t in terms if is_identifier(t)] == identifiers
+    assert set(identifiers) <= set(query_terms(text, 100))
+
+
+def test_a_joined_identifier_keeps_its_parts_as_terms_too() -> None:
+    # "10477" alone, or "voucher 5518230" as a user says it, still finds the turn
+    assert recall_terms("TYO-10477 and voucher_5518230") == [
+        "tyo-10477",
+        "voucher_5518230",
+        "tyo",
+        "10477",
+        "voucher",
+        "5518230",
+    ]
+
+
+def test_a_run_too_long_for_an_id_is_its_parts() -> None:
+    run = "-".join(["ab12"] * 20)
+    assert len(run) > MAX_IDENTIFIER_CHARS and recall_terms(run) == ["ab12"] * 20
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        (
+            "We met on 2023-05-08 at the café, then e-mailed Anna.",
+            ["met", "2023", "05", "08", "café", "e", "mail", "anna"],
+        ),
+        (
+            "A well-known, state-of-the-art place; call 555-0134 before 10.30",
+            ["well", "known", "state", "art", "place", "call", "555", "0134", "10", "30"],
+        ),
+        ("Her kids' school costs 12,500 dollars a year", ["kid", "school", "cost", "12500", "dollar", "year"]),
+        ("I'd love the seaside hotels near Porto", ["love", "seasid", "hotel", "near", "porto"]),
+        ("我们五月去东京，预算两万元", ["们五", "五月", "月去", "去东", "东京", "预算", "算两", "两万", "万元"]),
+        (
+            "就住浅草那家吧，另外我对海鲜过敏。",
+            ["就住", "住浅", "浅草", "草那", "那家", "家吧", "另外", "外我", "我对", "对海", "海鲜", "鲜过", "过敏"],
+        ),
+        ("下周三下午三点开会", ["下周", "周三", "三下", "下午", "午三", "三点", "点开", "开会"]),
+    ],
+)
+def test_plain_words_and_numbers_are_tokenized_as_before(text: str, terms: list[str]) -> None:
+    """Dates, phone numbers, hyphenated words and Chinese: no identifier among them, the terms chat recall has
+    always had (what the shipped sets' figures rest on)."""
+    assert recall_terms(text) == terms
+
+
+@given(st.text())
+def test_terms_other_than_identifiers_are_the_stems_and_bigrams_they_always_were(text: str) -> None:
+    words = [stem(word) for word in spaced_words(text) if not is_identifier(word)]
+    assert [t for t in recall_terms(text) if not is_identifier(t)] == words + cjk_bigrams(text)
+
+
+def test_a_query_asks_its_identifiers_first() -> None:
+    # the read scores the query's first terms only: an id is what names the result looked for
+    words = "please find the booking made for the customer with the saved payment method of"
+    assert query_terms(f"{words} KX4Q2P voucher_5518230", 2) == ["voucher_5518230", "kx4q2p"]

@@ -12,8 +12,9 @@ from turnstream.text.prose import shorten
 
 TEXT_CHARS = 1000
 """Text kept per archived turn: a recalled line says what the turn said, not all of a long answer."""
-TOOL_HEAD_CHARS = 300
-"""Head of a tool result kept in the archive: which tool, with what, and what came back first."""
+TOOL_RESULT_CHARS = 12_000
+"""Text kept per archived tool result, on one line: the result whole, as an agent reads it again instead of calling
+the tool again, up to about the recall tool's largest budget (4,000 tokens); only a larger one is cut."""
 ARGUMENT_CHARS = 200
 
 
@@ -33,7 +34,7 @@ def archive_text(message: dict[str, Any], call: dict[str, Any] | None = None) ->
             ),
             "tool",
         )
-        return f"{called} → {shorten(text, TOOL_HEAD_CHARS)}"
+        return f"{called} → {shorten(text, TOOL_RESULT_CHARS)}"
     calls = [f"{name}({shorten(args, ARGUMENT_CHARS)})" for _, name, args in tool_calls(message)]
     return shorten(" ".join([text, *(f"→ {c}" for c in calls)]).strip(), TEXT_CHARS)
 

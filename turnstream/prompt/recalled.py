@@ -6,7 +6,8 @@ are dropped, the best snippets fill the room, and the chosen lines are laid out 
 one heading per day, each with its speaker, so a model can answer "when" and "who" from them (a date
 written once per day instead of once per line leaves room for more lines). A line leaves out the turn's
 sentences that say nothing ("Thanks, Mel!", "Wow, that's so inspiring!"): the room they took goes to
-more lines.
+more lines. A tool result is data an agent reads again instead of calling the tool again: its line is the
+result whole, with its step and time, and one too long for the room left is cut to it, with a note.
 """
 
 from __future__ import annotations
@@ -23,13 +24,19 @@ from turnstream.text.dates import day_text, ground_dates, with_notes
 from turnstream.text.greeting import without_filler
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
-from turnstream.text.tokens import count_text
+from turnstream.text.tokens import count_text, truncate_text
 
 LEXICAL_FIRST = 5
 """Lexical snippets laid before the semantic share: the words' best evidence, with its neighbours, comes first
 (LoCoMo dev, 1,500- and 2,500-token blocks: 5 first beat one of each and 10 first, docs/decisions/0034)."""
 LINE_SEPARATOR_TOKENS = 1
 """What a line break between two lines may add to their separate counts."""
+MIN_CUT_TOOL_TOKENS = 48
+"""The least a tool result cut to the room keeps, its heading and call included: less tells an agent nothing it
+can act on, and the room goes to other lines."""
+
+Line = tuple[ArchiveEntry, float, str, str]
+"""A chosen turn as laid out: its entry, its hit's score, its day heading and its line."""
 
 
 class ArchivedTurn(TypedDict):
@@ -100,10 +107,17 @@ def _heading(day: date, language: Language) -> str:
 
 def turn_line(entry: ArchiveEntry, language: Language, names: frozenset[str] | None = None) -> str:
     """`Caroline: I went there yesterday (7 May 2023).`: attributed, relative dates pinned to the day it was said;
-    with `names` (the lower-cased speakers around it), less its filler sentences (greeting.is_filler)."""
-    speaker = entry.speaker or LOCALES[language].speakers.get(entry.role, entry.role)
+    with `names` (the lower-cased speakers around it), less its filler sentences (greeting.is_filler).
+
+    A tool result's line is `Tool (step 12, 14:03): search_flights({...}) → {...}`: its step and time say which
+    call it answered, and which of two results about the same thing is the newer; its data is never filler."""
+    locale = LOCALES[language]
+    speaker = entry.speaker or locale.speakers.get(entry.role, entry.role)
     # an entry archived before dates were pinned at write time is grounded here, as every entry once was
     text = ground_dates(entry.text, entry.ts, language) if entry.dates is None else with_notes(entry.text, entry.dates)
+    if entry.role == "tool":
+        said = datetime.fromtimestamp(entry.ts, UTC)
+        return f"{locale.tool_turn.format(speaker=speaker, step=entry.position, time=f'{said:%H:%M}')}: {text}"
     return f"{speaker}: {text if names is None else without_filler(text, names)}"
 
 
@@ -145,7 +159,8 @@ def choose_turns(
 ) -> list[RecalledTurn]:
     """The best snippets whose lines fit in `room` tokens, in time order, minus the turns the context shows:
     `shown` (session, position) pairs, and any turn whose text equals a message in `shown_texts`.
-    A snippet that does not fit whole may still give its hit alone.
+    A snippet that does not fit whole may still give its hit alone, and a tool result hit too long for the room
+    left its head, cut to it (cut_tool_line).
 
     `semantic`, the semantic share's hits best first, takes a fixed place: after the LEXICAL_FIRST best lexical
     snippets, each hit alone, then the other lexical snippets; neither side's scores are compared with the
@@ -169,7 +184,10 @@ def choose_turns(
             kept = 1 if lines and lines[0][1] > 0 else 0
             lines, cost = lines[:kept], sum(costs[:kept])
             if cost > room:
-                continue
+                cut = cut_tool_line(*lines[0], costs[0], room, language) if lines else None
+                if cut is None:
+                    continue
+                lines, cost = [cut[0]], cut[1]
         for entry, score, day, line in lines:
             chosen[entry.id] = RecalledTurn(entry, best, score > 0, line, day)
             days.add(day)
@@ -177,13 +195,35 @@ def choose_turns(
     return sorted(chosen.values(), key=lambda t: (t.entry.ts, t.entry.session, t.entry.position))
 
 
+def cut_tool_line(
+    entry: ArchiveEntry, score: float, day: str, line: str, cost: int, room: int, language: Language
+) -> tuple[Line, int] | None:
+    """A tool result's `line` (costing `cost` with its separator and heading) cut, with a note of the tokens
+    left out, to fit `room`, and its new cost; None for another turn, or when less than MIN_CUT_TOOL_TOKENS of
+    it would be left."""
+    if entry.role != "tool":
+        return None
+    note = LOCALES[language].trim_note
+    counted = count_text(line)
+    extra = cost - counted  # its separator, and its day's heading when the day is new
+    keep = room - extra - count_text(f" {note.format(tokens=counted)}")
+    while keep >= MIN_CUT_TOOL_TOKENS:
+        cut = truncate_text(line, keep).rstrip("\ufffd")  # a cut inside a multi-token character leaves half of it
+        text = f"{cut} {note.format(tokens=max(counted - count_text(cut), 0))}"
+        cut_cost = count_text(text) + extra
+        if cut_cost <= room:
+            return (entry, score, day, text), cut_cost
+        keep -= cut_cost - room
+    return None
+
+
 def _lines_within(
     entries: list[tuple[ArchiveEntry, float]], days: set[str], room: int, language: Language, names: frozenset[str]
-) -> tuple[list[tuple[ArchiveEntry, float, str, str]], list[int]]:
+) -> tuple[list[Line], list[int]]:
     """The lines of `entries` with the tokens each adds to the block (the line, and the heading of its day when
     neither `days` nor an earlier line has it), written only until together they pass `room`: a snippet that
     cannot fit is not written out whole, and a long chat's candidates are most of a read's work."""
-    lines: list[tuple[ArchiveEntry, float, str, str]] = []
+    lines: list[Line] = []
     costs: list[int] = []
     total = 0
     new_days: set[str] = set()

@@ -48,6 +48,9 @@ class Locale:
     """How a memory's label opens its line; `{label}` is the label."""
     speakers: Mapping[str, str]
     """Role (user, assistant, tool) -> the speaker of a recalled turn that has no name."""
+    tool_turn: str
+    """Who a recalled tool result is from and when: `{speaker}`, `{step}` (its position in its conversation) and
+    `{time}` (HH:MM, UTC, the day being its heading's)."""
     day: str
     """A calendar day, formatted with the date as `{0}`."""
     month: str
@@ -103,6 +106,7 @@ LOCALES: Mapping[Language, Locale] = MappingProxyType(
             memory_labels=_frozen({"fact": "事实", "preference": "偏好", "event": "事件", "summary": "往期对话"}),
             memory_label="（{label}）",
             speakers=_frozen({"user": "用户", "assistant": "助手", "tool": "工具"}),
+            tool_turn="{speaker}（第{step}步，{time}）",
             day="{0.year}年{0.month}月{0.day}日",
             month="{0.year}年{0.month}月",
             date_note="（{date}）",
@@ -157,6 +161,7 @@ LOCALES: Mapping[Language, Locale] = MappingProxyType(
             ),
             memory_label="({label}) ",
             speakers=_frozen({"user": "User", "assistant": "Assistant", "tool": "Tool"}),
+            tool_turn="{speaker} (step {step}, {time})",
             day="{0.day} {0:%B} {0.year}",
             month="{0:%B} {0.year}",
             date_note=" ({date})",

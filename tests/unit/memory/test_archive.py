@@ -2,7 +2,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnstream.memory.archive import archive_entry, archive_text
+from turnstream.memory.archive import TOOL_RESULT_CHARS, archive_entry, archive_text
 from turnstream.prompt.recalled import (
     LINE_SEPARATOR_TOKENS,
     choose_turns,
@@ -12,7 +12,8 @@ from turnstream.prompt.recalled import (
     turn_line,
 )
 from turnstream.redis.recall import decode_recall
-from turnstream.schemas.archive import MAX_DISTINCT_TERMS, ArchiveEntry, entry_id
+from turnstream.schemas.archive import MAX_DISTINCT_TERMS, MAX_IDENTIFIER_TERMS, ArchiveEntry, entry_id
+from turnstream.text.terms import is_identifier
 from turnstream.text.tokens import count_text
 
 CALL = {
@@ -29,10 +30,14 @@ def test_a_turn_is_one_entry_whatever_its_delivery() -> None:
     assert entry_id("s1", "t1") == entry_id("s1", "t1") != entry_id("s1", "t2") != entry_id("s2", "t1")
 
 
-def test_a_tool_result_is_found_by_the_call_it_answers() -> None:
-    result = {"role": "tool", "tool_call_id": "c2", "content": "Sunny, 24 °C. " + "x" * 2000}
-    text = archive_text(result, CALL)
-    assert text.startswith('weather({"city": "Porto"}) → Sunny, 24 °C.') and len(text) < 400
+def test_a_tool_result_is_found_by_the_call_it_answers_and_kept_whole() -> None:
+    data = {"forecast": [{"day": n, "sky": "sunny", "celsius": 20 + n} for n in range(40)], "station": "OPO-4471"}
+    pretty = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    text = archive_text({"role": "tool", "tool_call_id": "c2", "content": pretty}, CALL)
+    # on one line, every value of it: an agent reads it again instead of calling the tool again
+    assert text == f'weather({{"city": "Porto"}}) → {" ".join(pretty.split())}' and len(pretty) > 2000
+    huge = archive_text({"role": "tool", "tool_call_id": "c2", "content": "x " * TOOL_RESULT_CHARS}, CALL)
+    assert len(huge) == len('weather({"city": "Porto"}) → ') + TOOL_RESULT_CHARS and huge.endswith("…")
     assert archive_text(CALL) == 'Let me look. → search_hotels({"city": "Lisbon"}) → weather({"city": "Porto"})'
 
 
@@ -46,8 +51,27 @@ def test_system_messages_and_empty_turns_are_not_archived() -> None:
 def test_the_speaker_is_indexed_and_long_turns_keep_their_most_frequent_terms() -> None:
     entry = ArchiveEntry("e", "s1", 0, "user", "Caroline", 0.0, "I adopted a dog")
     assert set(entry.term_counts()) == {"carolin", "adopt", "dog"}
-    long = ArchiveEntry("e", "s1", 0, "user", None, 0.0, " ".join(f"word{n} " * (n % 3 + 1) for n in range(300)))
-    assert len(long.term_counts()) == MAX_DISTINCT_TERMS
+    words = [f"word{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(300)]  # no digit: no identifier
+    long = ArchiveEntry("e", "s1", 0, "user", None, 0.0, " ".join(f"{w} " * (n % 3 + 1) for n, w in enumerate(words)))
+    assert len(long.term_counts()) == MAX_DISTINCT_TERMS and long.term_counts()["wordac"] == 3
+
+
+def test_a_long_tool_result_keeps_every_identifier_besides_its_most_frequent_words() -> None:
+    """A search result listing many records is found by any record's id, however often its words recur."""
+    records = [
+        f'{{"hotel": "H-{n:04d}", "room": "standard double city view", "rate": "{100 + n} EUR"}}' for n in range(80)
+    ]
+    result = {"role": "tool", "tool_call_id": "c1", "content": "[" + ", ".join(records) + "]"}
+    entry = archive_entry("s1", "t1", 3, result, 0.0, {**CALL, "tool_calls": [{**CALL["tool_calls"][0], "id": "c1"}]})
+    assert entry is not None
+    counts = entry.term_counts()
+    assert {f"h-{n:04d}" for n in range(80)} <= set(counts)
+    assert len([t for t in counts if not is_identifier(t)]) == MAX_DISTINCT_TERMS and counts["room"] == 80
+    many = " ".join(f"id_{n}x" for n in range(MAX_IDENTIFIER_TERMS + 40))
+    assert (
+        len(ArchiveEntry("e", "s1", 0, "tool", None, 0.0, many).term_counts())
+        <= MAX_DISTINCT_TERMS + MAX_IDENTIFIER_TERMS
+    )
 
 
 def test_stored_form_round_trips() -> None:

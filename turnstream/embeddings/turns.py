@@ -13,6 +13,7 @@ from turnstream.embeddings.expansion import WeightedTerms, nearest_terms
 from turnstream.embeddings.factory import Embedders
 from turnstream.embeddings.vocabulary import Vocabulary
 from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
+from turnstream.text.terms import is_identifier
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,8 @@ _PLAIN_TERM = re.compile(r"^[^\s:,]+$")
 
 def embed_entries(embedders: Embedders, entries: Sequence[ArchiveEntry], terms: int) -> list[EmbeddedTurn]:
     """The semantic side of archived `entries`: each embedded as "Speaker: text" by its language's model, tagged,
-    and indexed under its `terms` nearest terms of that model's vocabulary (none for a model without one)."""
+    and indexed under its identifiers at full weight, then its `terms` nearest terms of that model's vocabulary
+    (none for a model without one)."""
     passages = [passage_text(entry.speaker, entry.text) for entry in entries]
     found = embed_turns(embedders, passages, terms, lambda model: embedders.vocabularies.get(model.model_id))
     return [
@@ -68,9 +70,18 @@ def embed_entries(embedders: Embedders, entries: Sequence[ArchiveEntry], terms: 
             turn.vector,
             tuple(
                 (term, weight)
-                for term, cosine in turn.terms
-                if _PLAIN_TERM.match(term) and (weight := round(cosine * TERM_WEIGHT_SCALE)) > 0
+                for term, weight in [
+                    *identifier_terms(entry),
+                    *((term, round(cosine * TERM_WEIGHT_SCALE)) for term, cosine in turn.terms),
+                ]
+                if _PLAIN_TERM.match(term) and weight > 0
             ),
         )
         for entry, turn in zip(entries, found)
     ]
+
+
+def identifier_terms(entry: ArchiveEntry) -> list[tuple[str, int]]:
+    """The identifiers `entry` is indexed under (text/terms.py), each at full weight: no vocabulary holds an id, so
+    a query naming "voucher_5518230" meets the turn that holds it on the semantic side as on the lexical one."""
+    return [(term, TERM_WEIGHT_SCALE) for term in entry.term_counts() if is_identifier(term)]

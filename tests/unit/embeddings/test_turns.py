@@ -8,8 +8,9 @@ import numpy as np
 from tests.unit.embeddings.fakes import TableEmbedder
 from turnstream.embeddings.codec import decode_int8
 from turnstream.embeddings.factory import Embedders
-from turnstream.embeddings.turns import embed_turns
+from turnstream.embeddings.turns import TERM_WEIGHT_SCALE, embed_entries, embed_turns
 from turnstream.embeddings.vocabulary import Vocabulary
+from turnstream.schemas.archive import ArchiveEntry
 
 
 def vocabulary() -> Vocabulary:
@@ -46,3 +47,16 @@ def test_a_subset_keeps_the_order_given_and_the_vectors_of_its_terms() -> None:
     assert part.terms == ("猫", "martial")
     assert np.array_equal(part.vectors, [[0, 0, 1, 0], [1, 0, 0, 0]])
     assert vocabulary().subset([]).vectors.shape == (0, 4)
+
+
+def test_an_entry_is_indexed_under_its_identifiers_at_full_weight_before_its_nearest_terms() -> None:
+    """No vocabulary holds an id: the semantic index gets the turn's own, so a query naming one meets it there too."""
+    text = 'get_customer({"id": "cust_88213"}) → {"payment_methods": ["voucher_5518230"], "bookings": ["KX4Q2P"]}'
+    tool = ArchiveEntry("e1", "s1", 3, "tool", None, 0.0, text)
+    chat = ArchiveEntry("e2", "s1", 4, "user", "John", 0.0, "I did taekwondo")
+    en = TableEmbedder({f"John: {chat.text}": [1, 0, 0, 0]}, model_id="en-4")
+    embedders = Embedders(en, en, {"en-4": vocabulary()})
+    found, plain = embed_entries(embedders, [tool, chat], terms=1)
+    ids = [("cust_88213", TERM_WEIGHT_SCALE), ("voucher_5518230", TERM_WEIGHT_SCALE), ("kx4q2p", TERM_WEIGHT_SCALE)]
+    assert found.terms[: len(ids)] == tuple(ids) and len(found.terms) == len(ids) + 1
+    assert plain.terms == (("martial", TERM_WEIGHT_SCALE),)  # a turn without an id: its nearest terms alone

@@ -2,9 +2,11 @@
 request): its name, description and JSON Schema, the checks of a model's arguments, and the tool result as text.
 
 The agent searches its owner's archived turns and typed memories with a query of its own, as the seed's "recall
-history" tool searches the archive like a search engine. The search is the one `turnstream memory search`, the HTTP
-API and the MCP server make (ContextClient.search, MemoryStore.search); the owner is fixed where the tool is built and
-is no argument, so a model can never read another user's memory. No I/O here.
+history" tool searches the archive like a search engine. A tool result dropped from the context comes back whole (cut
+only past the budget), with its step and time, found by any id in it: the agent reads it again instead of calling
+the tool again. The search is the one `turnstream memory search`, the HTTP API and the MCP server make
+(ContextClient.search, MemoryStore.search); the owner is fixed where the tool is built and is no argument, so a model
+can never read another user's memory. No I/O here.
 """
 
 from __future__ import annotations
@@ -24,13 +26,17 @@ DESCRIPTION = (
     "Search everything this user said in earlier conversations and what is remembered about them (facts, preferences, "
     "events). Call it when the user refers to something said before that the conversation shown to you no longer "
     'contains ("the hotel we picked", "what did I tell you about my sister?", "like last time"), or when an '
-    "answer depends on their history; not for what the conversation already shows. Returns what is remembered about "
-    "the user and the best-matching earlier turns with the turns around them, under the day each was said, with its "
-    "speaker, oldest first; or a line saying nothing matched (then try other words once)."
+    "answer depends on their history; not for what the conversation already shows. Also finds an earlier tool "
+    "result by any id, code or reference number in it (a booking id, a payment method, a flight number): read it "
+    "again this way instead of calling the tool again. Returns what is remembered about the user and the "
+    "best-matching earlier turns with the turns around them, under the day each was said, with its speaker (a tool "
+    "result whole, with its step and time), oldest first; or a line saying nothing matched (then try other words "
+    "once)."
 )
 QUERY_DESCRIPTION = (
     "What to look for, as the words the earlier turns would contain: the topic in the user's own words, with names, "
-    'places, numbers and dates ("Biscuit greyhound adopted", "Lisbon hotel budget May"), not a whole question.'
+    'places, numbers and dates ("Biscuit greyhound adopted", "Lisbon hotel budget May"), or the id as written '
+    '("voucher_5518230", "KX4Q2P"), not a whole question.'
 )
 BUDGET_DESCRIPTION = "How many tokens the result may take (default {default}); more for a broad topic."
 MEMORIES_DESCRIPTION = "How many remembered facts, preferences and events to include at most (default {default})."

@@ -164,7 +164,9 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(2, ge=0)
     """Retries of a failed LLM call, with exponential backoff."""
     llm_concurrency: int = Field(4, ge=1)
-    """LLM requests a worker has in flight at once."""
+    """Summary requests a worker has in flight at once (each a summary merge and, with llm_key_info, a key-info extraction sent beside it)."""
+    llm_key_info: bool = True
+    """With an endpoint: the summarizer also extracts key facts from each dropped span, merged over the offline facts by key; a fact naming an identifier or number its turns do not hold is discarded. false keeps the offline facts only."""
 
     embeddings: Literal["off", "local", "openai"] = "off"
     """Sentence embeddings for semantic recall: "off" (lexical recall only), "local" (ONNX models run in-process, from `make models`), "openai" (an OpenAI-compatible /v1/embeddings endpoint, for the worker only: a read never calls the network)."""

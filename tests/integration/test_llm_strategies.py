@@ -69,19 +69,28 @@ def test_summary_falls_back_to_offline_result_and_retries_a_bounded_number_of_ti
     assert server.count == 2
 
 
-def test_extraction_asks_for_json_with_known_facts_and_merges_by_key(llm_server) -> None:
+def test_extraction_asks_for_json_with_known_facts_and_merges_over_the_offline_facts_by_key(llm_server) -> None:
     facts = [
         {"type": "constraint", "text": "Budget is 3000 euros.", "key": "Budget"},
         {"type": "bogus", "text": "Staying at Ryokan Sakura.", "key": ""},
+        {"type": "fact", "text": "Ryokan Sakura booked, reference RS-20931.", "key": "booking"},  # invented
     ]
     server = llm_server(reply=lambda body: "```json\n" + orjson.dumps({"facts": facts}).decode() + "\n```")
     digest = LLMKeyInfoExtractor(client(server), "m", max_facts=10, max_retries=0).apply(OLD, DROPPED, 10)
     text = prompt_text(server.requests[0])
     assert '"key":"budget"' in text and "JSON" in text and "Actually my budget is 3000" in text
-    assert [(f.type, f.key, f.source_seq) for f in digest.facts] == [
-        ("constraint", "budget", 10),
-        ("fact", "fact:staying-ryokan-sakura", 10),
+    assert "exactly as the turns write them" in text
+    # the offline facts first (the tool's data stays), the model's over them by key, the invented one gone
+    assert [(f.type, f.key, f.text) for f in digest.facts] == [
+        (
+            "fact",
+            "data:search_hotels:city=Kyoto",
+            "search_hotels(city=Kyoto) -> results: (name=Ryokan Sakura; price=180)",
+        ),
+        ("constraint", "budget", "Budget is 3000 euros."),
+        ("fact", "fact:staying-ryokan-sakura", "Staying at Ryokan Sakura."),
     ]
+    assert all(f.source_seq == 10 for f in digest.facts[1:])
 
 
 @pytest.mark.parametrize(
@@ -109,13 +118,17 @@ async def test_async_merge_summary_returns_capped_text_and_raises_on_failure(llm
         await merge_summary(async_client, "m", OLD.summary, DROPPED, max_tokens=30, timeout=0.2)
 
 
-async def test_async_extract_facts_merges_and_raises_on_bad_json(llm_server) -> None:
+async def test_async_extract_facts_splits_out_invented_numbers_and_raises_on_bad_json(llm_server) -> None:
     server = llm_server(
-        reply=lambda body: '{"facts": [{"type": "constraint", "text": "Budget 3000.", "key": "budget"}]}'
+        reply=lambda body: (
+            '{"facts": [{"type": "constraint", "text": "Budget 3000.", "key": "budget"},'
+            ' {"type": "fact", "text": "Ryokan Sakura costs 210.", "key": "price"}]}'
+        )
     )
     async_client = openai.AsyncOpenAI(**client_options(server.base_url, "k", 2.0))
-    facts = await extract_facts(async_client, "m", OLD.facts, DROPPED, 10, max_facts=5, timeout=2.0)
-    assert [(f.key, f.text) for f in facts] == [("budget", "Budget 3000.")]
+    found = await extract_facts(async_client, "m", OLD.facts, DROPPED, 10, max_facts=5, timeout=2.0)
+    assert [(f.key, f.text) for f in found.kept] == [("budget", "Budget 3000.")]
+    assert [f.key for f in found.discarded] == ["price"]  # 180 in the turns, not 210
     server.reply = lambda body: "{broken"
     with pytest.raises(ValueError):
         await extract_facts(async_client, "m", OLD.facts, DROPPED, 10, max_facts=5, timeout=2.0)

@@ -34,9 +34,9 @@ class SessionCompactor(Window):
     `digest`; `result()` is the CompactionResult `compact()` would give for everything appended.
     """
 
-    def replace_summary(self, summary: str, strategy: Strategy | None = None) -> list[Message]:
-        """Put an asynchronously produced summary in place; returns the span a longer block pushed out."""
-        self.digest = replace(self.digest, summary=summary)
+    def replace_digest(self, summary: str, facts: tuple[Fact, ...], strategy: Strategy | None = None) -> list[Message]:
+        """Put an asynchronously produced summary and facts in place; returns the span a bigger block pushed out."""
+        self.digest = replace(self.digest, summary=summary, facts=facts)
         return self._settle(strategy or self.strategy)
 
     def pop_newest(self, position: int) -> Message:

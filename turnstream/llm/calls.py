@@ -12,11 +12,11 @@ from typing import Any
 import openai
 
 from turnstream.compaction.strategies.base import Fact
-from turnstream.compaction.strategies.keyinfo import merge_facts
+from turnstream.compaction.strategies.grounding import Grounded
 from turnstream.compaction.strategies.prompts import (
     completion_request,
     extraction_prompt,
-    parse_facts,
+    parse_grounded_facts,
     parse_summary,
     profile_prompt,
     reply_text,
@@ -65,8 +65,9 @@ async def extract_facts(
     first_seq: int,
     max_facts: int,
     timeout: float,
-) -> tuple[Fact, ...]:
-    """`facts` updated by one LLM extraction over `dropped`; raises on any failure."""
+) -> Grounded:
+    """One LLM extraction over `dropped`, knowing `facts`: the new or changed facts, split by whether their
+    identifiers occur in `dropped` (the caller merges the kept ones); raises on any failure."""
     messages = extraction_prompt(facts, dropped, max_facts, first_seq)
     response = await client.chat.completions.create(**completion_request(model, messages, 1024, timeout))
-    return merge_facts(facts, parse_facts(reply_text(response), first_seq, max_facts), max_facts)
+    return parse_grounded_facts(reply_text(response), dropped, first_seq, max_facts)

@@ -11,13 +11,14 @@ from typing import TypeVar
 import openai
 from tenacity import Retrying, stop_after_attempt, wait_exponential
 
+from turnstream.compaction.compactor import KEEP_DIGEST
 from turnstream.compaction.strategies import Archiver, CompositeStrategy
 from turnstream.compaction.strategies.base import Digest, Strategy
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
 from turnstream.compaction.strategies.prompts import (
     completion_request,
     extraction_prompt,
-    parse_facts,
+    parse_grounded_facts,
     parse_summary,
     reply_text,
     summary_prompt,
@@ -86,20 +87,30 @@ class LLMSummarizer(_LLMStrategy):
 
 
 class LLMKeyInfoExtractor(_LLMStrategy):
-    """Facts extracted by an LLM, merged by key like the offline ones; falls back to `KeyInfoExtractor`."""
+    """Facts extracted by an LLM over the offline ones, as the stream's summarizer extracts them: the offline
+    facts first, then the model's merged over them by key, less those naming an identifier or number the
+    dropped turns do not hold (strategies/grounding.py); when the model fails, the offline facts stand."""
 
     name = "llm-keyinfo"
 
     def __init__(
         self, client: openai.OpenAI, model: str, max_facts: int = 40, timeout: float = 20.0, max_retries: int = 2
     ) -> None:
-        super().__init__(client, model, timeout, max_retries, KeyInfoExtractor(max_facts))
+        super().__init__(client, model, timeout, max_retries, KEEP_DIGEST)
+        self.offline = KeyInfoExtractor(max_facts)
         self.max_facts = max_facts
+
+    def apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
+        return super().apply(self.offline.apply(digest, dropped, first_seq), dropped, first_seq)
 
     def _apply(self, digest: Digest, dropped: Sequence[Message], first_seq: int) -> Digest:
         messages = extraction_prompt(digest.facts, dropped, self.max_facts, first_seq)
-        found = self._complete(messages, 1024, lambda text: parse_facts(text, first_seq, self.max_facts))
-        return replace(digest, facts=merge_facts(digest.facts, found, self.max_facts))
+        found = self._complete(
+            messages, 1024, lambda text: parse_grounded_facts(text, dropped, first_seq, self.max_facts)
+        )
+        if found.discarded:
+            log.warning("%s discarded %d facts naming what the turns do not hold", self.name, len(found.discarded))
+        return replace(digest, facts=merge_facts(digest.facts, found.kept, self.max_facts))
 
 
 def build_llm_strategy(settings: Settings) -> CompositeStrategy:

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
 from turnstream.text.chat import Message
+
+FactRow = tuple[str, str, str, int]
+"""A key fact on the wire: (type, text, key, source_seq), the row a session's snapshot keeps its facts as."""
+
+
+def _rows(raw: Any) -> tuple[FactRow, ...]:
+    return tuple((str(kind), str(text), str(key), int(seq)) for kind, text, key, seq in raw)
 
 
 @dataclass(frozen=True)
@@ -19,6 +27,10 @@ class SummaryRequest:
     dropped: list[Message]
     owner: str
     """Whose long-term profile the summarizer may condense while it is at it."""
+    facts: tuple[FactRow, ...] = ()
+    """The session's key facts when the request was sent, so an extraction reuses their keys to correct them."""
+    first_seq: int = 0
+    """The conversation position of `dropped[0]`."""
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
@@ -28,13 +40,19 @@ class SummaryRequest:
                 "summary": self.summary,
                 "dropped": self.dropped,
                 "owner": self.owner,
+                "facts": self.facts,
+                "first_seq": self.first_seq,
             }
         )
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SummaryRequest:
         raw = orjson.loads(data)
-        return cls(raw["session_key"], raw["request_id"], raw["summary"], raw["dropped"], raw["owner"])
+        # a request from a worker before key info had neither field
+        facts, first_seq = _rows(raw.get("facts", ())), raw.get("first_seq", 0)
+        return cls(
+            raw["session_key"], raw["request_id"], raw["summary"], raw["dropped"], raw["owner"], facts, first_seq
+        )
 
 
 @dataclass(frozen=True)
@@ -45,6 +63,9 @@ class SummaryResult:
     request_id: int
     summary: str | None
     error: str | None = None
+    facts: tuple[FactRow, ...] | None = None
+    """The key facts the LLM extracted from the request's span, all grounded in it; None when none were asked
+    for or the extraction failed (the offline facts stand)."""
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
@@ -53,10 +74,18 @@ class SummaryResult:
                 "request_id": self.request_id,
                 "summary": self.summary,
                 "error": self.error,
+                "facts": self.facts,
             }
         )
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SummaryResult:
         raw = orjson.loads(data)
-        return cls(raw["session_key"], raw["request_id"], raw["summary"], raw.get("error"))
+        facts = raw.get("facts")
+        return cls(
+            raw["session_key"],
+            raw["request_id"],
+            raw["summary"],
+            raw.get("error"),
+            None if facts is None else _rows(facts),
+        )

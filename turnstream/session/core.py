@@ -121,9 +121,7 @@ class SessionCore:
         entry = archive_entry(
             state.key, turn.turn_id, state.last_position, turn.message, said, state.step_call(), state.language()
         )
-        request = None
-        if dropped and self.config.llm_enabled:
-            request = state.summaries.queue(dropped, state.key, state.owner, now, self.config.stale_after)
+        request = self._ask_summary(state, dropped, now) if dropped and self.config.llm_enabled else None
         return Step(
             state.key,
             state.owner,
@@ -147,16 +145,21 @@ class SessionCore:
         return Step(state.key, state.owner, "applied", context_changed=True, applied_turn_id=pop.control_id)
 
     def on_summary(self, state: SessionState, result: SummaryResult, now: float) -> Step:
-        """Fold an LLM summary into `state` if it answers the request in flight; a follow-up request if spans waited."""
-        changed = state.apply_summary(result, self._lay_on, self.strategy)
-        follow_up = state.summaries.follow_up(state.key, state.owner, now) if changed else None
-        return Step(
-            state.key,
-            state.owner,
-            "summary" if changed else "stale_summary",
-            context_changed=changed,
-            summary_request=follow_up,
-        )
+        """Fold an LLM answer (summary and key facts) into `state` if it answers the request in flight; a
+        follow-up request if spans waited."""
+        pushed = state.apply_summary(result, self._lay_on, self.strategy, self.config.max_facts)
+        if pushed is None:
+            return Step(state.key, state.owner, "stale_summary")
+        # a bigger block may push the tail's oldest turns out: they go to the model like any dropped span
+        follow_up = self._ask_summary(state, pushed, now)
+        return Step(state.key, state.owner, "summary", context_changed=True, summary_request=follow_up)
+
+    def _ask_summary(self, state: SessionState, dropped: list[dict[str, Any]], now: float) -> SummaryRequest | None:
+        """Queue a dropped span (none: only what waited) for the LLM; the request to send now, if one is due."""
+        chain, until, facts = state.summaries, state.kept_from, state.compactor.digest.facts
+        if dropped:
+            return chain.queue(dropped, state.key, state.owner, now, self.config.stale_after, until=until, facts=facts)
+        return chain.follow_up(state.key, state.owner, now, until=until, facts=facts)
 
     def context_doc(self, state: SessionState, now: float, timings: dict[str, float]) -> ContextDoc:
         """The versioned document of `state`; `timings` are the latest change's stages, in milliseconds."""

@@ -21,7 +21,7 @@ from turnstream.schemas import Turn, session_key, validate_turn
 from turnstream.schemas.summaries import SummaryResult
 from turnstream.session.config import CoreConfig
 from turnstream.session.recent import RecentIds
-from turnstream.session.summaries import SummaryRequests
+from turnstream.session.summaries import SummaryRequests, fold_facts
 from turnstream.text.language import Language
 
 SNAPSHOT_VERSION = 2
@@ -189,14 +189,30 @@ class SessionState:
         self.user_facts = extractor.extract(before, [message], self.version)
         return changed_facts(before, self.user_facts)
 
-    def apply_summary(self, result: SummaryResult, fold: Fold, strategy: Strategy | None) -> bool:
-        """Fold in the LLM summary if it answers the request in flight; True when the context changed."""
+    @property
+    def kept_from(self) -> int:
+        """The position of the oldest message of the kept tail (of the next message, when the tail is empty):
+        every turn dropped so far lies before it, every turn dropped later at or after it."""
+        units = self.compactor.units
+        return units[0].entries[0].seq if units else self.compactor.seq
+
+    def apply_summary(
+        self, result: SummaryResult, fold: Fold, strategy: Strategy | None, max_facts: int
+    ) -> list[dict[str, Any]] | None:
+        """Fold in the LLM's answer if it answers the request in flight: its summary, and its facts merged over
+        the session's by key. Returns the span a bigger block pushed out of the window, None when the answer
+        does not apply."""
+        until = self.summaries.inflight_until
         if not self.summaries.answer(result):
-            return False
+            return None
         # spans dropped since the request are only in the offline summary: lay them onto the new one
-        self.compactor.replace_summary(fold(result.summary or "", self.summaries.pending, self.language()), strategy)
+        summary = fold(result.summary or "", self.summaries.pending, self.language())
+        facts = self.compactor.digest.facts
+        if result.facts:
+            facts = fold_facts(facts, result.facts, until, max_facts)
+        pushed = self.compactor.replace_digest(summary, facts, strategy)
         self.version += 1
-        return True
+        return pushed
 
     def snapshot(self) -> bytes:
         """The Table row, in the current format."""

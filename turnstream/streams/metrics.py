@@ -17,6 +17,10 @@ stage_seconds = Histogram(
 )
 turns_total = Counter("turnstream_turns_total", "Turns consumed, by outcome", ["outcome"])
 llm_requests_total = Counter("turnstream_llm_requests_total", "Asynchronous LLM requests, by outcome", ["outcome"])
+llm_facts_discarded_total = Counter(
+    "turnstream_llm_facts_discarded_total",
+    "Key facts an LLM extracted and the summarizer discarded: an identifier or number in them is not in their turns",
+)
 dead_letters_total = Counter(
     "turnstream_dead_letters_total", "Turns sent to the dead-letter topic, by reason", ["reason"]
 )

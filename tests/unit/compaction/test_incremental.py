@@ -7,7 +7,7 @@ import pytest
 
 from turnstream.compaction import MessageError, SessionCompactor, compact
 from turnstream.compaction import compactor as compactor_module
-from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Message
+from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message
 
 from .helpers import Recorder, call, result, sys_, thought, user
 
@@ -74,15 +74,17 @@ def test_state_size_depends_on_the_budget_not_the_length() -> None:
     assert sizes[1] < sizes[0] * 1.2
 
 
-def test_replace_summary_folds_in_a_late_llm_summary() -> None:
+def test_replace_digest_folds_in_a_late_llm_summary_and_facts() -> None:
     session = SessionCompactor(300, strategy=Recorder())
     for message in conversation(20):
         session.append(message)
     tail_before = len(session.result().messages)
-    pushed = session.replace_summary("The user plans ten days in Japan. " * 10)
+    facts = (Fact("fact", "The user chose flight CA929.", "flight", 3),)
+    pushed = session.replace_digest("The user plans ten days in Japan. " * 10, facts)
     res = session.result()
-    assert res.summary.startswith("The user plans ten days")
-    assert "The user plans ten days" in res.messages[res.marker_index + 1]["content"]  # type: ignore[operator]
+    assert res.summary.startswith("The user plans ten days") and res.facts[0] == facts[0]  # the pushed span folds after
+    block = res.messages[res.marker_index + 1]["content"]  # type: ignore[index]
+    assert "The user plans ten days" in block and "CA929" in block
     assert pushed and len(res.messages) < tail_before
     assert res.tokens.after <= 300
 

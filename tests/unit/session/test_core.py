@@ -126,6 +126,67 @@ def test_a_summary_answering_the_request_in_flight_changes_the_context_once() ->
     assert (stale.outcome, stale.context_changed, state.version) == ("stale_summary", False, version + 1)
 
 
+def trip_messages() -> list[dict[str, Any]]:
+    """A trip whose budget is corrected after the first summary request went out."""
+
+    def filler(n: int) -> dict[str, Any]:
+        return {"role": "user" if n % 2 else "assistant", "content": f"note {n} " + "word " * 40}
+
+    return [
+        {"role": "system", "content": "You plan trips."},
+        {"role": "user", "content": "Plan Tokyo for two."},
+        {"role": "user", "content": "My budget is 3000 EUR. I pick flight CA929."},
+        *(filler(n) for n in range(3, 12)),
+        {"role": "user", "content": "Actually my budget is 4000 EUR."},
+        *(filler(n) for n in range(13, 30)),
+    ]
+
+
+def test_a_request_carries_the_sessions_facts_and_where_its_span_starts() -> None:
+    c = core(openai_base_url="http://127.0.0.1:9/v1")
+    messages = trip_messages()
+    state = fresh(c, turn(0, messages[0]))
+    request = next(r for n, m in enumerate(messages) if (r := c.on_turn(state, turn(n, m), NOW).summary_request))
+    assert request.dropped == messages[request.first_seq : request.first_seq + len(request.dropped)]
+    assert ("budget", 2) in {(key, seq) for _, _, key, seq in request.facts}  # its keys, for the model to reuse
+
+
+def test_an_answers_facts_join_the_context_over_the_offline_ones_and_never_over_newer_turns() -> None:
+    c = SessionCore(CoreConfig.from_settings(Settings(budget_tokens=800, openai_base_url="http://127.0.0.1:9/v1")))
+    messages = trip_messages()
+    state = fresh(c, turn(0, messages[0]))
+    # the budget's correction is dropped while the first request is in flight
+    request = [r for n, m in enumerate(messages) if (r := c.on_turn(state, turn(n, m), NOW).summary_request)][0]
+    assert any(
+        fact.key == "budget" and fact.source_seq >= state.summaries.inflight_until
+        for fact in state.compactor.digest.facts
+    )
+    found = (
+        ("fact", "The user chose flight CA929.", "fact:pick-flight-ca929", request.first_seq),
+        ("constraint", "Budget 3000 EUR.", "budget", request.first_seq),  # read before the correction
+    )
+    step = c.on_summary(
+        state, SummaryResult(request.session_key, request.request_id, "The LLM summary.", None, found), NOW
+    )
+    assert step.outcome == "summary"
+    doc = c.context_doc(state, 0.0, {})
+    texts = {fact.key: fact.text for fact in doc.facts}
+    assert texts["fact:pick-flight-ca929"] == "The user chose flight CA929."  # replaced by key
+    assert "4000" in texts["budget"]  # the correction came after what the model read
+    block = doc.messages[doc.marker_index + 1]["content"]  # type: ignore[operator]
+    assert "The user chose flight CA929." in block
+
+
+def test_an_answer_without_facts_leaves_the_offline_facts() -> None:
+    c = core(openai_base_url="http://127.0.0.1:9/v1")
+    messages = trip_messages()
+    state = fresh(c, turn(0, messages[0]))
+    request = next(r for n, m in enumerate(messages) if (r := c.on_turn(state, turn(n, m), NOW).summary_request))
+    before = state.compactor.digest.facts
+    c.on_summary(state, SummaryResult(request.session_key, request.request_id, "S.", None, None), NOW)
+    assert state.compactor.digest.facts == before
+
+
 conversations = st.builds(lambda seed, count: react_messages(seed, count), st.integers(0, 50), st.integers(3, 60))
 
 

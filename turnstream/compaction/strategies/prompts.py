@@ -13,6 +13,7 @@ from typing import Any, TypeGuard, get_args
 import orjson
 
 from turnstream.compaction.strategies.base import Fact, FactType
+from turnstream.compaction.strategies.grounding import Grounded, split_grounded
 from turnstream.compaction.strategies.keyinfo import MAX_FACT_CHARS, slug
 from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.prose import shorten
@@ -41,6 +42,8 @@ EXTRACTION_INSTRUCTIONS = (
     '"key": "short stable slot name such as budget, name, allergy, home city"}}]}}. '
     "Cover user facts and preferences, constraints, numbers and dates, decisions, data obtained from tools and failed attempts. "
     "When a turn restates or corrects a known fact, reuse its key so the new value replaces the old one. "
+    "Copy identifiers, codes, amounts, dates and other numbers exactly as the turns write them: "
+    "a fact with an identifier or number the turns do not hold is discarded. "
     "Return only new or changed facts, at most {max_facts}, in the conversation's language."
 )
 
@@ -138,6 +141,12 @@ def parse_facts(content: str, first_seq: int, max_facts: int) -> list[Fact]:
     if items and not facts:
         raise ValueError("LLM reply has no usable fact")
     return facts
+
+
+def parse_grounded_facts(content: str, dropped: Sequence[Message], first_seq: int, max_facts: int) -> Grounded:
+    """`parse_facts`, split by whether each fact's identifiers and numbers occur in the `dropped` turns it came
+    from (strategies/grounding.py); ValueError when the reply is not the asked shape."""
+    return split_grounded(parse_facts(content, first_seq, max_facts), dropped)
 
 
 def completion_request(model: str, messages: list[dict[str, str]], max_tokens: int, timeout: float) -> dict[str, Any]:

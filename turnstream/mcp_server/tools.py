@@ -1,6 +1,6 @@
-"""The MCP tools: a session's prompt, archive search, a note as a typed memory, erasure. Each calls what the SDK
-and `turnstream forget` call (ContextClient.build_prompt, MemoryStore.search, streams.notes, streams.erasure); the
-descriptions are written for the model that picks among them.
+"""The MCP tools: a session's prompt, archive search, a note as a typed memory, erasure. Each calls what the SDK,
+`turnstream forget` and the HTTP API call (ContextClient.build_prompt, MemoryStore.search, streams.notes,
+serve.service.erase_found); the descriptions are written for the model that picks among them.
 
 A failure the HTTP API answers with a 4xx or a 503 (serve/errors.py) is a tool error here, with the API's words:
 the model reads what to change or that it may retry, and the SDK logs it on one line. Anything else is a crash,
@@ -22,10 +22,10 @@ from turnstream.client import ContextClient
 from turnstream.mcp_server.auth import TENANT_STATE
 from turnstream.memory.extract import note_memory
 from turnstream.schemas.ids import session_key
-from turnstream.serve.errors import InvalidRequest, NotFound, failure_of
-from turnstream.serve.scope import Scope, nothing_to_erase, owner_for
+from turnstream.serve.errors import InvalidRequest, failure_of
+from turnstream.serve.scope import Scope, owner_for
+from turnstream.serve.service import erase_found
 from turnstream.settings import Settings
-from turnstream.streams.erasure import erase
 from turnstream.streams.notes import record_note
 
 INSTRUCTIONS = (
@@ -159,13 +159,9 @@ def build_server(tools: Tools) -> MCPServer:
             if (user_id is None) == (session_id is None):
                 raise InvalidRequest(None, "give user_id or session_id, exactly one")
             tenant = tools.scope(ctx).tenant
-            what, counts = await erase(tools.settings, user=user_id, session=session_id, tenant=tenant, dry_run=True)
-            if nothing_to_erase(counts):
-                raise NotFound(user_id or session_id)
-            if not dry_run:
-                what, counts = await erase(
-                    tools.settings, user=user_id, session=session_id, tenant=tenant, dry_run=False
-                )
+            what, counts = await erase_found(
+                tools.settings, user=user_id, session=session_id, tenant=tenant, dry_run=dry_run
+            )
         return {"erased": what, "dry_run": dry_run, "counts": dict(counts)}
 
     return server

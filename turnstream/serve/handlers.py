@@ -23,7 +23,8 @@ from turnstream.serve.models import (
     SearchReply,
     SearchRequest,
 )
-from turnstream.serve.scope import nothing_to_erase, owner_for, scoped_turns
+from turnstream.serve.scope import owner_for, scoped_turns
+from turnstream.serve.service import erase_found
 
 M = TypeVar("M", bound=BaseModel)
 _SESSION_ID = re.compile(SAFE_ID)
@@ -117,11 +118,7 @@ async def search(request: web.Request) -> web.Response:
 async def _erase(request: web.Request, user: str | None, session: str | None) -> web.Response:
     scope, backend = request[SCOPE], request.app[BACKEND]
     dry_run = flag(request, "dry_run")
-    what, counts = await backend.erase(user=user, session=session, tenant=scope.tenant, dry_run=True)
-    if nothing_to_erase(counts):
-        raise NotFound(user or session)
-    if not dry_run:
-        what, counts = await backend.erase(user=user, session=session, tenant=scope.tenant, dry_run=False)
+    what, counts = await erase_found(backend.settings, user=user, session=session, tenant=scope.tenant, dry_run=dry_run)
     return json_reply(EraseReply(erased=what, dry_run=dry_run, counts=dict(counts)).model_dump())
 
 

@@ -1,4 +1,5 @@
-"""What the handlers call: the gateway SDK on the API's settings, and its readiness.
+"""What the handlers call: the gateway SDK on the API's settings, its readiness, and the erasure that the API and
+the MCP server both run (erase_found).
 
 The API holds one GatewayClient (one producer, one Redis pool) for every request, as a gateway process does.
 It never writes a context: turns go to the broker, the worker applies them, the API reads what it wrote.
@@ -15,7 +16,8 @@ from aiokafka.errors import KafkaError
 from turnstream.client import GatewayClient
 from turnstream.client.errors import ProducerStartError
 from turnstream.redis.connect import ping
-from turnstream.serve.errors import BrokerNotReady
+from turnstream.serve.errors import BrokerNotReady, NotFound
+from turnstream.serve.scope import nothing_to_erase
 from turnstream.settings import Settings
 from turnstream.streams.erasure import erase
 
@@ -23,6 +25,19 @@ log = logging.getLogger(__name__)
 
 PING_TIMEOUT_SECONDS = 1.0
 RECONNECT_MAX_SECONDS = 5.0
+
+
+async def erase_found(
+    settings: Settings, *, user: str | None, session: str | None, tenant: str | None, dry_run: bool
+) -> tuple[str, Counter[str]]:
+    """streams.erasure.erase, as `turnstream forget` runs it, once a dry run found something of the user or session;
+    NotFound when it found nothing, and then no worker is asked anything (the API's and the MCP server's erasure)."""
+    what, counts = await erase(settings, user=user, session=session, tenant=tenant, dry_run=True)
+    if nothing_to_erase(counts):
+        raise NotFound(user or session)
+    if dry_run:
+        return what, counts
+    return await erase(settings, user=user, session=session, tenant=tenant, dry_run=False)
 
 
 class Backend:
@@ -65,12 +80,6 @@ class Backend:
             return await ping(self.gateway.context.store.redis, PING_TIMEOUT_SECONDS)
         except Exception:  # noqa: BLE001 - any failure to answer is "not ready", never an error reply
             return False
-
-    async def erase(
-        self, *, user: str | None, session: str | None, tenant: str | None, dry_run: bool
-    ) -> tuple[str, Counter[str]]:
-        """streams.erasure.erase, as `turnstream forget` runs it."""
-        return await erase(self.settings, user=user, session=session, tenant=tenant, dry_run=dry_run)
 
     async def aclose(self) -> None:
         if self._connecting is not None and not self._connecting.done():

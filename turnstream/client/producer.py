@@ -14,6 +14,7 @@ from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.structs import RecordMetadata
 
 from turnstream.connections import kafka_options
+from turnstream.kafka_topics import TopicLayoutError, ensure_turns_topic
 from turnstream.schemas.headers import Headers, header_items
 from turnstream.schemas.turn import Turn, encode_turn, validate_turn
 from turnstream.settings import Settings
@@ -23,6 +24,15 @@ log = logging.getLogger(__name__)
 
 LINGER_MS = 5
 """Batching delay: at 5 ms a single producer reaches ~80k turns/s on the embedded broker."""
+_said: set[str] = set()
+"""What this process has warned about once already: a gateway starts producers again and again (each GatewayClient,
+each `produce`), and the same broker gives the same answer each time."""
+
+
+def warn_once(what: str, message: str, *args: object) -> None:
+    """`message` at warning level the first time per process for `what`, at debug level after that."""
+    log.log(logging.DEBUG if what in _said else logging.WARNING, message, *args)
+    _said.add(what)
 
 
 def turn_record(turn: Turn | dict[str, Any]) -> tuple[Turn, bytes]:
@@ -51,20 +61,30 @@ class TurnProducer:
         self._producer: AIOKafkaProducer | None = None
 
     async def start(self) -> None:
+        """Connect, and create the turns topic with turn_partitions if it does not exist yet: the first send would
+        otherwise have the broker auto-create it with its own partition count, which no worker accepts."""
+        self._producer = await self._connected()
+        try:
+            await ensure_turns_topic(self.settings)
+        except TopicLayoutError as error:
+            # a gateway may lack the right to create topics (ACLs) where an operator created them already: it
+            # still produces, and the worker checks the layout
+            warn_once("turns topic", "cannot make sure %s exists (%s): producing anyway", self.topic, error)
+
+    async def _connected(self) -> AIOKafkaProducer:
         mode = self.settings.idempotent_producer
         if mode == "off":
-            self._producer = await self._started(idempotent=False)
-            return
+            return await self._started(idempotent=False)
         try:
-            self._producer = await self._started(idempotent=True)
+            return await self._started(idempotent=True)
         except KafkaConnectionError:
             raise
         except KafkaError as error:
             if mode == "on":
                 raise
             # "auto": brokers without producer ids (Tansu answers InitProducerId with UnknownError)
-            log.warning("broker cannot issue producer ids (%r): producing without idempotence", error)
-            self._producer = await self._started(idempotent=False)
+            warn_once("idempotence", "broker cannot issue producer ids (%r): producing without idempotence", error)
+            return await self._started(idempotent=False)
 
     async def _started(self, idempotent: bool) -> AIOKafkaProducer:
         producer = AIOKafkaProducer(enable_idempotence=idempotent, **self._options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import signal
 import sys
 import threading
@@ -10,8 +11,10 @@ import time
 
 from turnstream.cli import CliError
 from turnstream.commands._args import port
+from turnstream.kafka_topics import TopicLayoutError
 from turnstream.settings import Settings
-from turnstream.stack.services import TANSU_FETCH_WAIT_MS, EmbeddedStack, StackError
+from turnstream.stack.services import EmbeddedStack, StackError
+from turnstream.streams.admin import ensure_topics
 
 _POLL_SECONDS = 0.5
 RESTARTABLE = ("redis",)
@@ -27,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "stack",
         help="run a Kafka broker (embedded Tansu, or Apache Kafka) and redis-server until Ctrl-C or SIGTERM",
         description=(
-            "Start a broker and redis-server on loopback, print KAFKA_URL=… and REDIS_URL=… and READY, "
+            "Start a broker and redis-server on loopback, create the worker's topics (TURNSTREAM_TOPIC_PREFIX, "
+            "TURNSTREAM_TURN_PARTITIONS), print KAFKA_URL=… and REDIS_URL=… and READY, "
             "and run until Ctrl-C or SIGTERM. The broker is the embedded Tansu (pip only) or, with "
             "--broker kafka, a single-node Apache Kafka (KRaft) from the jars `make kafka` fetches "
             "(needs Java 17+; TURNSTREAM_KAFKA_JARS names another folder). A redis-server that exits is "
@@ -50,24 +54,19 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+    settings = Settings()
     try:
         stack = EmbeddedStack(
             kafka_port=args.kafka_port,
             redis_port=args.redis_port,
             broker=args.broker,
-            kafka_jars=Settings().kafka_jars,
+            kafka_jars=settings.kafka_jars,
         )
         with stack:
+            create_topics(settings, str(stack.kafka_url))
             print(f"KAFKA_URL={stack.kafka_url}", flush=True)
             print(f"REDIS_URL={stack.redis_url}", flush=True)
             print("READY", flush=True)
-            if args.broker == "tansu":
-                print(
-                    f"turnstream: Tansu holds a waiting fetch for its whole wait: run workers on it with "
-                    f"TURNSTREAM_CONSUMER_FETCH_WAIT_MS={TANSU_FETCH_WAIT_MS}",
-                    file=sys.stderr,
-                    flush=True,
-                )
             restarts: dict[str, list[float]] = {}
             while not stop.wait(_POLL_SECONDS):
                 dead = stack.dead_service()
@@ -84,3 +83,20 @@ def run(args: argparse.Namespace) -> int:
     except StackError as error:
         raise CliError(str(error)) from None
     return 0
+
+
+def create_topics(settings: Settings, kafka_url: str) -> None:
+    """The worker's topics on the stack's broker, before anything can produce to it: a first turn produced before
+    any worker started would have the broker create the turns topic with its own partition count."""
+    # the stack's broker is plain loopback, whatever the environment says of another broker's security
+    on_stack = settings.model_copy(update={"kafka_url": kafka_url, "kafka_security_protocol": "PLAINTEXT"})
+    try:
+        asyncio.run(ensure_topics(on_stack))
+    except TopicLayoutError as error:
+        raise CliError(str(error)) from None
+    print(
+        f"turnstream: created the topics of TURNSTREAM_TOPIC_PREFIX={settings.topic_prefix}, "
+        f"{settings.turn_partitions} partitions each (TURNSTREAM_TURN_PARTITIONS)",
+        file=sys.stderr,
+        flush=True,
+    )

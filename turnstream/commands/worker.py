@@ -17,7 +17,7 @@ from turnstream.stack.services import StackError, provisioned
 from turnstream.streams.startup import startup_logging
 
 if TYPE_CHECKING:
-    from turnstream.streams.admin import TopicsReady
+    from turnstream.kafka_topics import TopicsReady
 
 log = logging.getLogger("turnstream.startup")
 
@@ -30,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Consume turns, keep each session's compacted context, and write it to Redis. "
             "Waits up to TURNSTREAM_STARTUP_TIMEOUT_SECONDS for the broker and Redis. With TURNSTREAM_KAFKA_URL / "
             "TURNSTREAM_REDIS_URL unset, embedded services are started (unless TURNSTREAM_EMBEDDED=never) and their "
-            "URLs printed. Add workers with the same TURNSTREAM_TOPIC_PREFIX to scale out. With TURNSTREAM_METRICS_PORT set, "
+            "URLs printed. Prints READY group=… topic=… partitions=… on stdout once it consumes (the partitions of the "
+            "turns topic it holds). Add workers with the same TURNSTREAM_TOPIC_PREFIX to scale out. With "
+            "TURNSTREAM_METRICS_PORT set, "
             "serves Prometheus /metrics there (stage latencies, consumer lag per partition, sessions held, rebalances, "
             "Redis write retries). Needs the worker extra "
             "(pip install 'turnstream[worker]'), and the embedded one for embedded services."
@@ -96,10 +98,11 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     from turnstream.agents.app import create_app
     from turnstream.embeddings.base import EmbeddingError
     from turnstream.embeddings.process import start_embedding
+    from turnstream.kafka_topics import TopicLayoutError
     from turnstream.stack.services import tuned_for_broker
-    from turnstream.streams.admin import TopicLayoutError, ensure_topics
+    from turnstream.streams.admin import ensure_topics
     from turnstream.streams.shutdown import Worker
-    from turnstream.streams.startup import ServicesUnavailable, cluster_id, wait_for_services
+    from turnstream.streams.startup import ServicesUnavailable, cluster_id, ready_line, wait_for_services
     from turnstream.tracing import export_from_env
 
     async def prepare() -> tuple[TopicsReady, str]:
@@ -118,8 +121,15 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     if settings.metrics_port is not None:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     export_from_env()
+    app = create_app(settings, topics.replication_factor, embedding)
+
+    def ready() -> str:
+        assigned = (tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic)
+        return ready_line(app.conf.id, settings.turns_topic, assigned)  # the app id is the consumer group
+
     worker = Worker(
-        create_app(settings, topics.replication_factor, embedding),
+        app,
+        ready=ready,
         loglevel=loglevel,
         quiet=True,
         logging_config=faust_logging_config(loglevel, settings.log_format),

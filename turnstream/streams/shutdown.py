@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -50,10 +51,15 @@ class StopDeadline:
 
 
 class Worker(worker.Worker):
-    """faust.Worker whose stop on SIGTERM or SIGINT is bounded by a StopDeadline, without a start-up spinner."""
+    """faust.Worker whose stop on SIGTERM or SIGINT is bounded by a StopDeadline, without a start-up spinner, and
+    that prints a ready line once it consumes."""
 
-    def __init__(self, *args: Any, stop_timeout: float, **kwargs: Any) -> None:  # faust.Worker's own, passed on
+    def __init__(
+        self, *args: Any, stop_timeout: float, ready: Callable[[], str] | None = None, **kwargs: Any
+    ) -> None:  # faust.Worker's own, passed on
+        """`ready` makes the line printed on stdout when the worker has its partitions and its state recovered."""
         super().__init__(*args, **kwargs)
+        self.ready = ready
         # Faust's spinner puts the root logger at DEBUG (its handler spins on every record), so every
         # debug line of aiokafka and Faust, a few per fetch and per send, was built and then dropped:
         # about a tenth of an idle worker's main-thread CPU. A service has no terminal to spin on.
@@ -62,3 +68,12 @@ class Worker(worker.Worker):
 
     def on_stop_signal(self, sig: signal.Signals) -> None:
         self.stop_deadline.start()
+
+    async def on_startup_finished(self) -> None:
+        """Faust calls this once the app has started and recovered its Tables: its agents consume from here."""
+        await super().on_startup_finished()
+        if self.ready is not None and not self.should_stop:
+            # the process's own stdout: Faust's worker puts a logger in sys.stdout's place (a stray print becomes a
+            # log line, one JSON object under TURNSTREAM_LOG_FORMAT=json), and this line is for whoever started it
+            print(self.ready(), file=sys.__stdout__ or sys.stdout, flush=True)
+            self.ready = None  # once: a restart of the app is no new start of the worker

@@ -1,11 +1,12 @@
-"""A starting worker waits for its broker and Redis, with backoff and one log line per attempt, until a deadline."""
+"""A starting worker waits for its broker and Redis, with backoff and one log line per attempt, until a deadline;
+once it consumes, it says so in one line."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 
 from tenacity import (
     AsyncRetrying,
@@ -28,6 +29,24 @@ ATTEMPT_TIMEOUT_SECONDS = 10.0
 """Longest single connection attempt (an unroutable address would otherwise hang until the OS gives up)."""
 BACKOFF_FIRST_SECONDS = 0.5
 BACKOFF_MAX_SECONDS = 5.0
+
+
+def partition_ranges(partitions: Iterable[int]) -> str:
+    """Partition numbers in Faust's notation, runs joined: {0, 1, 2, 5} is `0-2,5`; none is `none`."""
+    runs: list[list[int]] = []
+    for number in sorted(set(partitions)):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    return ",".join(f"{low}-{high}" if high > low else str(low) for low, high in runs) or "none"
+
+
+def ready_line(group: str, topic: str, partitions: Iterable[int]) -> str:
+    """What a worker prints on stdout once it consumes, as `turnstream stack` prints READY and `serve` SERVE_URL=:
+    its consumer group, and the partitions of the turns topic it was given (another worker of the group holds
+    the rest)."""
+    return f"READY group={group} topic={topic} partitions={partition_ranges(partitions)}"
 
 
 class ServicesUnavailable(TurnstreamError, RuntimeError):

@@ -7,9 +7,10 @@ any length; a one-character run stays a unigram.
 
 Identifiers are terms whole, as they are written, lower-cased: a token that mixes letters and digits
 ("KX4Q2P", "CA929") is not stemmed, and one joined by "_" or "-" ("voucher_5518230", "TYO-10477") is a
-term of its own besides its parts. An agent that looks up a dropped tool result by the id it holds then
-finds that result, not every result that shares a part of the id ("voucher", "10477"); the parts stay
-terms, so a query with one of them still finds it. Ordinary words are tokenized as they always were.
+term of its own besides its parts. A query asks a joined identifier whole, without its parts: an agent that
+looks up a dropped tool result by the id it holds finds that result, not every result that shares a part
+of the id ("voucher", "10477"). The parts stay index terms, so a query written with them apart ("voucher
+5518230") still finds it. Ordinary words are tokenized as they always were.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ _CJK_CLASS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 """Han characters, hiragana and katakana: scripts written without spaces between words."""
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_JOINED = re.compile(r"[^\W_]+(?:[-_][^\W_]+)+")
-"""Letters and digits joined by single underscores or hyphens: an identifier when it also mixes the two."""
+_JOINED = re.compile(rf"[^\W_{_CJK_CLASS}]+(?:[-_][^\W_{_CJK_CLASS}]+)+")
+"""Letters and digits (not CJK) joined by single underscores or hyphens: an identifier when it also mixes the
+two."""
 _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[^\W\d_]")
 MAX_IDENTIFIER_CHARS = 64
@@ -75,14 +77,32 @@ def word_term(word: str) -> str:
     return word if is_identifier(word) else stem(word)
 
 
+def _joined_identifier(run: str) -> bool:
+    return len(run) <= MAX_IDENTIFIER_CHARS and is_identifier(run)
+
+
 def joined_identifiers(text: str) -> list[str]:
     """The identifiers of `text` joined by "_" or "-", lower-cased, in order: "voucher_5518230", "tyo-10477"
     (not "2023-05-08", no letter; not "e-mail", no digit)."""
     if not _DIGIT.search(text):  # most turns hold no digit: no pass over them
         return []
-    if not text.isascii():
-        text = CJK_RUN.sub(" ", text)
-    return [run for run in _JOINED.findall(text.lower()) if len(run) <= MAX_IDENTIFIER_CHARS and is_identifier(run)]
+    return [run.lower() for run in _JOINED.findall(text) if _joined_identifier(run)]
+
+
+def identifiers_apart(text: str) -> tuple[list[str], str]:
+    """The joined identifiers of `text` (joined_identifiers), and `text` with a space in place of each."""
+    if not _DIGIT.search(text):
+        return [], text
+    found: list[str] = []
+
+    def blank(match: re.Match[str]) -> str:
+        run = match.group()
+        if not _joined_identifier(run):
+            return run
+        found.append(run.lower())
+        return " "
+
+    return found, _JOINED.sub(blank, text)
 
 
 def cjk_bigrams(text: str) -> list[str]:
@@ -125,6 +145,8 @@ def recall_terms(text: str) -> list[str]:
 
 def query_terms(text: str, limit: int) -> list[str]:
     """The distinct terms of a query, identifiers first, then first-seen order, at most `limit` (each costs the
-    read script a lookup; an id names what is looked for better than any word)."""
-    terms = dict.fromkeys(recall_terms(text))
+    read script a lookup; an id names what is looked for better than any word). A joined identifier is asked
+    whole, without its parts."""
+    joined, rest = identifiers_apart(text)
+    terms = dict.fromkeys(joined + recall_terms(rest))
     return [*(t for t in terms if is_identifier(t)), *(t for t in terms if not is_identifier(t))][:limit]

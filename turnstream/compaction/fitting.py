@@ -17,6 +17,7 @@ import orjson
 
 from turnstream.compaction.marker import block_message, block_text, trim_note
 from turnstream.compaction.strategies.base import Digest, Fact
+from turnstream.compaction.strategies.tooldata import parse_result, render
 from turnstream.text.chat import Message, content_text
 from turnstream.text.language import Language
 from turnstream.text.tokens import count_message, count_text, keep_newest_text, truncate_text
@@ -33,23 +34,51 @@ BLOCK_BUDGET_SHARE = Fraction(1, 3)
 summary and 40 facts) would otherwise crowd out the recent tail, which is what the model acts on."""
 _FACT_LINE_TOKENS = 9
 """At most what a fact's line costs besides its text (bullet, type label, line break), in either language."""
+_MIN_CONDENSED_CHARS = 40
+"""A tool result condensed to less than this says too little: it is cut as text instead."""
 _BLOCK_CACHE_SIZE = 512
 """Rendered blocks remembered by digest and room: a worker rebuilds a session from bytes on every turn."""
 
+DATA_KEY = "data:"
+"""How the key of a fact drawn from a tool result begins: `data:<tool>:<arguments>`."""
+ENTITY_KEY = DATA_KEY + "#"
+"""How the key of a tool result about one entity begins: `data:#<its id>`, whichever tool returned it."""
+DATA_VALUE = 3
 _TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
 
 
 def fact_value(fact: Fact) -> int:
-    """How much a fact is worth keeping: user constraints first, tool data last; named slots get a bonus."""
+    """How much a fact is worth keeping: user constraints first, then facts and preferences, then tool data, events
+    and failures; named slots get a bonus."""
+    if fact.key.startswith(DATA_KEY):
+        return DATA_VALUE
     value = _TYPE_VALUE.get(fact.type, 1)
-    if fact.key.startswith("data:"):
-        return 1
     return value + (2 if ":" not in fact.key else 0)
 
 
 def eviction_order(facts: Sequence[Fact]) -> list[int]:
-    """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest."""
-    return sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]), facts[i].source_seq, i))
+    """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest. A tool's
+    result that a newer result of the same tool follows counts one less: an agent that searches again acts on the
+    newest search, while a lookup of each other tool (the flight chosen, the hotel chosen) is still the one it has."""
+    newest: dict[str, int] = {}
+    for index, fact in enumerate(facts):
+        if (tool := _search_tool(fact)) is not None:
+            newest[tool] = index
+    return sorted(
+        range(len(facts)),
+        key=lambda i: (
+            fact_value(facts[i]) - (newest.get(_search_tool(facts[i]) or "", i) != i),
+            facts[i].source_seq,
+            i,
+        ),
+    )
+
+
+def _search_tool(fact: Fact) -> str | None:
+    """The tool whose result a fact holds when it is not about one entity (a search, a list); else None."""
+    if not fact.key.startswith(DATA_KEY) or fact.key.startswith(ENTITY_KEY):
+        return None
+    return fact.key[len(DATA_KEY) :].split(":", 1)[0]
 
 
 def starts_unit(message: Message) -> bool:
@@ -89,6 +118,8 @@ def trim_message(message: Message, limit: int, language: Language, min_kept: int
         return None
     text = content_text(content)
     counted = count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
+    if message.get("role") == "tool" and (condensed := _condensed_result(message, text, counted, limit, language)):
+        return condensed
     overhead = count_message({**message, "content": ""})
     keep = limit - overhead - count_text(trim_note(counted, language))
     while keep >= min_kept:
@@ -103,6 +134,30 @@ def trim_message(message: Message, limit: int, language: Language, min_kept: int
     return None
 
 
+def _condensed_result(
+    message: Message, text: str, counted: int, limit: int, language: Language
+) -> tuple[Message, int] | None:
+    """A structured tool result too big for its room, as its digest (its ids and values under their paths, the most
+    detail that fits) with the trim note: a cut through its JSON would keep the first items whole and lose the rest,
+    and leave nothing a later fold could read as data. None for prose, or when not even a short digest fits."""
+    data = parse_result(text)
+    if data is None:
+        return None
+    best = None
+    low, high = _MIN_CONDENSED_CHARS, len(text)
+    while low <= high:  # the longest digest whose message fits: a binary search over its length in characters
+        chars = (low + high) // 2
+        digest = render(data, chars)
+        note = trim_note(max(counted - count_text(digest), 0), language)
+        condensed = {**message, "content": f"{digest}\n{note}"}
+        cost = count_message(condensed)
+        if cost <= limit:
+            best, low = (condensed, cost), chars + 1
+        else:
+            high = chars - 1
+    return best
+
+
 @lru_cache(maxsize=_BLOCK_CACHE_SIZE)
 def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, int] | None:
     """The summary/facts message and its cost, at most `limit` tokens; None when nothing useful fits.
@@ -115,11 +170,14 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     if block is None or block[1] <= limit:
         return block
     summary_tokens = count_text(digest.summary)
-    keep = max(
-        summary_tokens - (block[1] - limit),
-        min(summary_tokens, max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))),
+    floor = (
+        SUMMARY_FLOOR_TOKENS
+        if _holds_tool_data(digest)
+        else max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))
     )
-    digest = replace(digest, summary=keep_newest_text(digest.summary, keep))
+    keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, floor))
+    whole_summary = digest.summary
+    digest = replace(digest, summary=keep_newest_text(whole_summary, keep))
     evict = eviction_order(digest.facts)
     # At most what each fact frees, so no fact goes that need not.
     frees = [count_text(digest.facts[i].text) + _FACT_LINE_TOKENS for i in evict]
@@ -127,7 +185,7 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     while True:
         block = _render(_shrunk(digest, evict, removed), language)
         if block is None or block[1] <= limit:
-            return block
+            return _with_spare_summary(block, _shrunk(digest, evict, removed), whole_summary, keep, limit, language)
         if removed == len(frees):
             return trim_message(block[0], limit, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
         # Drop as many facts as the excess needs at the least, then check the real count again.
@@ -136,6 +194,22 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
         while removed < len(frees) and excess > 0:
             excess -= frees[removed]
             removed += 1
+
+
+def _with_spare_summary(
+    block: tuple[Message, int] | None, digest: Digest, whole_summary: str, keep: int, limit: int, language: Language
+) -> tuple[Message, int] | None:
+    """`block`, its summary given back the room that the last fact to go left (a large tool result frees more than
+    the excess): the newest `keep` tokens and as many older ones as still fit."""
+    if block is None or keep >= count_text(whole_summary) or block[1] >= limit:
+        return block
+    fuller = _render(replace(digest, summary=keep_newest_text(whole_summary, keep + limit - block[1])), language)
+    return fuller if fuller is not None and fuller[1] <= limit else block
+
+
+def _holds_tool_data(digest: Digest) -> bool:
+    """Whether an agent's tool results are among the facts: what its next call passes is there, not in the story."""
+    return any(fact.key.startswith(DATA_KEY) for fact in digest.facts)
 
 
 def _shrunk(digest: Digest, evict: list[int], removed: int) -> Digest:

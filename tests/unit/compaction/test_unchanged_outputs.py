@@ -31,13 +31,15 @@ CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 # planted-zh-2 re-recorded when a preference ending at its cue ("日料是我的最爱。") stopped getting the key "pref:。".
 # planted-zh-2 re-recorded when a Chinese fact began to join its leading clause with "，" instead of ", " (nothing else changed).
 # All three re-recorded when a dropped tool result began to keep its ids and values under their paths ("bookings:
-# KX4Q2P, ZR81LM") instead of counting its lists ("bookings: 2 items"), and an entity's later result to replace its earlier.
+# KX4Q2P, ZR81LM") instead of counting its lists ("bookings: 2 items"), an entity's later result to replace its earlier, a result
+# keyed by all its call's arguments, a repeated search's older results to go first, and a block with tool data to give
+# the facts the room before the summary's half.
 STRATEGY_HASHES = {
-    "planted-en-1": "11ae57a381a21d4b",
-    "planted-zh-2": "c21468b60fcc7a92",
-    "react-5": "9c270ab089e29413",
+    "planted-en-1": "1d94bade042eeb79",
+    "planted-zh-2": "b5d361550506901a",
+    "react-5": "4d55270120f63640",
 }
-SESSION_HASHES = {"planted-en-1": "1424ca2388807087", "planted-zh-2": "9465aacb9929566a", "react-5": "605cdf5d47f56dcb"}
+SESSION_HASHES = {"planted-en-1": "35612c38aed7e882", "planted-zh-2": "d5c7cc8f314ab36b", "react-5": "b62045a4542f8f7c"}
 BUDGET = 8000
 ADDED_FIELDS = ("positions", "message_tokens", "language")
 

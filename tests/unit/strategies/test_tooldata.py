@@ -174,7 +174,7 @@ def test_a_later_result_about_the_same_entity_replaces_the_earlier_fact() -> Non
     facts = KeyInfoExtractor().extract((), span, 10)
     about = [fact for fact in facts if "KX4Q2P" in fact.text]
     assert len(about) == 1
-    assert about[0].key == "data:KX4Q2P"
+    assert about[0].key == "data:#KX4Q2P"
     assert "status=cancelled" in about[0].text and "refund=3200" in about[0].text
     assert about[0].text.startswith("cancel_reservation(")
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, get_args
 
-from turnstream.compaction.fitting import eviction_order, fact_value
+from turnstream.compaction.fitting import DATA_KEY, ENTITY_KEY, eviction_order, fact_value
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
 from turnstream.compaction.strategies.tooldata import FAILURE, TOOL_CALL_CHARS, digest_tool_result, render_arguments
 from turnstream.text.chat import Message, content_text, tool_calls
@@ -663,13 +663,15 @@ class KeyInfoExtractor:
         if not content.strip():
             return None
         digest = digest_tool_result(content)
-        call = f"{name}({render_arguments(args)})" if args else name
+        arguments = render_arguments(args) if args else ""
+        call = f"{name}({arguments})" if args else name
+        # Keyed by every argument: searches of two dates are two facts, a call repeated alike replaces its result.
         if digest.failed:
             return Fact(
                 type="failure",
                 text=shorten(f"{call} failed: {digest.text}", MAX_FACT_CHARS + TOOL_CALL_CHARS),
-                key=f"failure:{name}:{slug(args)}",
+                key=f"failure:{name}:{arguments}",
                 source_seq=seq,
             )
-        key = f"data:{digest.entity}" if digest.entity else f"data:{name}:{slug(args)}"
+        key = f"{ENTITY_KEY}{digest.entity}" if digest.entity else f"{DATA_KEY}{name}:{arguments}"
         return Fact(type="fact", text=f"{call} -> {digest.text}", key=key, source_seq=seq)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import httpx2
+import orjson
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -29,6 +30,14 @@ from turnstream.stack.processes import settings_env
 from turnstream.stack.services import die_with_parent
 
 TURNS = "/v1/sessions/{session_id}/turns"
+INITIALIZE = orjson.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+    }
+)
 MCP_DOC = (Path(__file__).parents[3] / "docs" / "mcp.md").read_text(encoding="utf-8")
 TOOLS = {"get_prompt", "search_memory", "remember", "erase_memory"}
 
@@ -222,9 +231,14 @@ async def test_sigterm_stops_the_stdio_server_with_status_0(live: Live) -> None:
         stderr=subprocess.PIPE,
         preexec_fn=die_with_parent,
     )
+    assert process.stdin is not None and process.stdout is not None
     try:
-        time.sleep(3)  # imported and reading stdin
-        assert process.poll() is None, process.stderr.read() if process.stderr else b""
+        # an answer to `initialize` means it is serving: its stop handlers are in place (a fixed sleep is not enough
+        # on a busy machine, where the import alone can take seconds)
+        process.stdin.write(INITIALIZE + b"\n")
+        process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready and b'"id":1' in process.stdout.readline(), process.stderr.read() if process.stderr else b""
         process.send_signal(signal.SIGTERM)
         assert process.wait(15) == 0
     finally:

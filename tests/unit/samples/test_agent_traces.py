@@ -23,7 +23,7 @@ def traces() -> list[AgentTrace]:
 
 
 def test_every_domain_and_language_is_written() -> None:
-    assert {domain for domain, _ in DOMAINS} >= {"travel"}
+    assert {domain for domain, _ in DOMAINS} == {"travel", "retail", "telecom", "banking", "incident", "coding"}
     assert {language for _, language in DOMAINS} == {"en", "zh"}
     assert Counter((t.domain, t.language) for t in traces()) == dict.fromkeys(DOMAINS, len(SEEDS))
 
@@ -45,7 +45,7 @@ def test_traces_are_valid_long_and_open_with_a_long_policy() -> None:
         assert trace.messages[0]["role"] == "system"
         assert 1500 <= count_message(trace.messages[0]) <= 4000, trace.id
         assert 60 <= len(trace.messages) <= 200, (trace.id, len(trace.messages))
-        assert 8000 <= count_messages(trace.messages) <= 30000, (trace.id, count_messages(trace.messages))
+        assert 7000 <= count_messages(trace.messages) <= 30000, (trace.id, count_messages(trace.messages))
     policies = [t.messages[0]["content"] for t in traces()]
     assert len(set(policies)) == len(policies)
 
@@ -67,15 +67,15 @@ def _depth(value: object) -> int:
     return 0
 
 
-def test_later_calls_pass_ids_only_a_tool_result_many_messages_before_gave() -> None:
+def test_later_calls_pass_ids_a_tool_result_gave_many_messages_before() -> None:
     for trace in traces():
         far = 0
         for index, message in enumerate(trace.messages):
             if not message.get("tool_calls"):
                 continue
-            for value in needed_values(trace.messages, index).tool_only:
-                first = next(i for i, m in enumerate(trace.messages) if value in _text(m))
-                far += index - first >= 5
+            for value in needed_values(trace.messages, index).values:
+                first = next(i for i, m in enumerate(trace.messages[1:], 1) if value in _text(m))
+                far += trace.messages[first]["role"] == "tool" and index - first >= 5
         assert far >= 3, trace.id
 
 
@@ -113,15 +113,18 @@ def test_tool_call_ids_repeat_within_a_conversation() -> None:
 
 
 def test_a_record_is_read_again_after_it_changed() -> None:
-    reread = 0
     for trace in traces():
-        seen: dict[str, str] = {}
-        for message in trace.messages:
-            for _, name, arguments in tool_calls(message):
-                if name.startswith(("get_", "read_")):
-                    reread += seen.get(name + arguments) not in (None, name + arguments) or (name + arguments) in seen
-                    seen[name + arguments] = name + arguments
-    assert reread >= len(traces())
+        reads = Counter(
+            (name, args)
+            for m in trace.messages
+            for _, name, args in tool_calls(m)
+            if name.startswith(("get_", "query_"))
+        )
+        assert max(reads.values(), default=0) >= 2 or trace.domain == "coding", trace.id
+    coding = [t for t in traces() if t.domain == "coding"]
+    for trace in coding:  # a file is read again after a failed patch
+        paths = Counter(args for m in trace.messages for _, name, args in tool_calls(m) if name == "read_file")
+        assert len(paths) < sum(paths.values()) or any("start" in args for args in paths), trace.id
 
 
 def test_the_chinese_trip_is_the_tokyo_and_seoul_one() -> None:

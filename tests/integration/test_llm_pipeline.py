@@ -32,14 +32,21 @@ def llm_settings(settings: Settings, server: LLMServer) -> Settings:
     )
 
 
+def is_summary(body: dict[str, Any]) -> bool:
+    """A summary merge's prompt, not the key-info extraction sent beside it."""
+    return str(body["messages"][0]["content"]).startswith("You maintain the rolling summary")
+
+
 class NumberedSummaries:
-    """Replies `LLM-SUMMARY-<n>` and remembers which earlier reply each prompt carried."""
+    """Replies `LLM-SUMMARY-<n>` and remembers which earlier reply each prompt carried; extractions find nothing."""
 
     def __init__(self) -> None:
         self.replies = 0
         self.carried: list[int | None] = []
 
     def __call__(self, body: dict[str, Any]) -> str:
+        if not is_summary(body):
+            return '{"facts": []}'
         prompt = " ".join(str(m.get("content")) for m in body["messages"])
         found = re.findall(r"LLM-SUMMARY-(\d+)", prompt)
         self.carried.append(int(found[-1]) if found else None)
@@ -63,23 +70,30 @@ async def test_llm_summaries_are_merged_in_order_and_stay_within_budget(settings
             deadline = time.monotonic() + 30
             # quiet: the newest answer is in the context and no request is in flight (answered = asked)
             while time.monotonic() < deadline and not (
-                f"LLM-SUMMARY-{replies.replies}" in doc.summary and server.count == replies.replies
+                f"LLM-SUMMARY-{replies.replies}" in doc.summary and summary_asks(server) == replies.replies
             ):
                 await asyncio.sleep(0.5)
                 doc = await client.get("llm")
             asked = server.count
             # idle past the intake's stall check: the summary requests' partitions are not fetched again
             await asyncio.sleep(STALL_SECONDS + 3)
-            assert server.count == asked, f"{server.count - asked} summary requests were sent to the LLM again"
+            assert server.count == asked, f"{server.count - asked} requests were sent to the LLM again"
     assert replies.replies >= 2, "the session dropped spans, so the summarizer must have been asked"
     assert f"LLM-SUMMARY-{replies.replies}" in doc.summary  # the newest answer is the one in the context
     # every prompt after the first carries the summary the previous answer produced: merged in order
     assert replies.carried[1:] == list(range(1, replies.replies)), replies.carried
     # the dropped turns are in every prompt (which turns a span holds depends on when answers come back)
-    assert all("Removed turns:\n[0] " in body["messages"][-1]["content"] for body in server.requests)
-    assert any("Thought" in body["messages"][-1]["content"] for body in server.requests)
+    summaries = [body for body in server.requests if is_summary(body)]
+    assert all("Removed turns:\n[0] " in body["messages"][-1]["content"] for body in summaries)
+    assert any("Thought" in body["messages"][-1]["content"] for body in summaries)
+    # each summary merge had its key-info extraction beside it, over the same turns
+    assert len(server.requests) == 2 * len(summaries)
     assert doc.tokens.after <= settings.budget_tokens
     assert doc.last_turn_id == turns[-1]["turn_id"]
+
+
+def summary_asks(server: LLMServer) -> int:
+    return sum(1 for body in server.requests if is_summary(body))
 
 
 @pytest.mark.parametrize("mode", ["fail", "garbage", "slow"])

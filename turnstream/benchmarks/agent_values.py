@@ -13,9 +13,11 @@ Two yardsticks read the same histories at the same budget: the bare interceptor 
 and the newest whole units that fit: a tool result stays with its call) and LangChain's `trim_messages` (the last
 messages that fit, the system message kept, starting on a user message). Besides the shares, each compaction is
 checked for the rules a context must keep: anchors first and unchanged, every call with all its results (by
-position, so reused call ids cannot pass a wrong pairing), the marker where anything was dropped, within budget
-(wherever the anchors and the marker alone fit it: a policy longer than the budget is counted apart, as
-`pinned_over`).
+position, so reused call ids cannot pass a wrong pairing), the marker where anything was dropped, within budget.
+
+A tool call whose anchors, marker and newest message cannot fit the budget at all (a policy longer than the budget)
+is left out of every share and counted apart, as `pinned_over`: no context can meet that budget, so what any side
+keeps there measures nothing.
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ class Measure:
     clean: int = 0
     """Tool calls whose compacted history kept every invariant."""
     pinned_over: int = 0
-    """Tool calls whose anchors alone were over the budget (a policy longer than it): "budget" is not held there."""
+    """Tool calls left out: their anchors, marker and newest message alone are over the budget."""
     broken: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INVARIANTS, 0))
     lost_from: dict[str, int] = field(default_factory=lambda: {"tool results only": 0, "user or assistant": 0})
     """turnstream's lost values, by where the conversation had said them."""
@@ -275,16 +277,21 @@ def invariant_breaks(history: Sequence[Message], result: CompactionResult, budge
         broken.append("tool pairs")
     if result.dropped and (result.marker_index is None or result.messages[result.marker_index].get("role") != "system"):
         broken.append("marker")
-    over = result.tokens.after > budget or count_messages(list(result.messages)) > budget
-    if over and not pinned_over(history, budget, result.language):
+    if result.tokens.after > budget or count_messages(list(result.messages)) > budget:
         broken.append("budget")
     return broken
 
 
+NEWEST_FLOOR_TOKENS = 32
+"""At most what the newest message costs cut to its trim note: the compactor always keeps it."""
+
+
 def pinned_over(history: Sequence[Message], budget: int, language: Language) -> bool:
-    """Whether the anchors and the marker alone exceed `budget`: no compaction can then meet it."""
+    """Whether the anchors, the marker and the newest message (cut as far as it can be) exceed `budget`: no
+    context can then meet it."""
     pinned = sum(count_message(m) for m in history[: anchor_count(history)])
-    return REPLY_PRIMING_TOKENS + pinned + marker_tokens(language) > budget
+    newest = min(count_message(history[-1]), NEWEST_FLOOR_TOKENS) if len(history) > anchor_count(history) else 0
+    return REPLY_PRIMING_TOKENS + pinned + marker_tokens(language) + newest > budget
 
 
 def _pairs_whole(history: Sequence[Message], result: CompactionResult) -> bool:
@@ -335,6 +342,9 @@ def _point(
     trim: LangChainTrim,
 ) -> None:
     history = messages[:index]
+    if pinned_over(history, budget, language):
+        measure.pinned_over += 1
+        return
     needed = needed_values(messages, index)
     measure.points += 1
     contexts = {
@@ -351,7 +361,6 @@ def _point(
             measure.lost += missing[: max(0, _EXAMPLES - len(measure.lost))]
     broken = invariant_breaks(history, result, budget)
     measure.clean += not broken
-    measure.pinned_over += pinned_over(history, budget, language)
     for name in broken:
         measure.broken[name] += 1
 

@@ -153,3 +153,11 @@ def test_invariants_catch_a_lost_anchor_a_missing_marker_and_an_overrun() -> Non
     no_anchor = replace(result_, messages=result_.messages[1:], positions=result_.positions[1:])
     assert "anchors" in invariant_breaks(history, no_anchor, budget)
     assert invariant_breaks(history, result_, result_.tokens.after - 1) == ["budget"]
+
+
+def test_a_call_whose_anchors_alone_overrun_the_budget_is_left_out_and_counted_apart() -> None:
+    long_policy = {"role": "system", "content": "Rule: always confirm first. " * 200}
+    trace = [long_policy, *TRACE[1:]]
+    measured = measure_trace(trace, count_messages(trace[:2]), KEEP_DIGEST)
+    assert (measured.points, measured.pinned_over) == (0, 1)
+    assert measured.sides["turnstream"].needed == 0

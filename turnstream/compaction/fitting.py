@@ -203,8 +203,13 @@ def _with_spare_summary(
     the excess): the newest `keep` tokens and as many older ones as still fit."""
     if block is None or keep >= count_text(whole_summary) or block[1] >= limit:
         return block
-    fuller = _render(replace(digest, summary=keep_newest_text(whole_summary, keep + limit - block[1])), language)
-    return fuller if fuller is not None and fuller[1] <= limit else block
+    room = keep + limit - block[1]
+    for _ in range(3):  # a text's tokens do not add up exactly once cut: take back the overshoot and try again
+        fuller = _render(replace(digest, summary=keep_newest_text(whole_summary, room)), language)
+        if fuller is None or fuller[1] <= limit:
+            return fuller if fuller is not None else block
+        room -= fuller[1] - limit
+    return block
 
 
 def _holds_tool_data(digest: Digest) -> bool:

@@ -1,0 +1,71 @@
+"""An agent's tool data keeps its room in the block: what goes first, and how an oversized result is condensed."""
+
+from __future__ import annotations
+
+import orjson
+
+from turnstream.compaction.fitting import cut_block, eviction_order, trim_message
+from turnstream.compaction.strategies.base import Digest, Fact
+from turnstream.text.tokens import count_message, count_text
+
+
+def _facts() -> tuple[Fact, ...]:
+    return (
+        Fact("fact", "search_flights(date=2026-05-01) -> CA929 (price=1773)", "data:search_flights:date=2026-05-01", 5),
+        Fact("fact", "search_hotels(city=Tokyo) -> TYO-10477 (name=Asakusa)", "data:search_hotels:city=Tokyo", 9),
+        Fact("fact", "search_restaurants(q=ramen) -> R-1 (name=Ichi)", "data:search_restaurants:q=ramen", 12),
+        Fact("fact", "search_restaurants(q=sushi) -> R-2 (name=Ni)", "data:search_restaurants:q=sushi", 15),
+        Fact("fact", "get_booking(id=KX4Q2P) -> status=confirmed", "data:#KX4Q2P", 16),
+        Fact("event", "The assistant said the lounge opens at 6.", "decision:lounge", 17),
+        Fact("constraint", "I'm allergic to seafood.", "allergy", 3),
+    )
+
+
+def test_a_repeated_search_gives_up_its_older_results_first_then_the_oldest_data() -> None:
+    facts = _facts()
+    order = [facts[i].key for i in eviction_order(facts)]
+    assert order[0] == "data:search_restaurants:q=ramen"  # a newer result of the same tool follows it
+    # then tool data and events by age; the user's constraint last
+    assert order[1:4] == [
+        "data:search_flights:date=2026-05-01",
+        "data:search_hotels:city=Tokyo",
+        "data:search_restaurants:q=sushi",
+    ]
+    assert order[-1] == "allergy"
+
+
+def test_a_block_with_tool_data_cuts_its_summary_to_the_floor_before_any_fact_goes() -> None:
+    summary = "\n".join(f"user: line {n} about the ramen places near the hotel in Asakusa" for n in range(60))
+    digest = Digest(summary=summary, facts=_facts())
+    block = cut_block(digest, "en", 400)
+    assert block is not None and block[1] <= 400
+    text = block[0]["content"]
+    assert all(fact.text in text for fact in digest.facts)
+    chat = Digest(summary=summary, facts=tuple(f for f in digest.facts if not f.key.startswith("data:")))
+    chat_block = cut_block(chat, "en", 120)
+    assert chat_block is not None
+    # without tool data, the summary keeps half of a cut block, as the story of a chat needs
+    assert count_text(chat_block[0]["content"].split("\n\n")[0]) >= 55
+
+
+def test_a_cut_block_gives_its_spare_room_back_to_the_summary() -> None:
+    summary = "\n".join(f"user: line {n} of the plan" for n in range(80))
+    big = Fact("fact", "search(q=all) -> " + ", ".join(f"ID-{n:04d}" for n in range(60)), "data:search:q=all", 4)
+    block = cut_block(Digest(summary=summary, facts=(big,)), "en", 300)
+    assert block is not None
+    assert 290 <= block[1] <= 300  # the fact that went freed far more than the excess
+
+
+def test_an_oversized_json_result_is_condensed_to_its_ids_not_cut_through() -> None:
+    flights = [{"flight_number": f"CA9{n:02d}", "depart": f"2026-05-{n + 1:02d}", "price": 1700 + n} for n in range(30)]
+    message = {"role": "tool", "tool_call_id": "c1", "content": orjson.dumps({"flights": flights}).decode()}
+    trimmed = trim_message(message, 220, "en")
+    assert trimmed is not None
+    condensed, cost = trimmed
+    assert cost <= 220 and count_message(condensed) == cost
+    shown = condensed["content"].count("CA9")
+    assert "CA900" in condensed["content"] and f"+{30 - shown} more flights" in condensed["content"]
+    assert "trimmed" in condensed["content"]
+    prose = {"role": "tool", "tool_call_id": "c1", "content": "word " * 400}
+    cut = trim_message(prose, 50, "en")
+    assert cut is not None and cut[0]["content"].startswith("word word")

@@ -80,7 +80,10 @@ async def record(request: web.Request) -> web.Response:
             raise
         return json_reply(failure.body.model_dump(exclude_none=True), failure.status, failure.headers)
     version = result.doc.version if result.doc is not None else None
-    return json_reply(RecordReply(fresh=result.fresh, version=version).model_dump(), 200 if result.fresh else 202)
+    detail = None if result.fresh else backend.worker.state().detail
+    return json_reply(
+        RecordReply(fresh=result.fresh, version=version, detail=detail).model_dump(), 200 if result.fresh else 202
+    )
 
 
 async def prompt(request: web.Request) -> web.Response:
@@ -140,7 +143,16 @@ async def livez(request: web.Request) -> web.Response:
 
 async def readyz(request: web.Request) -> web.Response:
     backend = request.app[BACKEND]
-    checks = ReadyReply(ready=False, broker=backend.broker_connected, redis=await backend.redis_answers())
+    worker = backend.worker.state()
+    checks = ReadyReply(
+        ready=False,
+        broker=backend.broker_connected,
+        redis=await backend.redis_answers(),
+        worker=worker.applying,
+        detail=worker.detail,
+    )
+    # a worker that applies nothing leaves the API ready: it still takes turns (the broker keeps them) and
+    # answers reads, and a balancer that dropped every gateway would not bring the worker back
     ready = checks.broker and checks.redis
     return json_reply(checks.model_copy(update={"ready": ready}).model_dump(), 200 if ready else 503)
 

@@ -40,6 +40,9 @@ class RecordReply(BaseModel):
     """True when the context includes the last turn recorded; False when the wait ran out first."""
     version: int | None
     """The version of that context (fresh), or of the latest there is (not fresh; null while the session has none)."""
+    detail: str | None = None
+    """Not fresh: why, when the API knows: turns have waited a while and no worker has applied any (none runs, or
+    it runs under another topic prefix); null otherwise, as while a running worker is only behind."""
 
 
 class PromptRequest(BaseModel):
@@ -130,7 +133,8 @@ class LiveReply(BaseModel):
 
 
 class ReadyReply(BaseModel):
-    """Readiness: the broker producer is connected and Redis answers."""
+    """Readiness: the broker producer is connected and Redis answers. A worker that applies nothing is said, and
+    leaves the API ready: it still takes turns (the broker keeps them for the worker) and answers reads."""
 
     model_config = ConfigDict(use_attribute_docstrings=True, title="ReadyReply")
 
@@ -139,3 +143,8 @@ class ReadyReply(BaseModel):
     """The producer is connected to the broker."""
     redis: bool
     """Redis answered a PING just now."""
+    worker: bool | None = None
+    """A worker applies the recorded turns: false when turns have waited a few seconds and no worker has applied
+    any; null while the API cannot see the worker's consumer group (the broker away, or no turns topic yet)."""
+    detail: str | None = None
+    """When `worker` is false, what to do about it, for a person."""

@@ -18,6 +18,7 @@ from turnstream.client.errors import ProducerStartError
 from turnstream.redis.connect import ping
 from turnstream.serve.errors import BrokerNotReady, NotFound
 from turnstream.serve.scope import nothing_to_erase
+from turnstream.serve.worker_watch import WorkerWatch
 from turnstream.settings import Settings
 from turnstream.streams.erasure import erase
 
@@ -47,11 +48,14 @@ class Backend:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.gateway = GatewayClient(settings)
+        self.worker = WorkerWatch(settings)
+        """Whether a worker applies what the API records: a 202 and /readyz say so when none does."""
         self._connected = asyncio.Event()
         self._connecting: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._connecting = asyncio.create_task(self._connect())
+        self.worker.start()
 
     async def _connect(self) -> None:
         delay = 0.2
@@ -85,4 +89,5 @@ class Backend:
         if self._connecting is not None and not self._connecting.done():
             self._connecting.cancel()
             await asyncio.gather(self._connecting, return_exceptions=True)
+        await self.worker.aclose()
         await self.gateway.aclose()

@@ -18,6 +18,9 @@ from tests.integration.client.fixtures import make_doc
 from tests.integration.serve.conftest import ACME_TOKEN, turn
 from tests.support.contract import Api, Contract
 from tests.support.serve import Served, serving
+from tests.support.services import on_each_broker
+from tests.support.worker import running_worker
+from turnstream.client import ContextClient
 from turnstream.connections import kafka_options
 from turnstream.redis.connect import redis_client
 from turnstream.redis.writer import ContextWriter
@@ -42,8 +45,9 @@ async def api_on(settings: Settings, tokens_file: Path) -> AsyncIterator[tuple[A
 
 
 async def until(api: Api, ready: dict[str, bool], timeout: float = 30.0) -> None:
+    """Until /readyz says what `ready` says (of the fields it names)."""
     deadline = time.monotonic() + timeout
-    while (await api.call("GET", "/readyz"))[1] != ready:
+    while {name: (await api.call("GET", "/readyz"))[1].get(name) for name in ready} != ready:
         assert time.monotonic() < deadline, f"readiness never became {ready}"
         await asyncio.sleep(0.1)
 
@@ -51,7 +55,10 @@ async def until(api: Api, ready: dict[str, bool], timeout: float = 30.0) -> None
 async def test_without_the_broker_a_record_is_503_and_nothing_is_written(redis_url: str, tokens_file: Path) -> None:
     settings = Settings(kafka_url=f"kafka://127.0.0.1:{free_port()}", redis_url=redis_url, topic_prefix=prefix())
     async with api_on(settings, tokens_file) as (api, _):
-        assert (await api.call("GET", "/readyz"))[:2] == (503, {"ready": False, "broker": False, "redis": True})
+        assert (await api.call("GET", "/readyz"))[:2] == (
+            503,
+            {"ready": False, "broker": False, "redis": True, "worker": None, "detail": None},
+        )
         status, body, headers = await api.call(
             "POST", TURNS, {"session_id": "s1"}, {"turns": [turn("s1", "t1", "hello", "maya")], "timeout_seconds": 2}
         )
@@ -115,14 +122,40 @@ async def test_a_wait_that_runs_out_is_202_with_the_version_there_is(
             {"session_id": "s1"},
             {"turns": [turn("s1", "t9", "anyone there?", "maya")], "timeout_seconds": 1},
         )
-        assert (status, body) == (202, {"fresh": False, "version": 3})
+        assert (status, body) == (202, {"fresh": False, "version": 3, "detail": None})  # too soon to blame a worker
         status, body, _ = await api.call(
             "POST",
             TURNS,
             {"session_id": "new"},
             {"turns": [turn("new", "t1", "hello", "maya")], "timeout_seconds": 0.5},
         )
-        assert (status, body) == (202, {"fresh": False, "version": None})
+        assert (status, body) == (202, {"fresh": False, "version": None, "detail": None})
+
+
+@on_each_broker
+async def test_without_a_worker_a_202_and_readyz_say_that_turns_wait_for_one(
+    kafka_url: str, redis_url: str, tokens_file: Path
+) -> None:
+    # no topic made here: the API's producer creates the turns topic, and the worker started later the rest
+    settings = Settings(kafka_url=kafka_url, redis_url=redis_url, topic_prefix=prefix(), turn_partitions=2)
+    async with api_on(settings, tokens_file) as (api, _):
+        await until(api, {"ready": True, "worker": True})  # nothing waits yet
+        status, body, _ = await api.call(
+            "POST", TURNS, {"session_id": "s1"}, {"turns": [turn("s1", "t1", "hello", "maya")], "timeout_seconds": 10}
+        )
+        assert (status, body["fresh"], body["version"]) == (202, False, None)
+        assert body["detail"].startswith("no worker has applied a turn for ")
+        assert f"TURNSTREAM_TOPIC_PREFIX={settings.topic_prefix}" in body["detail"]
+        status, ready, _ = await api.call("GET", "/readyz")
+        assert (status, ready["ready"], ready["worker"]) == (200, True, False)  # reads and records still work
+        assert ready["detail"].startswith("no worker has applied a turn for ")
+        with running_worker(settings):
+            await until(api, {"worker": True, "detail": None}, timeout=120)  # it applied the turn that waited
+            client = ContextClient.from_settings(settings)
+            try:
+                assert (await client.wait_for("s1", "t1", 30, tenant="acme", user_id="maya")).fresh
+            finally:
+                await client.aclose()
 
 
 async def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(
@@ -139,6 +172,6 @@ async def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(
         stopping = time.monotonic()
         served.process.terminate()
         status, body, _ = await waiting
-        assert (status, body) == (202, {"fresh": False, "version": None})
+        assert (status, body) == (202, {"fresh": False, "version": None, "detail": None})
         assert await asyncio.to_thread(served.process.wait, 15) == 0
         assert time.monotonic() - stopping < 10

@@ -40,11 +40,15 @@ export class TurnstreamClient {
   }
 
   /** Record turns of one session and wait until its context includes the last; the version of that context.
-   *  Throws RecordTimeout when the wait runs out (its `version` is the context's there is). */
+   *  Throws RecordTimeout when the wait runs out (its `version` is the context's there is; its message says when
+   *  no worker has applied a turn for a while). */
   async record (sessionId: string, turns: TurnInput | TurnInput[], options: { timeoutSeconds?: number } = {}): Promise<number> {
     const list = Array.isArray(turns) ? turns : [turns]
     const reply = await this.recordWait(sessionId, list, options)
-    if (!reply.fresh) throw new RecordTimeout(sessionId, list[list.length - 1]?.turn_id ?? '', 'in the context', reply.version)
+    if (!reply.fresh) {
+      const missing = reply.detail ? `in the context (${reply.detail})` : 'in the context'
+      throw new RecordTimeout(sessionId, list[list.length - 1]?.turn_id ?? '', missing, reply.version)
+    }
     return reply.version as number
   }
 

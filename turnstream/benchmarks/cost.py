@@ -47,7 +47,9 @@ def append_cost(rounds: int, early: int = EARLY, late: int = LATE, seed: int = 0
             session.append(message)
         sessions.append(session)
     late_session, early_session = sessions
-    late_us, early_us = interleaved(_timed(late_session, new_turns), _timed(early_session, new_turns), len(new_turns))
+    late_us, early_us = interleaved(
+        timed_appends(late_session, new_turns), timed_appends(early_session, new_turns), len(new_turns)
+    )
     rows = [
         Row.of("median per turn", "µs", statistics.median(late_us), statistics.median(early_us)),
         Row.of("mean per turn", "µs", statistics.fmean(late_us), statistics.fmean(early_us)),
@@ -64,7 +66,7 @@ def append_cost(rounds: int, early: int = EARLY, late: int = LATE, seed: int = 0
     )
 
 
-def _timed(session: SessionCompactor, turns: list[dict[str, Any]]) -> Callable[[], float]:
+def timed_appends(session: SessionCompactor, turns: list[dict[str, Any]]) -> Callable[[], float]:
     """Each call appends the next of `turns` and builds the result, as the worker does per turn; µs taken."""
     upcoming = iter(turns)
 

@@ -158,10 +158,42 @@ def fresh_table(fresh: Figure) -> Table | None:
     return out
 
 
+AGENT_TITLE = "Agent values at tool calls, per domain (% of needed values kept: old / all)"
+AGENT_SIDES = ("turnstream", "anchors + tail", "trim_messages")
+
+
+def agent_table(figure: Figure) -> Table:
+    """The agent-values figure per budget and domain: each side's share of old and of all needed values, the
+    invariants, the calls left out (anchors over the budget) and where turnstream's lost values had been said."""
+    out = Table(title=AGENT_TITLE, title_justify="left")
+    columns = ["budget", "domain", "calls", *AGENT_SIDES, "invariants clean", "left out", "lost: tool only / said"]
+    for index, column in enumerate(columns):
+        out.add_column(column, justify="left" if index < 2 else "right", no_wrap=True)
+    for budget, by_domain in figure.data["budgets"].items():
+        for number, (domain, measured) in enumerate(by_domain.items(), 1):
+            sides = measured["sides"]
+            lost = measured["lost_from"]
+            out.add_row(
+                f"{int(budget):,}",
+                domain,
+                str(measured["points"]),
+                *(
+                    f"{sides[side]['old_kept_pct']:.1f} / {sides[side]['kept_pct']:.1f}" if measured["points"] else "—"
+                    for side in AGENT_SIDES
+                ),
+                f"{measured['invariants_clean']}/{measured['points']}",
+                str(measured["pinned_over_budget"]),
+                f"{lost['tool results only']} / {lost['user or assistant']}",
+                end_section=number == len(by_domain),
+            )
+    return out
+
+
 def print_stages(figures: list[Figure], console: Console | None = None) -> None:
-    """The stage tables of the drain and freshness figures the run measured, one per broker."""
+    """The stage tables of the drain and freshness figures the run measured, one per broker, and the agent
+    figure's table per domain."""
     console = console or Console(width=TABLE_WIDTH)
-    tables = {"drain": stage_table, "freshness": fresh_table}
+    tables = {"drain": stage_table, "freshness": fresh_table, "agent_values": agent_table}
     for figure in grouped(figures):
         table = tables[figure.key](figure) if figure.key in tables else None
         if table is not None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from turnstream.benchmarks.agent_values import BUDGETS, agent_figure
 from turnstream.benchmarks.archive_reads import archive_reads
 from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.churn import churn_memory
@@ -46,6 +47,8 @@ class Plan:
     cost_rounds: int
     churn_sessions: int
     """Sessions the churn figure feeds each worker (`turnstream bench --sessions`)."""
+    agent_traces: int
+    """Generated agent traces of each domain the agent-values figure reads."""
     pin: bool = True
     """Drain and freshness also pinned (the measured agent on a core of its own), beside unpinned (`--no-pin`: unpinned only)."""
 
@@ -65,6 +68,7 @@ FULL = Plan(
     retention_conversations=10,
     cost_rounds=1000,
     churn_sessions=10_000,
+    agent_traces=3,
 )
 QUICK = Plan(
     drain_rounds=2,
@@ -78,6 +82,7 @@ QUICK = Plan(
     retention_conversations=2,
     cost_rounds=200,
     churn_sessions=2_000,
+    agent_traces=1,
 )
 
 
@@ -103,12 +108,22 @@ def run_suite(
     progress(f"retention: {kept.rows[-1].a:.0f}% vs {kept.rows[-1].b:.0f}%")
     story = story_figure(story_cases(locomo))
     progress(f"story: {story.rows[-1].a:.0f}% vs full history {story.rows[-1].b:.0f}%")
+    agents = run_agents(plan, progress)
     live = asyncio.run(_live_figures(consumers, plan, children, progress, recall))
     children.stop()  # the churn workers and the cost figure each want the machine to themselves
     churn = asyncio.run(churn_memory(settings, children, plan.churn_sessions, progress))
     progress("compaction cost per turn")
     cost = append_cost(plan.cost_rounds)
-    return [*_on(broker, live), sizes, kept, cost, story, *_on(broker, [churn])]
+    return [*_on(broker, live), sizes, kept, cost, story, agents, *_on(broker, [churn])]
+
+
+def run_agents(plan: Plan, progress: Progress) -> Figure:
+    """The agent-values figure alone: offline, no service needed (`turnstream bench --agents-only`)."""
+    progress("agent values: generated agent traces through compact and both yardsticks")
+    figure = agent_figure(plan.agent_traces)
+    kept = [figure.row(f"old values at {budget:,} vs anchors + tail").a for budget in BUDGETS]
+    progress(f"agent values: {' and '.join(f'{share:.0f}%' for share in kept)} of old values kept")
+    return figure
 
 
 def run_broker_figures(

@@ -77,6 +77,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="measure the recall figures alone: coverage, the archive's read cost and memory, and reads on long messages (a worker, no yardstick agents)",
     )
+    parser.add_argument(
+        "--agents-only",
+        action="store_true",
+        help="measure the agent-values figure alone: generated agent traces (six domains, English and Chinese) "
+        "through compact at 2,500 and 4,000 tokens, beside anchors+tail and LangChain's trim_messages, and a "
+        "tool-heavy turn's cost; offline, no broker or Redis (needs the langchain extra)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -90,6 +97,8 @@ def _stop_on_sigterm() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.agents_only:
+        return _run_agents(args)
     require_extra("worker")
     from turnstream.benchmarks.children import ChildDied, Children
     from turnstream.benchmarks.live import BenchTimeout
@@ -154,6 +163,38 @@ def run(args: argparse.Namespace) -> int:
         except PlotUnavailable as error:
             raise CliError(str(error)) from None
         progress(f"plot written to {args.plot}")
+    return 0
+
+
+def _run_agents(args: argparse.Namespace) -> int:
+    """`--agents-only`: the offline agent figure, its table per domain, and the JSON when asked."""
+    require_extra("tools")
+    require_extra("langchain")  # the trim_messages yardstick
+    from turnstream.benchmarks.report import print_stages, print_table, write_json
+    from turnstream.benchmarks.suite import FULL, QUICK, run_agents
+
+    plan = QUICK if args.quick else FULL
+    started = time.monotonic()
+
+    def progress(message: str) -> None:
+        print(f"[bench {time.monotonic() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+    figures = [run_agents(plan, progress)]
+    wall = time.monotonic() - started
+    options = " --quick" if args.quick else ""
+    title = f"turnstream bench --agents-only{options} · Python {platform.python_version()} · {wall:.0f}s"
+    print_table(figures, title)
+    print_stages(figures)
+    if args.json is not None:
+        meta = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": _machine(),
+            "quick": args.quick,
+            "plan": plan.to_dict(),
+            "wall_seconds": round(wall, 1),
+        }
+        write_json(args.json, figures, meta)
+        progress(f"figures written to {args.json}")
     return 0
 
 

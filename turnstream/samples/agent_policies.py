@@ -11,8 +11,9 @@ from collections.abc import Callable
 
 from turnstream.text.tokens import count_text
 
-POLICY_TOKENS = (1600, 3900)
-"""The range a policy's length is drawn from: deployed agents' policies run 1,500–4,000 tokens."""
+POLICY_TOKENS = (1600, 3900, 1700)
+"""Low, high and most likely length of a policy, in tokens: deployed agents' policies run 1,500–4,000, most of them
+nearer the low end (so a 2,500-token budget still has room beside most)."""
 
 _GENERIC_EN = (
     "Before taking any action that updates the customer's records (booking, modifying, cancelling, refunding, "
@@ -261,7 +262,7 @@ def policy(domain: str, language: str, rng: random.Random, title: str, row: Call
     rng.shuffle(chosen)
     body = "\n\n".join(f"{number}. {rule}" for number, rule in enumerate(chosen, 1))
     text = "\n\n".join([head.format(now=rng.choice(_NOW)), body, title])
-    target, size = rng.randint(*POLICY_TOKENS), count_text(text)
+    target, size = rng.triangular(*POLICY_TOKENS), count_text(text)
     lines = []
     while size < target:
         line = row(rng)

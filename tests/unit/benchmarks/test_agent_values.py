@@ -161,3 +161,20 @@ def test_a_call_whose_anchors_alone_overrun_the_budget_is_left_out_and_counted_a
     measured = measure_trace(trace, count_messages(trace[:2]), KEEP_DIGEST)
     assert (measured.points, measured.pinned_over) == (0, 1)
     assert measured.sides["turnstream"].needed == 0
+
+
+def test_the_table_per_domain_shows_each_side_and_a_dash_where_no_call_was_measured() -> None:
+    from rich.console import Console
+
+    from turnstream.benchmarks.agent_values import agent_values
+    from turnstream.benchmarks.figures import Figure
+    from turnstream.benchmarks.report import agent_table
+
+    budget = count_messages(TRACE[:2] + TRACE[5:CALL]) + marker_tokens("en") + 2
+    measured = agent_values([("toy", TRACE)], KEEP_DIGEST, budgets=(budget, 50))
+    data = {"budgets": {str(b): {d: m.to_dict() for d, m in by.items()} for b, by in measured.items()}}
+    console = Console(width=200, record=True)
+    console.print(agent_table(Figure("agent_values", "t", "a", "b", [], None, data)))
+    text = console.export_text()
+    assert "0.0 / 50.0" in text  # turnstream at the first budget: the old value lost, one of two kept
+    assert "—" in text and "left out" in text  # at 50 tokens the anchors alone overrun: no call measured

@@ -16,11 +16,12 @@ from turnstream.schemas.archive import MAX_DISTINCT_TERMS, MAX_IDENTIFIER_TERMS,
 from turnstream.text.terms import is_identifier
 from turnstream.text.tokens import count_text
 
+CALL_1 = {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Lisbon"}'}}
 CALL = {
     "role": "assistant",
     "content": "Let me look.",
     "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "search_hotels", "arguments": '{"city": "Lisbon"}'}},
+        CALL_1,
         {"id": "c2", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Porto"}'}},
     ],
 }
@@ -62,7 +63,7 @@ def test_a_long_tool_result_keeps_every_identifier_besides_its_most_frequent_wor
         f'{{"hotel": "H-{n:04d}", "room": "standard double city view", "rate": "{100 + n} EUR"}}' for n in range(80)
     ]
     result = {"role": "tool", "tool_call_id": "c1", "content": "[" + ", ".join(records) + "]"}
-    entry = archive_entry("s1", "t1", 3, result, 0.0, {**CALL, "tool_calls": [{**CALL["tool_calls"][0], "id": "c1"}]})
+    entry = archive_entry("s1", "t1", 3, result, 0.0, {**CALL, "tool_calls": [{**CALL_1, "id": "c1"}]})
     assert entry is not None
     counts = entry.term_counts()
     assert {f"h-{n:04d}" for n in range(80)} <= set(counts)

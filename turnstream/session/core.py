@@ -13,6 +13,7 @@ from typing import Any, Literal
 from turnstream.compaction import MessageError, PopError
 from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, offline_strategy
 from turnstream.memory.archive import archive_entry
+from turnstream.memory.corrections import outdated, reconcile, restating
 from turnstream.memory.extract import memories_from_facts, summary_memory
 from turnstream.memory.profile import profile_additions
 from turnstream.schemas import ContextDoc, Turn
@@ -182,12 +183,22 @@ class SessionCore:
         }
 
     def _memories(self, state: SessionState, turn: Turn, greeting: bool, now: float) -> list[Memory]:
-        """Long-term memory from a user turn (facts, preferences) and, now and then, the session's summary."""
-        memories = []
+        """Long-term memory from a user turn (facts, preferences, and earlier facts' memories that state a value a
+        fact learned now replaces) and the session's summary: now and then, and at once when a fact learned now
+        replaces a value the summary states (the summary memory written before says it as current, and the session
+        may end before the next refresh)."""
+        learned, restated = [], []
         if turn.message.get("role") == "user" and not greeting:
-            memories = memories_from_facts(state.owner, state.learn(turn.message, self.extractor), state.key, now)
-        if state.has_dropped and state.version % SUMMARY_MEMORY_EVERY == 0:
-            memories += filter(None, [summary_memory(state.owner, state.key, state.summary, now)])
+            before = state.user_facts
+            learned = state.learn(turn.message, self.extractor)
+            restated = restating(before, learned)
+        memories = memories_from_facts(state.owner, [*learned, *restated], state.key, now)
+        if state.has_dropped and (
+            state.version % SUMMARY_MEMORY_EVERY == 0 or (learned and outdated(state.summary, learned))
+        ):
+            # the summary keeps what was said: each old value it states gets the fact that replaced it beside it
+            summary = reconcile(state.summary, state.user_facts)
+            memories += filter(None, [summary_memory(state.owner, state.key, summary, now)])
         return memories
 
     def _lay_on(self, summary: str, waiting: list[dict[str, Any]], language: Language) -> str:

@@ -4,6 +4,7 @@ original statement, then a correction in varied phrasing, each among other claus
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from turnstream.prompt.read import Recalled
 from turnstream.schemas import Turn
 from turnstream.schemas.memory import Memory
 from turnstream.session import CoreConfig, SessionCore, Step
+from turnstream.session.core import SUMMARY_MEMORY_EVERY
 from turnstream.session.writes import memory_writes
 from turnstream.settings import Settings
 
@@ -163,13 +165,15 @@ def assert_one_corrected(texts: list[str], pair: Pair) -> None:
     assert len(held) == 1 and pair.new in held[0], (pair, texts)
 
 
-def conversation(pair: Pair, filler: int = 0) -> list[Turn]:
+def conversation(pair: Pair, filler: int = 0, between: int = 0) -> list[Turn]:
+    """The pair's original, `between` filler turns, its correction, `filler` more, each answered."""
     ack = "Noted." if pair.lang == "en" else "好的，记下了。"
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You plan trips."},
         {"role": "user", "content": "Help me plan a trip." if pair.lang == "en" else "帮我规划旅行。"},
     ]
-    for said in (pair.original, pair.correction, *[FILLER[pair.lang]] * filler):
+    fill = [FILLER[pair.lang]]
+    for said in (pair.original, *fill * between, pair.correction, *fill * filler):
         messages += [{"role": "user", "content": said}, {"role": "assistant", "content": ack}]
     return [
         Turn(turn_id=f"t{n}", session_id="s1", user_id="maya", seq=n, ts=NOW + n, message=message)
@@ -192,10 +196,12 @@ class MemoryRoom:
             self.profile = append_profile(self.profile, additions, 2000, [t for t in replaced if t not in additions])
 
 
-def run(pair: Pair, filler: int = 0, budget: int = 4000, batch: int = 1) -> tuple[SessionCore, Any, MemoryRoom]:
+def run(
+    pair: Pair, filler: int = 0, budget: int = 4000, batch: int = 1, between: int = 0
+) -> tuple[SessionCore, Any, MemoryRoom]:
     """The conversation of `pair` through the session core, its memory writes applied `batch` turns at a time."""
     core = SessionCore(CoreConfig.from_settings(Settings(budget_tokens=budget)))
-    turns = conversation(pair, filler)
+    turns = conversation(pair, filler, between)
     state = core.new_state(turns[0])
     room = MemoryRoom()
     steps = [core.on_turn(state, turn, NOW) for turn in turns]
@@ -242,15 +248,67 @@ def test_the_compacted_contexts_facts_hold_the_slot_once_with_the_new_value(pair
     assert_one_corrected([fact.text for fact in doc.facts], pair)
 
 
+ISSUE = (
+    "Also my hometown is Tampere, and I prefer aisle seats.",
+    "Correction: I prefer window seats, not aisle seats.",
+)
+
+
 def test_the_issue_conversation_keeps_one_seat_preference_in_its_own_words() -> None:
-    pair = Pair(
-        "en",
-        "Also my hometown is Tampere, and I prefer aisle seats.",
-        "Correction: I prefer window seats, not aisle seats.",
-        "aisle",
-        "window",
-    )
+    pair = Pair("en", *ISSUE, "aisle", "window")
     _, _, room = run(pair)
     seats = [m.text for m in room.memories.values() if "seats" in m.text]
     assert seats == ["Correction: I prefer window seats, not aisle seats."]
     assert any("Tampere" in m.text and m.key == "home city" for m in room.memories.values())
+
+
+def assert_never_old_alone(room: MemoryRoom, pair: Pair) -> None:
+    """No memory line, and no profile line, says the old value without the new one beside it."""
+    lines = [line for memory in room.memories.values() for line in memory.text.split("\n")] + room.profile.split("\n")
+    assert not [line for line in lines if pair.old in line and pair.new not in line], (pair, room.memories)
+
+
+@hypothesis_settings(max_examples=100, deadline=None)
+@given(pairs())
+def test_the_summary_memory_of_a_long_session_never_says_the_old_value_without_the_new(pair: Pair) -> None:
+    # the original leaves the window for the rolling summary, which keeps it as it was said
+    _, state, room = run(pair, filler=30, budget=300)
+    assert state.has_dropped and any(memory.type == "summary" for memory in room.memories.values())
+    assert_never_old_alone(room, pair)
+
+
+FAR_PAIRS = pairs().filter(lambda pair: not re.search(r"meant|我是说|意思是", pair.correction))
+"""Corrections that reach a fact said long before: "I meant …" corrects only the speaker's previous message."""
+
+
+@hypothesis_settings(max_examples=100, deadline=None)
+@given(FAR_PAIRS)
+def test_a_correction_after_the_summary_memory_was_written_rewrites_it_at_once(pair: Pair) -> None:
+    # the summary memory is refreshed every SUMMARY_MEMORY_EVERY versions: the one written before the correction
+    # says the old value, and the session ends before the next refresh
+    _, state, room = run(pair, filler=1, budget=300, between=14)
+    assert state.version % SUMMARY_MEMORY_EVERY > 2
+    assert_never_old_alone(room, pair)
+
+
+def test_the_issue_conversation_s_summary_memory_has_the_correction_beside_the_old_preference() -> None:
+    pair = Pair("en", *ISSUE, "aisle", "window")
+    _, _, room = run(pair, filler=30, budget=300)
+    (summary,) = [memory.text for memory in room.memories.values() if memory.type == "summary"]
+    assert f"user: {ISSUE[0]} → {ISSUE[1]}" in summary.split("\n"), summary
+
+
+def test_a_fact_the_correction_drops_without_taking_its_slot_has_its_memory_rewritten() -> None:
+    pair = Pair("en", "I prefer aisle seats.", ISSUE[1], "aisle", "window")
+    core = SessionCore(CoreConfig.from_settings(Settings()))
+    said = [pair.original, "I always book aisle seats because I get up often.", pair.correction]
+    turns = [
+        Turn(turn_id=f"t{n}", session_id="s1", user_id="maya", seq=n, message={"role": "user", "content": text})
+        for n, text in enumerate(said)
+    ]
+    state, room = core.new_state(turns[0]), MemoryRoom()
+    for turn in turns:
+        room.write([core.on_turn(state, turn, NOW)])
+    assert [fact.text for fact in state.user_facts] == [ISSUE[1]]  # the second statement left the facts
+    assert_never_old_alone(room, pair)
+    assert f"I always book aisle seats because I get up often. → {ISSUE[1]}" in room.profile.split("\n")

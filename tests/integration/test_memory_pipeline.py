@@ -113,6 +113,48 @@ async def test_a_corrected_preference_is_one_memory_in_its_own_words(settings: S
             assert not any("I prefer aisle seats" in m["text"] for m in prompt.recalled), prompt.recalled
 
 
+def agent_task(steps: int) -> list[dict[str, Any]]:
+    """`steps` rounds of the trip-planning ReAct step, each with call ids of its own."""
+    messages: list[dict[str, Any]] = []
+    for step in range(steps):
+        for message in trip_planning_trace():
+            calls = [{**call, "id": f"{call['id']}_{step}"} for call in message.get("tool_calls") or []]
+            answered = {"tool_call_id": f"{message['tool_call_id']}_{step}"} if "tool_call_id" in message else {}
+            messages.append({**message, **({"tool_calls": calls} if calls else {}), **answered})
+    return messages
+
+
+async def test_a_preference_corrected_in_the_middle_of_an_agent_task_is_never_the_summary_memory_s_current_value(
+    settings: Settings,
+) -> None:
+    # a small window: the notes leave it for the rolling summary, which keeps them as they were said, and the
+    # summary memory is written (every 16 versions) before the correction comes; the task ends before the next one
+    settings = settings.model_copy(update={"budget_tokens": 300})
+    messages = [turn["message"] for turn in user_turns("trip-task", "ilona", SEAT_CORRECTION[:2])]
+    messages += [
+        *agent_task(3),
+        {"role": "user", "content": SEAT_CORRECTION[2]},
+        {"role": "assistant", "content": "Noted."},
+    ]
+    messages += agent_task(1)
+    turns = [
+        {"turn_id": f"trip-task-{seq}", "session_id": "trip-task", "user_id": "ilona", "seq": seq, "message": message}
+        for seq, message in enumerate(messages)
+    ]
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await produce(settings, turns)
+        async with ContextClient.from_settings(settings) as client:
+            await wait_for_versions(client, {"trip-task": len(turns)}, worker)
+            memories = await MemoryStore(client.store.redis, settings).list("ilona")
+    summaries = [m.text for m in memories if m.type == "summary"]
+    assert summaries and any("Tampere" in text for text in summaries), [m.text for m in memories]
+    lines = [line for text in summaries for line in text.split("\n") if "aisle seats" in line]
+    assert all("window seats" in line for line in lines), lines
+    # the facts' own memories as before: one seat preference, in the correction's words
+    assert [m.text for m in memories if m.type != "summary" and "seat" in m.text] == [SEAT_CORRECTION[2]]
+
+
 def profile_or_summary(body: dict[str, Any]) -> str:
     if "profile" in body["messages"][0]["content"]:
         return "Maya: budget 3500 EUR, boutique hotels, Lisbon in May."

@@ -1,6 +1,7 @@
 """Key info by the LLM on the stream, against a real local server speaking the chat completions API: well-formed
 extractions reach the context and the prompt, invented identifiers never do, malformed JSON leaves the offline
-facts standing, counted and logged once per request."""
+facts standing, counted and logged once per request; the summarizer sends the extraction beside the summary merge,
+drops it with a failed summary, and not at all with TURNSTREAM_LLM_KEY_INFO=false."""
 
 from __future__ import annotations
 
@@ -8,14 +9,19 @@ import asyncio
 import time
 from typing import Any
 
+import openai
 import orjson
 
 from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.integration.test_worker_metrics import scrape
 from tests.support.llm_server import LLMServer
 from tests.support.worker import running_worker
+from turnstream.agents.summarizer import Summarizer
 from turnstream.client import ContextClient
+from turnstream.llm.calls import client_options
+from turnstream.redis.memories import MemoryStore
 from turnstream.schemas import ContextDoc
+from turnstream.schemas.summaries import SummaryRequest
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
 from turnstream.streams.admin import ensure_topics
@@ -179,3 +185,50 @@ async def test_llm_key_info_reaches_the_prompt_grounded_and_malformed_replies_fa
     assert bad_asks >= 2 and failed_lines == failed_count == bad_asks // 2, (bad_asks, failed_lines, failed_count)
     for doc in docs.values():
         assert doc.tokens.after <= settings.budget_tokens
+
+
+async def test_the_summarizer_sends_the_extraction_beside_the_merge_or_not_at_all(
+    redis_settings: Settings, llm_server
+) -> None:
+    replies = {"summary": SUMMARY}
+
+    def answer(body: dict[str, Any]) -> str:
+        return reply(body) if is_extraction(body) else replies["summary"]
+
+    server = llm_server(reply=answer)
+    settings = redis_settings.model_copy(
+        update={"openai_base_url": server.base_url, "llm_timeout_seconds": 2.0, "llm_max_retries": 1}
+    )
+    dropped = trip(GOOD, fillers=0)[2:]
+    request = SummaryRequest("s", 1, "", dropped, "u", (("constraint", "I am allergic to seafood.", "allergy", 4),), 2)
+    memory = MemoryStore.from_settings(settings)
+    client = openai.AsyncOpenAI(**client_options(server.base_url, "k", 2.0))
+    try:
+        result = await Summarizer(settings, client, memory).answer(request)
+        assert result.summary == SUMMARY and result.facts is not None
+        # grounded facts only, from the position the span starts at; the known fact's key reused
+        assert {(kind, text, key, seq) for kind, text, key, seq in result.facts} == {
+            ("event", FLIGHT_FACT, "flight choice", 2),
+            ("constraint", ALLERGY_FACT, "allergy", 2),
+            ("event", HOTEL_FACT, "hotel choice", 2),
+        }
+        extraction = next(body for body in server.requests if is_extraction(body))
+        assert '"key":"allergy"' in extraction["messages"][-1]["content"] and "[2] assistant" in removed_turns(
+            extraction
+        )
+
+        server.requests.clear()
+        replies["summary"] = "  "  # a blank summary fails, retried once: the answer carries nothing
+        failed = await Summarizer(settings, client, memory).answer(request)
+        assert (failed.summary, failed.facts) == (None, None)
+        assert sum(not is_extraction(body) for body in server.requests) == 2
+
+        server.requests.clear()
+        replies["summary"] = SUMMARY
+        off = settings.model_copy(update={"llm_key_info": False})
+        plain = await Summarizer(off, client, memory).answer(request)
+        assert (plain.summary, plain.facts) == (SUMMARY, None)
+        assert not any(is_extraction(body) for body in server.requests)
+    finally:
+        await memory.aclose()
+        await client.close()

@@ -23,12 +23,13 @@ FIGURES = {
     "retention",
     "append_cost",
     "story",
+    "agent_values",
     "churn",
 }
 SPEED_FIGURES = {"drain", "freshness", "reads", "archive", "long_reads", "append_cost"}
 BROKER_FIGURES = {"drain", "freshness"}
 """Measured on each broker; the others once, on the first (Tansu), or offline."""
-OFFLINE_FIGURES = {"prompt_size", "retention", "append_cost", "story"}
+OFFLINE_FIGURES = {"prompt_size", "retention", "append_cost", "story", "agent_values"}
 
 
 def _alive(pid: int) -> bool:
@@ -155,3 +156,31 @@ def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leave
         for name in ("kafka", "redis", "worker", "worker-single", "passthrough-count", "passthrough-set")
     } == {name for name in pids if name.endswith("@kafka")}
     assert not [name for name, pid in pids.items() if _alive(pid)]
+
+
+def test_agents_through_the_stream_reads_build_prompt_at_each_call_within_its_budget(tmp_path: Path) -> None:
+    path = tmp_path / "agents.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("TURNSTREAM_KAFKA_URL", "TURNSTREAM_REDIS_URL")}
+    result = subprocess.run(
+        [sys.executable, "-m", "turnstream", "bench", "--agents-stream", "--quick", "--json", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    [(key, figure)] = orjson.loads(path.read_bytes())["figures"].items()
+    assert key == "agent_stream" and figure["broker"] == "tansu"
+    assert "14 Agent values through build_prompt, per domain" in result.stdout
+    budgets = figure["data"]["budgets"]
+    assert set(budgets) == {"4000", "6000"}
+    assert figure["data"]["workers"]["4000"] == {"budget_tokens": 2666, "recall_budget_tokens": 2000}
+    for by_domain in budgets.values():
+        total = by_domain["all"]
+        assert total["points"] > 20
+        # a prompt over its budget is a broken invariant, and names where it was read
+        assert (total["most_over_budget"] > 0) == ("budget" in total["invariants_broken"]), total
+        assert total["invariants_clean"] <= total["points"]
+        for side in ("build_prompt", "anchors + tail"):
+            kept = total["sides"][side]
+            assert 0 < kept["old_kept"] <= kept["old"] < kept["needed"], (side, kept)

@@ -78,7 +78,8 @@ def test_memory_owner_arguments_are_checked_in_one_line(
         (
             ["--broker", "both", "--recall-only"],
             None,
-            "--recall-only measures no broker-bound figure: --broker both would measure nothing more",
+            "--recall-only and --agents-stream measure no broker-bound figure: --broker both would measure "
+            "nothing more",
         ),
     ],
 )

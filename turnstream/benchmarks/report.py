@@ -158,32 +158,36 @@ def fresh_table(fresh: Figure) -> Table | None:
     return out
 
 
-AGENT_TITLE = "Agent values at tool calls, per domain (% of needed values kept: old / all)"
-AGENT_SIDES = ("turnstream", "anchors + tail", "trim_messages")
+AGENT_TITLE = "{title}, per domain (% of needed values kept: old / all)"
 
 
 def agent_table(figure: Figure) -> Table:
-    """The agent-values figure per budget and domain: each side's share of old and of all needed values, the
-    invariants, the calls left out (anchors over the budget) and where turnstream's lost values had been said."""
-    out = Table(title=AGENT_TITLE, title_justify="left")
-    columns = ["budget", "domain", "calls", *AGENT_SIDES, "invariants clean", "left out", "lost: tool only / said"]
+    """An agent-values figure (13 or 14) per budget and domain: each side's share of old and of all needed values,
+    the invariants, the calls left out (anchors over the budget) and, where measured, where turnstream's lost values
+    had been said."""
+    out = Table(title=_on_broker(AGENT_TITLE.format(title=figure.title), figure), title_justify="left")
+    first = next(iter(next(iter(figure.data["budgets"].values())).values()))
+    sides = list(first["sides"])
+    lost_known = "lost_from" in first
+    columns = ["budget", "domain", "calls", *sides, "invariants clean", "left out"]
+    columns += ["lost: tool only / said"] if lost_known else []
     for index, column in enumerate(columns):
         out.add_column(column, justify="left" if index < 2 else "right", no_wrap=True)
     for budget, by_domain in figure.data["budgets"].items():
         for number, (domain, measured) in enumerate(by_domain.items(), 1):
-            sides = measured["sides"]
-            lost = measured["lost_from"]
+            kept = measured["sides"]
+            lost = measured.get("lost_from", {})
             out.add_row(
                 f"{int(budget):,}",
                 domain,
                 str(measured["points"]),
                 *(
-                    f"{sides[side]['old_kept_pct']:.1f} / {sides[side]['kept_pct']:.1f}" if measured["points"] else "—"
-                    for side in AGENT_SIDES
+                    f"{kept[side]['old_kept_pct']:.1f} / {kept[side]['kept_pct']:.1f}" if measured["points"] else "—"
+                    for side in sides
                 ),
                 f"{measured['invariants_clean']}/{measured['points']}",
                 str(measured["pinned_over_budget"]),
-                f"{lost['tool results only']} / {lost['user or assistant']}",
+                *([f"{lost['tool results only']} / {lost['user or assistant']}"] if lost_known else []),
                 end_section=number == len(by_domain),
             )
     return out
@@ -193,7 +197,7 @@ def print_stages(figures: list[Figure], console: Console | None = None) -> None:
     """The stage tables of the drain and freshness figures the run measured, one per broker, and the agent
     figure's table per domain."""
     console = console or Console(width=TABLE_WIDTH)
-    tables = {"drain": stage_table, "freshness": fresh_table, "agent_values": agent_table}
+    tables = {"drain": stage_table, "freshness": fresh_table, "agent_values": agent_table, "agent_stream": agent_table}
     for figure in grouped(figures):
         table = tables[figure.key](figure) if figure.key in tables else None
         if table is not None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from turnstream.benchmarks.agent_stream import prompt_sizes, proportioned, stream_figure, stream_values
 from turnstream.benchmarks.agent_values import BUDGETS, agent_figure
 from turnstream.benchmarks.archive_reads import archive_reads
 from turnstream.benchmarks.children import Children
@@ -24,6 +25,7 @@ from turnstream.benchmarks.recall import recall_figure
 from turnstream.benchmarks.retention import retention
 from turnstream.benchmarks.semantic_lag import semantic_lag
 from turnstream.benchmarks.story import story_cases, story_figure
+from turnstream.samples.agent_traces import agent_traces
 from turnstream.samples.recall_set import RecallCase
 from turnstream.settings import Settings
 
@@ -169,6 +171,35 @@ def run_recall(
     asyncio.run(create_topics(consumers))
     children.worker(consumers.pipeline)
     return _on(broker, asyncio.run(_recall_only(consumers, plan, children, progress, recall)))
+
+
+def run_agent_stream(
+    settings: Settings, plan: Plan, children: Children, progress: Progress, broker: str
+) -> list[Figure]:
+    """Figure 14 alone (`turnstream bench --agents-stream`): a worker for each prompt budget, its budgets in the
+    defaults' proportions, and the agent traces replayed through each."""
+    workers = {prompt: proportioned(settings, prompt) for prompt in prompt_sizes(settings)}
+    for prompt, worker in workers.items():
+        asyncio.run(create_topics(Consumers(worker, worker, worker, worker)))
+        children.worker(worker, f"worker-agents-{prompt}")
+    first = next(iter(workers.values()))
+    return _on(
+        broker, [asyncio.run(_agent_stream(Consumers(first, first, first, first), workers, plan, children, progress))]
+    )
+
+
+async def _agent_stream(
+    consumers: Consumers, workers: dict[int, Settings], plan: Plan, children: Children, progress: Progress
+) -> Figure:
+    # Live wants the four consumers the suite feeds; here only workers run, so each slot names the first one (its
+    # producer and Redis client serve every worker: versions_reached takes the worker it asks about)
+    live = await Live.connect(consumers, children)
+    try:
+        traces = agent_traces(plan.agent_traces)
+        progress(f"agents through the stream: {len(traces)} traces, prompts of {', '.join(map(str, workers))} tokens")
+        return stream_figure(await stream_values(live, workers, traces, progress), workers)
+    finally:
+        await live.aclose()
 
 
 async def _recall_only(

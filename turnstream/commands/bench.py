@@ -84,6 +84,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "through compact at 2,500 and 4,000 tokens, beside anchors+tail and LangChain's trim_messages, and a "
         "tool-heavy turn's cost; offline, no broker or Redis (needs the langchain extra)",
     )
+    parser.add_argument(
+        "--agents-stream",
+        action="store_true",
+        help="measure the agent values through the stream alone: the agent traces produced through Kafka and a "
+        "worker, build_prompt at each tool call, at a 4,000-token prompt and at the defaults (a worker for each)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -104,12 +110,12 @@ def run(args: argparse.Namespace) -> int:
     from turnstream.benchmarks.live import BenchTimeout
     from turnstream.benchmarks.pinning import chosen_split, describe
     from turnstream.benchmarks.report import PlotUnavailable, print_stages, print_table, write_json, write_plot
-    from turnstream.benchmarks.suite import FULL, QUICK, run_broker_figures, run_recall, run_suite
+    from turnstream.benchmarks.suite import FULL, QUICK, run_agent_stream, run_broker_figures, run_recall, run_suite
 
     if args.plot is not None:
         _check_matplotlib()
     configured = Settings()
-    brokers = _brokers(args.broker, configured, args.recall_only)
+    brokers = _brokers(args.broker, configured, args.recall_only or args.agents_stream)
     recall = _recall_cases(args.locomo)
     _stop_on_sigterm()
     plan = QUICK if args.quick else FULL
@@ -137,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
                 progress(settings.redact(f"{broker} broker {settings.kafka_url}, Redis {settings.redis_url}"))
                 if args.recall_only:
                     figures += run_recall(settings, plan, children, progress, recall, broker)
+                elif args.agents_stream:
+                    figures += run_agent_stream(settings, plan, children, progress, broker)
                 elif first:
                     figures += run_suite(settings, plan, children, progress, recall, broker, args.locomo)
                 else:
@@ -202,7 +210,7 @@ def _pids(stack: EmbeddedStack) -> dict[str, int]:
     return {service.name: service.process.pid for service in stack.services}
 
 
-def _brokers(chosen: str | None, configured: Settings, recall_only: bool) -> list[str]:
+def _brokers(chosen: str | None, configured: Settings, one_figure: bool) -> list[str]:
     """The brokers to measure on, in order: the configured one, or those `--broker` names (default Tansu)."""
     if configured.kafka_url is not None:
         if chosen is not None:
@@ -212,8 +220,11 @@ def _brokers(chosen: str | None, configured: Settings, recall_only: bool) -> lis
             )
         return [CONFIGURED]
     if chosen == "both":
-        if recall_only:
-            raise CliError("--recall-only measures no broker-bound figure: --broker both would measure nothing more")
+        if one_figure:
+            raise CliError(
+                "--recall-only and --agents-stream measure no broker-bound figure: --broker both would measure "
+                "nothing more"
+            )
         return ["tansu", "kafka"]
     return [chosen or "tansu"]
 

@@ -42,6 +42,11 @@ class AgentTrace:
     language: Language
     messages: list[Message]
 
+    @property
+    def user_id(self) -> str:
+        """The trace's user, the owner of its memories when it is replayed through a worker."""
+        return f"{self.id}-user"
+
 
 Call = tuple[str, dict[str, Any], Any]
 """(tool name, arguments, result): a result that is a string is sent as it is (an error text), anything else as

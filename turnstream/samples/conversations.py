@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -169,7 +169,17 @@ def generate_conversations(sessions: int, turns: int, seed: int = 0) -> list[Sam
     return [_session(samples[i % len(samples)], i, turns, seed) for i in range(sessions)]
 
 
-def turns_of(sample: Sample, session_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
+class Replayable(Protocol):
+    """A conversation with its owner: a Sample, or an agent trace."""
+
+    @property
+    def user_id(self) -> str: ...
+
+    @property
+    def messages(self) -> list[Message]: ...
+
+
+def turns_of(sample: Replayable, session_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
     """The Turn values (as dicts) that replay `sample` as session `session_id`, one per message, a second apart."""
     return [
         {

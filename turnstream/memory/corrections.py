@@ -42,8 +42,9 @@ _NOT_THE_USERS_LABELS = tuple(
 """Summary lines of others than the user: what they say names no slot of the user's (the facts take only the
 user's word for those), though it may still repeat an old value."""
 _REMEMBERED_FACTS = 4096
-"""Fact texts whose old values and statement are remembered: a session's facts are read again at every summary
-memory it writes, each against every line."""
+"""Fact texts (their old values, what they state) and summary sentences (the slots they set) whose reading is
+remembered: a session's facts and its summary's lines are read again at every summary memory it writes, each fact
+against every line."""
 _MAX_LABEL_CHARS = 40
 """A speaker's name before ": " is short; a longer head is a sentence's own colon."""
 

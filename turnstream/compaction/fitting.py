@@ -17,7 +17,7 @@ import orjson
 
 from turnstream.compaction.marker import block_message, block_text, trim_note
 from turnstream.compaction.strategies.base import Digest, Fact
-from turnstream.compaction.strategies.tooldata import parse_result, render
+from turnstream.compaction.strategies.tooldata import RESULT_ARROW, parse_result, render, values_in
 from turnstream.text.chat import Message, content_text
 from turnstream.text.language import Language
 from turnstream.text.tokens import count_message, count_text, keep_newest_text, truncate_text
@@ -51,7 +51,7 @@ def fact_value(fact: Fact) -> int:
     """How much a fact is worth keeping: user constraints first, then facts and preferences, then tool data, events
     and failures; named slots get a bonus."""
     if fact.key.startswith(DATA_KEY):
-        return DATA_VALUE
+        return DATA_VALUE + (1 if fact.key.startswith(ENTITY_KEY) else 0)
     value = _TYPE_VALUE.get(fact.type, 1)
     return value + (2 if ":" not in fact.key else 0)
 
@@ -178,22 +178,61 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, floor))
     whole_summary = digest.summary
     digest = replace(digest, summary=keep_newest_text(whole_summary, keep))
-    evict = eviction_order(digest.facts)
-    # At most what each fact frees, so no fact goes that need not.
-    frees = [count_text(digest.facts[i].text) + _FACT_LINE_TOKENS for i in evict]
-    removed = 0
+    steps = _cut_steps(digest.facts)
+    # At most what each step frees, so no fact goes that need not.
+    frees = [_step_frees(digest.facts[index], text) for index, text in steps]
+    taken = 0
     while True:
-        block = _render(_shrunk(digest, evict, removed), language)
+        cut = _cut(digest, steps, taken)
+        block = _render(cut, language)
         if block is None or block[1] <= limit:
-            return _with_spare_summary(block, _shrunk(digest, evict, removed), whole_summary, keep, limit, language)
-        if removed == len(frees):
+            return _with_spare_summary(block, cut, whole_summary, keep, limit, language)
+        if taken == len(frees):
             return trim_message(block[0], limit, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
-        # Drop as many facts as the excess needs at the least, then check the real count again.
-        excess = block[1] - limit - frees[removed]
-        removed += 1
-        while removed < len(frees) and excess > 0:
-            excess -= frees[removed]
-            removed += 1
+        # Take as many steps as the excess needs at the least, then check the real count again.
+        excess = block[1] - limit - frees[taken]
+        taken += 1
+        while taken < len(frees) and excess > 0:
+            excess -= frees[taken]
+            taken += 1
+
+
+def _cut_steps(facts: Sequence[Fact]) -> list[tuple[int, str | None]]:
+    """How a block's facts give up room, in order: each tool result shrinks to its call and the ids and values it
+    holds, least valuable first, before any fact goes (None: the fact goes), least valuable first. A value without
+    its path still lets the agent pass it on; a fact gone leaves nothing to pass."""
+    order = eviction_order(facts)
+    shrinks = [(index, text) for index in order if (text := _values_only(facts[index])) is not None]
+    return [*shrinks, *((index, None) for index in order)]
+
+
+def _values_only(fact: Fact) -> str | None:
+    """A tool result's fact as its call and the ids and values of its result; None when that is not shorter."""
+    if not fact.key.startswith(DATA_KEY):
+        return None
+    call, arrow, result = fact.text.partition(RESULT_ARROW)
+    if not arrow:
+        return None
+    short = f"{call}{RESULT_ARROW}{', '.join(values_in(result))}"
+    return short if len(short) < len(fact.text) else None
+
+
+def _step_frees(fact: Fact, text: str | None) -> int:
+    """At most what a step frees: a shrink the difference of the texts, a fact going its whole line."""
+    if text is not None:
+        return count_text(fact.text) - count_text(text)
+    return count_text(_values_only(fact) or fact.text) + _FACT_LINE_TOKENS
+
+
+def _cut(digest: Digest, steps: list[tuple[int, str | None]], taken: int) -> Digest:
+    """`digest` after the first `taken` steps."""
+    if not taken:
+        return digest
+    facts: list[Fact | None] = list(digest.facts)
+    for index, text in steps[:taken]:
+        fact = facts[index]
+        facts[index] = None if text is None or fact is None else replace(fact, text=text)
+    return replace(digest, facts=tuple(fact for fact in facts if fact is not None))
 
 
 def _with_spare_summary(
@@ -215,14 +254,6 @@ def _with_spare_summary(
 def _holds_tool_data(digest: Digest) -> bool:
     """Whether an agent's tool results are among the facts: what its next call passes is there, not in the story."""
     return any(fact.key.startswith(DATA_KEY) for fact in digest.facts)
-
-
-def _shrunk(digest: Digest, evict: list[int], removed: int) -> Digest:
-    """`digest` less the first `removed` facts of `evict`."""
-    if not removed:
-        return digest
-    gone = set(evict[:removed])
-    return replace(digest, facts=tuple(fact for index, fact in enumerate(digest.facts) if index not in gone))
 
 
 def _render(digest: Digest, language: Language) -> tuple[Message, int] | None:

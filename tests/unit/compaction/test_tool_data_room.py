@@ -69,3 +69,31 @@ def test_an_oversized_json_result_is_condensed_to_its_ids_not_cut_through() -> N
     prose = {"role": "tool", "tool_call_id": "c1", "content": "word " * 400}
     cut = trim_message(prose, 50, "en")
     assert cut is not None and cut[0]["content"].startswith("word word")
+
+
+def test_a_tight_block_shrinks_tool_results_to_their_values_before_any_fact_goes() -> None:
+    alerts = ", ".join(f"ALR-{n:06d} (severity=warning; region=ap-southeast-2; code=CONN_RESET)" for n in range(8))
+    facts = (
+        Fact("fact", f"list_alerts(service=auth) -> alerts: {alerts}", "data:list_alerts:service=auth", 3),
+        Fact(
+            "fact",
+            "create_incident(title=auth 5xx) -> incident_id=INC-72652; status=investigating",
+            "data:#INC-72652",
+            6,
+        ),
+        Fact("constraint", "Never page the payments team at night.", "constraint:page-payments-night", 2),
+    )
+    whole = cut_block(Digest(facts=facts), "en", 10_000)
+    assert whole is not None
+    block = cut_block(Digest(facts=facts), "en", whole[1] - 60)
+    assert block is not None
+    text = block[0]["content"]
+    assert all(f"ALR-{n:06d}" in text for n in range(8))  # every id stays, its path and words go
+    assert "severity=warning" not in text
+    assert "INC-72652" in text and "Never page the payments team" in text
+
+
+def test_an_entity_outlasts_a_search_of_the_same_age() -> None:
+    search = Fact("fact", "search(q=x) -> A1, B2", "data:search:q=x", 5)
+    entity = Fact("fact", "get_order(id=#W1) -> status=shipped", "data:##W1", 5)
+    assert eviction_order([entity, search]) == [1, 0]

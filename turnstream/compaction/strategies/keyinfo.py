@@ -12,7 +12,13 @@ from typing import Any, get_args
 
 from turnstream.compaction.fitting import DATA_KEY, ENTITY_KEY, eviction_order, fact_value
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
-from turnstream.compaction.strategies.tooldata import FAILURE, TOOL_CALL_CHARS, digest_tool_result, render_arguments
+from turnstream.compaction.strategies.tooldata import (
+    FAILURE,
+    RESULT_ARROW,
+    TOOL_CALL_CHARS,
+    digest_tool_result,
+    render_arguments,
+)
 from turnstream.text.chat import Message, content_text, tool_calls
 from turnstream.text.prose import clauses, keywords, sentences, shorten
 from turnstream.text.terms import CJK_RUN, stem
@@ -674,4 +680,4 @@ class KeyInfoExtractor:
                 source_seq=seq,
             )
         key = f"{ENTITY_KEY}{digest.entity}" if digest.entity else f"{DATA_KEY}{name}:{arguments}"
-        return Fact(type="fact", text=f"{call} -> {digest.text}", key=key, source_seq=seq)
+        return Fact(type="fact", text=f"{call}{RESULT_ARROW}{digest.text}", key=key, source_seq=seq)

@@ -40,6 +40,8 @@ FAILURE = re.compile(
 FAILURE_REACH = 200
 """How far into a prose result a failure's cue counts: an error says so up front; further on, "error" is a word of
 the data (a ticket's title, a log line)."""
+RESULT_ARROW = " -> "
+"""What stands between a call and its result's digest in a fact's text."""
 TOOL_CALL_CHARS = 120
 """At most this much of a call's arguments stays beside its result's digest."""
 

@@ -28,9 +28,8 @@ from functools import lru_cache
 
 from turnstream.compaction.strategies.base import Fact
 
-# keyinfo.py's own tests of a correction, reused so that a memory follows the very rule the facts follow; the
-# underscored names are private there, and read here only.
-from turnstream.compaction.strategies.keyinfo import _OLD_VALUE, _body, _content_words, classify, corrects
+# keyinfo.py's own tests of a correction, reused so that a memory follows the very rule the facts follow.
+from turnstream.compaction.strategies.keyinfo import OLD_VALUE, classify, content_words, corrects, fact_body
 from turnstream.text.locale import LOCALES
 from turnstream.text.prose import clauses, keywords, sentences
 
@@ -57,7 +56,7 @@ def old_values(text: str) -> tuple[frozenset[str], ...]:
         old
         for sentence in sentences(text)
         if corrects(sentence)
-        for match in _OLD_VALUE.finditer(sentence)
+        for match in OLD_VALUE.finditer(sentence)
         if (old := frozenset(keywords(match.group(1) or match.group(2) or "")))
     )
 
@@ -66,8 +65,8 @@ def old_values(text: str) -> tuple[frozenset[str], ...]:
 def stated(text: str) -> frozenset[str]:
     """What a fact says, stemmed and without cue words: its content words, less the old values its corrections name
     ("Correction: I prefer window seats, not aisle seats." → {window, seat})."""
-    said = " ".join(_OLD_VALUE.sub(" ", sentence) if corrects(sentence) else sentence for sentence in sentences(text))
-    return _content_words(said)
+    said = " ".join(OLD_VALUE.sub(" ", sentence) if corrects(sentence) else sentence for sentence in sentences(text))
+    return content_words(said)
 
 
 def _speaker(line: str) -> tuple[str, bool]:
@@ -91,7 +90,9 @@ def replaces(fact: Fact, sentence: str, users: bool) -> bool:
     # a named slot holds one value; a generic key is a statement's first words, which a restatement of other words
     # ("…; it started yesterday" after "…; it started on Monday") shares without replacing anything: it counts only
     # when the fact took it over from the statement it replaced, its own words setting another slot
-    return users and fact.key in _slots(sentence) and (":" not in fact.key or fact.key not in _slots(_body(fact.text)))
+    return (
+        users and fact.key in _slots(sentence) and (":" not in fact.key or fact.key not in _slots(fact_body(fact.text)))
+    )
 
 
 @lru_cache(maxsize=_REMEMBERED_FACTS)
@@ -103,7 +104,7 @@ def _slots(sentence: str) -> frozenset[str]:
 def _beside(fact: Fact, line: str) -> bool:
     """Whether `line` already says what `fact` says (the correction itself, or the new value in other words)."""
     new = stated(fact.text)
-    return new <= _content_words(line) if new else _body(fact.text) in line
+    return new <= content_words(line) if new else fact_body(fact.text) in line
 
 
 def reconcile(text: str, facts: Sequence[Fact]) -> str:

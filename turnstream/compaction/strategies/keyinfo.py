@@ -209,7 +209,7 @@ def corrects(sentence: str) -> bool:
 
 _CUE_WORDS = re.compile(_CUE_PHRASES + r"|\bno longer\b|\bany ?more\b|不再", re.I)
 """Words of a correction's cue that no keyword says what a statement is about by ("changed my mind", "anymore")."""
-_OLD_VALUE = re.compile(
+OLD_VALUE = re.compile(
     r"\b(?:not|instead of|rather than)\s+((?:(?!\bbut\b)[^,.;!?]){1,40})|(?:而不是|不是)([^，。；！？,]{1,12})", re.I
 )
 """The value a correction names as wrong: "not aisle seats", "instead of Rome", "not 2000 but…", "不是上海"."""
@@ -265,7 +265,7 @@ def _is_cue(word: str) -> bool:
 
 def slug(text: str, n: int = 3) -> str:
     """A short stable identity of `text`: its first meaningful keywords, cue words removed."""
-    keys = [k for k in keywords(_OLD_VALUE.split(text)[0]) if not _is_cue(k)]
+    keys = [k for k in keywords(OLD_VALUE.split(text)[0]) if not _is_cue(k)]
     return "-".join(keys[:n]) or shorten(text.lower(), 24)
 
 
@@ -349,7 +349,7 @@ def _cued(cue: re.Pattern[str], clause: str) -> bool:
 def _similar_key(text: str, kind: FactType, facts: Sequence[Fact], correcting: bool) -> str | None:
     """Key of the newest fact of the same type whose keywords overlap `text` (Jaccard): a restatement shares most of
     them, a correction ("Actually, I prefer window seats") a quarter of what both are about, cue words aside."""
-    words, threshold = (_content_words, 0.25) if correcting else (_fact_keywords, 0.6)
+    words, threshold = (content_words, 0.25) if correcting else (_fact_keywords, 0.6)
     mine = words(text)
     if not mine:
         return None
@@ -366,7 +366,7 @@ def _split_old_values(sentence: str, facts: Sequence[Fact], role: str) -> tuple[
     """(kept, removed): removed facts state a value this correction names as wrong ("not 2000", "instead of Rome",
     "不是上海"), among those the speaker's word may change."""
     kept, removed = list(facts), []
-    for match in _OLD_VALUE.finditer(sentence):
+    for match in OLD_VALUE.finditer(sentence):
         old = set(keywords(match.group(1) or match.group(2) or ""))
         if old:
             removed += [f for f in kept if _changes(role, f) and old <= _fact_keywords(f.text)]
@@ -381,7 +381,7 @@ def _changes(role: str, fact: Fact) -> bool:
 
 def _names_old_value(clause: str) -> bool:
     """Whether a clause only names the value a correction replaces ("not aisle seats", "不是成都")."""
-    return bool(_OLD_VALUE.match(clause))
+    return bool(OLD_VALUE.match(clause))
 
 
 def _says_something(clause: str) -> bool:
@@ -416,9 +416,9 @@ def _corrected_spans(sentence: str, parts: Sequence[str]) -> dict[int, str]:
 def _stopped_fact(clause: str, facts: Sequence[Fact], role: str) -> Fact | None:
     """The newest earlier fact a "no longer" clause takes back ("I no longer eat sushi" of "I love sushi"): half the
     words of the shorter of the two, cue words aside, are in both."""
-    mine = _content_words(clause)
+    mine = content_words(clause)
     for fact in reversed(facts):
-        theirs = _content_words(fact.text)
+        theirs = content_words(fact.text)
         if _changes(role, fact) and mine and theirs and 2 * len(mine & theirs) >= min(len(mine), len(theirs)):
             return fact
     return None
@@ -452,7 +452,7 @@ def _restated_value(sentence: str, facts: Sequence[Fact], seq: int) -> list[Fact
     for fact in reversed(facts):
         if fact.type not in ("constraint", "fact", "preference") or fact.key.startswith(_NOT_THE_USERS):
             continue
-        body = _body(fact.text)
+        body = fact_body(fact.text)
         if len(_VALUE.findall(body)) == 1:
             return [Fact(type=fact.type, text=_VALUE.sub(values[0], body), key=fact.key, source_seq=seq)]
     return []
@@ -470,8 +470,8 @@ def _meant_fact(sentence: str, facts: Sequence[Fact], seq: int) -> Fact | None:
     if not _MEANT_CUE.search(sentence):
         return None
     recent = [f for f in facts if not f.key.startswith(_NOT_THE_USERS) and seq - MEANT_REACH <= f.source_seq < seq]
-    mine = _content_words(sentence)
-    return max(reversed(recent), key=lambda fact: len(mine & _content_words(fact.text)), default=None)
+    mine = content_words(sentence)
+    return max(reversed(recent), key=lambda fact: len(mine & content_words(fact.text)), default=None)
 
 
 _NOT_THE_USERS = (
@@ -482,7 +482,7 @@ _NOT_THE_USERS = (
 """Keys of facts the user's word does not change: tool results, failures, what the assistant said."""
 
 
-def _body(text: str) -> str:
+def fact_body(text: str) -> str:
     """A fact's words, without the date and speaker it opens with."""
     said = _PREFIX.match(text)
     return text[said.end() if said else 0 :]
@@ -491,11 +491,11 @@ def _body(text: str) -> str:
 @lru_cache(maxsize=_REMEMBERED_TEXTS)
 def _fact_keywords(text: str) -> frozenset[str]:
     """A fact's keywords, as a set; its date and speaker aside."""
-    return frozenset(keywords(_body(text)))
+    return frozenset(keywords(fact_body(text)))
 
 
 @lru_cache(maxsize=_REMEMBERED_TEXTS)
-def _content_words(text: str) -> frozenset[str]:
+def content_words(text: str) -> frozenset[str]:
     """What a statement is about: its keywords less cue words ("prefer", "actually", "no longer")."""
     return frozenset(stem(k) for k in _fact_keywords(_CUE_WORDS.sub(" ", text)) if not _is_cue(k))
 
@@ -642,7 +642,7 @@ class KeyInfoExtractor:
             elif ":" in key:
                 # Generic keys: a restatement or a correction of an earlier entry takes over its key.
                 key = _similar_key(text, kind, facts + found, correcting) or key
-            elif not _NUMBER.search(clause) and any(f.key == key and _NUMBER.search(_body(f.text)) for f in facts):
+            elif not _NUMBER.search(clause) and any(f.key == key and _NUMBER.search(fact_body(f.text)) for f in facts):
                 continue  # "budget stays the same" names the slot but no value: the stated one stands
             found.append(Fact(type=kind, text=_statement(text, sentence), key=key, source_seq=seq))
         # one sentence, one statement: clauses of it that fell back to the whole sentence are one fact, and a

@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from tests.support.contexts import with_context
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory import memories_from_facts, profile_additions
 from turnstream.redis.memories import ArchiveQuery, MemoryStore
@@ -21,6 +22,7 @@ async def memory(redis_settings: Settings) -> AsyncIterator[MemoryStore]:
     store = MemoryStore.from_settings(
         redis_settings.model_copy(update={"memory_max_per_owner": 50, "owner_ttl_seconds": 1000})
     )
+    await with_context(store.redis, store.settings, "s1", OWNER)  # only a session with a context counts accesses
     yield store
     await store.aclose()
 

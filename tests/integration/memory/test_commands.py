@@ -7,6 +7,7 @@ import orjson
 import pytest
 from redis.asyncio import Redis
 
+from tests.support.contexts import with_context
 from turnstream.compaction.strategies.base import Fact
 from turnstream.memory import memories_from_facts
 from turnstream.memory.archive import archive_entry
@@ -35,6 +36,7 @@ async def remembered(redis_settings: Settings) -> str:
         owner_key("u1", "acme", "s1"), [Fact("constraint", "My budget is 3500 EUR", "budget")], "acme:s1", time.time()
     )
     await store.remember(memory.owner, [memory], [memory.text])
+    await with_context(store.redis, redis_settings, "s1", memory.owner)  # a prompt counts only in a session with one
     await store.aclose()
     return memory.id
 

@@ -7,15 +7,15 @@ from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
 
+from tests.support.contexts import compacted_doc
+from tests.support.contexts import with_context as write_context
 from turnstream.client import ContextClient
-from turnstream.compaction.marker import marker_message
 from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory import changed_facts, memories_from_facts, profile_additions, summary_memory
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.reader import ContextReader
 from turnstream.redis.writer import ContextWriter
-from turnstream.schemas import ContextDoc
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
 from turnstream.text.tokens import count_messages
@@ -120,9 +120,7 @@ async def test_related_question_recalls_it_and_a_greeting_skips_recall(client: C
 
 async def with_context(client: ContextClient, session_id: str, owner: str = OWNER) -> None:
     """The session has a context, as after its first turn: only then does a prompt record anything."""
-    await ContextWriter.on(client.memory.redis, client.memory.settings).write(
-        compacted_doc(session_id, tail_turns=1), ["t1"], owner=owner
-    )
+    await write_context(client.memory.redis, client.memory.settings, session_id, owner)
 
 
 async def test_not_injected_twice_within_the_window_per_session(client: ContextClient) -> None:
@@ -174,34 +172,6 @@ async def test_build_prompt_is_one_round_trip(client: ContextClient, wire: Wire)
         wire.requests.clear()
         await client.build_prompt("s1", text, tenant="acme", user_id="u1")
         assert len(wire.requests) == 1 and b"EVALSHA" in wire.requests[0]
-
-
-def compacted_doc(session_id: str, tail_turns: int) -> ContextDoc:
-    tail = []
-    for n in range(tail_turns):
-        tail += [
-            {"role": "user", "content": f"Question {n} about hotels in Lisbon?"},
-            {"role": "assistant", "content": f"Answer {n}: " + "details " * 30},
-        ]
-    messages = [
-        {"role": "system", "content": "You are a travel agent."},
-        {"role": "user", "content": "Plan a trip to Lisbon."},
-        marker_message("en"),
-        {"role": "system", "content": "[Summary of the compressed history]\nThe user plans Lisbon in May."},
-        *tail,
-    ]
-    return ContextDoc(
-        session_id=session_id,
-        tenant="acme",
-        version=1,
-        last_turn_id="t1",
-        updated_at=time.time(),
-        messages=messages,
-        marker_index=2,
-        dropped=6,
-        summary="The user plans Lisbon in May.",
-        tokens={"before": 9000, "after": count_messages(messages), "budget": 4000},
-    )
 
 
 async def test_prompt_order_and_budget(redis_settings: Settings) -> None:

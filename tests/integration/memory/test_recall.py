@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 from redis.crc import key_slot
 
 from tests.integration.test_pipeline import produce, wait_for_versions
+from tests.support.contexts import with_context
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.memory.archive import archive_entry
@@ -325,6 +326,8 @@ async def test_build_prompt_is_one_round_trip_and_every_key_in_one_slot(redis_se
     async with ContextClient.from_settings(redis_settings) as client:
         archive = ArchiveStore(client.store.redis, redis_settings)
         await archive.append("acme:maya", [e for e in entries(30)])
+        # a session with a context: its prompt also records (the recall list, the memories' access counts)
+        await with_context(client.store.redis, redis_settings, "s1", "acme:maya")
         await client.build_prompt("s1", "warm up topic3", tenant="acme", user_id="maya")  # scripts loaded, pool warm
         monitor_client = Redis.from_url(redis_settings.redis_url)
         commands: list[str] = []

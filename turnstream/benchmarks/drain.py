@@ -16,7 +16,9 @@ from turnstream.benchmarks.pinning import CoreSplit, CpuSpent, cpu_ticks, placem
 from turnstream.benchmarks.stages import Scrape, per_turn_us
 from turnstream.settings import Settings
 
-TARGET = 0.5
+CPU_TARGET = 3.0
+"""The worker's CPU a turn at the default batch, pinned, at most this many times the counting agent's. The drain
+ratio itself is reported without a target: it retired (bench/README.md, figure 1)."""
 SIDES = ("pipeline", "count")
 
 
@@ -75,14 +77,17 @@ async def drain_rate(
             )
         data[str(size)] = {placement: each.to_dict() for placement, each in measured.items()}
         batch = batch or last  # the default worker's last round: the reads figure reads its contexts
-    met = (rows[0].ratio or 0.0) >= TARGET
+    cpu = next(row for row in rows if row.measure.startswith("CPU a turn, ") and "(default)" in row.measure)
     return Figure(
         "drain",
         "1 Drain rate",
         "pipeline",
         "count-only agent",
         rows,
-        Target(f"ratio ≥ {TARGET} at the default batch, {placements(split)[0]}", met),
+        Target(
+            f"CPU a turn ≤ {CPU_TARGET:g}× at the default batch, {placements(split)[0]}; drain rate reported",
+            cpu_met(cpu),
+        ),
         {
             "batch_sizes": data,
             "cores": split and split.to_dict(),
@@ -91,6 +96,12 @@ async def drain_rate(
             "last_session": {"session_id": batch[-1]["session_id"], "user_id": batch[-1]["user_id"]},
         },
     )
+
+
+def cpu_met(row: Row) -> bool:
+    """The worker's CPU a turn within CPU_TARGET times the counting agent's (a yardstick that spent nothing
+    measurable meets nothing)."""
+    return row.ratio is not None and row.ratio <= CPU_TARGET
 
 
 async def _rounds(

@@ -123,13 +123,14 @@ async def passthrough_latencies(live: Live, turns: list[dict[str, Any]], rate: f
     return await _listening(live, [updates_channel(live.set)], measure)
 
 
-P50_TARGET_MS, P99_TARGET_MS, RATIO_TARGET = 25.0, 100.0, 1.2
+P50_TARGET_MS, P99_TARGET_MS = 25.0, 100.0
+"""The bounds in force. The ratio to the SET-only agent is reported without a target: it retired
+(bench/README.md, figure 2)."""
 
 
 def freshness_met(p50: Row, p99: Row) -> bool:
-    """p50 and p99 within their bounds, and each within RATIO_TARGET of the SET-only agent's."""
-    within = all(row.b > 0 and row.a / row.b <= RATIO_TARGET for row in (p50, p99))
-    return p50.a <= P50_TARGET_MS and p99.a <= P99_TARGET_MS and within
+    """p50 and p99 within their bounds."""
+    return p50.a <= P50_TARGET_MS and p99.a <= P99_TARGET_MS
 
 
 SIDES = ("pipeline", "set")
@@ -181,7 +182,7 @@ async def freshness(
         for placement in order
     ]
     target = Target(
-        f"p50 ≤ {P50_TARGET_MS:.0f} ms, p99 ≤ {P99_TARGET_MS:.0f} ms, each ≤ {RATIO_TARGET}× SET-only, {order[0]}",
+        f"p50 ≤ {P50_TARGET_MS:.0f} ms, p99 ≤ {P99_TARGET_MS:.0f} ms, {order[0]}; ratios reported",
         freshness_met(rows[0], rows[1]),
     )
     measured = {

@@ -10,7 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.integration.client.fixtures import make_doc
-from turnstream.inspect.app import build_app
+from turnstream.inspector.app import build_app
 from turnstream.redis.connect import redis_client
 from turnstream.redis.inspection import InspectReader
 from turnstream.redis.writer import ContextWriter

@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     require_extra("worker")  # aiohttp, the web server, comes with Faust
-    from turnstream.inspect.app import is_loopback
+    from turnstream.inspector.app import is_loopback
 
     settings = configured_settings(redis=True)
     token = settings.inspect_token.get_secret_value() if settings.inspect_token else None
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(settings: Settings, host: str, port: int, token: str | None) -> int:
     from aiohttp import web
 
-    from turnstream.inspect.app import build_app
+    from turnstream.inspector.app import build_app
     from turnstream.redis.inspection import InspectReader
 
     reader = InspectReader(redis_client(settings), settings)

@@ -60,7 +60,7 @@ def with_flags(settings: Settings, args: argparse.Namespace) -> Settings:
 
 def tokens_of(settings: Settings, open_: bool) -> TokenTable | None:
     """The token table the settings give (CliError when it cannot be used), or None to serve open."""
-    from turnstream.inspect.app import is_loopback
+    from turnstream.inspector.app import is_loopback
     from turnstream.serve.tenants import TokenFileError, token_table
 
     path = settings.serve_tokens_file

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from turnstream.inspect.app import is_loopback, token_matches
-from turnstream.inspect.markup import Html, bar, html
-from turnstream.inspect.pages import SessionView, list_page, session_page
-from turnstream.inspect.views import (
+from turnstream.inspector.app import is_loopback, token_matches
+from turnstream.inspector.markup import Html, bar, html
+from turnstream.inspector.pages import SessionView, list_page, session_page
+from turnstream.inspector.views import (
     bar_percent,
     context_parts,
     dropped_positions,

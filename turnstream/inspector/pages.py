@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from turnstream.inspect.markup import Html, bar, html, join, page
-from turnstream.inspect.views import Part, SessionRow, bar_percent, context_parts, dropped_positions, when
+from turnstream.inspector.markup import Html, bar, html, join, page
+from turnstream.inspector.views import Part, SessionRow, bar_percent, context_parts, dropped_positions, when
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.inspection import OwnerData
 from turnstream.schemas.archive import ArchiveEntry

@@ -18,8 +18,8 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from pydantic import ValidationError
 
-from turnstream.inspect.pages import SessionView, error_page, list_page, session_page
-from turnstream.inspect.views import dropped_positions, session_rows, user_of
+from turnstream.inspector.pages import SessionView, error_page, list_page, session_page
+from turnstream.inspector.views import dropped_positions, session_rows, user_of
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.inspection import MAX_DROPPED_SHOWN, InspectReader
 from turnstream.schemas.turn import SAFE_ID

@@ -11,7 +11,7 @@ from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block, starts_
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.messages import CallTracker, validate_messages
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Strategy
-from turnstream.schemas.tokens import TokenCounts
+from turnstream.schemas.token_counts import TokenCounts
 from turnstream.text.chat import Message, call_ids
 from turnstream.text.language import Language, LanguageTally
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message

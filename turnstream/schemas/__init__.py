@@ -1,7 +1,7 @@
 """The contracts other programs rely on: Turn (input topic), ContextDoc (Redis, client), their JSON Schema.
 
 The package is the ground floor: it imports only turnstream.text. Its names are loaded when first asked for,
-so the rules beneath pydantic (compaction/ uses schemas.tokens and schemas.message, plain Python) load no
+so the rules beneath pydantic (compaction/ uses schemas.token_counts and schemas.message, plain Python) load no
 pydantic when they import one module of it.
 """
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from turnstream.schemas.context import ContextDoc, ContextFact
     from turnstream.schemas.export import RECORDS, json_schema
     from turnstream.schemas.ids import session_key
-    from turnstream.schemas.tokens import TokenCounts
+    from turnstream.schemas.token_counts import TokenCounts
     from turnstream.schemas.turn import Turn, TurnError, decode_turn, encode_turn, validate_turn
 
 _WHERE = {
@@ -21,7 +21,7 @@ _WHERE = {
     "RECORDS": "export",
     "json_schema": "export",
     "session_key": "ids",
-    "TokenCounts": "tokens",
+    "TokenCounts": "token_counts",
     "Turn": "turn",
     "TurnError": "turn",
     "decode_turn": "turn",

@@ -11,7 +11,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from turnstream.schemas.ids import session_key
-from turnstream.schemas.tokens import TokenCounts
+from turnstream.schemas.token_counts import TokenCounts
 from turnstream.schemas.turn import SAFE_ID, SAFE_TENANT, MessageField
 
 _RECORD = ConfigDict(frozen=True, use_attribute_docstrings=True)

@@ -1,5 +1,5 @@
 """A batch of the session agent: its records opened once (agents/envelope.py), their items stepped through the
-pure session batch (session/batch.py), the effects they ask for collected.
+pure session batch (session/session_batch.py), the effects they ask for collected.
 
 No I/O but reading the sessions Table, through the state loader (the live state, when there is one): the
 executor (agents/executor.py) carries the effects out.

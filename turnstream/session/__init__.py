@@ -1,6 +1,6 @@
 """The pure per-session state machine: a turn or a summary in, effects out; no Kafka, no Redis, no client library."""
 
-from turnstream.session.batch import SessionBatch, StateLoader
+from turnstream.session.session_batch import SessionBatch, StateLoader
 from turnstream.session.config import CoreConfig
 from turnstream.session.core import Input, SessionCore, Step
 from turnstream.session.live import LiveMap, LiveStates

@@ -7,8 +7,8 @@ a recovering worker never sees it. A later turn of the session starts it afresh.
 
 After a sweep that removed sessions, glibc's `malloc_trim` hands the freed heap back to the system: without
 it the allocator keeps the pages of expired rows, and a worker's resident memory follows its busiest hour,
-not its live sessions (`turnstream bench`'s churn figure, three runs each: 171–172 → 163–168 MB after 10,000 sessions,
-1.16–1.17 → 1.11–1.14× its size after 1,000). It takes a few milliseconds; on a libc without it nothing is done.
+not its live sessions (`turnstream bench`'s churn figure, 9 in bench/README.md; its current value in
+docs/performance.md). It takes a few milliseconds; on a libc without it nothing is done.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ class ArchiveSink:
                 for (owner, entries), reply in zip(appends.items(), replies)
             }
 
-        # one retry loop for the batch, not one an owner (about 25 µs each): finishing an append again is
+        # one retry loop for the batch, not one an owner (each costs even when the first attempt succeeds): finishing an append again is
         # idempotent (an append again skips what is there, an eviction again what is gone)
         return await until_redis_answers(finish)
 

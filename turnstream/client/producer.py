@@ -23,7 +23,7 @@ from turnstream.tracing import inject
 log = logging.getLogger(__name__)
 
 LINGER_MS = 5
-"""Batching delay: at 5 ms a single producer reaches ~80k turns/s on the embedded broker."""
+"""Batching delay (ms): how long the producer waits for more records before it sends a batch."""
 _said: set[str] = set()
 """What this process has warned about once already: a gateway starts producers again and again (each GatewayClient,
 each `produce`), and the same broker gives the same answer each time."""

@@ -1,12 +1,12 @@
-"""A gateway's semantic share with the embedding model in-process: the question embedded (about 2 ms with
-MiniLM-q on one thread here), its nearest vocabulary terms added to the read, and the pool ranked by the stored
+"""A gateway's semantic share with the embedding model in-process: the question embedded (what it takes of a
+read: figure 8's `embed` rows, docs/performance.md), its nearest vocabulary terms added to the read, and the pool ranked by the stored
 int8 vectors of the same model. No network: the model runs here, the vectors come with the one round trip
 (prompt/semantic.py).
 
 The embedding comes before the round trip, not beside it: the question's nearest terms are what bring a turn that
 shares no word with it into the pool ("What martial arts has John done?" and "I started kickboxing": the
 question's terms taekwondo, karate, judo meet the turn's), and they need the vector first. A read without them,
-which could embed beside the round trip, answered 1–2 points fewer LoCoMo dev questions (docs/performance.md,
+which could embed beside the round trip, answered 1–2 points fewer LoCoMo dev questions (bench/HISTORY.md,
 2026-12-05 evening).
 """
 

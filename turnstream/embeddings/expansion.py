@@ -16,8 +16,8 @@ WeightedTerms = list[tuple[str, float]]
 
 _BLAS = ThreadpoolController()
 """numpy's BLAS, held to one thread for the product below: OpenBLAS's extra threads spin for a while after each
-call, and between the embedder's small batches or a gateway's single queries that spinning cost ~25 ms of CPU a
-call against ~5 ms of work (docs/decisions/0034)."""
+call, and between the embedder's small batches or a gateway's single queries that spinning cost several times
+the work's own CPU a call (docs/decisions/0034)."""
 
 
 def nearest_terms(

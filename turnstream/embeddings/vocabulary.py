@@ -58,8 +58,8 @@ class Vocabulary:
         """The vocabulary cache `make models` wrote into a model folder; one-line EmbeddingError when it is not there."""
         try:
             lines = (folder / TERMS_FILE).read_text(encoding="utf-8").splitlines()
-            # column-major: a question's product with every vector then reads them in memory order, 2.5x faster
-            # at one BLAS thread than across rows (0.49 against 1.24 ms for MiniLM's 14,026 terms); a subset's
+            # column-major: a question's product with every vector then reads them in memory order, faster at
+            # one BLAS thread than across rows (bench/HISTORY.md, 2026-12-05 evening); a subset's
             # rows come out row-major, as before
             vectors = np.asfortranarray(np.load(folder / VECTORS_FILE), dtype=np.float32)
         except (OSError, ValueError) as error:

@@ -4,7 +4,9 @@ import openai
 import orjson
 import pytest
 
-from turnstream.compaction.strategies import Digest, Fact, KeyInfoExtractor, RollingSummarizer
+from turnstream.compaction.strategies import Digest, Fact
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+from turnstream.compaction.strategies.summary import RollingSummarizer
 from turnstream.llm.calls import client_options, extract_facts, merge_summary
 from turnstream.llm.strategies import LLMKeyInfoExtractor, LLMSummarizer
 from turnstream.text.tokens import count_text

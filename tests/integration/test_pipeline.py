@@ -18,7 +18,7 @@ from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker, wait_until_drained
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction import compact
-from turnstream.compaction.strategies import build_strategy
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas import ContextDoc, session_key

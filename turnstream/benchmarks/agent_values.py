@@ -37,8 +37,8 @@ from turnstream.compaction.fitting import tail_start, unit_starts
 from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.messages import validate_messages
-from turnstream.compaction.strategies import build_strategy
 from turnstream.compaction.strategies.base import Strategy
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.samples.agent_traces import AgentTrace, agent_traces
 from turnstream.samples.conversations import generate_conversations
 from turnstream.settings import Settings

@@ -6,7 +6,7 @@ import orjson
 
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.compaction import SessionCompactor
-from turnstream.compaction.strategies import build_strategy
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.samples.conversations import generate_conversations
 from turnstream.settings import Settings
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.compaction import compact
-from turnstream.compaction.strategies import (
-    CompositeStrategy,
-    KeyInfoExtractor,
-    RollingSummarizer,
-    Strategy,
-    build_strategy,
-)
+from turnstream.compaction.strategies import Strategy
+from turnstream.compaction.strategies.composite import CompositeStrategy
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+from turnstream.compaction.strategies.offline import build_strategy
+from turnstream.compaction.strategies.summary import RollingSummarizer
 from turnstream.samples.planted import generate, message_lines, naive_tail
 from turnstream.samples.planted import retention as retained_share
 from turnstream.settings import Settings

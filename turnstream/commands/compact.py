@@ -64,7 +64,7 @@ def _strategy(settings: Settings, llm: bool) -> Strategy:
         from turnstream.llm.strategies import build_llm_strategy
 
         return build_llm_strategy(settings)
-    from turnstream.compaction.strategies import build_strategy
+    from turnstream.compaction.strategies.offline import build_strategy
 
     return build_strategy(settings)
 

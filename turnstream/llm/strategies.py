@@ -12,8 +12,9 @@ import openai
 from tenacity import Retrying, stop_after_attempt, wait_exponential
 
 from turnstream.compaction.compactor import KEEP_DIGEST
-from turnstream.compaction.strategies import Archiver, CompositeStrategy
+from turnstream.compaction.strategies.archive import Archiver
 from turnstream.compaction.strategies.base import Digest, Strategy
+from turnstream.compaction.strategies.composite import CompositeStrategy
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
 from turnstream.compaction.strategies.prompts import (
     completion_request,

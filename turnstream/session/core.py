@@ -11,7 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from turnstream.compaction import MessageError, PopError
-from turnstream.compaction.strategies import KeyInfoExtractor, RollingSummarizer, offline_strategy
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+from turnstream.compaction.strategies.offline import offline_strategy
+from turnstream.compaction.strategies.summary import RollingSummarizer
 from turnstream.memory.archive import archive_entry
 from turnstream.memory.corrections import outdated, reconcile, restating
 from turnstream.memory.extract import memories_from_facts, summary_memory

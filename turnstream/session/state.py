@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from turnstream.compaction import CompactionResult, SessionCompactor
-from turnstream.compaction.strategies import Fact, KeyInfoExtractor, Strategy
+from turnstream.compaction.strategies import Fact, Strategy
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.errors import TurnstreamError
 from turnstream.memory.extract import changed_facts
 from turnstream.schemas import Turn, session_key, validate_turn

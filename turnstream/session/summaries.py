@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import astuple, dataclass, field
 from typing import Any, cast
 
-from turnstream.compaction.strategies import Fact, merge_facts
+from turnstream.compaction.strategies import Fact
+from turnstream.compaction.strategies.keyinfo import merge_facts
 from turnstream.schemas.summaries import FactRow, SummaryRequest, SummaryResult
 from turnstream.text.chat import Message
 

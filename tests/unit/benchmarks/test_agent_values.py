@@ -18,7 +18,7 @@ from turnstream.benchmarks.agent_values import (
 )
 from turnstream.compaction import KEEP_DIGEST, compact
 from turnstream.compaction.marker import marker_tokens
-from turnstream.compaction.strategies import offline_strategy
+from turnstream.compaction.strategies.offline import offline_strategy
 from turnstream.text.tokens import count_messages
 
 FILLER = "We compared the options at length and nothing in this sentence is an identifier. " * 12

@@ -8,7 +8,8 @@ from tests.support.conversations import react_messages
 from turnstream.compaction import compact
 from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, SUMMARY_FLOOR_TOKENS, cut_block
 from turnstream.compaction.marker import block_text
-from turnstream.compaction.strategies import Digest, Fact, build_strategy
+from turnstream.compaction.strategies import Digest, Fact
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.samples.planted import generate
 from turnstream.settings import Settings
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message, count_text

@@ -3,7 +3,7 @@
 import pytest
 
 from turnstream.compaction import compact
-from turnstream.compaction.strategies import RollingSummarizer
+from turnstream.compaction.strategies.summary import RollingSummarizer
 from turnstream.text.language import detect_language
 from turnstream.text.locale import LOCALES
 from turnstream.text.tokens import count_messages

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from turnstream.compaction import SessionCompactor, compact
-from turnstream.compaction.strategies import build_strategy
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.settings import Settings
 
 from .helpers import Recorder, anchor_count, check_rules, is_trimmed, react_traces

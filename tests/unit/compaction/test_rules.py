@@ -6,8 +6,8 @@ import pytest
 
 from turnstream.compaction import MARKERS, compact, detect_language
 from turnstream.compaction.incremental import SessionCompactor
-from turnstream.compaction.strategies import build_strategy
 from turnstream.compaction.strategies.base import Digest, Fact
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.settings import Settings
 from turnstream.text.tokens import count_messages
 

@@ -17,7 +17,8 @@ import pytest
 
 from tests.support.conversations import react_messages
 from turnstream.compaction import SessionCompactor, compact
-from turnstream.compaction.strategies import Digest, build_strategy
+from turnstream.compaction.strategies import Digest
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.samples.planted import generate
 from turnstream.settings import Settings
 

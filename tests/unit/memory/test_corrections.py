@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnstream.compaction.strategies import KeyInfoExtractor
 from turnstream.compaction.strategies.base import Fact
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory.corrections import BESIDE, old_values, reconcile, restating, stated
 
 

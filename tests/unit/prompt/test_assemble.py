@@ -6,7 +6,7 @@ import pytest
 
 from turnstream.compaction import compact
 from turnstream.compaction.marker import MARKERS, marker_message
-from turnstream.compaction.strategies import build_strategy
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.prompt.assemble import assemble
 from turnstream.prompt.block import without_lines
 from turnstream.prompt.context import split_context

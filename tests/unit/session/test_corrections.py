@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from turnstream.compaction.strategies import KeyInfoExtractor
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory.profile import append_profile
 from turnstream.prompt.assemble import assemble
 from turnstream.prompt.read import Recalled

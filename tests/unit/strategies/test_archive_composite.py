@@ -2,7 +2,10 @@ from dataclasses import replace
 
 import pytest
 
-from turnstream.compaction.strategies import Archiver, CompositeStrategy, Digest, build_strategy
+from turnstream.compaction.strategies import Digest
+from turnstream.compaction.strategies.archive import Archiver
+from turnstream.compaction.strategies.composite import CompositeStrategy
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.settings import Settings
 
 

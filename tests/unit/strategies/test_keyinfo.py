@@ -2,7 +2,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnstream.compaction.strategies import Digest, Fact, KeyInfoExtractor, merge_facts
+from turnstream.compaction.strategies import Digest, Fact
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
 
 
 def user(text: str) -> dict:

@@ -2,8 +2,7 @@
 
 import pytest
 
-from turnstream.compaction.strategies import KeyInfoExtractor
-from turnstream.compaction.strategies.keyinfo import classify
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, classify
 
 
 def budget_after(*messages: tuple[str, str]) -> list[str]:

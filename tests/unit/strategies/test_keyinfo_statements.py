@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from turnstream.compaction.strategies import Digest, KeyInfoExtractor
+from turnstream.compaction.strategies import Digest
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 
 MAY_8 = 1_683_540_000.0  # 8 May 2023, 10:00 UTC
 DAY = 86_400.0

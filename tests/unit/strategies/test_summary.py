@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnstream.compaction.strategies import Digest, RollingSummarizer
-from turnstream.compaction.strategies.summary import parse, render
+from turnstream.compaction.strategies import Digest
+from turnstream.compaction.strategies.summary import RollingSummarizer, parse, render
 from turnstream.samples import generate
 from turnstream.text.tokens import count_text
 

@@ -71,6 +71,7 @@ FORBIDDEN = {
         "turnstream.session",
         "turnstream.llm",
         "turnstream.faust_private",
+        "turnstream.prompt",
     ),
     "client": (
         "faust",
@@ -111,9 +112,10 @@ FORBIDDEN = {
 }
 """Per package, what none of its modules may import, even lazily: the session core, compaction and long-term memory
 do no I/O; the prompt read is pure and needs of the compactor only its fitting rules; Redis is spoken in redis/
-alone, below the worker; the SDK (client) is installed without the worker and imports only the context reader; the
-embeddings turn text into vectors and terms, and whoever stores or reads them imports them, not the reverse; the
-development stack starts processes and speaks no protocol but the probes' bytes."""
+alone, below the worker, and serves the prompt read its plan without knowing the read (prompt/read.py composes it,
+over schemas/prompt_read.py's data); the SDK (client) is installed without the worker and imports only the context
+reader; the embeddings turn text into vectors and terms, and whoever stores or reads them imports them, not the
+reverse; the development stack starts processes and speaks no protocol but the probes' bytes."""
 
 
 SDK = ("turnstream.client", "turnstream.schemas")

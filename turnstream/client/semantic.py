@@ -20,8 +20,8 @@ from turnstream.embeddings.base import EmbeddingError, model_tag
 from turnstream.embeddings.codec import decode_int8_rows
 from turnstream.embeddings.expansion import nearest_terms
 from turnstream.embeddings.factory import Embedders, load_embedders
-from turnstream.prompt.read import PoolEntry
 from turnstream.prompt.semantic import SEMANTIC_HITS, Ranked, Semantic, SemanticAsk, TermsOnly, by_terms
+from turnstream.schemas.prompt_read import PoolEntry
 from turnstream.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,8 @@
 """SyncContextClient: ContextClient for threaded gateways (Flask, Django, WSGI), on a blocking redis.Redis.
 
-The same reads, keys, script and prompt assembly as the asyncio ContextClient: both run the reads of
-redis/reads.py, this one through the blocking executor (redis/blocking.py). A redis.Redis is thread-safe
+The same reads, keys, script and prompt read as the asyncio ContextClient: both run the reads of
+redis/reads.py and the one prompt read (prompt/read.py), this one through the blocking executor
+(redis/blocking.py). A redis.Redis is thread-safe
 (a pool of connections), so one client serves every thread of a gateway.
 """
 
@@ -11,14 +12,19 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from turnstream.client.reads import WaitResult, gateway_semantic, search_owner, session_and_owner
-from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt, search_settings
-from turnstream.prompt.query import prompt_query
+from turnstream.client.reads import (
+    WaitResult,
+    gateway_semantic,
+    prompt_read,
+    search_owner,
+    search_read,
+    session_and_owner,
+)
+from turnstream.prompt.assemble import Prompt
 from turnstream.redis import reads
-from turnstream.redis.blocking import execute, published, subscribed
+from turnstream.redis.blocking import execute, published, run, subscribed
 from turnstream.redis.connect import sync_redis_client
 from turnstream.redis.keys import KeyLayout
-from turnstream.redis.recall import recall_read
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 
@@ -89,20 +95,9 @@ class SyncContextClient:
         this prompt.
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
-        settings = budgeted(self.settings, budget_tokens)
-        query = prompt_query(user_text, k, settings, self.semantic)
-        read = recall_read(
-            self.layout,
-            settings,
-            owner or self._owner_of(key),
-            key,
-            query.keywords,
-            query.k,
-            query.archive,
-            record,
-            time.time(),
-        )
-        return finish_prompt(query, execute(self.redis, read), settings, self.semantic)
+        owner = owner or self._owner_of(key)
+        read = prompt_read(self.layout, self.settings, self.semantic, key, owner, user_text, k, record, budget_tokens)
+        return run(self.redis, read)
 
     def search(
         self,
@@ -115,21 +110,9 @@ class SyncContextClient:
         budget_tokens: int | None = None,
     ) -> Prompt:
         """What recall finds for `text` among the memories and archived turns of `user_id` (or of `session_id`'s own
-        owner), in one round trip, recording nothing: ContextClient.search, the read MemoryStore.search makes."""
-        settings = search_settings(self.settings, text, budget_tokens)
-        query = prompt_query(text, k, settings, self.semantic)
-        read = recall_read(
-            self.layout,
-            settings,
-            search_owner(user_id, session_id, tenant),
-            "",
-            query.keywords,
-            query.k,
-            query.archive,
-            False,
-            time.time(),
-        )
-        return finish_prompt(query, execute(self.redis, read), settings, self.semantic)
+        owner), in one round trip, recording nothing: ContextClient.search, the same search read (prompt/read.py)."""
+        owner = search_owner(user_id, session_id, tenant)
+        return run(self.redis, search_read(self.layout, self.settings, self.semantic, owner, text, k, budget_tokens))
 
     def forgotten_key(self, session_key: str) -> bool:
         """Whether the session of `session_key` was erased (`turnstream forget`): its forget marker is set."""

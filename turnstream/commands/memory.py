@@ -13,6 +13,7 @@ import sys
 import orjson
 
 from turnstream.cli import CliError
+from turnstream.client.context import GatewayMemory
 from turnstream.commands._services import configured_settings
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.errors import REDIS_UNAVAILABLE
@@ -93,7 +94,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 async def _search(owner: str, text: str, k: int | None) -> Prompt:
-    store = MemoryStore.from_settings(configured_settings(redis=True))
+    store = GatewayMemory.from_settings(configured_settings(redis=True))
     try:
         return await store.search(owner, text, k)
     finally:

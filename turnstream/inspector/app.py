@@ -18,6 +18,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from pydantic import ValidationError
 
+from turnstream.client.context import GatewayMemory
 from turnstream.inspector.pages import SessionView, error_page, list_page, session_page
 from turnstream.inspector.views import dropped_positions, session_rows, user_of
 from turnstream.redis.errors import REDIS_UNAVAILABLE
@@ -125,7 +126,9 @@ async def session(request: web.Request) -> web.Response:
         return _page(404, f"no context in Redis for session {key!r}")
     owner, doc = found
     dropped = await reader.archived(owner, doc.session_key, dropped_positions(doc)[-MAX_DROPPED_SHOWN:])
-    prompt = await reader.ask(doc.session_key, owner, question) if question else None
+    # what build_prompt returns for the question in this session, recording nothing (no dedup window counted)
+    memory = GatewayMemory(reader.redis, reader.settings)
+    prompt = await memory.build_prompt(doc.session_key, owner, question, record=False) if question else None
     view = SessionView(
         owner, user_of(owner, doc.session_key, doc.tenant), doc, await reader.owner(owner), dropped, question, prompt
     )

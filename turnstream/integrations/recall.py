@@ -4,9 +4,9 @@ request): its name, description and JSON Schema, the checks of a model's argumen
 The agent searches its owner's archived turns and typed memories with a query of its own, as the seed's "recall
 history" tool searches the archive like a search engine. A tool result dropped from the context comes back whole (cut
 only past the budget), with its step and time, found by any id in it: the agent reads it again instead of calling
-the tool again. The search is the one `turnstream memory search`, the HTTP API and the MCP server make
-(ContextClient.search, MemoryStore.search); the owner is fixed where the tool is built and is no argument, so a model
-can never read another user's memory. No I/O here.
+the tool again. The search is the one `turnstream memory search`, the HTTP API and the MCP server make (prompt/read.py's
+search, through ContextClient.search or GatewayMemory.search); the owner is fixed where the tool is built and is no
+argument, so a model can never read another user's memory. No I/O here.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The MCP tools: a session's prompt, archive search, a note as a typed memory, erasure. Each calls what the SDK,
-`turnstream forget` and the HTTP API call (ContextClient.build_prompt, MemoryStore.search, streams.notes,
+`turnstream forget` and the HTTP API call (ContextClient.build_prompt, GatewayMemory.search, streams.notes,
 serve.service.erase_found); the descriptions are written for the model that picks among them.
 
 A failure the HTTP API answers with a 4xx or a 503 (serve/errors.py) is a tool error here, with the API's words:

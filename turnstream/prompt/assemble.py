@@ -23,12 +23,12 @@ from turnstream.memory.profile import cut_profile
 from turnstream.prompt.block import fill_block
 from turnstream.prompt.context import fit_summary_block, grow_summary_block, holds_tool_data, split_context
 from turnstream.prompt.query import PromptQuery
-from turnstream.prompt.read import Recalled, RecallResult
 from turnstream.prompt.recalled import ArchivedTurn, RecalledTurn
 from turnstream.prompt.semantic import Semantic
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.memory import MemoryType
+from turnstream.schemas.prompt_read import Recalled, RecallResult
 from turnstream.schemas.turn import MessageField
 from turnstream.settings import Settings
 from turnstream.text.chat import Message, content_text

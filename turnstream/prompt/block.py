@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from turnstream.memory.profile import cut_profile
-from turnstream.prompt.read import Recalled
 from turnstream.prompt.recalled import LINE_SEPARATOR_TOKENS, RecalledTurn, choose_turns, dated_lines
 from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.prompt_read import Recalled
 from turnstream.text.chat import Message
 from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from turnstream.prompt.read import ArchiveQuery
 from turnstream.prompt.semantic import POOL, Semantic, SemanticAsk
+from turnstream.schemas.prompt_read import ArchiveQuery
 from turnstream.settings import Settings
 from turnstream.text.greeting import is_small_talk
 from turnstream.text.prose import keywords

@@ -1,72 +1,82 @@
-"""What the one read of a prompt asks Redis for and what it gets back, as plain data (the script call that carries
-them is redis/recall.py's)."""
+"""The one prompt read, without I/O: a prompt (or a search) composed over its read plan.
+
+A read is a generator: it prepares the query (prompt/query.py), yields the plan of its one round trip, is sent
+what that round trip returned, and returns the assembled Prompt (prompt/assemble.py). The plan comes from `plan`,
+the caller's: the recall script's call for the owner and session it names, and how its reply decodes
+(redis/recall.py's recall_read). An executor runs it, asyncio (redis/aio.py) or blocking (redis/blocking.py):
+both clients, the HTTP API, the MCP server and the recall tool compose their prompts here, and only here.
+
+The read's data (RecallAsk, RecallResult and theirs) lie beneath this package and redis/, in
+schemas/prompt_read.py; they are named here too.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator
+from typing import TypeVar
 
-from turnstream.schemas.archive import ArchiveEntry
-from turnstream.schemas.memory import MemoryType
+from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt, search_settings
+from turnstream.prompt.query import PromptQuery, prompt_query
+from turnstream.prompt.semantic import Semantic
+from turnstream.schemas.prompt_read import ArchiveQuery, PoolEntry, RecallAsk, Recalled, RecallResult
+from turnstream.settings import Settings
 
+__all__ = [
+    "ArchiveQuery",
+    "PoolEntry",
+    "PromptRead",
+    "RecallAsk",
+    "RecallResult",
+    "Recalled",
+    "build_prompt",
+    "search",
+]
 
-@dataclass(frozen=True, slots=True)
-class Recalled:
-    """A memory the recall script picked, with the score it was picked by."""
-
-    id: str
-    type: MemoryType
-    text: str
-    score: float
-    access_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class PoolEntry:
-    """A candidate of the block's semantic share: an archived turn the lexical or the semantic index ranks high."""
-
-    entry: ArchiveEntry
-    lexical: float
-    """Its BM25 score for the query (0 when only the semantic index found it)."""
-    semantic: float
-    """Its semantic terms' summed weights for the query (0 when only BM25 found it)."""
-    vector: bytes | None
-    """Its int8 vector of the reader's model, when the archive has one (embeddings/codec.py)."""
+P = TypeVar("P")
+PromptRead = Generator[P, RecallResult, Prompt]
+"""A read in the making: it yields the plan of its round trip (P, the caller's), is sent the decoded result."""
 
 
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """Everything the read path needs, as read in one round trip."""
+def build_prompt(
+    plan: Callable[[RecallAsk], P],
+    user_text: str,
+    k: int | None,
+    settings: Settings,
+    semantic: Semantic | None = None,
+    record: bool = True,
+    budget_tokens: int | None = None,
+) -> PromptRead[P]:
+    """The prompt for a session's next model call: its context, the owner's profile, memories and archive read in
+    one round trip, assembled within the prompt budget.
 
-    doc: bytes | None
-    profile: str
-    recalled: list[Recalled]
-    """Best first."""
-    archived: list[tuple[ArchiveEntry, float]]
-    """Archived turns matching the query: hits best first, each followed by its neighbours (score 0)."""
-    pool: list[PoolEntry] = field(default_factory=list)
-    """The semantic share's candidates (empty when the archive has no semantic index or the read asks none)."""
+    With `record`, the memories given are counted against the session's dedup window (once the session has a
+    context: a prompt for a new or erased session records nothing); memories then dropped for the budget stay
+    counted: that only happens when the context nearly fills the prompt budget, and undoing it would cost a
+    second round trip. Archived turns have no dedup window: the context itself says what the model has seen, and a
+    question asked twice needs its answer twice. `k` defaults to settings.recall_k; `budget_tokens` replaces
+    settings.prompt_budget_tokens for this prompt.
+    """
+    settings = budgeted(settings, budget_tokens)
+    return _read(plan, prompt_query(user_text, k, settings, semantic), settings, semantic, record)
 
 
-@dataclass(frozen=True, slots=True)
-class ArchiveQuery:
-    """Bounds of the archive part of one read: Redis runs the script alone, so its work is capped."""
+def search(
+    plan: Callable[[RecallAsk], P],
+    text: str,
+    k: int | None,
+    settings: Settings,
+    semantic: Semantic | None = None,
+    budget_tokens: int | None = None,
+) -> PromptRead[P]:
+    """What recall finds for `text` among an owner's memories and archived turns (no session: the plan names
+    none); nothing is recorded against any dedup window. `budget_tokens` bounds the memory block (default
+    settings.recall_budget_tokens)."""
+    settings = search_settings(settings, text, budget_tokens)
+    return _read(plan, prompt_query(text, k, settings, semantic), settings, semantic, False)
 
-    terms: Sequence[str]
-    """Distinct query terms (text.terms.query_terms); each costs one ZCARD."""
-    hits: int = 20
-    """Best-scoring entries returned, each with its neighbours (what a 3,000-token block holds, with room to spare)."""
-    postings_per_term: int = 64
-    """Highest-weighted postings read per scored term."""
-    scored_terms: int = 8
-    """Rarest query terms scored; the others are too common to tell turns apart."""
-    neighbours: int = 2
-    """Turns of the same session returned on each side of a hit, so a question keeps its answer and an answer
-    the exchange it belongs to: on LoCoMo two a side find more evidence than one (80 % to 84 % of questions
-    at 4,000 tokens) or more hits (32 hits with one a side fill the same room)."""
-    pool: int = 0
-    """Candidates of the semantic share taken from each side (BM25, the semantic terms); 0 asks none."""
-    semantic_terms: Sequence[str] = ()
-    """The query's semantic terms: its own terms, and with a model its nearest vocabulary terms."""
-    vector_tag: str = ""
-    """The reader's model tag: the pool comes with that model's vectors (empty: none)."""
+
+def _read(
+    plan: Callable[[RecallAsk], P], query: PromptQuery, settings: Settings, semantic: Semantic | None, record: bool
+) -> PromptRead[P]:
+    result = yield plan(RecallAsk(query.keywords, query.k, query.archive, record))
+    return finish_prompt(query, result, settings, semantic)

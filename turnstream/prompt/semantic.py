@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from turnstream.prompt.read import PoolEntry
 from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.prompt_read import PoolEntry
 
 POOL = 30
 """Candidates a read takes from each side for the semantic share (20 and 50 did no better)."""

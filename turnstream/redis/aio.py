@@ -1,10 +1,11 @@
-"""The asyncio executor: reads (redis/reads.py) in one round trip, and the Lua scripts registered on a client
-(EVALSHA, loaded on first use) and queued in pipelines on a single Redis and a Redis Cluster alike;
-`run_pipeline` sends such a pipeline in one round trip."""
+"""The asyncio executor: reads (redis/reads.py) in one round trip, a composed read (`run`: the prompt read of
+prompt/read.py) plan by plan, and the Lua scripts registered on a client (EVALSHA, loaded on first use) and queued
+in pipelines on a single Redis and a Redis Cluster alike; `run_pipeline` sends such a pipeline in one round
+trip."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 from redis.asyncio import Redis
@@ -17,6 +18,7 @@ from turnstream.redis.reads import Command, Read, ScriptCommand, as_command, scr
 from turnstream.redis.scripts import Call, ScriptSpec
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def load_script(redis: Redis, spec: ScriptSpec) -> AsyncScript:
@@ -73,6 +75,18 @@ async def execute(redis: Redis | RedisCluster, read: Read[T]) -> T:
             for spec in scripts_of(read.commands):
                 await redis.script_load(spec.text())
     raise AssertionError("unreachable: the second attempt returns or raises")
+
+
+async def run(redis: Redis | RedisCluster, steps: Generator[Read[Any], Any, R]) -> R:
+    """What a composed read returns: each plan it yields sent by `execute` (one round trip each; the prompt read
+    yields one), its decoded replies sent back."""
+    try:
+        read = next(steps)
+        while True:
+            read = steps.send(await execute(redis, read))
+    except StopIteration as done:
+        result: R = done.value
+        return result
 
 
 async def _send(redis: Redis | RedisCluster, commands: Sequence[Command | ScriptCommand]) -> list[Any]:

@@ -1,10 +1,10 @@
-"""The blocking executor: the same reads as redis/aio.py (redis/reads.py), on redis-py's blocking client, for
-threaded gateways; a redis.Redis is thread-safe (a pool of connections), so one serves every thread."""
+"""The blocking executor: the same reads as redis/aio.py (redis/reads.py, and the composed prompt read of
+prompt/read.py), on redis-py's blocking client, for threaded gateways; a redis.Redis is thread-safe (a pool of connections), so one serves every thread."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -17,6 +17,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from turnstream.redis.reads import Command, Read, ScriptCommand, as_command, scripts_of
 
 T = TypeVar("T")
+R = TypeVar("R")
 SUBSCRIBE_TIMEOUT = 5.0
 """How long a subscription may wait for the server's confirmation."""
 
@@ -33,6 +34,18 @@ def execute(redis: Redis | RedisCluster, read: Read[T]) -> T:
             for spec in scripts_of(read.commands):
                 redis.script_load(spec.text())
     raise AssertionError("unreachable: the second attempt returns or raises")
+
+
+def run(redis: Redis | RedisCluster, steps: Generator[Read[Any], Any, R]) -> R:
+    """What a composed read returns, each plan it yields sent by `execute` (redis/aio.py's `run`, without the
+    awaits)."""
+    try:
+        read = next(steps)
+        while True:
+            read = steps.send(execute(redis, read))
+    except StopIteration as done:
+        result: R = done.value
+        return result
 
 
 def _send(redis: Redis | RedisCluster, commands: Sequence[Command | ScriptCommand]) -> list[Any]:

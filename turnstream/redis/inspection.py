@@ -14,7 +14,6 @@ from pydantic import ValidationError
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 
-from turnstream.prompt.assemble import Prompt
 from turnstream.redis.connect import ping
 from turnstream.redis.keys import parse_context_key, scan_pattern
 from turnstream.redis.memories import MemoryStore
@@ -138,10 +137,6 @@ class InspectReader:
         present = [i for i in ids if i is not None]
         raws = await self.redis.hmget(keys.archive, present) if present else []
         return [ArchiveEntry.from_json(raw) for raw in raws if raw is not None]
-
-    async def ask(self, session_key: str, owner: str, text: str) -> Prompt:
-        """What build_prompt returns for `text` in this session, recording nothing (no dedup window counted)."""
-        return await self.memory.build_prompt(session_key, owner, text, record=False)
 
     async def aclose(self) -> None:
         await self.contexts.aclose()

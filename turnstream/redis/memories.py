@@ -1,4 +1,5 @@
-"""MemoryStore: long-term memories, profiles and the read path's one-round-trip recall.
+"""MemoryStore: long-term memories, profiles and the read path's one-round-trip recall (the prompt read composed
+over it is prompt/read.py's).
 
 The key layout is in redis/keys.py; everything of one owner shares the owner's hash tag, and every
 script declares every key it touches, so they run unchanged on a Redis Cluster. The keyword sets an
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import orjson
 from redis.asyncio import Redis
@@ -20,10 +21,6 @@ from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline
 
 from turnstream.memory.profile import append_profile, keep_tail
-from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt, search_settings
-from turnstream.prompt.query import prompt_query
-from turnstream.prompt.read import ArchiveQuery, RecallResult
-from turnstream.prompt.semantic import Semantic
 from turnstream.redis.aio import execute, load_script, queue_script, run_pipeline
 from turnstream.redis.connect import redis_client
 from turnstream.redis.keys import KeyLayout, OwnerKeys
@@ -31,6 +28,7 @@ from turnstream.redis.reads import reply_text
 from turnstream.redis.recall import recall_read
 from turnstream.redis.scripts import REMEMBER, REPLACE_PROFILE, Call
 from turnstream.schemas.memory import Memory
+from turnstream.schemas.prompt_read import ArchiveQuery, RecallResult
 from turnstream.settings import Settings
 
 _CAS_ATTEMPTS = 8
@@ -90,18 +88,15 @@ class Remembered:
 class MemoryStore:
     """Long-term memories and profiles in Redis: atomic upserts, one-round-trip recall."""
 
-    def __init__(self, redis: Redis, settings: Settings, semantic: Semantic | None = None) -> None:
+    def __init__(self, redis: Redis, settings: Settings) -> None:
         self.redis = redis
         self.settings = settings
-        self.semantic = semantic
-        """The reader's side of the semantic share (prompt/semantic.py), for build_prompt and search; None reads
-        lexically only."""
         self.layout = KeyLayout(settings.topic_prefix)
         self._remember = load_script(redis, REMEMBER)
         self._replace_profile = load_script(redis, REPLACE_PROFILE)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> MemoryStore:
+    def from_settings(cls, settings: Settings) -> Self:
         if not settings.redis_url:
             raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
         return cls(redis_client(settings), settings)
@@ -254,35 +249,3 @@ class MemoryStore:
 
     async def aclose(self) -> None:
         await self.redis.aclose()
-
-    async def build_prompt(
-        self,
-        session_key: str,
-        owner: str,
-        user_text: str,
-        k: int | None = None,
-        record: bool = True,
-        budget_tokens: int | None = None,
-    ) -> Prompt:
-        """Read the session's context, the owner's profile, memories and archive (one round trip), and assemble
-        the prompt (turnstream/prompt).
-
-        With `record`, the memories given are counted against the session's dedup window (once the session has a
-        context: a prompt for a new or erased session records nothing); memories then dropped for the budget
-        stay counted: that only happens when the context nearly fills the prompt budget, and undoing it would
-        cost a second round trip. Archived turns have no dedup window:
-        the context itself says what the model has seen, and a question asked twice needs its answer twice.
-        `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
-        """
-        settings = budgeted(self.settings, budget_tokens)
-        query = prompt_query(user_text, k, settings, self.semantic)
-        result = await self.recall(owner, session_key, query.keywords, query.k, query.archive, record=record)
-        return finish_prompt(query, result, settings, self.semantic)
-
-    async def search(self, owner: str, text: str, k: int | None = None, budget_tokens: int | None = None) -> Prompt:
-        """What recall finds for `text` among `owner`'s memories and archived turns (`turnstream memory search`, the
-        HTTP API's and the MCP server's search); nothing is recorded against any dedup window."""
-        settings = search_settings(self.settings, text, budget_tokens)
-        query = prompt_query(text, k, settings, self.semantic)
-        result = await self.recall(owner, "", query.keywords, query.k, query.archive, record=False)
-        return finish_prompt(query, result, settings, self.semantic)

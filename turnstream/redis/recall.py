@@ -1,22 +1,24 @@
 """The read script (lua/recall.lua) without I/O: the keys and arguments of one call, and its reply decoded.
 
-The asyncio and the blocking clients run the same `recall_read` through their executors (redis/aio.py,
-redis/blocking.py), so the two send the same call byte for byte.
+This is the prompt read's plan: the composition (prompt/read.py) asks with a RecallAsk, `recall_plan` turns the
+ask into `recall_read`'s call for one owner and session, and an executor (redis/aio.py, redis/blocking.py) sends
+it, so the asyncio and the blocking clients send the same call byte for byte.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from turnstream.prompt.read import ArchiveQuery, PoolEntry, Recalled, RecallResult
 from turnstream.redis.archive import WEIGHT_SCALE
 from turnstream.redis.keys import KeyLayout
 from turnstream.redis.reads import Read, script_read
 from turnstream.redis.scripts import RECALL, Call
 from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.prompt_read import ArchiveQuery, PoolEntry, RecallAsk, Recalled, RecallResult
 from turnstream.settings import Settings
 
 
@@ -102,3 +104,17 @@ def recall_read(
     return script_read(
         RECALL, recall_request(layout, settings, owner, session_key, keywords, k, archive, record, now), decode_recall
     )
+
+
+def recall_plan(
+    layout: KeyLayout, settings: Settings, owner: str, session_key: str
+) -> Callable[[RecallAsk], Read[RecallResult]]:
+    """The plan of a prompt read (prompt/read.py) of `owner`, in `session_key` (empty: a search, no session): each
+    ask becomes recall_read's call, dated when it is made."""
+
+    def plan(ask: RecallAsk) -> Read[RecallResult]:
+        return recall_read(
+            layout, settings, owner, session_key, ask.keywords, ask.k, ask.archive, ask.record, time.time()
+        )
+
+    return plan

@@ -113,7 +113,7 @@ async def search(request: web.Request) -> web.Response:
     body = parse(SearchRequest, await json_body(request))
     owner = owner_for(scope, body.user_id, body.session_id)
     memory = backend.gateway.context.memory
-    assert memory is not None  # GatewayClient's context client is built with its MemoryStore
+    assert memory is not None  # GatewayClient's context client is built with its GatewayMemory
     found = await memory.search(owner, body.text, body.k, body.budget_tokens)
     return json_reply(SearchReply(recalled=found.recalled, archived=found.archived).model_dump())
 

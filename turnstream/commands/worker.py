@@ -125,7 +125,7 @@ def run_worker(settings: Settings, loglevel: str) -> int:
 
     def ready() -> str:
         assigned = (tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic)
-        return ready_line(app.conf.id, settings.turns_topic, assigned)  # the app id is the consumer group
+        return ready_line(app.conf.id, settings.turns_topic, assigned, settings.log_format)  # the app id: the group
 
     worker = Worker(
         app,

@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
 
+import orjson
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -42,11 +43,16 @@ def partition_ranges(partitions: Iterable[int]) -> str:
     return ",".join(f"{low}-{high}" if high > low else str(low) for low, high in runs) or "none"
 
 
-def ready_line(group: str, topic: str, partitions: Iterable[int]) -> str:
+def ready_line(group: str, topic: str, partitions: Iterable[int], fmt: LogFormat = "text") -> str:
     """What a worker prints on stdout once it consumes, as `turnstream stack` prints READY and `serve` SERVE_URL=:
     its consumer group, and the partitions of the turns topic it was given (another worker of the group holds
-    the rest)."""
-    return f"READY group={group} topic={topic} partitions={partition_ranges(partitions)}"
+    the rest). Under TURNSTREAM_LOG_FORMAT=json it is one JSON object like every other line the worker writes, the
+    same text as its `message`."""
+    ranges = partition_ranges(partitions)
+    line = f"READY group={group} topic={topic} partitions={ranges}"
+    if fmt == "json":
+        return orjson.dumps({"message": line, "group": group, "topic": topic, "partitions": ranges}).decode()
+    return line
 
 
 class ServicesUnavailable(TurnstreamError, RuntimeError):

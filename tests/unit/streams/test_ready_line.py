@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,3 +27,13 @@ def test_the_notation_reads_back_as_the_same_partitions(partitions: set[int]) ->
 def test_the_line_starts_as_the_stacks_and_names_group_topic_and_partitions() -> None:
     line = ready_line("turnstream-worker", "turnstream.turns", range(8))
     assert line == "READY group=turnstream-worker topic=turnstream.turns partitions=0-7"
+
+
+def test_under_json_logs_the_line_is_one_json_object_with_the_same_text() -> None:
+    line = ready_line("turnstream-worker", "turnstream.turns", [0, 1, 3], "json")
+    assert orjson.loads(line) == {
+        "message": "READY group=turnstream-worker topic=turnstream.turns partitions=0-1,3",
+        "group": "turnstream-worker",
+        "topic": "turnstream.turns",
+        "partitions": "0-1,3",
+    }

@@ -17,7 +17,7 @@ from tests.support.conversations import turns_for
 from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker, wait_until_drained
 from turnstream.client import ContextClient, TurnProducer
-from turnstream.compaction import compact
+from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.client import ContextClient
-from turnstream.compaction import compact
+from turnstream.compaction.compactor import compact
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.writer import ContextWriter

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from turnstream.benchmarks.figures import Figure, Row, Target, interleaved
-from turnstream.compaction import SessionCompactor
+from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.samples.conversations import generate_conversations, steps
 from turnstream.settings import Settings

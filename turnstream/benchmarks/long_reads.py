@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from turnstream.benchmarks.archive_reads import fill_archive
 from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.client import ContextClient
-from turnstream.compaction import compact
+from turnstream.compaction.compactor import compact
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.writer import ContextWriter

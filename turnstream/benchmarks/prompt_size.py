@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from turnstream.benchmarks.figures import Figure, Row, Target
-from turnstream.compaction import SessionCompactor
+from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.samples.conversations import generate_conversations
 from turnstream.settings import Settings

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from turnstream.benchmarks.figures import Figure, Row, Target
-from turnstream.compaction import compact
+from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies import Strategy
 from turnstream.compaction.strategies.composite import CompositeStrategy
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor

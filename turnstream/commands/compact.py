@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 
 from turnstream.cli import CliError
-from turnstream.compaction import MessageError, compact
+from turnstream.compaction import MessageError
+from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies.base import Strategy
 from turnstream.settings import Settings
 

@@ -1,46 +1,12 @@
 """Pure rules and strategies over message lists: no Kafka, no Redis.
 
-Names are loaded when first asked for: the prompt read imports compaction.fitting (and what it needs) without
-loading the compactor's strategies (key-info extraction, summaries), which only the worker runs.
+The face holds what is light: the message shape check (messages.py) and the markers (marker.py). The compactor
+is imported from its modules, compaction.compactor (`compact`, `CompactionResult`, `KEEP_DIGEST`) and
+compaction.incremental (`SessionCompactor`, `PopError`), so the prompt read, which needs of it only
+compaction/fitting.py, loads neither the compactor nor the worker's strategies.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from turnstream.compaction.marker import MARKERS
+from turnstream.compaction.messages import MessageError, validate_messages
 
-if TYPE_CHECKING:
-    from turnstream.compaction.compactor import KEEP_DIGEST, CompactionResult, compact
-    from turnstream.compaction.incremental import PopError, SessionCompactor
-    from turnstream.compaction.marker import MARKERS
-    from turnstream.compaction.messages import MessageError, validate_messages
-    from turnstream.text.language import detect_language
-
-_WHERE = {
-    "KEEP_DIGEST": "turnstream.compaction.compactor",
-    "CompactionResult": "turnstream.compaction.compactor",
-    "compact": "turnstream.compaction.compactor",
-    "PopError": "turnstream.compaction.incremental",
-    "SessionCompactor": "turnstream.compaction.incremental",
-    "MARKERS": "turnstream.compaction.marker",
-    "MessageError": "turnstream.compaction.messages",
-    "validate_messages": "turnstream.compaction.messages",
-    "detect_language": "turnstream.text.language",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
-
-
-__all__ = [
-    "CompactionResult",
-    "KEEP_DIGEST",
-    "MARKERS",
-    "MessageError",
-    "PopError",
-    "SessionCompactor",
-    "compact",
-    "detect_language",
-    "validate_messages",
-]
+__all__ = ["MARKERS", "MessageError", "validate_messages"]

@@ -41,7 +41,7 @@ from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 
 from turnstream.client import ContextClient, GatewayClient, RecordTimeout, SyncContextClient
-from turnstream.compaction import PopError
+from turnstream.compaction.incremental import PopError
 from turnstream.integrations import recall
 from turnstream.integrations._turns import SessionErased, next_seq, session_turns, turn_id
 from turnstream.integrations.openai_tools import RecallHandler

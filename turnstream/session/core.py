@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from turnstream.compaction import MessageError, PopError
+from turnstream.compaction import MessageError
+from turnstream.compaction.incremental import PopError
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.compaction.strategies.offline import offline_strategy
 from turnstream.compaction.strategies.summary import RollingSummarizer

@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from turnstream.compaction import CompactionResult, SessionCompactor
+from turnstream.compaction.compactor import CompactionResult
+from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies import Fact, Strategy
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.errors import TurnstreamError

@@ -16,7 +16,7 @@ from turnstream.benchmarks.agent_values import (
     needed_values,
     occurs,
 )
-from turnstream.compaction import KEEP_DIGEST, compact
+from turnstream.compaction.compactor import KEEP_DIGEST, compact
 from turnstream.compaction.marker import marker_tokens
 from turnstream.compaction.strategies.offline import offline_strategy
 from turnstream.text.tokens import count_messages

@@ -9,7 +9,8 @@ from typing import Any
 import orjson
 from hypothesis import strategies as st
 
-from turnstream.compaction import MARKERS, CompactionResult
+from turnstream.compaction import MARKERS
+from turnstream.compaction.compactor import CompactionResult
 from turnstream.compaction.marker import block_text
 from turnstream.compaction.messages import validate_messages
 from turnstream.compaction.strategies.base import Digest, Fact

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.conversations import react_messages
-from turnstream.compaction import compact
+from turnstream.compaction.compactor import compact
 from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, SUMMARY_FLOOR_TOKENS, cut_block
 from turnstream.compaction.marker import block_text
 from turnstream.compaction.strategies import Digest, Fact

@@ -5,8 +5,10 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from turnstream.compaction import MessageError, SessionCompactor, compact
+from turnstream.compaction import MessageError
 from turnstream.compaction import compactor as compactor_module
+from turnstream.compaction.compactor import compact
+from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message
 
 from .helpers import Recorder, call, result, sys_, thought, user

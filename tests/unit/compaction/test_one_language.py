@@ -2,7 +2,7 @@
 
 import pytest
 
-from turnstream.compaction import compact
+from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies.summary import RollingSummarizer
 from turnstream.text.language import detect_language
 from turnstream.text.locale import LOCALES

@@ -6,7 +6,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from turnstream.compaction import SessionCompactor, compact
+from turnstream.compaction.compactor import compact
+from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.settings import Settings
 

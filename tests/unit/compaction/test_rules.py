@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from turnstream.compaction import MARKERS, compact, detect_language
+from turnstream.compaction import MARKERS
+from turnstream.compaction.compactor import compact
 from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies.base import Digest, Fact
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.settings import Settings
+from turnstream.text.language import detect_language
 from turnstream.text.tokens import count_messages
 
 from .helpers import Recorder, call, check_rules, result, sys_, thought, user

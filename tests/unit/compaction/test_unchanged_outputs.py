@@ -16,7 +16,8 @@ import orjson
 import pytest
 
 from tests.support.conversations import react_messages
-from turnstream.compaction import SessionCompactor, compact
+from turnstream.compaction.compactor import compact
+from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies import Digest
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.samples.planted import generate

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from turnstream.compaction import PopError, compact
+from turnstream.compaction.compactor import compact
+from turnstream.compaction.incremental import PopError
 from turnstream.compaction.marker import marker_message
 from turnstream.integrations.openai_agents import context_items, messages_from_items, poppable, tail_start
 from turnstream.schemas.context import ContextDoc

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from turnstream.compaction import compact
+from turnstream.compaction.compactor import compact
 from turnstream.compaction.marker import MARKERS, marker_message
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.prompt.assemble import assemble

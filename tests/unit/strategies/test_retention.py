@@ -2,7 +2,7 @@
 
 import pytest
 
-from turnstream.compaction import compact
+from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.samples import generate, message_lines, retention
 from turnstream.samples.planted import digest_text, naive_tail, stream_compaction

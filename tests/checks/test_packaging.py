@@ -139,7 +139,9 @@ def test_the_sdk_of_the_wheel_imports_and_builds_its_clients_without_the_worker_
         """
 import turnstream
 from turnstream.client import ContextClient, SyncContextClient, TurnProducer
-from turnstream.schemas import ContextDoc, Turn, json_schema
+from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.export import json_schema
+from turnstream.schemas.turn import Turn
 from turnstream.settings import Settings
 assert turnstream.__file__.startswith(sys.argv[1]), turnstream.__file__  # the wheel's copy, not the work tree
 settings = Settings(kafka_url="kafka://127.0.0.1:1", redis_url="redis://127.0.0.1:1/0")

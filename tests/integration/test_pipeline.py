@@ -21,10 +21,10 @@ from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
-from turnstream.schemas import ContextDoc, session_key
 from turnstream.schemas.archive import entry_id
+from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.headers import REASON_HEADER, SOURCE_HEADER
-from turnstream.schemas.ids import owner_key, partition_of
+from turnstream.schemas.ids import owner_key, partition_of, session_key
 from turnstream.session import CoreConfig
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics

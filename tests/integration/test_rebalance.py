@@ -21,7 +21,7 @@ from tests.support.conversations import turns_for
 from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer
-from turnstream.schemas import ContextDoc
+from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 

@@ -12,7 +12,7 @@ from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.redis.connect import redis_client
-from turnstream.schemas import ContextDoc
+from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 

@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 
 from turnstream.compaction.marker import marker_message
 from turnstream.redis.writer import ContextWriter
-from turnstream.schemas import ContextDoc
+from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.text.tokens import count_messages
 

@@ -8,7 +8,6 @@ import logging
 import faust
 
 from turnstream.agents.envelope import Envelope
-from turnstream.schemas import Turn, encode_turn
 from turnstream.schemas.headers import (
     ORIGINAL_KEY_HEADER,
     OWN_HEADERS,
@@ -16,6 +15,7 @@ from turnstream.schemas.headers import (
     SOURCE_HEADER,
     dead_letter_headers,
 )
+from turnstream.schemas.turn import Turn, encode_turn
 from turnstream.streams.metrics import dead_letters_total, rekeyed_total
 
 log = logging.getLogger(__name__)

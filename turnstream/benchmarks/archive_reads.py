@@ -20,7 +20,7 @@ from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.writer import ContextWriter
 from turnstream.samples.recall_set import recall_case
-from turnstream.schemas import ContextDoc
+from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import percentile
 from turnstream.text.language import Language

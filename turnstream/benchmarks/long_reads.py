@@ -21,7 +21,7 @@ from turnstream.prompt.assemble import Prompt
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.writer import ContextWriter
 from turnstream.samples.long_chats import LongChat, long_chats
-from turnstream.schemas import ContextDoc
+from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import percentile
 

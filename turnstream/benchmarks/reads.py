@@ -9,8 +9,7 @@ from turnstream.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream.benchmarks.live import Live
 from turnstream.client import ContextClient
 from turnstream.redis.memories import MemoryStore
-from turnstream.schemas import session_key
-from turnstream.schemas.ids import owner_key
+from turnstream.schemas.ids import owner_key, session_key
 
 TARGET = 1.5
 QUESTION = "Before you book anything, remind me of my budget and what I asked for."

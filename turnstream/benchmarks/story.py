@@ -27,7 +27,7 @@ import orjson
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.recall import LOCOMO_DEV, dated_history, locomo_case
 from turnstream.samples.recall_set import DETAILS, RecallCase, recall_case
-from turnstream.schemas import Turn
+from turnstream.schemas.turn import Turn
 from turnstream.session import CoreConfig, SessionCore
 from turnstream.settings import Settings
 from turnstream.text.chat import content_text

@@ -13,7 +13,8 @@ from turnstream.client import ContextClient
 from turnstream.commands._services import configured_settings
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.errors import REDIS_UNAVAILABLE
-from turnstream.schemas import ContextDoc, session_key
+from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.ids import session_key
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

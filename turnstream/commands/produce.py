@@ -19,7 +19,8 @@ from turnstream.cli import CliError
 from turnstream.client import TurnProducer
 from turnstream.commands._services import client_logging, configured_settings
 from turnstream.connections import kafka_refusal, kafka_refusal_reason
-from turnstream.schemas import TurnError, decode_turn, session_key
+from turnstream.schemas.ids import session_key
+from turnstream.schemas.turn import TurnError, decode_turn
 from turnstream.settings import Settings
 
 

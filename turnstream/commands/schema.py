@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from turnstream.cli import CliError
-from turnstream.schemas import RECORDS, json_schema
+from turnstream.schemas.export import RECORDS, json_schema
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

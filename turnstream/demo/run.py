@@ -16,7 +16,7 @@ from turnstream.demo.plan import DemoSession
 from turnstream.errors import TurnstreamError
 from turnstream.redis.connect import ping, redis_client
 from turnstream.samples.planted import message_lines, retention
-from turnstream.schemas import ContextDoc
+from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import histogram_quantile, percentile
 from turnstream.streams.admin import ensure_topics

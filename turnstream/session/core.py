@@ -19,13 +19,13 @@ from turnstream.memory.archive import archive_entry
 from turnstream.memory.corrections import outdated, reconcile, restating
 from turnstream.memory.extract import memories_from_facts, summary_memory
 from turnstream.memory.profile import profile_additions
-from turnstream.schemas import ContextDoc, Turn
 from turnstream.schemas.archive import ArchiveEntry
-from turnstream.schemas.context import EncodedContext, encode_context
+from turnstream.schemas.context import ContextDoc, EncodedContext, encode_context
 from turnstream.schemas.control import PopRequest
 from turnstream.schemas.ids import owner_key
 from turnstream.schemas.memory import Memory
 from turnstream.schemas.summaries import SummaryRequest, SummaryResult
+from turnstream.schemas.turn import Turn
 from turnstream.session.config import CoreConfig
 from turnstream.session.reorder import Forwarded, due, hold, is_held, must_wait
 from turnstream.session.state import SessionState

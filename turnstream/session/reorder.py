@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from turnstream.schemas import Turn
+from turnstream.schemas.turn import Turn
 from turnstream.session.state import HeldTurn, SessionState
 
 MAX_HELD = 64

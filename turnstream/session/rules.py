@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from turnstream.schemas import Turn
 from turnstream.schemas.control import PopRequest, is_forget_marker
 from turnstream.schemas.ids import Forward, route
 from turnstream.schemas.summaries import SummaryResult
+from turnstream.schemas.turn import Turn
 from turnstream.session.core import Input, SessionCore
 from turnstream.session.reorder import Forwarded
 from turnstream.session.state import SessionState

@@ -19,8 +19,9 @@ from turnstream.compaction.strategies import Fact, Strategy
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.errors import TurnstreamError
 from turnstream.memory.extract import changed_facts
-from turnstream.schemas import Turn, session_key, validate_turn
+from turnstream.schemas.ids import session_key
 from turnstream.schemas.summaries import SummaryResult
+from turnstream.schemas.turn import Turn, validate_turn
 from turnstream.session.config import CoreConfig
 from turnstream.session.recent import RecentIds
 from turnstream.session.summaries import SummaryRequests, fold_facts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from turnstream.schemas import ContextDoc
+from turnstream.schemas.context import ContextDoc
 
 
 def make_doc(version: int, session_id: str = "s1", tenant: str | None = "acme", **fields: Any) -> ContextDoc:

@@ -20,7 +20,7 @@ from redis import Redis
 import turnstream
 from tests.support.worker import running_worker
 from turnstream.redis.scripts import RECALL
-from turnstream.schemas import json_schema
+from turnstream.schemas.export import json_schema
 from turnstream.settings import Settings
 from turnstream.streams.admin import ensure_topics
 

@@ -9,7 +9,7 @@ import pytest
 
 from turnstream.client import ProducerClosedError, ProducerStartError, RecordTimeout, SyncTurnProducer, WaitResult
 from turnstream.client.gateway import check_acknowledged, fresh_version, prepared
-from turnstream.schemas import Turn, TurnError
+from turnstream.schemas.turn import Turn, TurnError
 from turnstream.settings import Settings
 
 NOWHERE = Settings(kafka_url="kafka://127.0.0.1:9")

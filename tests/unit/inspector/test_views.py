@@ -23,7 +23,7 @@ from turnstream.inspector.views import (
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.inspection import OwnerData
 from turnstream.redis.keys import parse_context_key, scan_pattern
-from turnstream.schemas import ContextDoc
+from turnstream.schemas.context import ContextDoc
 
 SCRIPT = "<script>alert('x')</script>"
 

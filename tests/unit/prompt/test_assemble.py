@@ -11,8 +11,8 @@ from turnstream.prompt.assemble import assemble
 from turnstream.prompt.block import without_lines
 from turnstream.prompt.context import split_context
 from turnstream.prompt.read import Recalled
-from turnstream.schemas import ContextDoc
 from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.text.tokens import count_messages
 

@@ -6,7 +6,7 @@ import pytest
 from turnstream.compaction import validate_messages
 from turnstream.compaction.messages import call_ids
 from turnstream.samples.conversations import generate_conversations, load_samples, stating_index, turns_of
-from turnstream.schemas import Turn
+from turnstream.schemas.turn import Turn
 
 BASES = {s.id: s for s in load_samples()}
 

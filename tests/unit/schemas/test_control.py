@@ -1,7 +1,7 @@
 import pytest
 
-from turnstream.schemas import TurnError, decode_turn
 from turnstream.schemas.control import ForgetRequest, forget_marker, forget_record, is_forget_marker, parse_forget
+from turnstream.schemas.turn import TurnError, decode_turn
 
 
 def test_forget_record_round_trip_and_turns_are_not_forget_records() -> None:

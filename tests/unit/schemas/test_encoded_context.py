@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.conversations import react_messages
-from turnstream.schemas import Turn
 from turnstream.schemas.context import ContextDoc, encode_context
+from turnstream.schemas.turn import Turn
 from turnstream.session import CoreConfig, SessionCore
 from turnstream.settings import Settings
 

@@ -5,7 +5,9 @@ import orjson
 import pytest
 
 from tests.unit.schemas.samples import BAD, GOOD
-from turnstream.schemas import RECORDS, ContextDoc, TurnError, decode_turn, json_schema
+from turnstream.schemas.context import ContextDoc
+from turnstream.schemas.export import RECORDS, json_schema
+from turnstream.schemas.turn import TurnError, decode_turn
 
 TURN_VALIDATOR = jsonschema.Draft202012Validator(json_schema("turn"))
 # the schema speaks about JSON documents: bytes that are not JSON never reach it

@@ -2,7 +2,7 @@ import orjson
 import pytest
 
 from tests.unit.schemas.samples import BAD, GOOD, raw
-from turnstream.schemas import Turn, TurnError, decode_turn, encode_turn
+from turnstream.schemas.turn import Turn, TurnError, decode_turn, encode_turn
 
 LIMIT = 64 * 1024
 

@@ -11,8 +11,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from tests.support.conversations import react_messages
-from turnstream.schemas import Turn
 from turnstream.schemas.summaries import SummaryResult
+from turnstream.schemas.turn import Turn
 from turnstream.session import CoreConfig, SessionCore, SessionState, SnapshotError
 from turnstream.settings import Settings
 

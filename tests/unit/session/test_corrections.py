@@ -16,8 +16,8 @@ from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory.profile import append_profile
 from turnstream.prompt.assemble import assemble
 from turnstream.prompt.read import Recalled
-from turnstream.schemas import Turn
 from turnstream.schemas.memory import Memory
+from turnstream.schemas.turn import Turn
 from turnstream.session import CoreConfig, SessionCore, Step
 from turnstream.session.core import SUMMARY_MEMORY_EVERY
 from turnstream.session.writes import memory_writes

@@ -11,8 +11,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from turnstream.samples.planted import generate
-from turnstream.schemas import Turn
 from turnstream.schemas.control import ForgetRequest
+from turnstream.schemas.turn import Turn
 from turnstream.session import CoreConfig, LiveMap, LiveStates, Loaded, SessionBatch, SessionCore, SessionState
 from turnstream.settings import Settings
 

@@ -10,7 +10,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from tests.support.conversations import react_messages
-from turnstream.schemas import Turn
+from turnstream.schemas.turn import Turn
 from turnstream.session import CoreConfig, Forwarded, SessionCore, SessionState
 from turnstream.session.reorder import MAX_HELD, MAX_WAIT_SECONDS
 from turnstream.settings import Settings

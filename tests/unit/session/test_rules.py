@@ -8,10 +8,10 @@ from typing import Any
 import orjson
 import pytest
 
-from turnstream.schemas import Turn
 from turnstream.schemas.control import ForgetRequest, PopRequest, forget_marker
 from turnstream.schemas.ids import Forward
 from turnstream.schemas.summaries import SummaryResult
+from turnstream.schemas.turn import Turn
 from turnstream.session import (
     ERASED,
     CoreConfig,

@@ -1,11 +1,11 @@
 """The pure per-session state machine: a turn or a summary in, effects out; no Kafka, no Redis, no client library."""
 
-from turnstream.session.session_batch import SessionBatch, StateLoader
 from turnstream.session.config import CoreConfig
 from turnstream.session.core import Input, SessionCore, Step
 from turnstream.session.live import LiveMap, LiveStates
 from turnstream.session.reorder import Forwarded
 from turnstream.session.rules import ERASED, Erased, Loaded, Skip, classify, loaded_from_row, opening
+from turnstream.session.session_batch import SessionBatch, StateLoader
 from turnstream.session.state import HeldTurn, SessionState, SnapshotError
 from turnstream.session.summaries import SummaryRequests
 

@@ -13,8 +13,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from turnstream.session.session_batch import SessionBatch, StateLoader
 from turnstream.session.rules import Loaded
+from turnstream.session.session_batch import SessionBatch, StateLoader
 from turnstream.session.state import SessionState
 
 

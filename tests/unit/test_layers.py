@@ -130,6 +130,7 @@ WORKER_ONLY = (
     "uvicorn",
     "turnstream.serve",
     "turnstream.mcp_server",
+    "turnstream.inspector",
     "turnstream.streams",
     "turnstream.agents",
     "turnstream.commands",
@@ -284,7 +285,7 @@ def loaded_by_importing(roots: tuple[str, ...]) -> set[str]:
 
 def test_the_gateway_sdk_imports_nothing_of_the_worker_or_the_embedded_services() -> None:
     loaded = loaded_by_importing(SDK)
-    assert {"turnstream.client.sync", "turnstream.prompt.assemble", "redis", "aiokafka"} <= loaded  # the walk follows
+    assert {"turnstream.client.sync", "turnstream.prompt.assemble", "redis", "orjson"} <= loaded  # the walk follows
     assert not {module for module in loaded if is_worker_only(module)}
 
 
@@ -309,6 +310,42 @@ settings library."""
 
 def test_importing_the_session_rules_loads_no_client_library() -> None:
     assert_importing_loads_none("turnstream.session", CLIENT_LIBRARIES)
+
+
+def test_the_package_faces_name_what_they_import() -> None:
+    """No package face loads its names when first asked for (a module-level `__getattr__`): a face imports its
+    names plainly, where every tool that reads imports sees them, and leaves out what would load more than its
+    lightest importer needs (that is imported from its module). agents/app.py's `app`, built for `faust -A`, is
+    not a face."""
+    wrong = {
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("__init__.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+    }
+    assert not wrong
+
+
+def test_no_package_shares_its_name_with_the_standard_library() -> None:
+    """A package named like a standard-library module (`inspect`) shadows it for scripts run beside it and
+    misleads every reader of an import line."""
+    assert "inspect" in sys.stdlib_module_names
+    packages = {path.parent.relative_to(PACKAGE) for path in PACKAGE.rglob("__init__.py")}
+    assert not {str(package) for package in packages if package.name in sys.stdlib_module_names}
+
+
+def test_the_faces_beneath_pydantic_load_neither_pydantic_nor_the_workers_strategies() -> None:
+    """schemas/, compaction/ and compaction/strategies/ export only light names; the records on pydantic, the
+    compactor and the strategies are imported from their modules."""
+    banned = (
+        "pydantic",
+        "turnstream.compaction.compactor",
+        "turnstream.compaction.incremental",
+        "turnstream.compaction.strategies.keyinfo",
+        "turnstream.compaction.strategies.summary",
+        "turnstream.compaction.strategies.offline",
+    )
+    assert_importing_loads_none("turnstream.schemas, turnstream.compaction, turnstream.compaction.strategies", banned)
 
 
 def test_importing_the_sdk_loads_no_kafka_client_and_none_of_the_workers_strategies() -> None:

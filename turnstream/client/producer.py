@@ -1,24 +1,27 @@
-"""TurnProducer: a gateway's turns into the input topic, keyed by session so a session keeps one partition."""
+"""TurnProducer: a gateway's turns into the input topic, keyed by session so a session keeps one partition.
+
+aiokafka is imported when a producer is made, not with this module: `turnstream.client` names TurnProducer,
+and a gateway that only reads loads no Kafka client.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaConnectionError, KafkaError
-from aiokafka.partitioner import DefaultPartitioner
-from aiokafka.structs import RecordMetadata
 
 from turnstream.connections import kafka_options
-from turnstream.kafka_topics import TopicLayoutError, ensure_turns_topic
 from turnstream.schemas.headers import Headers, header_items
 from turnstream.schemas.turn import Turn, encode_turn, validate_turn
 from turnstream.settings import Settings
 from turnstream.tracing import inject
+
+if TYPE_CHECKING:
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.structs import RecordMetadata
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,8 @@ class TurnProducer:
 
     def __init__(self, settings: Settings, **producer_options: Any) -> None:
         """`producer_options` go to AIOKafkaProducer (e.g. linger_ms, request_timeout_ms)."""
+        from aiokafka.partitioner import DefaultPartitioner
+
         self.settings = settings
         self.topic = settings.turns_topic
         self.idempotent = False  # what the broker allowed: known after start()
@@ -63,6 +68,8 @@ class TurnProducer:
     async def start(self) -> None:
         """Connect, and create the turns topic with turn_partitions if it does not exist yet: the first send would
         otherwise have the broker auto-create it with its own partition count, which no worker accepts."""
+        from turnstream.kafka_topics import TopicLayoutError, ensure_turns_topic
+
         self._producer = await self._connected()
         try:
             await ensure_turns_topic(self.settings)
@@ -72,6 +79,8 @@ class TurnProducer:
             warn_once("turns topic", "cannot make sure %s exists (%s): producing anyway", self.topic, error)
 
     async def _connected(self) -> AIOKafkaProducer:
+        from aiokafka.errors import KafkaConnectionError, KafkaError
+
         mode = self.settings.idempotent_producer
         if mode == "off":
             return await self._started(idempotent=False)
@@ -87,6 +96,8 @@ class TurnProducer:
             return await self._started(idempotent=False)
 
     async def _started(self, idempotent: bool) -> AIOKafkaProducer:
+        from aiokafka import AIOKafkaProducer
+
         producer = AIOKafkaProducer(enable_idempotence=idempotent, **self._options)
         try:
             await producer.start()

@@ -2,7 +2,8 @@
 
 Every thread of a process sends through the same producer: a send validates in the caller's thread, hands
 the record to the loop's thread, waits only until it is in aiokafka's buffer and returns a
-concurrent.futures.Future that the broker's acknowledgement (or error) completes.
+concurrent.futures.Future that the broker's acknowledgement (or error) completes. aiokafka's errors are imported
+where they are caught, so importing this module loads no Kafka client (producer.py says why).
 """
 
 from __future__ import annotations
@@ -14,10 +15,7 @@ import time
 from concurrent.futures import CancelledError, Future
 from functools import partial
 from types import TracebackType
-from typing import Any
-
-from aiokafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
-from aiokafka.structs import RecordMetadata
+from typing import TYPE_CHECKING, Any
 
 from turnstream.client.errors import ProducerBufferFull, ProducerClosedError, ProducerStartError
 from turnstream.client.producer import TurnProducer, turn_record
@@ -26,6 +24,9 @@ from turnstream.schemas.headers import Headers, header_items
 from turnstream.schemas.turn import Turn
 from turnstream.settings import Settings
 from turnstream.tracing import inject
+
+if TYPE_CHECKING:
+    from aiokafka.structs import RecordMetadata
 
 SendHandle = Future
 """What send returns: `result(timeout)` is the broker's RecordMetadata (`partition`, `offset`) or raises its error."""
@@ -133,6 +134,8 @@ class SyncTurnProducer:
         return self._loop
 
     async def _start(self) -> None:
+        from aiokafka.errors import KafkaConnectionError, KafkaError
+
         try:
             await self.turn_producer.start()
         except KafkaError as error:
@@ -149,6 +152,8 @@ class SyncTurnProducer:
         deadline: float,
     ) -> None:
         """Put the record in aiokafka's buffer, waiting for room until `deadline`; its outcome goes to `handle`."""
+        from aiokafka.errors import KafkaTimeoutError
+
         try:
             delivery = await asyncio.wait_for(
                 self.turn_producer.send_raw(key, value, headers), deadline - time.monotonic()

@@ -60,18 +60,10 @@ def eviction_order(facts: Sequence[Fact]) -> list[int]:
     """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest. A tool's
     result that a newer result of the same tool follows counts one less: an agent that searches again acts on the
     newest search, while a lookup of each other tool (the flight chosen, the hotel chosen) is still the one it has."""
-    newest: dict[str, int] = {}
-    for index, fact in enumerate(facts):
-        if (tool := _search_tool(fact)) is not None:
-            newest[tool] = index
-    return sorted(
-        range(len(facts)),
-        key=lambda i: (
-            fact_value(facts[i]) - (newest.get(_search_tool(facts[i]) or "", i) != i),
-            facts[i].source_seq,
-            i,
-        ),
-    )
+    tools = [_search_tool(fact) for fact in facts]
+    newest = {tool: index for index, tool in enumerate(tools) if tool is not None}
+    shadowed = [tool is not None and newest[tool] != index for index, tool in enumerate(tools)]
+    return sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]) - shadowed[i], facts[i].source_seq, i))
 
 
 def _search_tool(fact: Fact) -> str | None:
@@ -179,8 +171,9 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     whole_summary = digest.summary
     digest = replace(digest, summary=keep_newest_text(whole_summary, keep))
     steps = _cut_steps(digest.facts)
+    shrunk = {index: text for index, text in steps if text is not None}
     # At most what each step frees, so no fact goes that need not.
-    frees = [_step_frees(digest.facts[index], text) for index, text in steps]
+    frees = [_step_frees(digest.facts[index], text, shrunk.get(index)) for index, text in steps]
     taken = 0
     while True:
         cut = _cut(digest, steps, taken)
@@ -217,11 +210,12 @@ def _values_only(fact: Fact) -> str | None:
     return short if len(short) < len(fact.text) else None
 
 
-def _step_frees(fact: Fact, text: str | None) -> int:
-    """At most what a step frees: a shrink the difference of the texts, a fact going its whole line."""
+def _step_frees(fact: Fact, text: str | None, shrunk: str | None) -> int:
+    """At most what a step frees: a shrink the difference of the texts, a fact going its whole line (its shrunk
+    text's, when an earlier step shrank it)."""
     if text is not None:
         return count_text(fact.text) - count_text(text)
-    return count_text(_values_only(fact) or fact.text) + _FACT_LINE_TOKENS
+    return count_text(shrunk or fact.text) + _FACT_LINE_TOKENS
 
 
 def _cut(digest: Digest, steps: list[tuple[int, str | None]], taken: int) -> Digest:

@@ -475,7 +475,7 @@ def _meant_fact(sentence: str, facts: Sequence[Fact], seq: int) -> Fact | None:
 
 
 _NOT_THE_USERS = (
-    "data:",
+    DATA_KEY,
     "failure:",
     *(f"{kind}:{role}-" for kind in get_args(FactType) for role in ("assistant", "tool", "system")),
 )

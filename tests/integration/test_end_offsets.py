@@ -9,8 +9,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from tests.support.services import on_each_broker
 from turnstream.connections import kafka_options
+from turnstream.kafka.end_offsets import fetched_end_offsets
 from turnstream.settings import Settings
-from turnstream.streams.end_offsets import fetched_end_offsets
 
 
 async def create_topic(settings: Settings, name: str, partitions: int) -> None:

@@ -15,10 +15,10 @@ from tests.integration.test_pipeline import wait_for_versions
 from tests.integration.test_session_expiry import changelog
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.schemas.ids import partition_of
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
-from turnstream.streams.admin import ensure_topics
 
 pytestmark = pytest.mark.integration
 

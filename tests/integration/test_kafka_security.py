@@ -25,11 +25,11 @@ from tests.support.conversations import turns_for
 from tests.support.tls import make_ca, make_server_identity
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
 from turnstream.stack.apache_kafka import KafkaNode, TlsFiles
 from turnstream.stack.processes import stop_process
 from turnstream.stack.services import EmbeddedStack
-from turnstream.streams.admin import ensure_topics
 
 pytestmark = pytest.mark.kafka
 

@@ -18,11 +18,11 @@ from tests.integration.test_pipeline import assert_context_matches_batch
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker, wait_until_drained
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.schemas.headers import REASON_HEADER
 from turnstream.schemas.ids import owner_key, session_key
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
-from turnstream.streams.admin import ensure_topics
 
 WAIT = 60.0
 

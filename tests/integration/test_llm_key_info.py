@@ -18,13 +18,13 @@ from tests.support.llm_server import LLMServer
 from tests.support.worker import running_worker
 from turnstream.agents.summarizer import Summarizer
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.llm.calls import client_options
 from turnstream.redis.memories import MemoryStore
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.summaries import SummaryRequest
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
-from turnstream.streams.admin import ensure_topics
 
 GOOD, BAD = "kinfo-good", "kinfo-bad"
 INVENTED = "ZZ9999X"

@@ -14,9 +14,9 @@ from tests.support.conversations import turns_for
 from tests.support.llm_server import LLMServer
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
+from turnstream.kafka.intake import STALL_SECONDS
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
-from turnstream.streams.intake import STALL_SECONDS
 
 
 def llm_settings(settings: Settings, server: LLMServer) -> Settings:

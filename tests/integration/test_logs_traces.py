@@ -14,9 +14,9 @@ from tests.integration.test_pipeline import read_dead_letters, read_topic, wait_
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.schemas.headers import REASON_HEADER, SOURCE_HEADER
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 pytestmark = pytest.mark.integration
 

@@ -35,12 +35,12 @@ from tests.integration.test_worker_metrics import Samples, scrape_until
 from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.schemas.headers import REASON_HEADER
 from turnstream.schemas.ids import partition_of, session_key
 from turnstream.settings import Settings
 from turnstream.stack.apache_kafka import LOG_CONFIG, kafka_lib
 from turnstream.stack.services import free_port
-from turnstream.streams.admin import ensure_topics
 
 PARTITIONS = 8
 SESSIONS = 20

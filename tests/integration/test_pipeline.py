@@ -19,6 +19,7 @@ from tests.support.worker import RunningWorker, running_worker, wait_until_drain
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies.offline import build_strategy
+from turnstream.kafka.admin import ensure_topics
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas.archive import entry_id
@@ -27,7 +28,6 @@ from turnstream.schemas.headers import REASON_HEADER, SOURCE_HEADER
 from turnstream.schemas.ids import owner_key, partition_of, session_key
 from turnstream.session import CoreConfig
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 DRAIN_TIMEOUT = 180
 

@@ -13,9 +13,9 @@ from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
-from turnstream.streams.admin import ensure_topics
 
 
 def get(port: int, path: str) -> tuple[int, bytes]:
@@ -65,7 +65,7 @@ async def test_not_ready_while_redis_does_not_answer() -> None:
 
     from redis.asyncio import Redis
 
-    from turnstream.streams.probes import readiness
+    from turnstream.lifecycle.probes import readiness
 
     done = asyncio.Event()
     done.set()

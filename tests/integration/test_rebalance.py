@@ -21,9 +21,9 @@ from tests.support.conversations import turns_for
 from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 SESSIONS = 30
 TURNS_PER_SESSION = 400

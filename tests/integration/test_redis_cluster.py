@@ -15,10 +15,10 @@ from tests.support.redis_cluster import redis_cluster
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.client.sync import SyncContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.inspection import InspectReader
 from turnstream.redis.memories import MemoryStore
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 USERS = 8
 SESSIONS_PER_USER = 2

@@ -16,10 +16,10 @@ from tests.support.redis_sentinel import MASTER, SentinelSetup, redis_sentinel
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.client.sync import SyncContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.keys import KeyLayout
 from turnstream.settings import Settings
 from turnstream.stack.services import LOOPBACK
-from turnstream.streams.admin import ensure_topics
 
 FAILOVER_TIMEOUT_SECONDS = 30.0
 

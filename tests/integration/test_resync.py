@@ -11,10 +11,10 @@ from tests.integration.test_pipeline import assert_context_matches_batch, produc
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.connect import redis_client
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 pytestmark = pytest.mark.integration
 

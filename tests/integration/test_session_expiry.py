@@ -15,9 +15,9 @@ from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options
+from turnstream.kafka.admin import SESSIONS_TABLE, ensure_topics, faust_app_id
 from turnstream.session.expiry import sweep_interval
 from turnstream.settings import Settings
-from turnstream.streams.admin import SESSIONS_TABLE, ensure_topics, faust_app_id
 
 pytestmark = pytest.mark.integration
 

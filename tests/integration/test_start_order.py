@@ -19,10 +19,10 @@ from tests.support.services import killed_on_failure, on_each_broker, on_tansu
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.client import producer as producer_module
+from turnstream.kafka.admin import faust_app_id, worker_topics
+from turnstream.lifecycle.startup import ready_line
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
-from turnstream.streams.admin import faust_app_id, worker_topics
-from turnstream.streams.startup import ready_line
 
 PARTITIONS = 3
 """Neither broker's own count for a topic it creates on first produce (Tansu and the stack's Apache Kafka make 4)."""

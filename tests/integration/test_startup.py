@@ -15,10 +15,10 @@ from pydantic import SecretStr
 
 from tests.support.services import killed_on_failure
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env, stop_process
 from turnstream.stack.services import LOOPBACK, die_with_parent, free_port, redis_answers, redis_server_binary
-from turnstream.streams.admin import ensure_topics
 
 PASSWORDS = ("hunter2-url-0xA1", "redis-pw-0xB2", "sasl-pw-0xC3")
 

@@ -9,9 +9,9 @@ from tests.integration.test_pipeline import produce, wait_for_shares, wait_for_v
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
-from turnstream.streams.admin import ensure_topics
 
 
 async def test_a_restarted_static_member_takes_its_partitions_back_without_a_rebalance(

@@ -8,8 +8,8 @@ from tests.integration.test_pipeline import assert_context_matches_batch, read_d
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 pytestmark = pytest.mark.integration
 

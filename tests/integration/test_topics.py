@@ -11,9 +11,9 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from turnstream.connections import kafka_options
+from turnstream.kafka.admin import TopicLayoutError, ensure_topics, worker_topics
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
-from turnstream.streams.admin import TopicLayoutError, ensure_topics, worker_topics
 
 
 async def describe(settings: Settings, names: list[str]) -> dict[str, dict]:

@@ -16,10 +16,10 @@ from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker
 from turnstream import __version__
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
+from turnstream.lifecycle.gauges import SAMPLE_SECONDS
 from turnstream.settings import Settings
 from turnstream.stack.services import EmbeddedStack, free_port
-from turnstream.streams.admin import ensure_topics
-from turnstream.streams.gauges import SAMPLE_SECONDS
 
 Samples = dict[str, list[tuple[dict[str, str], float]]]
 SESSIONS = 6

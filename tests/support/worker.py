@@ -16,10 +16,10 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from turnstream.connections import kafka_options
+from turnstream.kafka.admin import faust_app_id
+from turnstream.kafka.end_offsets import fetched_end_offsets
 from turnstream.settings import Settings
 from turnstream.stack.processes import start_worker, stop_process
-from turnstream.streams.admin import faust_app_id
-from turnstream.streams.end_offsets import fetched_end_offsets
 
 _ASSIGNMENT_TABLE = re.compile(r"Setting newly assigned partitions(.*?)(?=\n\[|\Z)", re.S)
 

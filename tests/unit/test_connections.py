@@ -128,7 +128,7 @@ def test_faust_gets_the_same_options_as_the_producer(protocol_settings: dict[str
 
 
 def test_the_faust_app_carries_the_credentials() -> None:
-    from turnstream.streams.app import faust_app
+    from turnstream.kafka.app import faust_app
 
     settings = Settings(
         kafka_url=BROKER,

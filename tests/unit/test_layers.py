@@ -26,11 +26,23 @@ ALLOWED = {
 
 
 NETWORK_CLIENTS = ("redis", "aiokafka", "faust", "mode", "openai", "httpx")
+WORKER_TRANSPORT = (
+    *(
+        f"turnstream.kafka.{path.stem}"
+        for path in sorted((PACKAGE / "kafka").glob("*.py"))
+        if path.stem not in ("__init__", "topic_creation")
+    ),
+    "turnstream.kafka.faust_private",
+    "turnstream.lifecycle",
+    "turnstream.operations",
+)
+"""The worker's side of Kafka and its lifecycle: everything of kafka/ but topic creation, which a gateway's
+producer runs too (an empty kafka/__init__ loads nothing)."""
 FORBIDDEN = {
     "compaction": NETWORK_CLIENTS,
     "session": (
         *NETWORK_CLIENTS,
-        "turnstream.streams",
+        *WORKER_TRANSPORT,
         "turnstream.agents",
         "turnstream.client",
         "turnstream.redis",
@@ -38,7 +50,7 @@ FORBIDDEN = {
     ),
     "memory": (
         *NETWORK_CLIENTS,
-        "turnstream.streams",
+        *WORKER_TRANSPORT,
         "turnstream.agents",
         "turnstream.commands",
         "turnstream.redis",
@@ -48,7 +60,7 @@ FORBIDDEN = {
     ),
     "prompt": (
         *NETWORK_CLIENTS,
-        "turnstream.streams",
+        *WORKER_TRANSPORT,
         "turnstream.agents",
         "turnstream.commands",
         "turnstream.redis",
@@ -64,25 +76,23 @@ FORBIDDEN = {
         "mode",
         "openai",
         "aiokafka",
-        "turnstream.streams",
+        *WORKER_TRANSPORT,
         "turnstream.agents",
         "turnstream.commands",
         "turnstream.client",
         "turnstream.session",
         "turnstream.llm",
-        "turnstream.faust_private",
         "turnstream.prompt",
     ),
     "client": (
         "faust",
         "mode",
         "openai",
-        "turnstream.streams",
+        *WORKER_TRANSPORT,
         "turnstream.agents",
         "turnstream.commands",
         "turnstream.redis.writer",
         "turnstream.llm",
-        "turnstream.faust_private",
         "turnstream.session",
     ),
     "embeddings": (
@@ -90,7 +100,7 @@ FORBIDDEN = {
         "aiokafka",
         "faust",
         "mode",
-        "turnstream.streams",
+        *WORKER_TRANSPORT,
         "turnstream.agents",
         "turnstream.commands",
         "turnstream.redis",
@@ -101,13 +111,12 @@ FORBIDDEN = {
     ),
     "stack": (
         *NETWORK_CLIENTS,
-        "turnstream.streams",
+        *WORKER_TRANSPORT,
         "turnstream.agents",
         "turnstream.commands",
         "turnstream.redis",
         "turnstream.client",
         "turnstream.session",
-        "turnstream.faust_private",
     ),
 }
 """Per package, what none of its modules may import, even lazily: the session core, compaction and long-term memory
@@ -131,12 +140,11 @@ WORKER_ONLY = (
     "turnstream.serve",
     "turnstream.mcp_server",
     "turnstream.inspector",
-    "turnstream.streams",
+    *WORKER_TRANSPORT,
     "turnstream.agents",
     "turnstream.commands",
     "turnstream.redis.writer",
     "turnstream.llm",
-    "turnstream.faust_private",
 )
 """Packages `pip install turnstream` (the SDK, without the worker and embedded extras) must never need to import."""
 
@@ -237,7 +245,9 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_package_imports_one_that_imports_it_back() -> None:
     graph = package_imports()
-    assert {"agents", "streams", "settings", "connections", "client", "memory"} <= set(graph)  # the walk sees them
+    assert {"agents", "kafka", "lifecycle", "operations", "settings", "client", "memory"} <= set(
+        graph
+    )  # the walk sees them
     assert cycle_in(graph) is None, " -> ".join(cycle_in(graph) or [])
 
 

@@ -1,8 +1,8 @@
-"""The worker app: `create_app(settings)` wires topics, tables and every agent on the Faust app of streams/app.py;
+"""The worker app: `create_app(settings)` wires topics, tables and every agent on the Faust app of kafka/app.py;
 `app` serves `faust -A turnstream.agents.app worker`.
 
-Here, not in streams/: the agents import the stream parts (topics, tables, delivery, metrics), so the one
-place that registers the agents sits above both and streams imports nothing of agents.
+Here, not in kafka/: the agents import the transport (topics, tables, delivery, metrics), so the one
+place that registers the agents sits above both and kafka/ imports nothing of agents.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from turnstream.agents.resync import register_context_resync
 from turnstream.agents.session_agent import register_session_agent
 from turnstream.agents.summarizer import register_summarizer_agent
 from turnstream.embeddings.process import EmbeddingProcess, start_embedding
-from turnstream.faust_private import versions
+from turnstream.kafka.admin import WORKER_APP
+from turnstream.kafka.app import faust_app
+from turnstream.kafka.faust_private import versions
+from turnstream.kafka.tables import sessions_table
+from turnstream.kafka.topics import declare_topics
+from turnstream.lifecycle.gauges import register_worker_gauges
+from turnstream.lifecycle.probes import register_probes
 from turnstream.settings import Settings
-from turnstream.streams.admin import WORKER_APP
-from turnstream.streams.app import faust_app
-from turnstream.streams.gauges import register_worker_gauges
-from turnstream.streams.probes import register_probes
-from turnstream.streams.tables import sessions_table
-from turnstream.streams.topics import declare_topics
 
 
 def create_app(

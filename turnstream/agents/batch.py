@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import faust
 
 from turnstream.agents.envelope import Consumed, Envelope, open_envelope
+from turnstream.metrics import turns_total
 from turnstream.schemas.control import ForgetRequest
 from turnstream.schemas.turn import Turn
 from turnstream.session import LiveStates, Loaded, SessionBatch, SessionCore, Skip, Step, loaded_from_row
-from turnstream.streams.metrics import turns_total
 from turnstream.tracing import kafka_attributes, record_span, recording
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,10 @@ from faust.types import EventT
 from turnstream.embeddings.base import EmbeddingError, model_tag
 from turnstream.embeddings.factory import ModelIds
 from turnstream.embeddings.process import EmbeddingProcess
+from turnstream.kafka.journal_topic import JournalReader, JournalReadError
+from turnstream.kafka.timers import timer
 from turnstream.memory.journal import replay
+from turnstream.metrics import embedding_lag_seconds, turns_embedded_total
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
@@ -39,9 +42,6 @@ from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.ids import partition_of
 from turnstream.schemas.journal import JournalError, embedded_record, parse_key
 from turnstream.settings import Settings
-from turnstream.streams.journal_topic import JournalReader, JournalReadError
-from turnstream.streams.metrics import embedding_lag_seconds, turns_embedded_total
-from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from typing import TypeVar
 from turnstream.agents.batch import Batch, Stepper, ms_since
 from turnstream.agents.envelope import Consumed
 from turnstream.agents.sinks import Done, Sink
-from turnstream.streams.metrics import observe_ms, turns_total
+from turnstream.metrics import observe_ms, turns_total
 
 E = TypeVar("E", bound=Consumed)
 """A consumed event: Faust's, or a test's stand-in (turnstream.testing)."""
@@ -39,7 +39,7 @@ PLAN: tuple[str, ...] = (
 )
 """The stages of a batch, in order: each names a field of Sinks."""
 METRIC_OF_STAGE = {"redis": "redis_write", "journal": "journal_write", "table": "table_write"}
-"""The stages whose latency is a per-stage metric (streams/metrics.py)."""
+"""The stages whose latency is a per-stage metric (metrics.py)."""
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,12 @@ from collections.abc import Callable
 
 import faust
 
-from turnstream.faust_private.tables import SessionsTable, recovered
+from turnstream.kafka.faust_private.table_rows import SessionsTable, recovered
+from turnstream.kafka.timers import timer
+from turnstream.metrics import sessions_expired_total
 from turnstream.session import LiveStates
 from turnstream.session.expiry import expiry_of, idle_sessions, sweep_interval
 from turnstream.settings import Settings
-from turnstream.streams.metrics import sessions_expired_total
-from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,7 @@ import logging
 import faust
 
 from turnstream.agents.envelope import Envelope
+from turnstream.metrics import dead_letters_total, rekeyed_total
 from turnstream.schemas.headers import (
     ORIGINAL_KEY_HEADER,
     OWN_HEADERS,
@@ -16,7 +17,6 @@ from turnstream.schemas.headers import (
     dead_letter_headers,
 )
 from turnstream.schemas.turn import Turn, encode_turn
-from turnstream.streams.metrics import dead_letters_total, rekeyed_total
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,12 @@ from typing import Any
 
 from aiokafka.errors import KafkaError
 
+from turnstream.kafka.delivery_policy import App
+from turnstream.kafka.journal_topic import JournalReader, JournalReadError
+from turnstream.kafka.timers import timer
 from turnstream.memory import profile_additions
 from turnstream.memory.journal import Replay, replay
+from turnstream.metrics import journal_replayed_total
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
@@ -31,10 +35,6 @@ from turnstream.redis.memories import MemoryStore
 from turnstream.redis.replay import replay_lock
 from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings
-from turnstream.streams.delivery import App
-from turnstream.streams.journal_topic import JournalReader, JournalReadError
-from turnstream.streams.metrics import journal_replayed_total
-from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 

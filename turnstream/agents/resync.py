@@ -20,15 +20,15 @@ from itertools import islice
 
 import faust
 
-from turnstream.faust_private.tables import SessionsTable, recovered
+from turnstream.kafka.faust_private.table_rows import SessionsTable, recovered
+from turnstream.kafka.timers import timer
+from turnstream.metrics import contexts_resynced_total
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.control import is_forget_marker
 from turnstream.session import CoreConfig, SessionCore, SessionState
 from turnstream.session.expiry import is_idle
 from turnstream.settings import Settings
-from turnstream.streams.metrics import contexts_resynced_total
-from turnstream.streams.timers import timer
 
 log = logging.getLogger(__name__)
 

@@ -25,16 +25,16 @@ from turnstream.agents.sinks import (
     SummaryRequestSink,
     TableSink,
 )
+from turnstream.kafka.batches import acknowledge, take_batches
+from turnstream.kafka.delivery_policy import ordered_delivery
+from turnstream.kafka.signals import on_assigned, on_revoked
+from turnstream.kafka.topics import Topics
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.memories import MemoryStore
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.ids import partition_of
 from turnstream.session import CoreConfig, LiveStates, SessionCore
 from turnstream.settings import Settings
-from turnstream.streams.batches import acknowledge, take_batches
-from turnstream.streams.delivery import ordered_delivery
-from turnstream.streams.signals import on_assigned, on_revoked
-from turnstream.streams.topics import Topics
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,9 @@ from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.batch import Batch, ms_since
 from turnstream.agents.ingest import dead_letter, forward, send_round
-from turnstream.faust_private.producer import send_buffered
-from turnstream.faust_private.tables import attributed_to
+from turnstream.kafka.faust_private.producer import send_buffered
+from turnstream.kafka.faust_private.table_rows import attributed_to
+from turnstream.metrics import redis_write_retries_total
 from turnstream.redis.aio import run_pipeline
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.errors import REDIS_UNAVAILABLE
@@ -33,7 +34,6 @@ from turnstream.schemas.control import forget_marker
 from turnstream.schemas.ids import partition_of
 from turnstream.session import SessionCore, SessionState
 from turnstream.session.writes import archive_appends, changed_contexts, journal_writes, memory_writes
-from turnstream.streams.metrics import redis_write_retries_total
 from turnstream.tracing import record_span
 
 if TYPE_CHECKING:

@@ -15,14 +15,14 @@ from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from turnstream.agents.fields import record_fields
 from turnstream.compaction.strategies import Fact
+from turnstream.kafka.topics import Topics
 from turnstream.llm.calls import client_options, extract_facts, merge_profile, merge_summary
 from turnstream.memory.profile import needs_condensing
+from turnstream.metrics import llm_facts_discarded_total, llm_requests_total, observe_ms
 from turnstream.redis.memories import MemoryStore
 from turnstream.schemas.headers import carried
 from turnstream.schemas.summaries import FactRow, SummaryRequest, SummaryResult
 from turnstream.settings import Settings
-from turnstream.streams.metrics import llm_facts_discarded_total, llm_requests_total, observe_ms
-from turnstream.streams.topics import Topics
 
 log = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ from turnstream.benchmarks.children import Children
 from turnstream.benchmarks.figures import Figure, Row, Target
 from turnstream.benchmarks.live import POLL_SECONDS, READY_TIMEOUT_SECONDS, BenchTimeout
 from turnstream.client import TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.ids import session_owner
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 TTL_SECONDS = 5
 """The expiring side's session TTL: short, so a run of a minute churns through many TTLs."""

@@ -20,12 +20,12 @@ from turnstream.benchmarks.pinning import UNPINNED, CoreSplit, affinities, apply
 from turnstream.benchmarks.stages import Scrape
 from turnstream.client import TurnProducer
 from turnstream.errors import TurnstreamError
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.writer import ContextWriter
 from turnstream.samples.conversations import generate_conversations, turns_of
 from turnstream.schemas.ids import session_key, session_owner
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
-from turnstream.streams.admin import ensure_topics
 
 POLL_SECONDS = 0.005
 READY_TIMEOUT_SECONDS = 120.0

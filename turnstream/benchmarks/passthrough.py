@@ -14,11 +14,11 @@ import sys
 
 import faust
 
+from turnstream.kafka.app import faust_app
+from turnstream.kafka.timers import timer
+from turnstream.lifecycle.shutdown import Worker
 from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
-from turnstream.streams.app import faust_app
-from turnstream.streams.shutdown import Worker
-from turnstream.streams.timers import timer
 
 COUNT_REPORT_SECONDS = 0.005
 MODES = ("count", "set")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from prometheus_client.parser import text_string_to_metric_families
 
 from turnstream.errors import TurnstreamError
-from turnstream.streams.metrics import STAGES
+from turnstream.metrics import STAGES
 
 PER_TURN_STAGES = ("ingest", "compaction")
 """Observed once a batch as that batch's time per turn: their mean over batches is a turn's share."""

@@ -68,7 +68,7 @@ class TurnProducer:
     async def start(self) -> None:
         """Connect, and create the turns topic with turn_partitions if it does not exist yet: the first send would
         otherwise have the broker auto-create it with its own partition count, which no worker accepts."""
-        from turnstream.kafka_topics import TopicLayoutError, ensure_turns_topic
+        from turnstream.kafka.topic_creation import TopicLayoutError, ensure_turns_topic
 
         self._producer = await self._connected()
         try:

@@ -9,8 +9,8 @@ from aiokafka.errors import KafkaError
 
 from turnstream.cli import CliError
 from turnstream.commands._services import client_logging, configured_settings
+from turnstream.operations.erasure import ErasureNotConfirmed, erase
 from turnstream.redis.errors import REDIS_UNAVAILABLE
-from turnstream.streams.erasure import ErasureNotConfirmed, erase
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,10 +11,10 @@ import time
 
 from turnstream.cli import CliError
 from turnstream.commands._args import port
-from turnstream.kafka_topics import TopicLayoutError
+from turnstream.kafka.admin import ensure_topics
+from turnstream.kafka.topic_creation import TopicLayoutError
 from turnstream.settings import Settings
 from turnstream.stack.services import EmbeddedStack, StackError
-from turnstream.streams.admin import ensure_topics
 
 _POLL_SECONDS = 0.5
 RESTARTABLE = ("redis",)

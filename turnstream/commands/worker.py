@@ -9,15 +9,15 @@ import sys
 from typing import TYPE_CHECKING
 
 from turnstream.cli import CliError, require_extra
-from turnstream.faust_private.versions import installed as installed_versions
-from turnstream.faust_private.versions import refusal
+from turnstream.kafka.faust_private.versions import installed as installed_versions
+from turnstream.kafka.faust_private.versions import refusal
+from turnstream.lifecycle.startup import startup_logging
 from turnstream.logs import faust_logging_config, parse_level
 from turnstream.settings import Settings
 from turnstream.stack.services import StackError, provisioned
-from turnstream.streams.startup import startup_logging
 
 if TYPE_CHECKING:
-    from turnstream.kafka_topics import TopicsReady
+    from turnstream.kafka.topic_creation import TopicsReady
 
 log = logging.getLogger("turnstream.startup")
 
@@ -98,11 +98,11 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     from turnstream.agents.app import create_app
     from turnstream.embeddings.base import EmbeddingError
     from turnstream.embeddings.process import start_embedding
-    from turnstream.kafka_topics import TopicLayoutError
+    from turnstream.kafka.admin import ensure_topics
+    from turnstream.kafka.topic_creation import TopicLayoutError
+    from turnstream.lifecycle.shutdown import Worker
+    from turnstream.lifecycle.startup import ServicesUnavailable, cluster_id, ready_line, wait_for_services
     from turnstream.stack.services import tuned_for_broker
-    from turnstream.streams.admin import ensure_topics
-    from turnstream.streams.shutdown import Worker
-    from turnstream.streams.startup import ServicesUnavailable, cluster_id, ready_line, wait_for_services
     from turnstream.tracing import export_from_env
 
     async def prepare() -> tuple[TopicsReady, str]:

@@ -14,12 +14,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.demo.plan import DemoSession
 from turnstream.errors import TurnstreamError
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.connect import ping, redis_client
 from turnstream.samples.planted import message_lines, retention
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 from turnstream.stats import histogram_quantile, percentile
-from turnstream.streams.admin import ensure_topics
 from turnstream.text.tokens import count_messages
 
 CONNECT_TIMEOUT_SECONDS = 15.0

@@ -255,7 +255,7 @@ class TurnstreamChatMessageHistory(BaseChatMessageHistory):
         """Erase the session's context, recall list, archived turns and the memories taken from it, as `turnstream
         forget --session` does (a worker must confirm). The worker then drops every turn of this session id for
         settings.forget_marker_seconds, so a conversation that goes on takes a new session id."""
-        from turnstream.streams.erasure import erase  # worker-side, as `forget`: loaded only to erase
+        from turnstream.operations.erasure import erase  # worker-side, as `forget`: loaded only to erase
 
         await erase(self.settings, session=self.session_id, tenant=self.tenant)
 

@@ -314,7 +314,7 @@ class TurnstreamSession:
 
     async def clear_session(self) -> None:
         """Erase the session as `turnstream forget --session` does; its id takes no turns afterwards."""
-        from turnstream.streams.erasure import erase  # worker-side, as `forget`: loaded only to erase
+        from turnstream.operations.erasure import erase  # worker-side, as `forget`: loaded only to erase
 
         await erase(self.settings, session=self.session_id, tenant=self.tenant)
 

@@ -21,12 +21,12 @@ from turnstream import __version__
 from turnstream.client import ContextClient
 from turnstream.mcp_server.auth import TENANT_STATE
 from turnstream.memory.extract import note_memory
+from turnstream.operations.notes import record_note
 from turnstream.schemas.ids import session_key
 from turnstream.serve.errors import InvalidRequest, failure_of
 from turnstream.serve.scope import Scope, owner_for
 from turnstream.serve.service import erase_found
 from turnstream.settings import Settings
-from turnstream.streams.notes import record_note
 
 INSTRUCTIONS = (
     "Long-term memory for conversations: get_prompt gives the compacted context of a session plus what the user said "

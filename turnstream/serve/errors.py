@@ -17,10 +17,10 @@ from pydantic import ValidationError
 
 from turnstream.client.errors import ProducerBufferFull, ProducerClosedError, ProducerStartError, RecordTimeout
 from turnstream.errors import TurnstreamError
+from turnstream.operations.erasure import ErasureNotConfirmed
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.serve.models import ErrorReply
 from turnstream.serve.scope import BadTurns, NoOwner, OutOfScope
-from turnstream.streams.erasure import ErasureNotConfirmed
 
 RETRY_AFTER_SECONDS = 2
 """What a 503 asks a client to wait: a broker or Redis restart takes seconds, a failover a little more."""

@@ -15,12 +15,12 @@ from aiokafka.errors import KafkaError
 
 from turnstream.client import GatewayClient
 from turnstream.client.errors import ProducerStartError
+from turnstream.operations.erasure import erase
 from turnstream.redis.connect import ping
 from turnstream.serve.errors import BrokerNotReady, NotFound
 from turnstream.serve.scope import nothing_to_erase
 from turnstream.serve.worker_watch import WorkerWatch
 from turnstream.settings import Settings
-from turnstream.streams.erasure import erase
 
 log = logging.getLogger(__name__)
 

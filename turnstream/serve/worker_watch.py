@@ -20,8 +20,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
 from turnstream.connections import kafka_options
+from turnstream.kafka.admin import faust_app_id
 from turnstream.settings import Settings
-from turnstream.streams.admin import faust_app_id
 
 log = logging.getLogger(__name__)
 

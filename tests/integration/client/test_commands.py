@@ -8,9 +8,9 @@ import pytest
 
 from tests.integration.client.fixtures import make_doc
 from tests.integration.client.test_producer import consume
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.writer import ContextWriter
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 
 def turnstream(settings: Settings, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:

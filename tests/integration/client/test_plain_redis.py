@@ -19,10 +19,10 @@ from redis import Redis
 
 import turnstream
 from tests.support.worker import running_worker
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.scripts import RECALL
 from turnstream.schemas.export import json_schema
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 TENANT, SESSION, USER = "acme", "s-plain", "maya"
 RECALL_LUA = Path(turnstream.__file__).parent / "redis" / "lua" / "recall.lua"

@@ -9,9 +9,9 @@ from aiokafka.structs import ConsumerRecord
 from tests.support.services import on_each_broker, on_tansu
 from tests.unit.client.java_murmur2 import java_partition
 from turnstream.client import TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.schemas.turn import Turn, TurnError
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 
 @pytest.fixture

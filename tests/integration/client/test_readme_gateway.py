@@ -13,8 +13,8 @@ import pytest
 
 from tests.support.worker import running_worker
 from turnstream.client import SyncContextClient, TurnProducer
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 README = Path(__file__).parents[3] / "README.md"
 

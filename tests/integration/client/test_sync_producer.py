@@ -21,8 +21,8 @@ from turnstream.client import (
     SyncGatewayClient,
     SyncTurnProducer,
 )
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 THREADS = 8
 TURNS = 40

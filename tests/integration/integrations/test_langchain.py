@@ -32,8 +32,8 @@ from turnstream.integrations.langchain import (
     shared_gateway,
     turnstream_pre_model_hook,
 )
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 from turnstream.text.tokens import count_messages
 
 pytestmark = pytest.mark.integration

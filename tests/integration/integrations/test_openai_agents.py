@@ -19,10 +19,10 @@ from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.integrations._turns import SessionErased, next_seq
 from turnstream.integrations.openai_agents import TurnstreamSession, messages_from_items
+from turnstream.kafka.admin import ensure_topics
 from turnstream.schemas.control import PopRequest, pop_record
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
-from turnstream.streams.admin import ensure_topics
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message
 
 pytestmark = pytest.mark.integration

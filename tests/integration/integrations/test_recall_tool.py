@@ -24,12 +24,12 @@ from turnstream.client import ContextClient, GatewayClient, SyncContextClient
 from turnstream.integrations import langchain, openai_agents
 from turnstream.integrations.openai_tools import RecallHandler
 from turnstream.integrations.recall import NAME, NOTHING_FOUND, chat_tool
+from turnstream.kafka.admin import ensure_topics
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
-from turnstream.streams.admin import ensure_topics
 
 pytestmark = pytest.mark.integration
 

@@ -17,10 +17,10 @@ from turnstream.client import ContextClient, SyncContextClient
 from turnstream.integrations import langchain
 from turnstream.integrations.openai_tools import RecallHandler
 from turnstream.integrations.recall import NAME
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.keys import KeyLayout
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 START = 1_700_000_000.0  # 14 November 2023, 22:13:20 UTC
 STEP_SECONDS = 60.0

@@ -22,11 +22,11 @@ from tests.integration.test_resync import drop_every_key
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options
+from turnstream.kafka.admin import ensure_topics
 from turnstream.memory.journal import replay
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas.journal import JournalRecord, journal_key, parse_key
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 pytestmark = pytest.mark.integration
 

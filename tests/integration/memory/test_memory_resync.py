@@ -16,12 +16,12 @@ from tests.support.services import on_each_broker
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options
+from turnstream.kafka.admin import ensure_topics
+from turnstream.kafka.journal_topic import JournalReader
 from turnstream.memory.journal import replay
 from turnstream.redis.archive import ArchiveStore
 from turnstream.schemas.journal import JournalRecord, parse_key
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
-from turnstream.streams.journal_topic import JournalReader
 
 pytestmark = pytest.mark.integration
 

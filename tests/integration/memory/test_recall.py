@@ -14,6 +14,7 @@ from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.contexts import with_context
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
+from turnstream.kafka.admin import ensure_topics
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import (
     BM25_B,
@@ -29,7 +30,6 @@ from turnstream.redis.scripts import ARCHIVE_APPEND
 from turnstream.samples.recall_set import START_TS, recall_case
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 from turnstream.text.tokens import count_messages
 
 DETAILS = {

@@ -16,8 +16,8 @@ import pytest
 from tests.support.contract import Api, Contract
 from tests.support.serve import Served, serving, until_ready
 from tests.support.worker import RunningWorker, running_worker
+from turnstream.kafka.admin import ensure_topics
 from turnstream.settings import Settings
-from turnstream.streams.admin import ensure_topics
 
 PARTITIONS = 4
 ACME_TOKEN = "acme-token-0123456789abcdef"

@@ -22,12 +22,12 @@ from tests.support.services import on_each_broker
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.connections import kafka_options
+from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.connect import redis_client
 from turnstream.redis.writer import ContextWriter
 from turnstream.serve.openapi import openapi_document
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
-from turnstream.streams.admin import ensure_topics
 
 TURNS = "/v1/sessions/{session_id}/turns"
 PROMPT = "/v1/sessions/{session_id}/prompt"

@@ -7,9 +7,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from turnstream.mcp_server.tools import expected_errors, tool_error
+from turnstream.operations.erasure import ErasureNotConfirmed
 from turnstream.serve.errors import InvalidRequest, NotFound
 from turnstream.serve.scope import OutOfScope, Scope, owner_for
-from turnstream.streams.erasure import ErasureNotConfirmed
 
 
 @pytest.mark.parametrize(

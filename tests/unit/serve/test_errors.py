@@ -9,10 +9,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turnstream.client.errors import ProducerBufferFull, RecordTimeout
+from turnstream.operations.erasure import ErasureNotConfirmed
 from turnstream.serve.errors import NOT_FOUND, BrokerNotReady, InvalidRequest, NotFound, failure_of, reply_body
 from turnstream.serve.models import RecordRequest, SearchRequest
 from turnstream.serve.scope import BadTurns, NoOwner, OutOfScope
-from turnstream.streams.erasure import ErasureNotConfirmed
 
 
 def invalid(model: type, data: object) -> InvalidRequest:

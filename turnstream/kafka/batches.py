@@ -10,7 +10,7 @@ Unlike take_events, which acknowledges a batch when the loop body ends however i
 acknowledges: the caller acknowledges a batch's events once their effects are stored
 (`acknowledge`). Events never acknowledged are never committed, so a batch that failed is applied
 again by the partition's next owner. An event enters a batch only if the `gate` takes it (the next record
-of its partition: see streams/intake.py).
+of its partition: see kafka/intake.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any, Protocol, cast
 from faust import Stream
 from faust.types import EventT, Message, StreamT
 
-from turnstream.faust_private.streams import acknowledged_by_caller, processed_passively
+from turnstream.kafka.faust_private.streams import acknowledged_by_caller, processed_passively
 
 
 class Gate(Protocol):

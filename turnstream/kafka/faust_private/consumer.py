@@ -19,7 +19,7 @@ from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, ConsumerT
 
 if TYPE_CHECKING:
-    from turnstream.faust_private.app import ConsumerApp
+    from turnstream.kafka.faust_private.app import ConsumerApp
 
 
 class FetchWaitThread(aiokafka_driver.AIOKafkaConsumerThread):

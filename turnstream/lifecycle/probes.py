@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import faust
 
-from turnstream.faust_private.tables import recovered
+from turnstream.kafka.faust_private.table_rows import recovered
 from turnstream.redis.connect import ping, redis_client
 from turnstream.settings import Settings
 

@@ -1,4 +1,4 @@
-"""Topic creation on the broker, beneath both the worker's administration (streams/admin.py, every topic it uses)
+"""Topic creation on the broker, beneath both the worker's administration (kafka/admin.py, every topic it uses)
 and the gateway SDK (client/producer.py, the turns topic before its first send): whoever starts first creates the
 turns topic with TURNSTREAM_TURN_PARTITIONS, never the broker's auto-creation with its own partition count."""
 

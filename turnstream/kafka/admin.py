@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from turnstream.kafka_topics import TopicLayoutError, TopicSpec, TopicsReady, create_topics, turns_topic
+from turnstream.kafka.topic_creation import TopicLayoutError, TopicSpec, TopicsReady, create_topics, turns_topic
 from turnstream.settings import Settings
 
 WORKER_APP = "worker"

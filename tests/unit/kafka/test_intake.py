@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnstream.streams.intake import ASK_AGAIN_SECONDS, STALL_SECONDS, Intake, Taken
+from turnstream.kafka.intake import ASK_AGAIN_SECONDS, STALL_SECONDS, Intake, Taken
 
 pytestmark = pytest.mark.unit
 

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from turnstream.faust_private import worker
+from turnstream.kafka.faust_private import worker
 
 log = logging.getLogger(__name__)
 

@@ -10,11 +10,11 @@ import pytest
 
 from turnstream import cli
 from turnstream.commands import worker
-from turnstream.faust_private.versions import TESTED, refusal, release, untested
+from turnstream.kafka.faust_private.versions import TESTED, refusal, release, untested
 
 pytestmark = pytest.mark.unit
 
-PYPROJECT = Path(__file__).parents[3] / "pyproject.toml"
+PYPROJECT = Path(__file__).parents[4] / "pyproject.toml"
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ def test_the_worker_command_stops_in_one_line_on_an_untested_faust(
 
 def test_faust_s_own_command_stops_in_one_line_on_an_untested_faust(monkeypatch: pytest.MonkeyPatch) -> None:
     import turnstream.agents.app as worker_app
-    from turnstream.faust_private import versions
+    from turnstream.kafka.faust_private import versions
 
     monkeypatch.setattr(versions, "installed", lambda: {"faust-streaming": "0.16.0", "aiokafka": "0.14.0"})
     monkeypatch.setattr(worker_app, "create_app", lambda settings: pytest.fail("the check comes before the app"))
@@ -88,6 +88,6 @@ def test_faust_s_own_command_stops_in_one_line_on_an_untested_faust(monkeypatch:
 
 
 def test_the_installed_releases_pass() -> None:
-    from turnstream.faust_private.versions import installed
+    from turnstream.kafka.faust_private.versions import installed
 
     assert refusal(installed()) is None  # the environment the tests run in is a tested one

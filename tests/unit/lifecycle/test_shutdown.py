@@ -8,7 +8,7 @@ import time
 
 import faust
 
-from turnstream.streams.shutdown import EXIT_STOP_TIMEOUT, StopDeadline, Worker
+from turnstream.lifecycle.shutdown import EXIT_STOP_TIMEOUT, StopDeadline, Worker
 
 
 def test_the_deadline_exits_once_with_its_status_after_the_timeout() -> None:

@@ -3,7 +3,7 @@
 The modules beside this one rely on internals that a minor release may rename or remove without notice,
 which would fail far from the cause (a worker that stops fetching, a commit that passes a turn). The worker
 command therefore refuses, at start-up and in one line, a release outside these ranges. The worker extra's
-pins in pyproject.toml state the same ranges (tests/unit/faust_private/test_versions.py keeps them equal).
+pins in pyproject.toml state the same ranges (tests/unit/kafka/faust_private/test_versions.py keeps them equal).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Faust's consumer with what it delivers decided by a policy of ours (streams/delivery.py's OrderedDelivery):
+"""Faust's consumer with what it delivers decided by a policy of ours (kafka/delivery_policy.py's OrderedDelivery):
 which fetched records reach the streams, which acknowledgements count, and what a seek, a rebalance and a
 partition's end offsets mean to the policy. Nothing is decided here; every override hands over to the policy.
 
@@ -16,8 +16,8 @@ from typing import Any, Literal, Protocol, cast
 from faust.types import TP, Message
 from mode import Service
 
-from turnstream.faust_private.app import ConsumerApp
-from turnstream.faust_private.consumer import Consumer
+from turnstream.kafka.faust_private.app import ConsumerApp
+from turnstream.kafka.faust_private.consumer import Consumer
 
 Verdict = Literal["deliver", "drop", "hold"]
 """What becomes of a fetched record of a guarded partition: handed over, dropped, or held back with the rest of

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import faust
 
-from turnstream.faust_private.tables import SessionsTable
+from turnstream.kafka.admin import SESSIONS_TABLE
+from turnstream.kafka.faust_private.table_rows import SessionsTable
 from turnstream.settings import Settings
-from turnstream.streams.admin import SESSIONS_TABLE
 
 
 def sessions_table(app: faust.App, settings: Settings) -> SessionsTable:

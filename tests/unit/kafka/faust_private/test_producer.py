@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from turnstream.faust_private.producer import send_buffered
+from turnstream.kafka.faust_private.producer import send_buffered
 
 
 @dataclass

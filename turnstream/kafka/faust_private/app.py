@@ -9,7 +9,7 @@ from __future__ import annotations
 import faust
 from faust.transport.drivers import aiokafka as aiokafka_driver
 
-from turnstream.faust_private.consumer import Consumer
+from turnstream.kafka.faust_private.consumer import Consumer
 
 
 class ConsumerApp(faust.App):

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.worker import _partitions
-from turnstream.streams.startup import partition_ranges, ready_line
+from turnstream.lifecycle.startup import partition_ranges, ready_line
 
 
 def test_runs_are_joined_and_gaps_kept() -> None:

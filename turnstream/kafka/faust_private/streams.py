@@ -3,7 +3,7 @@ acknowledged by its reader rather than by Faust.
 
 Relies on `faust.Stream._enable_passive` (reads the channel into the processors without an `async for`),
 `Stream._processors` (Faust removes no processor) and `Stream.enable_acks` (read at each event, not only when
-the stream is made): take_batches (streams/batches.py) fills its batches from the processor, hands them over
+the stream is made): take_batches (kafka/batches.py) fills its batches from the processor, hands them over
 itself and leaves their acknowledgement to its caller.
 """
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from turnstream.lifecycle.gauges import count_held, partition_lag
 from turnstream.schemas.control import forget_marker
-from turnstream.streams.gauges import count_held, partition_lag
 
 pytestmark = pytest.mark.unit
 

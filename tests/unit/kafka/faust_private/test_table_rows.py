@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from faust.streams import current_event
 
-from turnstream.faust_private.tables import attributed_to
+from turnstream.kafka.faust_private.table_rows import attributed_to
 
 pytestmark = pytest.mark.unit
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from turnstream.connections import faust_credentials, kafka_options
+from turnstream.kafka.admin import faust_app_id
+from turnstream.kafka.delivery_policy import App
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
-from turnstream.streams.admin import faust_app_id
-from turnstream.streams.delivery import App
 
 DEFAULT_BROKER = "kafka://localhost:9092"
 

@@ -17,13 +17,13 @@ import faust
 from faust.types import TP
 
 from turnstream import __version__
-from turnstream.faust_private.consumer import committed_offsets
-from turnstream.faust_private.tables import SessionsTable
+from turnstream.kafka.faust_private.consumer import committed_offsets
+from turnstream.kafka.faust_private.table_rows import SessionsTable
+from turnstream.kafka.signals import on_assigned, on_revoked
+from turnstream.kafka.timers import timer
+from turnstream.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held
 from turnstream.schemas.control import is_forget_marker
 from turnstream.settings import Settings
-from turnstream.streams.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held
-from turnstream.streams.signals import on_assigned, on_revoked
-from turnstream.streams.timers import timer
 
 SAMPLE_SECONDS = 5.0
 

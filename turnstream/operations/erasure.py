@@ -12,13 +12,13 @@ from collections import Counter
 
 from turnstream.client import TurnProducer
 from turnstream.errors import TurnstreamError
+from turnstream.kafka.journal_topic import append_records
 from turnstream.redis.connect import redis_client
 from turnstream.redis.erase import Eraser
 from turnstream.schemas.control import forget_record
 from turnstream.schemas.ids import session_key, user_owner
 from turnstream.schemas.journal import Kind, erasure_record, journal_key
 from turnstream.settings import Settings
-from turnstream.streams.journal_topic import append_records
 
 CONFIRM_TIMEOUT_SECONDS = 60.0
 

@@ -1,5 +1,5 @@
 """In-order delivery: the policy by which the worker's consumer hands each input partition's records over one
-offset after another (faust_private/delivery.py's PolicedConsumer asks it at each of Faust's hooks).
+offset after another (kafka/faust_private/delivery.py's PolicedConsumer asks it at each of Faust's hooks).
 
 Faust's fetch loop reads a jump in a partition's offsets as a gap the broker left (compaction, transaction
 markers): it counts the offsets in between as acknowledged and drops them if they arrive later. After
@@ -37,10 +37,10 @@ from weakref import WeakSet
 
 from faust.types import TP, AppT, Message
 
-from turnstream.faust_private.delivery import PolicedApp, PolicedConsumer, Verdict
-from turnstream.streams.end_offsets import fetched_end_offsets
-from turnstream.streams.intake import Intake
-from turnstream.streams.metrics import refetches_total
+from turnstream.kafka.end_offsets import fetched_end_offsets
+from turnstream.kafka.faust_private.delivery import PolicedApp, PolicedConsumer, Verdict
+from turnstream.kafka.intake import Intake
+from turnstream.metrics import refetches_total
 
 log = logging.getLogger(__name__)
 

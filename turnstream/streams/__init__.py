@@ -1,1 +1,0 @@
-"""The Faust app, topics, the sessions Table, Kafka admin, the memory journal topic, erasure and metrics."""

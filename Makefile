@@ -14,10 +14,10 @@ TS_INSTALLED := $(TS_CLIENT)/node_modules/.installed
 KAFKA_LIB := .kafka/lib
 KAFKA_FETCHED := $(KAFKA_LIB)/.fetched
 
-$(INSTALLED): pyproject.toml
+$(INSTALLED): pyproject.toml tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench,openai-agents,langchain,embeddings,mcp]"
+	$(BIN)/pip install --quiet -e ".[worker,embedded,test,bench,openai-agents,langchain,embeddings,mcp]" -e ./tools
 	touch $@
 
 install: $(INSTALLED)
@@ -91,8 +91,8 @@ test-unit: $(INSTALLED)
 
 # What tests/checks/test_lint.py holds the code to: ruff's formatter, then its fixable lint rules.
 format: $(INSTALLED)
-	$(BIN)/ruff format turnstream tests bench
-	$(BIN)/ruff check --fix --ignore E501 turnstream tests bench
+	$(BIN)/ruff format turnstream tools tests
+	$(BIN)/ruff check --fix --ignore E501 turnstream tools tests
 
 test-checks: $(INSTALLED)
 	$(BIN)/pytest tests/checks
@@ -112,7 +112,7 @@ bench: $(INSTALLED)
 # Which semantic mechanism brings evidence into the prompt (docs/embeddings.md): offline, on the models from
 # `make models`; LOCOMO=DIR adds LoCoMo's development split (only its three files are read from DIR).
 bench-semantic: $(INSTALLED) models
-	$(BIN)/python -m turnstream.benchmarks.semantic_candidates $(if $(LOCOMO),--locomo $(LOCOMO))
+	$(BIN)/python -m turnstream_tools.benchmarks.semantic_candidates $(if $(LOCOMO),--locomo $(LOCOMO))
 
 clean:
 	rm -rf $(VENV) .kafka .models .pytest_cache .hypothesis .mypy_cache build *.egg-info $(TS_CLIENT)/node_modules $(TS_CLIENT)/dist

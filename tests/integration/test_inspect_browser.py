@@ -16,9 +16,9 @@ from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
-from turnstream.samples.conversations import load_samples, turns_of
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
+from turnstream_tools.samples.conversations import load_samples, turns_of
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"

@@ -374,12 +374,26 @@ def test_importing_the_sdk_loads_no_kafka_client_and_none_of_the_workers_strateg
 def test_redis_is_spoken_in_the_redis_package_alone() -> None:
     """Outside turnstream/redis nothing imports redis-py at run time (types aside, under TYPE_CHECKING): callers
     use the package's readers, writers and stores, and catch redis.errors.REDIS_UNAVAILABLE. The benchmarks'
-    pass-through yardsticks speak plain Redis on purpose: they measure it."""
+    pass-through yardsticks (turnstream_tools) speak plain Redis on purpose: they measure it."""
     wrong = {
         f"{path.relative_to(PACKAGE)}: {module}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if unit_of(path) not in ("redis", "benchmarks")
+        if unit_of(path) != "redis"
         for module in runtime_imports(path)
         if is_under(module, ("redis",))
     }
     assert not wrong
+
+
+def test_the_product_imports_its_tools_only_to_run_their_commands() -> None:
+    """turnstream_tools (the bench, the demo, the samples) is another distribution: of the product, only the bench's
+    and the demo's commands import it, inside their run, so `turnstream --help` works without it."""
+    runners = {"commands/bench.py", "commands/demo.py"}
+    wrong = {
+        f"{path.relative_to(PACKAGE)}: {module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for module in runtime_imports(path, lazy=path.relative_to(PACKAGE).as_posix() not in runners)
+        if is_under(module, ("turnstream_tools",))
+    }
+    assert not wrong
+    assert all("turnstream_tools" in str(runtime_imports(PACKAGE / runner)) for runner in runners)  # the walk sees them

@@ -7,7 +7,7 @@ a recovering worker never sees it. A later turn of the session starts it afresh.
 
 After a sweep that removed sessions, glibc's `malloc_trim` hands the freed heap back to the system: without
 it the allocator keeps the pages of expired rows, and a worker's resident memory follows its busiest hour,
-not its live sessions (`turnstream bench`'s churn figure, 9 in bench/README.md; its current value in
+not its live sessions (`turnstream bench`'s churn figure, 9 in tools/turnstream_tools/benchmarks/README.md; its current value in
 docs/performance.md). It takes a few milliseconds; on a libc without it nothing is done.
 """
 

@@ -6,7 +6,7 @@ int8 vectors of the same model. No network: the model runs here, the vectors com
 The embedding comes before the round trip, not beside it: the question's nearest terms are what bring a turn that
 shares no word with it into the pool ("What martial arts has John done?" and "I started kickboxing": the
 question's terms taekwondo, karate, judo meet the turn's), and they need the vector first. A read without them,
-which could embed beside the round trip, answered 1–2 points fewer LoCoMo dev questions (bench/HISTORY.md,
+which could embed beside the round trip, answered 1–2 points fewer LoCoMo dev questions (tools/turnstream_tools/benchmarks/HISTORY.md,
 2026-12-05 evening).
 """
 

@@ -137,7 +137,7 @@ def run_worker(settings: Settings, loglevel: str) -> int:
     )
     # What the start-up built (every module, the app) lives as long as the process: frozen, the collector's
     # full passes no longer walk it. They come every few seconds while a worker drains, since each batch
-    # restores every session state it touches, and frozen they take a small part of their time (bench/HISTORY.md, 2026-11-30).
+    # restores every session state it touches, and frozen they take a small part of their time (tools/turnstream_tools/benchmarks/HISTORY.md, 2026-11-30).
     gc.freeze()
     try:
         worker.execute_from_commandline()

@@ -2,7 +2,7 @@
 
 In a thread of the worker the model shared the worker's GIL and its core: after a burst, while the embedder worked
 through the archived backlog, the context a gateway reads waited behind it (freshness p99 in seconds, on one core:
-bench/HISTORY.md, 2026-12-04). In a child process at a higher niceness it takes no GIL the
+tools/turnstream_tools/benchmarks/HISTORY.md, 2026-12-04). In a child process at a higher niceness it takes no GIL the
 event loop needs, and the kernel gives the core to the worker first: the context stays fresh, and the vectors
 come with the CPU left over. The models are loaded in the child only, so the worker's memory holds them once.
 """

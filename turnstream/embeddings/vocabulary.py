@@ -59,7 +59,7 @@ class Vocabulary:
         try:
             lines = (folder / TERMS_FILE).read_text(encoding="utf-8").splitlines()
             # column-major: a question's product with every vector then reads them in memory order, faster at
-            # one BLAS thread than across rows (bench/HISTORY.md, 2026-12-05 evening); a subset's
+            # one BLAS thread than across rows (tools/turnstream_tools/benchmarks/HISTORY.md, 2026-12-05 evening); a subset's
             # rows come out row-major, as before
             vectors = np.asfortranarray(np.load(folder / VECTORS_FILE), dtype=np.float32)
         except (OSError, ValueError) as error:

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from turnstream.benchmarks.pinning import process_tree
 from turnstream.embeddings.base import EmbeddingError
 from turnstream.embeddings.factory import load_embedders
 from turnstream.embeddings.process import NICENESS, EmbeddingProcess, start_embedding
 from turnstream.embeddings.turns import embed_entries
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
+from turnstream_tools.benchmarks.pinning import process_tree
 
 pytestmark = pytest.mark.integration
 

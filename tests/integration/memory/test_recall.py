@@ -27,10 +27,10 @@ from turnstream.redis.archive import (
 )
 from turnstream.redis.keys import OwnerKeys
 from turnstream.redis.scripts import ARCHIVE_APPEND
-from turnstream.samples.recall_set import START_TS, recall_case
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.settings import Settings
 from turnstream.text.tokens import count_messages
+from turnstream_tools.samples.recall_set import START_TS, recall_case
 
 DETAILS = {
     "en": (

@@ -14,12 +14,12 @@ from redis.asyncio import Redis
 
 from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
-from turnstream.benchmarks.pinning import process_tree
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
 from turnstream.operations.erasure import erase
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
+from turnstream_tools.benchmarks.pinning import process_tree
 
 EVIDENCE = "I started kickboxing last year, and I did taekwondo as a kid."
 QUESTION = "What martial arts has John done?"

@@ -1,4 +1,4 @@
-"""bench/serve_overhead.py runs to its table on the live stack (a short run: the figures are the bench's job)."""
+"""turnstream_tools.benchmarks.serve_overhead runs to its table on the live stack (a short run: the figures are the bench's job)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,16 @@ import asyncio
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.integration.serve.conftest import Live
 from turnstream.stack.processes import settings_env
-
-SCRIPT = Path(__file__).parents[3] / "bench" / "serve_overhead.py"
 
 
 async def test_the_overhead_bench_prints_both_sides_of_both_calls(live: Live) -> None:
     env = {**os.environ, **settings_env(live.settings)}
     done = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, str(SCRIPT), "--rounds", "2", "--per-round", "8"],
+        [sys.executable, "-m", "turnstream_tools.benchmarks.serve_overhead", "--rounds", "2", "--per-round", "8"],
         env=env,
         capture_output=True,
         text=True,

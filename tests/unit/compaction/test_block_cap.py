@@ -10,9 +10,9 @@ from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, SUMMARY_FLOOR_TOKE
 from turnstream.compaction.marker import block_text
 from turnstream.compaction.strategies import Digest, Fact
 from turnstream.compaction.strategies.offline import build_strategy
-from turnstream.samples.planted import generate
 from turnstream.settings import Settings
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message, count_text
+from turnstream_tools.samples.planted import generate
 
 from .helpers import anchor_count, check_rules, units
 

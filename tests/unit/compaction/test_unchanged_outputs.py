@@ -20,8 +20,8 @@ from turnstream.compaction.compactor import compact
 from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies import Digest
 from turnstream.compaction.strategies.offline import build_strategy
-from turnstream.samples.planted import generate
 from turnstream.settings import Settings
+from turnstream_tools.samples.planted import generate
 
 CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "planted-en-1": lambda: generate(1, 600, "en").messages,

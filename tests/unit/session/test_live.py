@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from turnstream.samples.planted import generate
 from turnstream.schemas.control import ForgetRequest
 from turnstream.schemas.turn import Turn
 from turnstream.session import CoreConfig, LiveMap, LiveStates, Loaded, SessionBatch, SessionCore, SessionState
 from turnstream.settings import Settings
+from turnstream_tools.samples.planted import generate
 
 pytestmark = pytest.mark.unit
 NOW = 1_700_000_000.0

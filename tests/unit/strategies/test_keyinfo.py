@@ -14,7 +14,7 @@ def extract(*texts: str, max_facts: int = 40) -> tuple[Fact, ...]:
     return KeyInfoExtractor(max_facts).apply(Digest(), [user(t) for t in texts], 0).facts
 
 
-# Phrasings that are not in turnstream.samples: extraction works from cues, not from the generator's templates.
+# Phrasings that are not in turnstream_tools.samples: extraction works from cues, not from the generator's templates.
 @pytest.mark.parametrize(
     ("text", "kind", "key", "value"),
     [

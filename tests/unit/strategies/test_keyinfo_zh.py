@@ -3,7 +3,7 @@
 import pytest
 
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, classify
-from turnstream.samples.recall_set import _ADJECTIVES, _FILLER, DETAILS
+from turnstream_tools.samples.recall_set import _ADJECTIVES, _FILLER, DETAILS
 
 
 def facts_of(text: str) -> list[tuple[str, str, str]]:

@@ -4,9 +4,9 @@ import pytest
 
 from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies.offline import build_strategy
-from turnstream.samples import generate, message_lines, retention
-from turnstream.samples.planted import digest_text, naive_tail, stream_compaction
 from turnstream.settings import Settings
+from turnstream_tools.samples import generate, message_lines, retention
+from turnstream_tools.samples.planted import digest_text, naive_tail, stream_compaction
 
 BUDGET = 1500
 SETTINGS = Settings(summary_max_tokens=300, max_facts=20)

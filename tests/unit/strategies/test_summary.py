@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from turnstream.compaction.strategies import Digest
 from turnstream.compaction.strategies.summary import RollingSummarizer, parse, render
-from turnstream.samples import generate
 from turnstream.text.tokens import count_text
+from turnstream_tools.samples import generate
 
 
 def step(call_id: str, name: str, args: str, result: str) -> list[dict]:

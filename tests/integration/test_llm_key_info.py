@@ -20,7 +20,7 @@ from turnstream.agents.summarizer import Summarizer
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
 from turnstream.llm.calls import client_options
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.summaries import SummaryRequest
 from turnstream.settings import Settings

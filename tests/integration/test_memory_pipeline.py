@@ -9,7 +9,7 @@ from tests.integration.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.settings import Settings
 from turnstream.text.tokens import count_messages
 

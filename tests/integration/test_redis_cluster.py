@@ -17,7 +17,7 @@ from turnstream.client import ContextClient
 from turnstream.client.sync import SyncContextClient
 from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.inspection import InspectReader
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.settings import Settings
 
 USERS = 8

@@ -31,7 +31,7 @@ from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.keys import KeyLayout
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.replay import replay_lock
 from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings

@@ -30,7 +30,7 @@ from turnstream.kafka.delivery_policy import ordered_delivery
 from turnstream.kafka.signals import on_assigned, on_revoked
 from turnstream.kafka.topics import Topics
 from turnstream.redis.archive import ArchiveStore
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.ids import partition_of
 from turnstream.session import CoreConfig, LiveStates, SessionCore

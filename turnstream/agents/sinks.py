@@ -26,7 +26,7 @@ from turnstream.metrics import redis_write_retries_total
 from turnstream.redis.aio import run_pipeline
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.errors import REDIS_UNAVAILABLE
-from turnstream.redis.memories import MemoryStore, Remembered
+from turnstream.redis.memory_store import MemoryStore, Remembered
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import EncodedContext

@@ -19,7 +19,7 @@ from turnstream.kafka.topics import Topics
 from turnstream.llm.calls import client_options, extract_facts, merge_profile, merge_summary
 from turnstream.memory.profile import needs_condensing
 from turnstream.metrics import llm_facts_discarded_total, llm_requests_total, observe_ms
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.schemas.headers import carried
 from turnstream.schemas.summaries import FactRow, SummaryRequest, SummaryResult
 from turnstream.settings import Settings

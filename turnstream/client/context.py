@@ -11,7 +11,7 @@ from turnstream.client import reads
 from turnstream.prompt.assemble import Prompt
 from turnstream.prompt.semantic import Semantic
 from turnstream.redis.aio import run
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.reader import ContextReader
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings

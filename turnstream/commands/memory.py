@@ -17,7 +17,7 @@ from turnstream.client.context import GatewayMemory
 from turnstream.commands._services import configured_settings
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.errors import REDIS_UNAVAILABLE
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.schemas.ids import session_key, session_owner, user_owner
 from turnstream.schemas.memory import Memory
 

@@ -10,7 +10,7 @@ cap makes are tombstoned in the journal after the upsert, as the worker's journa
 from __future__ import annotations
 
 from turnstream.kafka.journal_topic import append_records
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.schemas.journal import journal_key, memory_record
 from turnstream.schemas.memory import Memory
 from turnstream.settings import Settings

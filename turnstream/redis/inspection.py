@@ -16,7 +16,7 @@ from redis.asyncio.cluster import ClusterNode
 
 from turnstream.redis.connect import ping
 from turnstream.redis.keys import parse_context_key, scan_pattern
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.reader import ContextReader
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc

@@ -8,7 +8,7 @@ import pytest
 from tests.support.contexts import with_context
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory import memories_from_facts, profile_additions
-from turnstream.redis.memories import ArchiveQuery, MemoryStore
+from turnstream.redis.memory_store import ArchiveQuery, MemoryStore
 from turnstream.schemas.ids import owner_key
 from turnstream.schemas.memory import Memory
 from turnstream.settings import Settings

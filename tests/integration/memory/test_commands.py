@@ -12,7 +12,7 @@ from turnstream.compaction.strategies.base import Fact
 from turnstream.memory import memories_from_facts
 from turnstream.memory.archive import archive_entry
 from turnstream.redis.archive import ArchiveStore
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
 

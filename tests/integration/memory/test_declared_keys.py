@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory import memories_from_facts
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.scripts import REMEMBER
 from turnstream.schemas.ids import owner_key
 from turnstream.schemas.memory import Memory

@@ -13,7 +13,7 @@ from turnstream.client import ContextClient
 from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.memory import changed_facts, memories_from_facts, profile_additions, summary_memory
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.reader import ContextReader
 from turnstream.redis.writer import ContextWriter
 from turnstream.schemas.ids import owner_key

@@ -8,7 +8,7 @@ from redis.asyncio import Redis
 from tests.integration.client.fixtures import make_doc
 from tests.integration.memory.test_recall import entries
 from turnstream.redis.archive import ArchiveStore
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.writer import ContextWriter
 from turnstream.settings import Settings
 

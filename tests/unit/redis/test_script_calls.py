@@ -22,7 +22,7 @@ from turnstream.redis.archive import (
     arrival_number,
 )
 from turnstream.redis.keys import KeyLayout
-from turnstream.redis.memories import MemoryStore, _Upsert
+from turnstream.redis.memory_store import MemoryStore, _Upsert
 from turnstream.redis.recall import recall_request
 from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EVICT, RECALL, REMEMBER, WRITE_CONTEXT, ScriptSpec
 from turnstream.redis.writer import ContextWriter

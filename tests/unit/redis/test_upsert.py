@@ -1,11 +1,11 @@
-"""What a memory upsert takes from its base reads (redis/memories.py): the created_at Redis keeps, which the memory
+"""What a memory upsert takes from its base reads (redis/memory_store.py): the created_at Redis keeps, which the memory
 journal is written with."""
 
 from __future__ import annotations
 
 import orjson
 
-from turnstream.redis.memories import _Upsert
+from turnstream.redis.memory_store import _Upsert
 from turnstream.schemas.memory import Memory
 
 

@@ -189,7 +189,7 @@ class MemoryRoom:
         self.profile = ""
 
     def write(self, steps: list[Step]) -> None:
-        """One batch's memory writes, as the store applies them (redis/memories.py)."""
+        """One batch's memory writes, as the store applies them (redis/memory_store.py)."""
         for memories, additions in memory_writes(steps).values():
             replaced = [self.memories[m.id].text for m in memories if m.id in self.memories] if memories else []
             self.memories.update((m.id, m) for m in memories)

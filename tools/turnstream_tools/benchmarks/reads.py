@@ -6,7 +6,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from turnstream.client import ContextClient
-from turnstream.redis.memories import MemoryStore
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.schemas.ids import owner_key, session_key
 from turnstream_tools.benchmarks.figures import Figure, Row, Target, abba, p50_p99
 from turnstream_tools.benchmarks.live import Live

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from turnstream import tls
 from turnstream.errors import TurnstreamError
-from turnstream.settings import SASL_PROTOCOLS, TLS_PROTOCOLS, Settings
+from turnstream.settings import SASL_PROTOCOLS, TLS_PROTOCOLS, KafkaSettings
 
 if TYPE_CHECKING:
     from faust.types.auth import CredentialsT
@@ -24,16 +24,16 @@ class ConnectionSettingsError(TurnstreamError, ValueError):
     """The connection settings cannot be turned into a client configuration; the message is one line."""
 
 
-def kafka_ssl_context(settings: Settings) -> ssl.SSLContext:
+def kafka_ssl_context(settings: KafkaSettings) -> ssl.SSLContext:
     """The TLS context of an SSL or SASL_SSL connection: the given CA (else the system's), the client certificate if any."""
     return tls.kafka_ssl_context(settings.kafka_ssl_cafile, settings.kafka_ssl_certfile, settings.kafka_ssl_keyfile)
 
 
-def _sasl_password(settings: Settings) -> str | None:
+def _sasl_password(settings: KafkaSettings) -> str | None:
     return settings.kafka_sasl_password.get_secret_value() if settings.kafka_sasl_password else None
 
 
-def kafka_security(settings: Settings) -> dict[str, Any]:
+def kafka_security(settings: KafkaSettings) -> dict[str, Any]:
     """aiokafka keyword arguments for the configured security protocol (no bootstrap servers)."""
     protocol = settings.kafka_security_protocol
     options: dict[str, Any] = {"security_protocol": protocol}
@@ -46,7 +46,7 @@ def kafka_security(settings: Settings) -> dict[str, Any]:
     return options
 
 
-async def kafka_refusal(settings: Settings, timeout: float = 10.0) -> BaseException | None:
+async def kafka_refusal(settings: KafkaSettings, timeout: float = 10.0) -> BaseException | None:
     """Why a bootstrap server refuses our SASL login or our trust in its certificate, else None (down, unreachable, fine).
 
     aiokafka's bootstrap reports every failure as "Unable to bootstrap" and only logs the cause, so one connection
@@ -91,12 +91,12 @@ def kafka_refusal_reason(error: BaseException) -> str:
     return f"{first} (check TURNSTREAM_KAFKA_SASL_MECHANISM, TURNSTREAM_KAFKA_SASL_USERNAME and TURNSTREAM_KAFKA_SASL_PASSWORD)"
 
 
-def kafka_options(settings: Settings) -> dict[str, Any]:
+def kafka_options(settings: KafkaSettings) -> dict[str, Any]:
     """aiokafka keyword arguments shared by every client turnstream opens: bootstrap servers and security."""
     return {"bootstrap_servers": settings.bootstrap_servers, **kafka_security(settings)}
 
 
-def faust_credentials(settings: Settings) -> CredentialsT | None:
+def faust_credentials(settings: KafkaSettings) -> CredentialsT | None:
     """Faust's `broker_credentials` for the same protocol (None for PLAINTEXT)."""
     import faust
 

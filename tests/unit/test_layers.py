@@ -397,3 +397,34 @@ def test_the_product_imports_its_tools_only_to_run_their_commands() -> None:
     }
     assert not wrong
     assert all("turnstream_tools" in str(runtime_imports(PACKAGE / runner)) for runner in runners)  # the walk sees them
+
+
+SETTINGS_GROUPS = {
+    "prompt": {"MemorySettings"},
+    "compaction": {"CompactionSettings"},
+    "redis/connect.py": {"RedisSettings"},
+    "kafka/topic_creation.py": {"KafkaSettings", "BROKER_DEFAULT_REPLICATION"},
+    "kafka/admin.py": {"KafkaSettings"},
+    "kafka/journal_topic.py": {"KafkaSettings"},
+    "kafka/tables.py": {"KafkaSettings"},
+}
+"""What a layer may import of turnstream.settings: its group, not the whole Settings (the Faust app and the stores,
+which read several groups, take Settings)."""
+
+
+def settings_names(path: Path) -> set[str]:
+    """The names a file imports from turnstream.settings, for the type checker or at run time."""
+    return {
+        alias.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == "turnstream.settings"
+        for alias in node.names
+    }
+
+
+@pytest.mark.parametrize("where", sorted(SETTINGS_GROUPS))
+def test_a_layer_takes_only_its_group_of_settings(where: str) -> None:
+    paths = [PACKAGE / where] if where.endswith(".py") else sorted((PACKAGE / where).rglob("*.py"))
+    wrong = {f"{path.relative_to(PACKAGE)}: {sorted(settings_names(path) - SETTINGS_GROUPS[where])}" for path in paths}
+    assert not {entry for entry in wrong if not entry.endswith("[]")}
+    assert any(settings_names(path) for path in paths)  # the walk sees the imports

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from turnstream.kafka.topic_creation import TopicLayoutError, TopicSpec, TopicsReady, create_topics, turns_topic
-from turnstream.settings import Settings
+from turnstream.settings import KafkaSettings
 
 WORKER_APP = "worker"
 """Name of the worker's Faust app under the topic prefix; the Faust app id is `<prefix>-worker`."""
@@ -11,11 +11,11 @@ SESSIONS_TABLE = "sessions"
 """Name of the sessions Table; Faust names its changelog `<app id>-sessions-changelog`."""
 
 
-def faust_app_id(settings: Settings, name: str = WORKER_APP) -> str:
+def faust_app_id(settings: KafkaSettings, name: str = WORKER_APP) -> str:
     return f"{settings.topic_prefix}-{name}"
 
 
-def worker_topics(settings: Settings) -> list[TopicSpec]:
+def worker_topics(settings: KafkaSettings) -> list[TopicSpec]:
     """Every topic a worker reads or writes, Faust's own included, so none is created with Faust's defaults."""
     n = settings.turn_partitions
     app_id = faust_app_id(settings)
@@ -30,7 +30,7 @@ def worker_topics(settings: Settings) -> list[TopicSpec]:
     ]
 
 
-def partition_mismatch(settings: Settings, spec: TopicSpec, partitions: int) -> str | None:
+def partition_mismatch(settings: KafkaSettings, spec: TopicSpec, partitions: int) -> str | None:
     """The one-line complaint when an existing topic has the wrong partition count, else None."""
     if not spec.copartitioned or partitions == settings.turn_partitions:
         return None
@@ -40,7 +40,7 @@ def partition_mismatch(settings: Settings, spec: TopicSpec, partitions: int) -> 
     )
 
 
-async def ensure_topics(settings: Settings) -> TopicsReady:
+async def ensure_topics(settings: KafkaSettings) -> TopicsReady:
     """Create the missing topics and check the partition counts of the existing ones.
 
     Auto-creation on first produce would pick the broker's partition count, and every topic a session

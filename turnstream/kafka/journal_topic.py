@@ -17,7 +17,7 @@ from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
 from turnstream.schemas.ids import partition_of
 from turnstream.schemas.journal import JournalRecord
-from turnstream.settings import Settings
+from turnstream.settings import KafkaSettings
 
 READ_TIMEOUT_SECONDS = 60.0
 """A partition that gives no record for this long while behind its end is taken as unreadable."""
@@ -27,7 +27,7 @@ class JournalReadError(TurnstreamError, RuntimeError):
     """A journal partition could not be read to its end."""
 
 
-async def append_records(settings: Settings, records: Iterable[tuple[str, bytes, bytes | None]]) -> int:
+async def append_records(settings: KafkaSettings, records: Iterable[tuple[str, bytes, bytes | None]]) -> int:
     """Produce (owner, key, value) records, each to its owner's partition, and wait for every ack; how many."""
     producer = AIOKafkaProducer(**kafka_options(settings), acks="all")
     await producer.start()
@@ -49,7 +49,7 @@ class JournalReader:
     """Reads journal partitions from a position up to their end (records appended meanwhile included, until it
     catches up)."""
 
-    def __init__(self, settings: Settings, kafka: dict[str, Any]) -> None:
+    def __init__(self, settings: KafkaSettings, kafka: dict[str, Any]) -> None:
         """`kafka`: the aiokafka connection options (connections.kafka_options, or the worker app's)."""
         self.topic = settings.memory_topic
         self._kafka = kafka

@@ -6,10 +6,10 @@ import faust
 
 from turnstream.kafka.admin import SESSIONS_TABLE
 from turnstream.kafka.faust_private.table_rows import SessionsTable
-from turnstream.settings import Settings
+from turnstream.settings import KafkaSettings
 
 
-def sessions_table(app: faust.App, settings: Settings) -> SessionsTable:
+def sessions_table(app: faust.App, settings: KafkaSettings) -> SessionsTable:
     """session key -> SessionState bytes (bytes values travel raw); co-partitioned with the turns topic."""
     table = SessionsTable(
         app,

@@ -14,7 +14,7 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
-from turnstream.settings import BROKER_DEFAULT_REPLICATION, Settings
+from turnstream.settings import BROKER_DEFAULT_REPLICATION, KafkaSettings
 
 DESCRIBE_TIMEOUT_SECONDS = 10.0
 """How long create_topics waits for topics to be described without an error (leaders elected)."""
@@ -44,7 +44,7 @@ class TopicsReady:
     """Partitions of each topic asked for, as the broker describes it (a topic it did not describe in time is left out)."""
 
 
-def turns_topic(settings: Settings) -> TopicSpec:
+def turns_topic(settings: KafkaSettings) -> TopicSpec:
     """The input topic: keyed by session, so a session's turns stay in one partition of turn_partitions."""
     return TopicSpec(settings.turns_topic, settings.turn_partitions, {}, copartitioned=True)
 
@@ -75,7 +75,7 @@ async def _described(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, 
         await asyncio.sleep(0.2)
 
 
-async def create_topics(settings: Settings, specs: list[TopicSpec]) -> TopicsReady:
+async def create_topics(settings: KafkaSettings, specs: list[TopicSpec]) -> TopicsReady:
     """Create those of `specs` that are missing and describe them all; an existing topic is left as it is (the
     caller checks its layout). Raises TopicLayoutError."""
     admin = AIOKafkaAdminClient(**kafka_options(settings))
@@ -103,7 +103,7 @@ async def create_topics(settings: Settings, specs: list[TopicSpec]) -> TopicsRea
         await admin.close()
 
 
-async def ensure_turns_topic(settings: Settings) -> TopicsReady:
+async def ensure_turns_topic(settings: KafkaSettings) -> TopicsReady:
     """Create the turns topic with turn_partitions unless it exists (then its layout is the worker's to check: a
     gateway's settings need not name the partition count). Raises TopicLayoutError."""
     return await create_topics(settings, [turns_topic(settings)])

@@ -30,7 +30,7 @@ from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.memory import MemoryType
 from turnstream.schemas.prompt_read import Recalled, RecallResult
 from turnstream.schemas.turn import MessageField
-from turnstream.settings import Settings
+from turnstream.settings import MemorySettings
 from turnstream.text.chat import Message, content_text
 from turnstream.text.tokens import count_message, count_messages
 
@@ -78,7 +78,7 @@ def assemble(
     recalled: list[Recalled],
     archived: list[tuple[ArchiveEntry, float]],
     user_text: str,
-    settings: Settings,
+    settings: MemorySettings,
     semantic: Sequence[tuple[ArchiveEntry, float]] = (),
 ) -> Assembled:
     """The prompt's messages and the memories and turns kept in it, within prompt_budget_tokens when the
@@ -130,7 +130,7 @@ def assemble(
 
 
 def finish_prompt(
-    query: PromptQuery, result: RecallResult, settings: Settings, semantic: Semantic | None = None
+    query: PromptQuery, result: RecallResult, settings: MemorySettings, semantic: Semantic | None = None
 ) -> Prompt:
     """The prompt from what the recall script returned for `query`; call it right after the round trip. The
     semantic share, when the read asked one, is ranked by `semantic` (the side `query` was prepared with).
@@ -157,14 +157,14 @@ def finish_prompt(
     return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings)
 
 
-def budgeted(settings: Settings, budget_tokens: int | None) -> Settings:
+def budgeted(settings: MemorySettings, budget_tokens: int | None) -> MemorySettings:
     """`settings` with prompt_budget_tokens set to `budget_tokens` for one call (unchanged when None)."""
     if budget_tokens is None:
         return settings
     return settings.model_copy(update={"prompt_budget_tokens": budget_tokens})
 
 
-def search_settings(settings: Settings, text: str, budget_tokens: int | None) -> Settings:
+def search_settings(settings: MemorySettings, text: str, budget_tokens: int | None) -> MemorySettings:
     """The settings of a search (no session, so no context to leave out): the memory block gets the whole recall
     budget, or `budget_tokens`."""
     if budget_tokens is None:

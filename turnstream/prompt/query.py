@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from turnstream.prompt.semantic import POOL, Semantic, SemanticAsk
 from turnstream.schemas.prompt_read import ArchiveQuery
-from turnstream.settings import Settings
+from turnstream.settings import MemorySettings
 from turnstream.text.greeting import is_small_talk
 from turnstream.text.prose import keywords
 from turnstream.text.terms import query_terms
@@ -35,7 +35,9 @@ class PromptQuery:
     """What the read asks of the semantic index (None: lexical recall only)."""
 
 
-def prompt_query(user_text: str, k: int | None, settings: Settings, semantic: Semantic | None = None) -> PromptQuery:
+def prompt_query(
+    user_text: str, k: int | None, settings: MemorySettings, semantic: Semantic | None = None
+) -> PromptQuery:
     """The keywords and archive terms of `user_text` (none for small talk); `k` defaults to settings.recall_k.
     With `semantic`, the read also asks a pool for the block's semantic share (prompt/semantic.py)."""
     started = time.perf_counter()

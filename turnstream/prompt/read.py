@@ -19,7 +19,7 @@ from turnstream.prompt.assemble import Prompt, budgeted, finish_prompt, search_s
 from turnstream.prompt.query import PromptQuery, prompt_query
 from turnstream.prompt.semantic import Semantic
 from turnstream.schemas.prompt_read import ArchiveQuery, PoolEntry, RecallAsk, Recalled, RecallResult
-from turnstream.settings import Settings
+from turnstream.settings import MemorySettings
 
 __all__ = [
     "ArchiveQuery",
@@ -41,7 +41,7 @@ def build_prompt(
     plan: Callable[[RecallAsk], P],
     user_text: str,
     k: int | None,
-    settings: Settings,
+    settings: MemorySettings,
     semantic: Semantic | None = None,
     record: bool = True,
     budget_tokens: int | None = None,
@@ -64,7 +64,7 @@ def search(
     plan: Callable[[RecallAsk], P],
     text: str,
     k: int | None,
-    settings: Settings,
+    settings: MemorySettings,
     semantic: Semantic | None = None,
     budget_tokens: int | None = None,
 ) -> PromptRead[P]:
@@ -76,7 +76,11 @@ def search(
 
 
 def _read(
-    plan: Callable[[RecallAsk], P], query: PromptQuery, settings: Settings, semantic: Semantic | None, record: bool
+    plan: Callable[[RecallAsk], P],
+    query: PromptQuery,
+    settings: MemorySettings,
+    semantic: Semantic | None,
+    record: bool,
 ) -> PromptRead[P]:
     result = yield plan(RecallAsk(query.keywords, query.k, query.archive, record))
     return finish_prompt(query, result, settings, semantic)

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from turnstream.connections import ConnectionSettingsError
-from turnstream.settings import Settings
+from turnstream.settings import RedisSettings
 
 if TYPE_CHECKING:
     from redis import Redis as SyncRedis
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 _SENTINEL_URL = re.compile(r"^(?P<scheme>rediss?)://(?:(?P<user>[^@/]*)@)?(?P<hosts>[^/?#@]+)(?P<tail>.*)$")
 
 
-def redis_client(settings: Settings, **options: Any) -> Redis:
+def redis_client(settings: RedisSettings, **options: Any) -> Redis:
     """An asyncio client on settings.redis_url (a RedisCluster with TURNSTREAM_REDIS_CLUSTER, Sentinel's primary
     with TURNSTREAM_REDIS_SENTINEL_MASTER), with TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
     from redis.asyncio import Redis, RedisCluster
@@ -32,7 +32,7 @@ def redis_client(settings: Settings, **options: Any) -> Redis:
     return client
 
 
-def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
+def sync_redis_client(settings: RedisSettings, **options: Any) -> SyncRedis:
     """The same as redis_client, for threads: a redis.Redis or redis.RedisCluster (the synchronous ContextClient's)."""
     from redis import Redis as SyncRedis
     from redis import RedisCluster
@@ -42,7 +42,7 @@ def sync_redis_client(settings: Settings, **options: Any) -> SyncRedis:
     return client
 
 
-def _topology_client(settings: Settings, options: dict[str, Any], plain: Any, cluster: Any, sentinel: Any) -> Any:
+def _topology_client(settings: RedisSettings, options: dict[str, Any], plain: Any, cluster: Any, sentinel: Any) -> Any:
     """The client of the configured topology, from the classes of one redis-py flavour (asyncio or threads).
 
     The cluster client offers the commands, scripts and pipelines turnstream uses under the same names.
@@ -80,7 +80,7 @@ def sentinel_options(url: str, options: dict[str, Any]) -> tuple[list[tuple[str,
     return sentinels, {**options, **parsed}  # as from_url: what the URL says wins
 
 
-def _redis_url_and_options(settings: Settings, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _redis_url_and_options(settings: RedisSettings, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if not settings.redis_url:
         raise ValueError("no Redis configured (TURNSTREAM_REDIS_URL)")
     if settings.redis_password is not None:

@@ -11,10 +11,10 @@ from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
 from turnstream.compaction.strategies.summary import RollingSummarizer
 
 if TYPE_CHECKING:
-    from turnstream.settings import Settings
+    from turnstream.settings import CompactionSettings
 
 
-def build_strategy(settings: Settings, archive: bool = True) -> CompositeStrategy:
+def build_strategy(settings: CompactionSettings, archive: bool = True) -> CompositeStrategy:
     """The offline strategy with the settings' fact and summary limits.
 
     `archive=False` leaves the archiver out, for owners that keep the raw turns elsewhere (the stream

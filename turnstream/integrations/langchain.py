@@ -29,12 +29,15 @@ from langchain_core.messages import (
     SystemMessage,
     ToolCall,
     ToolMessage,
+    convert_to_openai_messages,
 )
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import StructuredTool
 
 from turnstream.client import ContextClient, GatewayClient, RecordTimeout, SyncContextClient, SyncGatewayClient
+from turnstream.compaction.fitting import tail_start, unit_starts
+from turnstream.compaction.marker import MARKERS, marker_message
 from turnstream.integrations import recall
 from turnstream.integrations._turns import SessionErased, next_seq, session_turns
 from turnstream.integrations.openai_tools import RecallHandler
@@ -42,6 +45,8 @@ from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.turn import Turn
 from turnstream.settings import Settings
 from turnstream.text.chat import Message, call_ids, content_text, tool_calls
+from turnstream.text.language import detect_language
+from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message
 
 PROMPT_CACHE_SIZE = 1024
 """Steps whose opening prompt a hook keeps for the step's later model calls."""
@@ -144,10 +149,52 @@ def answered(messages: Sequence[Message]) -> Sequence[Message]:
     return messages[:last]
 
 
-def model_input(prompt: Sequence[Message], step: Sequence[BaseMessage]) -> list[BaseMessage]:
+def sent_tokens(message: BaseMessage) -> int:
+    """Tokens a LangChain message costs as a chat model is sent it: LangChain writes tool-call arguments again from
+    their parsed form (json.dumps, with spaces), so a call costs more than the compact JSON it was recorded as."""
+    return sum(count_message(m) for m in convert_to_openai_messages([message]))
+
+
+def model_input(
+    prompt: Sequence[Message], step: Sequence[BaseMessage], budget_tokens: int | None = None
+) -> list[BaseMessage]:
     """build_prompt's messages but its closing user message, then the step as the state has it: the user's own message
-    (its parts and id kept) and the calls and results made since."""
-    return [*to_langchain(answered(prompt[:-1])), *step]
+    (its parts and id kept) and the calls and results made since. With `budget_tokens`, the prompt's part and the
+    step's user message fit it as LangChain sends them: the context's oldest tail units make room, as in the read."""
+    context = to_langchain(answered(prompt[:-1]))
+    if budget_tokens is None or not step:
+        return [*context, *step]
+    return [*within_budget(context, sent_tokens(step[0]) + REPLY_PRIMING_TOKENS, budget_tokens), *step]
+
+
+def within_budget(context: list[BaseMessage], taken: int, budget_tokens: int) -> list[BaseMessage]:
+    """`context` (a prompt's messages before its user message, as LangChain messages) within `budget_tokens` less
+    `taken`, as sent: its oldest tail units dropped by the compactor's rule (whole call groups, the newest kept, a
+    marker after the anchors when the prompt had none).
+
+    The read fills a prompt to its budget counting tool-call arguments as recorded; LangChain sends them longer.
+    Cutting here, on the converted messages, rather than reading again with a smaller budget: a second read would
+    find the memories the first one gave already in the session's dedup window and leave them out, and the read's
+    memory block and summary are system messages this side cannot re-cut.
+    """
+    costs = [sent_tokens(m) for m in context]
+    if sum(costs) + taken <= budget_tokens:
+        return context
+    messages = from_langchain(context)
+    anchors = next((i + 1 for i, m in enumerate(messages) if m["role"] == "user"), None)
+    if anchors is None:
+        return context  # no anchors, so no tail: the read kept what the budget allowed
+    # the tail follows the anchors and the system messages the read put after them (marker, summary, memory)
+    begin = max((i + 1 for i, m in enumerate(messages) if m["role"] == "system" and i >= anchors), default=anchors)
+    marked = any(m["role"] == "system" and m.get("content") in MARKERS.values() for m in messages[:begin])
+    marker = None if marked else marker_message(detect_language(messages))
+    marker_cost = count_message(marker) if marker else 0
+    room = budget_tokens - taken - sum(costs[:begin])
+    start = tail_start(costs[begin:], unit_starts(messages[begin:]), room, marker_cost)
+    if start == 0:
+        return context
+    cut = [to_langchain_message(marker)] if marker else []
+    return [*context[:anchors], *cut, *context[anchors:begin], *context[begin + start :]]
 
 
 # --- the chat message history ---------------------------------------------------------------------------------
@@ -359,30 +406,32 @@ class _Hook:
     def cached(self, step: _Step) -> list[Message] | None:
         return None if step.opening else self._prompts.get(step.cache_key)
 
-    def answer(self, step: _Step, prompt: list[Message]) -> dict[str, list[BaseMessage]]:
+    def answer(self, step: _Step, prompt: list[Message], budget_tokens: int) -> dict[str, list[BaseMessage]]:
         self._prompts[step.cache_key] = prompt
         self._prompts.move_to_end(step.cache_key)
         if len(self._prompts) > PROMPT_CACHE_SIZE:
             self._prompts.popitem(last=False)
-        return {"llm_input_messages": model_input(prompt, step.messages)}
+        return {"llm_input_messages": model_input(prompt, step.messages, budget_tokens)}
 
     def __call__(self, state: Any, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
         step = self.step(state, config)
         if step is None:
             return {"llm_input_messages": list(_field(state, "messages") or [])}
+        context = self.context if self.context is not None else shared_gateway(self.settings).context
         prompt = self.cached(step)
         if prompt is None:
-            context = self.context if self.context is not None else shared_gateway(self.settings).context
             prompt = context.build_prompt(
                 step.session_id, step.user_text, tenant=step.tenant, user_id=step.user_id, record=step.opening
             ).messages
-        return self.answer(step, prompt)
+        return self.answer(step, prompt, context.settings.prompt_budget_tokens)
 
     async def acall(self, state: Any, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
         step = self.step(state, config)
         if step is None:
             return {"llm_input_messages": list(_field(state, "messages") or [])}
         prompt = self.cached(step)
+        memory = self.async_context.memory if self.async_context is not None else None
+        settings = memory.settings if memory is not None else self.settings  # what the read budgets by
         if prompt is None:
             async with _using(self.async_context, lambda: ContextClient.from_settings(self.settings)) as context:
                 prompt = (
@@ -390,7 +439,7 @@ class _Hook:
                         step.session_id, step.user_text, tenant=step.tenant, user_id=step.user_id, record=step.opening
                     )
                 ).messages
-        return self.answer(step, prompt)
+        return self.answer(step, prompt, settings.prompt_budget_tokens)
 
 
 def turnstream_pre_model_hook(

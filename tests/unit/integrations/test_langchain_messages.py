@@ -15,8 +15,10 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    convert_to_openai_messages,
 )
 
+from turnstream.compaction.marker import MARKERS
 from turnstream.compaction.messages import validate_messages
 from turnstream.integrations._turns import next_seq, session_turns, turn_id
 from turnstream.integrations.langchain import (
@@ -31,6 +33,7 @@ from turnstream.integrations.langchain import (
 )
 from turnstream.prompt.assemble import Prompt
 from turnstream.settings import Settings
+from turnstream.text.tokens import count_messages
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 json_values = st.recursive(
@@ -191,8 +194,54 @@ def test_a_context_recorded_mid_step_loses_its_unanswered_call_before_the_model_
     ]
 
 
+def _step(n: int) -> list[dict[str, Any]]:
+    """A tool-call step whose arguments LangChain sends longer than they were recorded (json.dumps' spaces)."""
+    arguments = f'{{"city":"Oslo","day":{n},"seats":2,"class":"second"}}'
+    call = {"id": f"c{n}", "type": "function", "function": {"name": "search_trains", "arguments": arguments}}
+    return [
+        {"role": "user", "content": f"And day {n}?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"c{n}", "content": f"Day {n}: the 8:05 train."},
+        {"role": "assistant", "content": f"Take the 8:05 on day {n}."},
+    ]
+
+
+def _sent(messages: list[BaseMessage]) -> int:
+    return count_messages(convert_to_openai_messages(messages))
+
+
+ANCHORS = [{"role": "system", "content": "You plan train trips."}, {"role": "user", "content": "Plan my trip."}]
+MEMORY = {"role": "system", "content": "Memory about the user:\n- prefers window seats"}
+QUESTION = {"role": "user", "content": "Which train on day 4?"}
+
+
+def test_a_prompt_filled_to_its_budget_as_counted_fits_it_as_langchain_sends_it() -> None:
+    marker = {"role": "system", "content": MARKERS["en"]}
+    prompt = [*ANCHORS, marker, {"role": "system", "content": "Summary: days 0 and 1."}, MEMORY]
+    prompt += [*_step(2), *_step(3), QUESTION]
+    budget = count_messages(prompt)  # the read filled it exactly
+    step = [HumanMessage(QUESTION["content"])]
+    assert _sent(model_input(prompt, step)) > budget  # the re-written arguments go over
+    sent = model_input(prompt, step, budget)
+    assert _sent(sent) <= budget
+    # the oldest units went, the call with its result; the anchors, marker, summary and memory block stay
+    assert sent == [*to_langchain([*prompt[:5], _step(2)[-1], *_step(3)]), *step]
+    assert model_input(prompt, step, budget + 40) == model_input(prompt, step)  # room enough: nothing goes
+
+
+def test_a_prompt_that_had_no_marker_gets_one_after_its_anchors_when_its_tail_is_cut() -> None:
+    prompt = [*ANCHORS, MEMORY, *_step(2), *_step(3), QUESTION]
+    step = [HumanMessage(QUESTION["content"])]
+    sent = model_input(prompt, step, count_messages(prompt))
+    assert _sent(sent) <= count_messages(prompt)
+    marker = {"role": "system", "content": MARKERS["en"]}
+    assert sent == [*to_langchain([*ANCHORS, marker, MEMORY, _step(2)[-1], *_step(3)]), *step]
+
+
 class RecordingContext:
     """Stands for SyncContextClient.build_prompt: what it was asked, and a prompt naming the call."""
+
+    settings = Settings()
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str | None, bool]] = []

@@ -21,7 +21,7 @@ from turnstream.compaction.fitting import tail_start, unit_starts
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.memory.profile import cut_profile
 from turnstream.prompt.block import fill_block
-from turnstream.prompt.context import fit_summary_block, split_context
+from turnstream.prompt.context import fit_summary_block, grow_summary_block, holds_tool_data, split_context
 from turnstream.prompt.query import PromptQuery
 from turnstream.prompt.recalled import ArchivedTurn, RecalledTurn
 from turnstream.prompt.semantic import Semantic
@@ -33,6 +33,12 @@ from turnstream.schemas.turn import MessageField
 from turnstream.settings import MemorySettings
 from turnstream.text.chat import Message, content_text
 from turnstream.text.tokens import count_message, count_messages
+
+AGENT_FACTS_SHARE = 0.5
+"""Of the memory block's room, how much an agent's summary/facts block may take first, before recall: the facts hold
+the ids its next call passes. Measured on the bench's agent traces (figure 14): at a 4,000-token prompt, 74 % of old
+values kept with none, 76.5 % with a half, 77 % with all; at the defaults 97 %, 97 % and 96 % (recall then loses room
+it used)."""
 
 
 class RecalledMemory(TypedDict):
@@ -97,6 +103,13 @@ def assemble(
     session = doc.session_key if doc else ""
     shown = context.shown | {(session, p) for p in context.positions[start:] if p is not None}
     rest_tokens = sum(costs[start:]) + (marker_cost if start else 0)
+    if holds_tool_data(doc):
+        # An agent's next call passes ids from its tool results: the facts that hold them come before recall.
+        grown, grown_cost = grow_summary_block(
+            doc, head, head_cost, int((room - rest_tokens) * AGENT_FACTS_SHARE), language
+        )
+        room -= grown_cost - head_cost
+        head, head_cost = grown, grown_cost
     profile = cut_profile(profile, settings.profile_read_chars)
     texts = frozenset(
         content_text(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system"
@@ -124,6 +137,8 @@ def assemble(
     )
     free = room - (count_message(block) if block else 0)
     start = tail_start(costs, starts, free, marker_cost, start, floor)
+    spare = free - sum(costs[start:]) - (marker_cost if start else 0)
+    head, head_cost = grow_summary_block(doc, head, head_cost, spare, language)
     cut = [marker] if start and marker else []
     messages = [*head, *cut, *([block] if block else []), *context.rest[start:], user]
     return Assembled(messages, kept, turns)

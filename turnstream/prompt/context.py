@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast, get_args
 
-from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block
+from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, DATA_KEY, cut_block
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message
@@ -86,15 +86,45 @@ def fit_summary_block(doc: ContextDoc | None, context: Context, context_room: in
     the document's summary and facts with no LLM.
     """
     head, cost = context.head, sum(context.head_costs)
-    if doc is None or doc.marker_index is None or len(head) <= doc.marker_index + 1:
+    if not _has_block(doc, head):
         return head, cost
     limit = int(max(context_room, 0) * BLOCK_BUDGET_SHARE)
     if context.head_costs[-1] <= limit:
         return head, cost
+    block = cut_block(_digest(doc), context.language, limit)  # type: ignore[arg-type]  # _has_block: not None
+    cost -= context.head_costs[-1]
+    return ([*head[:-1], {**block[0]}], cost + block[1]) if block else (head[:-1], cost)
+
+
+def grow_summary_block(
+    doc: ContextDoc | None, head: list[Message], cost: int, spare: int, language: Language
+) -> tuple[list[Message], int]:
+    """The head, and its cost, with its summary/facts block re-cut to `spare` more tokens: room the memory block
+    and the tail leave unused shows more of the document's facts and summary (what the worker's own budget cut),
+    by the same rule that cut them."""
+    if spare <= 0 or not _has_block(doc, head):
+        return head, cost
+    shown = count_message(head[-1])
+    block = cut_block(_digest(doc), language, shown + spare)  # type: ignore[arg-type]  # _has_block: not None
+    if block is None or block[1] <= shown:
+        return head, cost
+    return [*head[:-1], {**block[0]}], cost - shown + block[1]
+
+
+def holds_tool_data(doc: ContextDoc | None) -> bool:
+    """Whether the document's facts hold an agent's tool results."""
+    return doc is not None and any((f.key or "").startswith(DATA_KEY) for f in doc.facts)
+
+
+def _has_block(doc: ContextDoc | None, head: list[Message]) -> bool:
+    """Whether the head ends with the summary/facts block of a compacted context."""
+    return doc is not None and doc.marker_index is not None and len(head) > doc.marker_index + 1
+
+
+def _digest(doc: ContextDoc) -> Digest:
+    """The document's summary and facts, as the compactor's block rule takes them."""
     facts = tuple(
         Fact(cast(FactType, f.type), f.text, f.key or f.text, -1 if f.source_seq is None else f.source_seq)
         for f in doc.facts
     )
-    block = cut_block(Digest(doc.summary, facts), context.language, limit)
-    cost -= context.head_costs[-1]
-    return ([*head[:-1], {**block[0]}], cost + block[1]) if block else (head[:-1], cost)
+    return Digest(doc.summary, facts)

@@ -1,3 +1,4 @@
+import importlib
 import time
 from typing import Any
 
@@ -5,6 +6,7 @@ import pytest
 
 from turnstream.compaction.compactor import compact
 from turnstream.compaction.marker import MARKERS, marker_message
+from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.prompt.assemble import assemble
 from turnstream.prompt.block import without_lines
 from turnstream.prompt.context import split_context
@@ -305,3 +307,51 @@ def test_a_budget_the_anchors_and_newest_step_overrun_still_gives_a_prompt_witho
     assert assembled.messages[-1] == {"role": "user", "content": "And the budget?"}
     assert not assembled.recalled and not assembled.turns
     assert not any("Memory about the user" in (m.get("content") or "") for m in assembled.messages)
+
+
+def _agent_doc(budget: int) -> tuple[ContextDoc, list[str]]:
+    """A compacted agent session whose tool results (one booking id each) the worker's block could not all show."""
+    conversation: list[dict[str, Any]] = [SYSTEM, FIRST]
+    ids = [f"BK{n:04d}Z" for n in range(12)]
+    for n, booking in enumerate(ids):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "get_booking", "arguments": f'{{"n": {n}}}'}}
+        result = f'{{"booking_id": "{booking}", "status": "confirmed", "notes": "{"seat and meal details " * 8}"}}'
+        conversation += [
+            {"role": "user", "content": f"Look up booking number {n}."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": result},
+            {"role": "assistant", "content": f"Found booking {n}: " + "it is confirmed with everything in order. " * 4},
+        ]
+    stored = ContextDoc(
+        session_id="s1",
+        version=1,
+        last_turn_id="t",
+        updated_at=0.0,
+        **compact(conversation, budget, strategy=build_strategy(Settings())).to_dict(),
+    )
+    return stored, ids
+
+
+def test_room_recall_leaves_shows_more_of_the_facts_the_worker_cut() -> None:
+    stored, ids = _agent_doc(350)
+    shown_by_worker = sum(booking in str(stored.messages) for booking in ids)
+    messages = messages_of(stored, "", [], "Book it.", limits(prompt=4000, recall=2000))
+    assert count_messages(messages) <= 4000
+    assert sum(booking in str(messages) for booking in ids) > shown_by_worker
+    assert all(booking in str(messages) for booking in ids)  # the room is there: every stored fact is shown
+
+
+def test_an_agent_s_facts_take_their_share_of_the_memory_room_before_recall(monkeypatch: pytest.MonkeyPatch) -> None:
+    stored, ids = _agent_doc(350)
+    archived = [(entry(500 + n, f"Old chat {n}: " + "words about the trip " * 40), 10.0 - n) for n in range(60)]
+    settings = limits(prompt=1300, recall=1000)
+
+    def shown() -> tuple[int, int]:
+        assembled = assemble(stored, "", [], archived, "Book it.", settings)
+        assert count_messages(assembled.messages) <= 1300
+        return sum(booking in str(assembled.messages) for booking in ids), len(assembled.turns)
+
+    facts_first, turns = shown()
+    monkeypatch.setattr(importlib.import_module("turnstream.prompt.assemble"), "AGENT_FACTS_SHARE", 0.0)
+    recall_first, more_turns = shown()
+    assert facts_first > recall_first and 0 < turns < more_turns  # recall still gets the rest of its room

@@ -454,7 +454,8 @@ def turnstream_pre_model_hook(
     """A `pre_model_hook` for LangGraph's `create_react_agent`: the model gets the session's compacted context and
     recalled memory (ContextClient.build_prompt for the state's newest HumanMessage), then that message and the
     tool calls and results made since, as `llm_input_messages` (a call of the context still waiting for its results
-    is left out); the state itself is left as it is.
+    is left out); the state itself is left as it is. The prompt and that message fit the read's prompt budget as
+    LangChain sends them (model_input): the context's oldest tail units make room for the arguments it rewrites.
 
     The session id is `config["configurable"]["thread_id"]` (the checkpointer's thread), else the state's
     `thread_id` field; the user id (memories, profile) and tenant likewise under "user_id" and "tenant", else

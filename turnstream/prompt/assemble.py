@@ -5,7 +5,9 @@ owner's profile, the typed memories that match the user's text, and the archived
 it best (recalled.py). The block fills at most `recall_budget_tokens`; when the whole prompt would
 pass `prompt_budget_tokens`, the context's oldest tail messages make room (whole tool-call groups,
 never the anchors, the marker and summary, or the newest step), and room the block leaves unused
-goes back to the tail.
+goes back to the tail. Room the block and the tail both leave unused grows the summary/facts block,
+re-cut from the document's summary and facts by the compactor's rule; an agent's facts (its tool
+data) first take up to half the memory block's room, before recall.
 """
 
 from __future__ import annotations

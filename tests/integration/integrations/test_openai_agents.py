@@ -13,7 +13,7 @@ import pytest
 from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from openai import AsyncOpenAI
 
-from tests.integration.test_pipeline import read_dead_letters
+from tests.integration.agents.test_pipeline import read_dead_letters
 from tests.support.llm_server import LLMServer
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer

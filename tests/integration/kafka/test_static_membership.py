@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_pipeline import produce, wait_for_shares, wait_for_versions
+from tests.integration.agents.test_pipeline import produce, wait_for_shares, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient

@@ -30,8 +30,8 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-from tests.integration.test_pipeline import assert_context_matches_batch, interleave, wait_for_versions
-from tests.integration.test_worker_metrics import Samples, scrape_until
+from tests.integration.agents.test_pipeline import assert_context_matches_batch, interleave, wait_for_versions
+from tests.integration.lifecycle.test_worker_metrics import Samples, scrape_until
 from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient
@@ -47,7 +47,7 @@ SESSIONS = 20
 TURNS = 5
 TENANT = "acme"
 WAIT = 60.0
-PRODUCERS = Path(__file__).parents[1] / "support" / "producers"
+PRODUCERS = Path(__file__).parents[2] / "support" / "producers"
 NODE_DIR = PRODUCERS / "node"
 REKEY_REASONS = {"null_key", "wrong_key", "reordered"}
 NON_ASCII = " · Zürich → 東京, naïve café 🚆"

@@ -195,7 +195,7 @@ def test_without_opentelemetry_nothing_imports_it_and_spans_are_no_ops() -> None
 
 
 def test_tracing_is_the_only_module_that_imports_opentelemetry() -> None:
-    package = Path(__file__).parents[3] / "turnstream"
+    package = Path(__file__).parents[2] / "turnstream"
     importing = sorted(
         str(path.relative_to(package))
         for path in package.rglob("*.py")

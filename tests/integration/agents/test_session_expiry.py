@@ -10,7 +10,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from tests.integration.test_pipeline import wait_for_versions
+from tests.integration.agents.test_pipeline import wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer

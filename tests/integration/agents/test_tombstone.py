@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_pipeline import assert_context_matches_batch, read_dead_letters, wait_for_versions
+from tests.integration.agents.test_pipeline import assert_context_matches_batch, read_dead_letters, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer

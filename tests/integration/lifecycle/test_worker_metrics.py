@@ -11,7 +11,7 @@ from collections.abc import Callable
 import faust
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.integration.test_pipeline import produce, wait_for_versions
+from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker
 from turnstream import __version__

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_pipeline import assert_context_matches_batch, produce, wait_for_versions
+from tests.integration.agents.test_pipeline import assert_context_matches_batch, produce, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.llm_server import LLMServer
 from tests.support.worker import running_worker

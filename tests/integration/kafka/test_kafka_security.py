@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.integration.test_pipeline import produce, wait_for_versions
+from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.tls import make_ca, make_server_identity
 from tests.support.worker import running_worker

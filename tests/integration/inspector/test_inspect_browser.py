@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_pipeline import produce, wait_for_versions
+from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
@@ -22,7 +22,7 @@ from turnstream_tools.samples.conversations import load_samples, turns_of
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-ARTIFACTS = Path(__file__).parents[2] / "test-artifacts" / "inspector"
+ARTIFACTS = Path(__file__).parents[3] / "test-artifacts" / "inspector"
 HOSTILE = "Note this: <script>document.title='pwned'</script><b>not bold</b>"
 """A user message a page must show as text and never run."""
 

@@ -15,7 +15,7 @@ nothing; a pop whose message is not the newest in the tail any more goes to the 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from dataclasses import asdict, dataclass
 
 import orjson
 
@@ -27,7 +27,8 @@ _MARKER_PREFIX = b'{"forgotten_at":'
 _POP_PREFIX = b'{"pop":'
 
 
-class ForgetRequest(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ForgetRequest:
     session_key: str
     requested_at: float
 
@@ -57,7 +58,8 @@ def is_forget_marker(row: bytes | None) -> bool:
     return row is not None and row.startswith(_MARKER_PREFIX)
 
 
-class PopRequest(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PopRequest:
     """Take back a session's newest message, at conversation `position`; numbered like a turn."""
 
     session_id: str
@@ -73,7 +75,7 @@ class PopRequest(NamedTuple):
 
 def pop_record(request: PopRequest) -> bytes:
     """The value of a pop request (its key is the session key)."""
-    return orjson.dumps({"pop": request._asdict()})
+    return orjson.dumps({"pop": asdict(request)})
 
 
 def parse_pop(value: bytes) -> PopRequest | None:

@@ -25,7 +25,8 @@ order).
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Literal
 
 _ESCAPES = str.maketrans({"%": "%25", ":": "%3A", "{": "%7B", "}": "%7D"})
 SESSION_OWNER_MARK = ":"
@@ -60,7 +61,8 @@ def session_owner(session_key: str) -> str:
     return SESSION_OWNER_MARK + session_key
 
 
-class Forward(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Forward:
     """A turn the worker does not apply where it found it: re-produced with `key`, the session key."""
 
     key: bytes

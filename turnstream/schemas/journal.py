@@ -60,7 +60,7 @@ def erasure_record(owner: str, session: str | None, erased_at: float) -> tuple[b
     return journal_key("x", owner, session or ""), orjson.dumps({"erased_at": erased_at})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JournalRecord:
     key: bytes
     value: bytes | None

@@ -7,10 +7,11 @@ and this rendering differ. The prose around the blocks is written by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import typing
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from pydantic.fields import FieldInfo
 
@@ -18,6 +19,9 @@ from turnstream.schemas.control import ForgetRequest, PopRequest
 from turnstream.schemas.headers import MEANINGS
 from turnstream.schemas.turn import Turn
 from turnstream.text.generated import block_between, replace_between, rewrite_files
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "array"}
 
@@ -62,16 +66,16 @@ def turn_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def record_fields(record: type[NamedTuple]) -> str:
+def record_fields(record: type[DataclassInstance]) -> str:
     hints = typing.get_type_hints(record)
-    return ", ".join(f"`{name}` ({json_type(hints[name])})" for name in record._fields)
+    return ", ".join(f"`{field.name}` ({json_type(hints[field.name])})" for field in dataclasses.fields(record))
 
 
 def control_table() -> str:
     """The control records that share the turns topic: their JSON shape and fields."""
     rows = ["| record | value | fields |", "|---|---|---|"]
     for name, record in (("forget", ForgetRequest), ("pop", PopRequest)):
-        shape = "{" + ", ".join(f'"{field}": …' for field in record._fields) + "}"
+        shape = "{" + ", ".join(f'"{field.name}": …' for field in dataclasses.fields(record)) + "}"
         rows.append(f'| {name} | `{{"{name}": {shape}}}` | {record_fields(record)} |')
     return "\n".join(rows) + "\n"
 

@@ -17,7 +17,7 @@ def _rows(raw: Any) -> tuple[FactRow, ...]:
     return tuple((str(kind), str(text), str(key), int(seq)) for kind, text, key, seq in raw)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SummaryRequest:
     """What the summarizer agent gets: merge `summary` with `dropped` for session `session_key`."""
 
@@ -33,17 +33,7 @@ class SummaryRequest:
     """The conversation position of `dropped[0]`."""
 
     def to_bytes(self) -> bytes:
-        return orjson.dumps(
-            {
-                "session_key": self.session_key,
-                "request_id": self.request_id,
-                "summary": self.summary,
-                "dropped": self.dropped,
-                "owner": self.owner,
-                "facts": self.facts,
-                "first_seq": self.first_seq,
-            }
-        )
+        return orjson.dumps(self)  # its fields in order, as a JSON object
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SummaryRequest:
@@ -55,7 +45,7 @@ class SummaryRequest:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SummaryResult:
     """The summarizer's answer; `summary` is None when the LLM failed (the offline summary stands)."""
 
@@ -68,15 +58,7 @@ class SummaryResult:
     for or the extraction failed (the offline facts stand)."""
 
     def to_bytes(self) -> bytes:
-        return orjson.dumps(
-            {
-                "session_key": self.session_key,
-                "request_id": self.request_id,
-                "summary": self.summary,
-                "error": self.error,
-                "facts": self.facts,
-            }
-        )
+        return orjson.dumps(self)  # its fields in order, as a JSON object
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SummaryResult:

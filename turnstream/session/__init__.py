@@ -3,10 +3,11 @@
 from turnstream.session.config import CoreConfig
 from turnstream.session.core import Input, SessionCore, Step
 from turnstream.session.live import LiveMap, LiveStates
-from turnstream.session.reorder import Forwarded
+from turnstream.session.reorder import Forwarded, HeldTurn
+from turnstream.session.row_format import SnapshotError
 from turnstream.session.rules import ERASED, Erased, Loaded, Skip, classify, loaded_from_row, opening
 from turnstream.session.session_batch import SessionBatch, StateLoader
-from turnstream.session.state import HeldTurn, SessionState, SnapshotError
+from turnstream.session.state import SessionState
 from turnstream.session.summaries import SummaryRequests
 
 __all__ = [

@@ -9,15 +9,28 @@ in `seq` order, and apply as they come back. A session's first turn is expected 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from turnstream.schemas.turn import Turn
-from turnstream.session.state import HeldTurn, SessionState
+
+if TYPE_CHECKING:
+    from turnstream.session.state import SessionState
 
 MAX_HELD = 64
 """Turns one session may hold: more, and they are released with their gap unfilled."""
 MAX_WAIT_SECONDS = 30.0
 """How long a held turn waits for its gap (checked when its session's next turn arrives)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeldTurn:
+    """A turn waiting in its session's state for the turns before it."""
+
+    seq: int
+    turn: Turn
+    since: float
+    """When it began to wait, epoch seconds."""
 
 
 class Forwarded(NamedTuple):

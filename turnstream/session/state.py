@@ -1,64 +1,33 @@
-"""One session's state, pure: the incremental compactor plus what makes replays harmless, and its codec.
+"""One session's state, pure: the incremental compactor plus what makes replays harmless.
 
-The Table row is `snapshot()`: a JSON object with a format version `v` and named fields. `restore()`
-reads every version written so far, so a worker reading an older changelog keeps working, and refuses
-an unknown one with a clear error rather than guessing.
+Its Table row is `snapshot()` and `restore()`, whose format (every version written so far) is
+session/row_format.py's alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from turnstream.compaction.compactor import CompactionResult
 from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies import Fact, Strategy
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
-from turnstream.errors import TurnstreamError
 from turnstream.memory.extract import changed_facts
 from turnstream.schemas.ids import session_key
 from turnstream.schemas.summaries import SummaryResult
-from turnstream.schemas.turn import Turn, validate_turn
 from turnstream.session.config import CoreConfig
 from turnstream.session.recent import RecentIds
+from turnstream.session.row_format import decode_row, encode_row
 from turnstream.session.summaries import SummaryRequests, fold_facts
 from turnstream.text.language import Language
 
-SNAPSHOT_VERSION = 2
-"""1: the first layout (short keys, no `v`, the compactor as a nested object); 2: named fields and `v`. A held
-turn, once a JSON string inside the row, is now an object (HeldTurn.from_json reads both); the version stays 2
-so a worker not yet upgraded, in a rolling deploy, still reads every row that holds no turn."""
+if TYPE_CHECKING:
+    from turnstream.session.reorder import HeldTurn
 
 Fold = Callable[[str, list[dict[str, Any]], Language], str]
 """(summary, dropped span, the conversation's language) -> summary: how spans that waited are laid onto an LLM summary."""
-
-
-class SnapshotError(TurnstreamError, ValueError):
-    """A Table row this version cannot read."""
-
-
-class HeldTurn(NamedTuple):
-    """A turn waiting in its session's state for the turns before it (session/reorder.py)."""
-
-    seq: int
-    turn: Turn
-    since: float
-    """When it began to wait, epoch seconds."""
-
-    def to_json(self) -> dict[str, Any]:
-        """Its entry in the Table row: the turn as a JSON object (as encode_turn writes it), not a string."""
-        return {"seq": self.seq, "turn": self.turn.model_dump(exclude_unset=True), "since": self.since}
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any] | list[Any]) -> HeldTurn:
-        """An entry of either row layout: `{"seq", "turn", "since"}`, or the first one, `[seq, turn JSON text, since]`."""
-        if isinstance(raw, list):
-            seq, text, since = raw
-            return cls(seq, validate_turn(orjson.loads(text)), since)
-        return cls(raw["seq"], validate_turn(raw["turn"]), raw["since"])
 
 
 @dataclass
@@ -218,61 +187,10 @@ class SessionState:
         return pushed
 
     def snapshot(self) -> bytes:
-        """The Table row, in the current format."""
-        return orjson.dumps(
-            {
-                "v": SNAPSHOT_VERSION,
-                "session_id": self.session_id,
-                "tenant": self.tenant,
-                "owner": self.owner,
-                "compactor": self.compactor.snapshot(),
-                "recent_turn_ids": list(self.recent_turn_ids),
-                "dedup_window": self.recent_turn_ids.maxlen,
-                "version": self.version,
-                "last_turn_id": self.last_turn_id,
-                "greetings": self.greetings,
-                "summaries": self.summaries.to_json(),
-                "user_facts": [[f.type, f.text, f.key, f.source_seq] for f in self.user_facts],
-                "last_seq": self.last_seq,
-                "held": [entry.to_json() for entry in self.held],
-                "released_through": self.released_through,
-            }
-        )
+        """The Table row, in the current format (session/row_format.py)."""
+        return encode_row(self)
 
     @classmethod
     def restore(cls, data: bytes) -> SessionState:
         """A state from a Table row of any format written so far; SnapshotError for any other."""
-        try:
-            raw = orjson.loads(data)
-        except orjson.JSONDecodeError as error:
-            raise SnapshotError(f"session state is not JSON: {error}") from None
-        version = raw.get("v", 1) if isinstance(raw, dict) else None
-        if version not in _READERS:
-            raise SnapshotError(f"session state format {version!r} is not one this worker reads ({sorted(_READERS)})")
-        return cls(**_READERS[version](raw))
-
-
-def _fields_v2(raw: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "session_id": raw["session_id"],
-        "tenant": raw["tenant"],
-        "owner": raw["owner"],
-        "compactor": SessionCompactor.restore(raw["compactor"]),
-        "recent_turn_ids": RecentIds(raw["recent_turn_ids"], maxlen=raw["dedup_window"]),
-        "version": raw["version"],
-        "last_turn_id": raw["last_turn_id"],
-        "greetings": raw["greetings"],
-        "summaries": SummaryRequests.from_json(raw["summaries"]),
-        "user_facts": tuple(Fact(*fact) for fact in raw["user_facts"]),
-        "last_seq": raw.get("last_seq"),
-        "held": [HeldTurn.from_json(entry) for entry in raw.get("held", [])],
-        "released_through": raw.get("released_through"),
-    }
-
-
-def _fields_v1(raw: dict[str, Any]) -> dict[str, Any]:
-    renamed = {"recent_turn_ids": raw["recent"], "dedup_window": raw["window"], "last_turn_id": raw["last"]}
-    return _fields_v2({**raw, **renamed})
-
-
-_READERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _fields_v1, 2: _fields_v2}
+        return cls(**decode_row(data))

@@ -95,30 +95,6 @@ class SummaryRequests:
         self.pending = []
         return request
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "next": self.next_id,
-            "base": self.base,
-            "inflight": self.inflight,
-            "since": self.inflight_since,
-            "inflight_spans": self.inflight_spans,
-            "pending": self.pending,
-            "until": self.inflight_until,
-        }
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> SummaryRequests:
-        # a row from before key info has no `until`: 0 lets the answer's facts replace none of the session's
-        return cls(
-            raw["next"],
-            raw["base"],
-            raw["inflight"],
-            raw["since"],
-            raw["inflight_spans"],
-            raw["pending"],
-            raw.get("until", 0),
-        )
-
 
 def fold_facts(current: Sequence[Fact], found: Sequence[FactRow], until: int, max_facts: int) -> tuple[Fact, ...]:
     """The session's facts with the LLM's `found` merged over them by key, as the offline extractor merges its own.

@@ -10,6 +10,7 @@ from turnstream.compaction import compactor as compactor_module
 from turnstream.compaction.compactor import compact
 from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Message
+from turnstream.session.row_format import compactor_bytes, compactor_from_bytes, compactor_from_row, compactor_row
 
 from .helpers import Recorder, call, result, sys_, thought, user
 
@@ -32,12 +33,12 @@ def test_a_bad_append_raises_and_changes_nothing() -> None:
     session = SessionCompactor(200)
     for message in [sys_(), user("go"), call("a", "b"), result("a")]:
         session.append(message)
-    before = session.to_bytes()
+    before = compactor_bytes(session)
     for bad in [user("too early"), result("zz"), {"role": "tool"}, {"role": "robot", "content": "x"}]:
         with pytest.raises(MessageError) as raised:
             session.append(bad)
         assert raised.value.index == 4
-    assert session.to_bytes() == before
+    assert compactor_bytes(session) == before
     session.append(result("b"))
     assert session.result().messages[-1]["tool_call_id"] == "b"
 
@@ -46,7 +47,7 @@ def test_pending_calls_survive_serialization() -> None:
     session = SessionCompactor(200)
     for message in [sys_(), user("go"), call("a", "b"), result("a")]:
         session.append(message)
-    restored = SessionCompactor.from_bytes(session.to_bytes())
+    restored = compactor_from_bytes(compactor_bytes(session))
     with pytest.raises(MessageError, match="still waiting for 'b'"):
         restored.append(user("hurry"))
     restored.append(result("b"))
@@ -72,7 +73,7 @@ def test_state_size_depends_on_the_budget_not_the_length() -> None:
         session = SessionCompactor(400)
         for message in conversation(n):
             session.append(message)
-        sizes.append(len(session.to_bytes()))
+        sizes.append(len(compactor_bytes(session)))
     assert sizes[1] < sizes[0] * 1.2
 
 
@@ -103,28 +104,28 @@ def test_archived_turns_are_collected_across_folds_and_taken_once() -> None:
     for message in conversation(30):
         session.append(message)
     assert session.result().digest.archived == compact(conversation(30), 150, strategy=Archive()).digest.archived
-    restored = SessionCompactor.from_bytes(session.to_bytes())
+    restored = compactor_from_bytes(compactor_bytes(session))
     taken = restored.take_archived()
     assert [turn.seq for turn in taken] == list(range(2, 2 + restored.result().dropped))
     assert restored.take_archived() == () and restored.result().digest.archived == ()
 
 
 def test_an_unknown_state_format_is_refused() -> None:
-    blob = orjson.loads(SessionCompactor(100).to_bytes())
+    blob = orjson.loads(compactor_bytes(SessionCompactor(100)))
     blob["v"] = 99
     with pytest.raises(ValueError, match="format"):
-        SessionCompactor.from_bytes(orjson.dumps(blob))
+        compactor_from_bytes(orjson.dumps(blob))
 
 
 def test_times_travel_with_the_state_and_a_row_without_them_restores() -> None:
     session = SessionCompactor(400)
     session.append(user("plan the trip"), ts=1_683_540_000.0)
     session.append(user("and the hotel"))
-    state = session.snapshot()
+    state = compactor_row(session)
     assert state["anchors"][0][3] == 1_683_540_000.0 and len(state["units"][0][0]) == 3  # no time: the old row shape
-    restored = SessionCompactor.restore(orjson.loads(orjson.dumps(state)))
+    restored = compactor_from_row(orjson.loads(orjson.dumps(state)))
     assert restored.anchors[0].ts == 1_683_540_000.0 and restored.units[0].entries[0].ts is None
-    assert restored.snapshot() == state
+    assert compactor_row(restored) == state
 
 
 def test_a_fold_hands_the_span_its_times_and_clears_them() -> None:

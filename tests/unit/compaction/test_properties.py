@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from turnstream.compaction.compactor import compact
 from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.strategies.offline import build_strategy
+from turnstream.session.row_format import compactor_bytes, compactor_from_bytes, compactor_from_row, compactor_row
 from turnstream.settings import Settings
 
 from .helpers import Recorder, anchor_count, check_rules, is_trimmed, react_traces
@@ -57,9 +58,9 @@ def test_incremental_equals_batch_across_serialization(
     for message in messages:
         returned.extend(session.append(message, strategy=session_strategy))
         if data.draw(st.booleans()):  # a worker restart: state travels through the Table as bytes
-            blob = session.to_bytes()
-            session = SessionCompactor.from_bytes(blob)
-            assert session.to_bytes() == blob
+            blob = compactor_bytes(session)
+            session = compactor_from_bytes(blob)
+            assert compactor_bytes(session) == blob
     incremental = session.result()
     assert orjson.dumps(incremental.to_dict()) == orjson.dumps(batch.to_dict())
     assert incremental.digest == batch.digest
@@ -78,7 +79,7 @@ def test_an_unchanged_session_survives_a_round_trip(trace: tuple[list, str], bud
     session = SessionCompactor(budget)
     for message in messages:
         session.append(message, strategy=Recorder())
-    restored = SessionCompactor.from_bytes(session.to_bytes())
+    restored = compactor_from_bytes(compactor_bytes(session))
     assert orjson.dumps(restored.result().to_dict()) == orjson.dumps(session.result().to_dict())
 
 
@@ -107,7 +108,7 @@ def test_a_cut_goes_below_the_budget_by_the_headroom_and_the_head_holds_between_
 
 def test_a_row_from_before_the_headroom_restores_without_one() -> None:
     session = SessionCompactor(300, headroom_tokens=30)
-    state = session.snapshot()
-    assert state["budget"] == [300, None, 30] and SessionCompactor.restore(state).headroom_tokens == 30
+    state = compactor_row(session)
+    assert state["budget"] == [300, None, 30] and compactor_from_row(state).headroom_tokens == 30
     state["budget"] = [300, None]
-    assert SessionCompactor.restore(state).headroom_tokens == 0
+    assert compactor_from_row(state).headroom_tokens == 0

@@ -25,7 +25,7 @@ from turnstream.session import (
     loaded_from_row,
     opening,
 )
-from turnstream.session.state import HeldTurn
+from turnstream.session.reorder import HeldTurn
 from turnstream.settings import Settings
 
 pytestmark = pytest.mark.unit

@@ -2,6 +2,7 @@ import orjson
 
 from turnstream.compaction.strategies import Fact
 from turnstream.schemas.summaries import SummaryRequest, SummaryResult
+from turnstream.session.row_format import summaries_from_row, summaries_row
 from turnstream.session.summaries import SummaryRequests, fold_facts
 
 
@@ -59,7 +60,7 @@ def test_records_round_trip_through_bytes() -> None:
         assert SummaryResult.from_bytes(result.to_bytes()) == result
     chain = SummaryRequests()
     chain.queue(span("a"), "s", "u", now=0, stale_after=60, until=9)
-    assert SummaryRequests.from_json(chain.to_json()) == chain
+    assert summaries_from_row(summaries_row(chain)) == chain
 
 
 def test_records_and_rows_from_before_key_info_still_read() -> None:
@@ -67,9 +68,9 @@ def test_records_and_rows_from_before_key_info_still_read() -> None:
     assert SummaryRequest.from_bytes(old_request) == SummaryRequest("s", 1, "", [], "u", (), 0)
     old_result = orjson.dumps({"session_key": "s", "request_id": 1, "summary": "S", "error": None})
     assert SummaryResult.from_bytes(old_result).facts is None
-    row = SummaryRequests().to_json()
+    row = summaries_row(SummaryRequests())
     del row["until"]
-    assert SummaryRequests.from_json(row).inflight_until == 0
+    assert summaries_from_row(row).inflight_until == 0
 
 
 def test_a_request_carries_the_facts_and_the_position_its_spans_start_at() -> None:

@@ -96,3 +96,10 @@ def test_bench_broker_choice_is_checked_in_one_line_before_anything_starts(
         monkeypatch.setenv("TURNSTREAM_KAFKA_URL", kafka_url)
     assert main(["bench", *args]) == 1
     assert capsys.readouterr().err == f"turnstream: {message}\n"
+
+
+def test_a_cluster_of_tansu_brokers_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stack", "--brokers", "3"]) == 1
+    assert (
+        capsys.readouterr().err == "turnstream: --brokers 3 needs --broker kafka: the embedded Tansu runs as one node\n"
+    )

@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Start a broker and redis-server on loopback, create the worker's topics (TURNSTREAM_TOPIC_PREFIX, "
             "TURNSTREAM_TURN_PARTITIONS), print KAFKA_URL=… and REDIS_URL=… and READY, "
             "and run until Ctrl-C or SIGTERM. The broker is the embedded Tansu (pip only) or, with "
-            "--broker kafka, a single-node Apache Kafka (KRaft) from the jars `make kafka` fetches "
+            "--broker kafka, Apache Kafka (KRaft) from the jars `make kafka` fetches: one node, or with --brokers 3 "
+            "a cluster that replicates every topic three times and needs two replicas in sync "
             "(needs Java 17+; TURNSTREAM_KAFKA_JARS names another folder). A redis-server that exits is "
             "started again on the same port (empty: it keeps nothing on disk); if the broker exits, the "
             "stack stops. Everything is gone when it stops."
@@ -45,18 +46,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="tansu",
         help="tansu: the embedded broker (default); kafka: Apache Kafka from `make kafka`'s jars",
     )
+    parser.add_argument(
+        "--brokers",
+        type=int,
+        choices=(1, 3),
+        default=1,
+        help="with --broker kafka: 1 node (default), or a cluster of 3 (replication factor 3, min.insync.replicas=2)",
+    )
     parser.add_argument("--kafka-port", type=port, default=0, help="broker port (default: a free one)")
     parser.add_argument("--redis-port", type=port, default=0, help="Redis port (default: a free one)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.brokers > 1 and args.broker != "kafka":
+        raise CliError("--brokers 3 needs --broker kafka: the embedded Tansu runs as one node")
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     settings = Settings()
     try:
         stack = EmbeddedStack(
+            kafka_brokers=args.brokers,
             kafka_port=args.kafka_port,
             redis_port=args.redis_port,
             broker=args.broker,

@@ -1,7 +1,8 @@
-"""A single-node Apache Kafka broker (KRaft) for development and tests, run from the jars `make kafka` fetches.
+"""Apache Kafka (KRaft) for development and tests, run from the jars `make kafka` fetches: one node, or a cluster
+of three replicating every topic three times with two in sync required.
 
 Pure parts first: the broker's properties and its command lines, from a `KafkaNode` that says which
-listeners it has. `start_storage` formats the log folder (and creates SCRAM users there, as KRaft wants);
+listeners it has and which quorum it belongs to. `start_storage` formats the log folder (and creates SCRAM users there, as KRaft wants);
 the embedded stack (`stack/services.py`) spawns and stops the JVM like its other child services.
 """
 
@@ -68,6 +69,11 @@ class KafkaNode:
     scram_users: dict[str, str] = field(default_factory=dict)
     """name -> password, created when the storage is formatted."""
     host: str = "127.0.0.1"
+    node_id: int = 1
+    voters: str = ""
+    """The controller quorum, `id@host:port` comma separated; empty: this node alone."""
+    replication: int = 1
+    """The cluster's size: the replication factor of every topic it creates, internal ones included."""
 
     def listeners(self) -> dict[str, int]:
         """Listener name -> port; each name is also its security protocol."""
@@ -81,16 +87,34 @@ class KafkaNode:
     def url(self, listener: str = "PLAINTEXT") -> str:
         return f"kafka://{self.host}:{self.listeners()[listener]}"
 
+    def quorum(self) -> str:
+        return self.voters or f"{self.node_id}@{self.host}:{self.controller_port}"
+
+
+def cluster_nodes(ports: list[tuple[int, int]], host: str = "127.0.0.1") -> list[KafkaNode]:
+    """Nodes of one KRaft cluster, one per (broker port, controller port), every one a voter of the quorum."""
+    voters = ",".join(f"{n}@{host}:{controller}" for n, (_, controller) in enumerate(ports, start=1))
+    return [
+        KafkaNode(port=port, controller_port=controller, host=host, node_id=n, voters=voters, replication=len(ports))
+        for n, (port, controller) in enumerate(ports, start=1)
+    ]
+
+
+def min_in_sync(replication: int) -> int:
+    """Replicas that must hold a write before acks=all answers: a majority, so one node may be lost."""
+    return replication // 2 + 1
+
 
 def server_properties(node: KafkaNode, log_dir: Path) -> dict[str, str]:
     """The broker's server.properties, sized for a 2-core machine that also runs the workers and Redis."""
     listeners = node.listeners()
     if node.ssl_port and node.tls is None:
         raise ValueError("an SSL listener needs the broker's TLS files")
+    in_sync = min_in_sync(node.replication)
     properties = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.voters": f"1@{node.host}:{node.controller_port}",
+        "node.id": str(node.node_id),
+        "controller.quorum.voters": node.quorum(),
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
         "listeners": ",".join(f"{name}://{node.host}:{port}" for name, port in listeners.items()),
@@ -102,14 +126,15 @@ def server_properties(node: KafkaNode, log_dir: Path) -> dict[str, str]:
         ),
         "log.dirs": str(log_dir),
         "num.partitions": "4",
-        "default.replication.factor": "1",
-        "offsets.topic.replication.factor": "1",
+        "default.replication.factor": str(node.replication),
+        "min.insync.replicas": str(in_sync),
+        "offsets.topic.replication.factor": str(node.replication),
         "offsets.topic.num.partitions": "4",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.replication.factor": str(node.replication),
+        "transaction.state.log.min.isr": str(in_sync),
         "transaction.state.log.num.partitions": "4",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": str(node.replication),
+        "share.coordinator.state.topic.min.isr": str(in_sync),
         # a group forms at once: tests and the dev stack start workers one after another anyway
         "group.initial.rebalance.delay.ms": "0",
         "num.network.threads": "2",
@@ -221,14 +246,17 @@ def _owner_gone(owner_file: Path) -> bool:
     return False
 
 
-def start_storage(lib: Path, node: KafkaNode, workdir: Path) -> Path:
-    """Write server.properties into `workdir` and format a fresh log folder there; returns the properties file."""
+def start_storage(lib: Path, node: KafkaNode, workdir: Path, cluster: str | None = None) -> Path:
+    """Write server.properties into `workdir` and format a fresh log folder there for `cluster` (every node of a
+    cluster is formatted with the same id; default: a new one); returns the properties file."""
     log_dir = workdir / "data"
     properties_file = workdir / "server.properties"
     properties_file.write_text(render_properties(server_properties(node, log_dir)))
     done = subprocess.run(
         java_command(
-            lib, "kafka.tools.StorageTool", *format_arguments(properties_file, cluster_id(), node.scram_users)
+            lib,
+            "kafka.tools.StorageTool",
+            *format_arguments(properties_file, cluster or cluster_id(), node.scram_users),
         ),
         capture_output=True,
         text=True,

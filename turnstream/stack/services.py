@@ -150,8 +150,8 @@ class ChildService:
         text = Path(self.log.name).read_text(errors="replace").strip().splitlines()
         return " | ".join(text[-lines:])
 
-    def stop(self, grace: float) -> None:
-        """SIGTERM, then SIGKILL after `grace` seconds."""
+    def stop(self, grace: float, keep_workdir: bool = False) -> None:
+        """SIGTERM, then SIGKILL after `grace` seconds; its folder goes too unless `keep_workdir` (a restart)."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -161,7 +161,7 @@ class ChildService:
                 self.process.wait()
         self.log.close()
         Path(self.log.name).unlink(missing_ok=True)
-        if self.workdir is not None:
+        if self.workdir is not None and not keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
@@ -177,6 +177,8 @@ class EmbeddedStack:
     """Which broker `kafka` starts: the embedded Tansu binary, or Apache Kafka from its jars."""
     kafka_jars: str | None = None
     """Folder of Apache Kafka's jars (default: the checkout's .kafka/lib)."""
+    kafka_brokers: int = 1
+    """Apache Kafka only: nodes of the cluster; 3 replicates every topic three times, two in sync required."""
     kafka_sasl_users: dict[str, str] | None = None
     """Apache Kafka only: also open a SASL_PLAINTEXT (SCRAM-SHA-512) listener for these users."""
     kafka_tls: apache_kafka.TlsFiles | None = None
@@ -188,7 +190,14 @@ class EmbeddedStack:
 
     @property
     def kafka_url(self) -> str | None:
-        return self._url("kafka")
+        """The bootstrap URL: every broker of the cluster."""
+        brokers = [s.url.removeprefix("kafka://") for s in self.kafka_services]
+        return "kafka://" + ",".join(brokers) if brokers else None
+
+    @property
+    def kafka_services(self) -> list[ChildService]:
+        """The broker processes, the first node first."""
+        return [s for s in self.services if s.name == "kafka" or s.name.startswith("kafka-")]
 
     @property
     def redis_url(self) -> str | None:
@@ -229,30 +238,48 @@ class EmbeddedStack:
             apache_kafka.java_binary()
         except apache_kafka.KafkaUnavailable as error:
             raise StackError(str(error)) from None
-        node = apache_kafka.KafkaNode(
-            port=self._claim(self.kafka_port),
-            controller_port=free_port(),
-            sasl_port=free_port() if self.kafka_sasl_users else None,
-            ssl_port=free_port() if self.kafka_tls else None,
-            tls=self.kafka_tls,
-            scram_users=dict(self.kafka_sasl_users or {}),
-        )
-        workdir = apache_kafka.new_workdir()
-        try:
-            properties = apache_kafka.start_storage(lib, node, workdir)
-        except (apache_kafka.KafkaUnavailable, subprocess.TimeoutExpired) as error:
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise StackError(str(error)) from None
-        self._node = node
-        self._spawn(
-            "kafka",
-            node.url(),
-            node.port,
-            apache_kafka.broker_command(lib, properties),
-            kafka_answers,
-            workdir=workdir,
-            grace=APACHE_KAFKA_STOP_GRACE,
-        )
+        if self.kafka_brokers > 1 and (self.kafka_sasl_users or self.kafka_tls):
+            raise StackError("a cluster of several brokers opens PLAINTEXT listeners only (no SASL or TLS)")
+        if self.kafka_brokers > 1:
+            ports = [(self._claim(self.kafka_port), free_port())]
+            ports += [(free_port(), free_port()) for _ in range(self.kafka_brokers - 1)]
+            nodes = apache_kafka.cluster_nodes(ports, LOOPBACK)
+        else:
+            nodes = [
+                apache_kafka.KafkaNode(
+                    port=self._claim(self.kafka_port),
+                    controller_port=free_port(),
+                    sasl_port=free_port() if self.kafka_sasl_users else None,
+                    ssl_port=free_port() if self.kafka_tls else None,
+                    tls=self.kafka_tls,
+                    scram_users=dict(self.kafka_sasl_users or {}),
+                )
+            ]
+        cluster = apache_kafka.cluster_id()
+        started = []
+        for node in nodes:
+            workdir = apache_kafka.new_workdir()
+            try:
+                properties = apache_kafka.start_storage(lib, node, workdir, cluster)
+            except (apache_kafka.KafkaUnavailable, subprocess.TimeoutExpired) as error:
+                shutil.rmtree(workdir, ignore_errors=True)
+                raise StackError(str(error)) from None
+            # a node of a cluster answers only once a majority of the quorum runs: start all, then wait
+            started.append(
+                self._spawn(
+                    "kafka" if node.node_id == 1 else f"kafka-{node.node_id}",
+                    node.url(),
+                    node.port,
+                    apache_kafka.broker_command(lib, properties),
+                    kafka_answers,
+                    workdir=workdir,
+                    grace=APACHE_KAFKA_STOP_GRACE,
+                    wait=False,
+                )
+            )
+        self._node = nodes[0]
+        for service in started:
+            self._wait_until_answers(service)
 
     def _start_redis(self) -> None:
         port = self._claim(self.redis_port)
@@ -287,6 +314,7 @@ class EmbeddedStack:
         answers: Callable[[int], bool],
         workdir: Path | None = None,
         grace: float = 0.0,
+        wait: bool = True,
     ) -> ChildService:
         log = tempfile.NamedTemporaryFile(prefix=f"turnstream-{name}-", suffix=".log", delete=False)
         env = {k: v for k, v in os.environ.items() if k not in ("LISTENER_URL", "ADVERTISED_LISTENER_URL")}
@@ -300,27 +328,49 @@ class EmbeddedStack:
         )
         service = ChildService(name, url, port, process, log, command, answers, workdir, grace)
         self.services.append(service)
-        deadline = time.monotonic() + self.start_timeout
-        while not answers(port):
-            if process.poll() is not None:
-                raise StackError(f"{name} exited with status {process.returncode}: {service.log_tail()}")
-            if time.monotonic() > deadline:
-                raise StackError(f"{name} did not answer on port {port} within {self.start_timeout:.0f}s")
-            time.sleep(0.05)
+        if wait:
+            self._wait_until_answers(service)
         return service
 
+    def _wait_until_answers(self, service: ChildService) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        while not service.answers(service.port):
+            if service.process.poll() is not None:
+                raise StackError(
+                    f"{service.name} exited with status {service.process.returncode}: {service.log_tail()}"
+                )
+            if time.monotonic() > deadline:
+                raise StackError(
+                    f"{service.name} did not answer on port {service.port} within {self.start_timeout:.0f}s"
+                )
+            time.sleep(0.05)
+
     def restart(self, service: ChildService) -> ChildService:
-        """Start an exited service again: same command, same port, so its URL stays valid."""
+        """Start an exited (or killed) service again: same command, same port and folder, so its URL stays valid
+        and a broker comes back with its log."""
         self.services.remove(service)
-        service.stop(self.stop_grace)  # reaps the process, removes its log
-        return self._spawn(service.name, service.url, service.port, service.command, service.answers)
+        service.stop(self.stop_grace, keep_workdir=True)  # reaps the process, removes its log
+        return self._spawn(
+            service.name,
+            service.url,
+            service.port,
+            service.command,
+            service.answers,
+            workdir=service.workdir,
+            grace=service.grace,
+        )
 
     def dead_service(self) -> ChildService | None:
         """The first service whose process has exited, if any."""
         return next((s for s in self.services if s.process.poll() is not None), None)
 
     def stop(self) -> None:
-        """Stop every started service, newest first."""
+        """Stop every started service, newest first. A cluster's brokers are killed: their logs go with them, and a
+        controlled shutdown, which waits for a quorum the nodes stopped before it no longer make, only costs time."""
+        if len(self.kafka_services) > 1:
+            for service in self.kafka_services:
+                if service.process.poll() is None:
+                    service.process.kill()
         while self.services:
             self.services.pop().stop(self.stop_grace)
 

@@ -16,8 +16,10 @@ from turnstream.stack.apache_kafka import (
     KafkaUnavailable,
     TlsFiles,
     cluster_id,
+    cluster_nodes,
     format_arguments,
     kafka_lib,
+    min_in_sync,
     new_workdir,
     render_properties,
     server_properties,
@@ -98,3 +100,29 @@ def test_a_new_folder_removes_those_of_stacks_that_are_gone_and_keeps_the_rest(t
     made = new_workdir(tmp_path)
     assert not gone.exists() and alive.exists() and foreign.exists() and (tmp_path / "unrelated").exists()
     assert made.name.startswith(WORKDIR_PREFIX) and (made / OWNER_FILE).read_text() == str(os.getpid())
+
+
+def test_a_single_node_replicates_once_and_is_its_own_quorum(tmp_path: Path) -> None:
+    properties = server_properties(KafkaNode(port=9092, controller_port=9093), tmp_path)
+    assert properties["node.id"] == "1" and properties["controller.quorum.voters"] == "1@127.0.0.1:9093"
+    assert properties["default.replication.factor"] == "1" and properties["min.insync.replicas"] == "1"
+
+
+def test_a_cluster_of_three_votes_together_and_replicates_three_times_with_two_in_sync(tmp_path: Path) -> None:
+    nodes = cluster_nodes([(9092, 9093), (9192, 9193), (9292, 9293)])
+    voters = "1@127.0.0.1:9093,2@127.0.0.1:9193,3@127.0.0.1:9293"
+    for n, node in enumerate(nodes, start=1):
+        properties = server_properties(node, tmp_path)
+        assert properties["node.id"] == str(n) and properties["controller.quorum.voters"] == voters
+        assert (
+            properties["listeners"]
+            == f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{node.controller_port}"
+        )
+        for name in (
+            "default.replication.factor",
+            "offsets.topic.replication.factor",
+            "transaction.state.log.replication.factor",
+        ):
+            assert properties[name] == "3", name
+        assert properties["min.insync.replicas"] == properties["transaction.state.log.min.isr"] == "2"
+    assert [min_in_sync(n) for n in (1, 2, 3, 5)] == [1, 2, 2, 3]

@@ -196,8 +196,9 @@ class EmbeddedStack:
 
     @property
     def kafka_services(self) -> list[ChildService]:
-        """The broker processes, the first node first."""
-        return [s for s in self.services if s.name == "kafka" or s.name.startswith("kafka-")]
+        """The broker processes in node order (`kafka` is node 1, `kafka-N` node N), whatever was restarted."""
+        brokers = [s for s in self.services if s.name == "kafka" or s.name.startswith("kafka-")]
+        return sorted(brokers, key=lambda s: int(s.name.removeprefix("kafka").removeprefix("-") or 1))
 
     @property
     def redis_url(self) -> str | None:

@@ -2,7 +2,9 @@
 steady load from an outside producer, with two workers: the broker that leads the most partitions of the turns
 topic is killed with SIGKILL and started again 20 s later. No turn is lost or applied twice, every context equals
 batch compaction of its session's turns, the archive holds each turn once, and the contexts are fresh again within
-FRESH_BOUND_SECONDS of the kill."""
+FRESH_BOUND_SECONDS of the kill. A rolling restart of all three brokers under the same load (each stopped with
+SIGTERM and started again, the next once every partition has its replicas back in sync) loses and doubles nothing
+either."""
 
 from __future__ import annotations
 
@@ -48,15 +50,27 @@ def cluster() -> Iterator[EmbeddedStack]:
         yield stack
 
 
-async def leaders(settings: Settings) -> dict[int, int]:
-    """Partition of the turns topic -> the node id of its leader."""
+async def partitions(settings: Settings) -> list[dict[str, Any]]:
+    """The turns topic's partitions as the cluster describes them: leader, replicas, in-sync replicas."""
     admin = AIOKafkaAdminClient(**kafka_options(settings))
     await admin.start()
     try:
         (topic,) = await admin.describe_topics([settings.turns_topic])
-        return {part["partition"]: part["leader"] for part in topic["partitions"]}
+        return list(topic["partitions"])
     finally:
         await admin.close()
+
+
+async def leaders(settings: Settings) -> dict[int, int]:
+    """Partition of the turns topic -> the node id of its leader."""
+    return {part["partition"]: part["leader"] for part in await partitions(settings)}
+
+
+async def all_in_sync(settings: Settings, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while any(len(part["isr"]) < len(part["replicas"]) for part in await partitions(settings)):
+        assert time.monotonic() < deadline, "the restarted broker never caught up"
+        await asyncio.sleep(0.5)
 
 
 def node_service(cluster: EmbeddedStack, node_id: int) -> ChildService:
@@ -124,6 +138,36 @@ async def test_a_broker_killed_under_load_loses_no_turn_and_applies_none_twice(
         f"every context moved again within {stalled:.1f}s"
     )
     assert stalled <= FRESH_BOUND_SECONDS, f"a context waited {stalled:.1f}s after the broker was killed"
+
+
+async def test_a_rolling_restart_of_every_broker_under_load_loses_no_turn_and_applies_none_twice(
+    cluster: EmbeddedStack, redis_url: str, request: pytest.FixtureRequest
+) -> None:
+    settings = Settings(
+        kafka_url=cluster.kafka_url,
+        redis_url=redis_url,
+        topic_prefix=topic_prefix(request.node.name),
+        budget_tokens=1200,
+        turn_partitions=6,
+    )
+    sessions = {f"r{i:02d}": turns_for(f"r{i:02d}", seed=400 + i, count=60) for i in range(10)}
+    await ensure_topics(settings)
+    with running_worker(settings, "first") as first, running_worker(settings, "second") as second:
+        await wait_for_shares([first, second], settings)
+        load = asyncio.create_task(produce_paced(settings, interleave(list(sessions.values()))))
+        for node_id in (1, 2, 3):
+            await asyncio.sleep(2.0)
+            service = node_service(cluster, node_id)
+            await asyncio.to_thread(service.stop, cluster.stop_grace, True)  # SIGTERM: a controlled shutdown
+            await asyncio.to_thread(cluster.restart, service)
+            await all_in_sync(settings)
+        await load
+        async with ContextClient.from_settings(settings) as client:
+            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()}, first)
+        assert second.poll() is None, "a worker died in the rolling restart"
+    for sid, turns in sessions.items():
+        assert_context_matches_batch(docs[sid], turns, settings)
+    await assert_archive_holds_each_turn_once(settings, sessions)
 
 
 def _stalled_after(samples: list[tuple[float, int]], killed: float) -> float:

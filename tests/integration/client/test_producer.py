@@ -43,8 +43,9 @@ def make_turn(number: int, session_id: str, tenant: str | None = None) -> Turn:
 
 @on_each_broker
 async def test_round_trip_keyed_by_session_on_the_java_partition(
-    topic_settings: Settings, caplog: pytest.LogCaptureFixture, broker: str
+    topic_settings: Settings, caplog: pytest.LogCaptureFixture, broker: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("turnstream.client.producer._said", set())  # warned once a process: not by earlier tests
     turns = [make_turn(n, "s-a", tenant="acme") for n in range(5)] + [make_turn(n, "s-b") for n in range(5)]
     with caplog.at_level(logging.WARNING, logger="turnstream.client.producer"):
         async with TurnProducer(topic_settings) as producer:  # idempotent_producer="auto"

@@ -50,6 +50,17 @@ def cluster() -> Iterator[EmbeddedStack]:
         yield stack
 
 
+def cluster_settings(cluster: EmbeddedStack, redis_url: str, request: pytest.FixtureRequest) -> Settings:
+    """The cluster, the test Redis, a topic prefix of the test's own, and a budget that compacts often."""
+    return Settings(
+        kafka_url=cluster.kafka_url,
+        redis_url=redis_url,
+        topic_prefix=topic_prefix(request.node.name),
+        budget_tokens=1200,
+        turn_partitions=6,
+    )
+
+
 async def partitions(settings: Settings) -> list[dict[str, Any]]:
     """The turns topic's partitions as the cluster describes them: leader, replicas, in-sync replicas."""
     admin = AIOKafkaAdminClient(**kafka_options(settings))
@@ -90,13 +101,7 @@ async def produce_paced(settings: Settings, turns: list[dict[str, Any]], chunk: 
 async def test_a_broker_killed_under_load_loses_no_turn_and_applies_none_twice(
     cluster: EmbeddedStack, redis_url: str, request: pytest.FixtureRequest
 ) -> None:
-    settings = Settings(
-        kafka_url=cluster.kafka_url,
-        redis_url=redis_url,
-        topic_prefix=topic_prefix(request.node.name),
-        budget_tokens=1200,
-        turn_partitions=6,
-    )
+    settings = cluster_settings(cluster, redis_url, request)
     sessions = {f"c{i:02d}": turns_for(f"c{i:02d}", seed=300 + i, count=80) for i in range(12)}
     ordered = interleave(list(sessions.values()))
     await ensure_topics(settings)
@@ -143,13 +148,7 @@ async def test_a_broker_killed_under_load_loses_no_turn_and_applies_none_twice(
 async def test_a_rolling_restart_of_every_broker_under_load_loses_no_turn_and_applies_none_twice(
     cluster: EmbeddedStack, redis_url: str, request: pytest.FixtureRequest
 ) -> None:
-    settings = Settings(
-        kafka_url=cluster.kafka_url,
-        redis_url=redis_url,
-        topic_prefix=topic_prefix(request.node.name),
-        budget_tokens=1200,
-        turn_partitions=6,
-    )
+    settings = cluster_settings(cluster, redis_url, request)
     sessions = {f"r{i:02d}": turns_for(f"r{i:02d}", seed=400 + i, count=60) for i in range(10)}
     await ensure_topics(settings)
     with running_worker(settings, "first") as first, running_worker(settings, "second") as second:

@@ -546,10 +546,13 @@ class KeyInfoExtractor:
         """The facts after folding in every message of `dropped` (said at `times`, when known), in order; each
         fact of prose opens with its date and speaker where those are known."""
         current = tuple(facts)
-        names = {call_id: name_args for m in dropped if isinstance(m, dict) for call_id, *name_args in tool_calls(m)}
+        # Each result answers the latest call of its id before it: frameworks reuse ids (`call_0` in every
+        # message), so a later call's name must not relabel an earlier result.
+        names: dict[str, list[str]] = {}
         for offset, message in enumerate(dropped):
             if not isinstance(message, dict):
                 continue
+            names.update((call_id, name_args) for call_id, *name_args in tool_calls(message))
             seq = first_seq + offset
             if message.get("role") == "tool":
                 fact = self._tool_fact(message, names, seq)

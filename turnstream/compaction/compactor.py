@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block, starts_unit, trim_message
+from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block, smallest_form, starts_unit, trim_message
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.messages import CallTracker, validate_messages
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Strategy
@@ -246,8 +246,9 @@ class Window:
             fair = (room - call.tokens) // len(call_ids(call.message))
             if fair < room - step and (trimmed := trim_message(message, fair, language)):
                 return trimmed
-        # When even the bare message cannot fit, it stays as it is: the documented over-budget case.
-        return trim_message(message, room - step, language) or (message, tokens)
+        # When not even a cut message fits (the anchors fill the budget), a tool result falls to its digest, the
+        # smallest form that keeps its values; any other message stays as it is: the documented over-budget case.
+        return trim_message(message, room - step, language) or smallest_form(message, language) or (message, tokens)
 
     def _settle(self, strategy: Strategy) -> list[Message]:
         """When the context outgrows its budget, drop whole units from the tail's front until it fits

@@ -8,6 +8,7 @@ read (turnstream/prompt) applies them to a stored context document, with no LLM 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
@@ -17,7 +18,7 @@ import orjson
 
 from turnstream.compaction.marker import block_message, block_text, trim_note
 from turnstream.compaction.strategies.base import Digest, Fact
-from turnstream.compaction.strategies.tooldata import RESULT_ARROW, parse_result, render, values_in
+from turnstream.compaction.strategies.tooldata import RESULT_ARROW, digest_tool_result, parse_result, render, values_in
 from turnstream.text.chat import Message, content_text
 from turnstream.text.language import Language
 from turnstream.text.tokens import count_message, count_text, keep_newest_text, truncate_text
@@ -29,6 +30,9 @@ SUMMARY_FLOOR_TOKENS = 64
 SUMMARY_FLOOR_SHARE = Fraction(1, 2)
 """Of a cut block, the share the summary keeps before facts go: the dated story of the dropped periods must not
 give all its room to the facts, which repeat single statements."""
+TOOL_DATA_SUMMARY_SHARE = Fraction(1, 8)
+"""Of a cut block that holds tool data, the most the summary keeps before facts go (at most its floor): in a small
+room the ids an agent passes next are in the facts, and 64 tokens of the story would leave no room for any of them."""
 BLOCK_BUDGET_SHARE = Fraction(1, 3)
 """The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
 summary and 40 facts) would otherwise crowd out the recent tail, which is what the model acts on."""
@@ -126,6 +130,21 @@ def trim_message(message: Message, limit: int, language: Language, min_kept: int
     return None
 
 
+def smallest_form(message: Message, language: Language) -> tuple[Message, int] | None:
+    """A tool result that no room can hold, as the digest its fact would keep (its ids and values under their paths,
+    at most TOOL_DIGEST_CHARS) with the trim note: over the budget still, but by the least that stays faithful. None
+    for any other message, or when the digest is not smaller."""
+    content = message.get("content")
+    if message.get("role") != "tool" or content is None:
+        return None
+    text = content_text(content)
+    counted = count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
+    digest = digest_tool_result(text).text
+    condensed = {**message, "content": f"{digest}\n{trim_note(max(counted - count_text(digest), 0), language)}"}
+    cost = count_message(condensed)
+    return (condensed, cost) if cost < count_message(message) else None
+
+
 def _condensed_result(
     message: Message, text: str, counted: int, limit: int, language: Language
 ) -> tuple[Message, int] | None:
@@ -155,7 +174,8 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     """The summary/facts message and its cost, at most `limit` tokens; None when nothing useful fits.
 
     What goes first: the summary's oldest text, token by token, down to its newest `SUMMARY_FLOOR_TOKENS`
-    (the facts are the distilled part, the narrative the fallback); then the least valuable facts; a block
+    (the facts are the distilled part, the narrative the fallback; with tool data, down to an eighth of `limit` when
+    that is less); then the least valuable facts, tool results first shrunk to their values, then to their ids; a block
     still too long is cut at its end, with a note. The message is shared by every caller: copy it first.
     """
     block = _render(digest, language)
@@ -163,7 +183,7 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
         return block
     summary_tokens = count_text(digest.summary)
     floor = (
-        SUMMARY_FLOOR_TOKENS
+        min(SUMMARY_FLOOR_TOKENS, int(limit * TOOL_DATA_SUMMARY_SHARE))
         if _holds_tool_data(digest)
         else max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))
     )
@@ -171,9 +191,13 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     whole_summary = digest.summary
     digest = replace(digest, summary=keep_newest_text(whole_summary, keep))
     steps = _cut_steps(digest.facts)
-    shrunk = {index: text for index, text in steps if text is not None}
+    shrunk: dict[int, str] = {}
     # At most what each step frees, so no fact goes that need not.
-    frees = [_step_frees(digest.facts[index], text, shrunk.get(index)) for index, text in steps]
+    frees = []
+    for index, text in steps:
+        frees.append(_step_frees(digest.facts[index], text, shrunk.get(index)))
+        if text is not None:
+            shrunk[index] = text
     taken = 0
     while True:
         cut = _cut(digest, steps, taken)
@@ -192,11 +216,13 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
 
 def _cut_steps(facts: Sequence[Fact]) -> list[tuple[int, str | None]]:
     """How a block's facts give up room, in order: each tool result shrinks to its call and the ids and values it
-    holds, least valuable first, before any fact goes (None: the fact goes), least valuable first. A value without
-    its path still lets the agent pass it on; a fact gone leaves nothing to pass."""
+    holds, least valuable first, then to its call and the ids alone, before any fact goes (None: the fact goes),
+    least valuable first. A value without its path still lets the agent pass it on; a fact gone leaves nothing to
+    pass."""
     order = eviction_order(facts)
     shrinks = [(index, text) for index in order if (text := _values_only(facts[index])) is not None]
-    return [*shrinks, *((index, None) for index in order)]
+    bare = [(index, text) for index in order if (text := _ids_only(facts[index])) is not None]
+    return [*shrinks, *bare, *((index, None) for index in order)]
 
 
 def _values_only(fact: Fact) -> str | None:
@@ -210,11 +236,29 @@ def _values_only(fact: Fact) -> str | None:
     return short if len(short) < len(fact.text) else None
 
 
+def _ids_only(fact: Fact) -> str | None:
+    """A tool result's fact as its call and the ids of its result, the measures (bare numbers, times of day) left
+    out; None when that is not shorter than its values."""
+    shorter = _values_only(fact)
+    if shorter is None:
+        return None
+    call, _, result = shorter.partition(RESULT_ARROW)
+    ids = [value for value in result.split(", ") if not _MEASURE.match(value)]
+    short = f"{call}{RESULT_ARROW}{', '.join(ids)}"
+    return short if len(short) < len(shorter) else None
+
+
+_MEASURE = re.compile(r"^[1-9]\d{0,2}(?:\.\d+)?$|^0\.\d+$|^\d{4}-\d{2}-\d{2}[T ]\d|^\d{1,2}:\d{2}")
+"""A value that measures rather than names: a number under 1,000 (a count, a rate, a price), a moment with its time of
+day (a log line's, a series point's). Longer numbers (a zip code, an account number) and plain dates stay: an agent
+passes them on."""
+
+
 def _step_frees(fact: Fact, text: str | None, shrunk: str | None) -> int:
-    """At most what a step frees: a shrink the difference of the texts, a fact going its whole line (its shrunk
-    text's, when an earlier step shrank it)."""
+    """At most what a step frees: a shrink the difference of its text and the fact's text before it, a fact going
+    its whole line (its shrunk text's, when an earlier step shrank it)."""
     if text is not None:
-        return count_text(fact.text) - count_text(text)
+        return count_text(shrunk or fact.text) - count_text(text)
     return count_text(shrunk or fact.text) + _FACT_LINE_TOKENS
 
 

@@ -97,3 +97,70 @@ def test_an_entity_outlasts_a_search_of_the_same_age() -> None:
     search = Fact("fact", "search(q=x) -> A1, B2", "data:search:q=x", 5)
     entity = Fact("fact", "get_order(id=#W1) -> status=shipped", "data:##W1", 5)
     assert eviction_order([entity, search]) == [1, 0]
+
+
+def test_a_tighter_block_keeps_each_results_ids_and_lets_its_measures_go_before_any_fact_goes() -> None:
+    series = ", ".join(f"2024-07-11T11:{n:02d}:00Z, 0.{n + 10}" for n in range(20))
+    facts = (
+        Fact("fact", f"query_metrics(service=auth) -> series: {series}", "data:query_metrics:service=auth", 3),
+        Fact(
+            "fact", "list_alerts(service=auth) -> ALR-303881, ALR-192763, zip=02108, 2024-07-11", "data:list_alerts", 4
+        ),
+    )
+    values = cut_block(Digest(facts=facts), "en", 10_000)
+    assert values is not None
+    block = cut_block(Digest(facts=facts), "en", values[1] // 3)
+    assert block is not None
+    text = block[0]["content"]
+    assert "query_metrics(service=auth)" in text and "0.12" not in text and "T11:05" not in text
+    assert all(value in text for value in ("ALR-303881", "ALR-192763", "02108", "2024-07-11"))
+
+
+def test_a_result_answers_the_latest_call_of_its_id_before_it() -> None:
+    from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+
+    def call(name: str, args: str) -> dict[str, object]:
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": name, "arguments": args}}],
+        }
+
+    span = [
+        call("list_alerts", '{"service": "auth"}'),
+        {
+            "role": "tool",
+            "tool_call_id": "call_0",
+            "content": '{"alerts": [{"alert_id": "ALR-1"}, {"alert_id": "ALR-2"}]}',
+        },
+        call("get_logs", '{"service": "auth"}'),
+        {
+            "role": "tool",
+            "tool_call_id": "call_0",
+            "content": '{"lines": [{"request_id": "req-1"}, {"request_id": "req-2"}]}',
+        },
+    ]
+    facts = KeyInfoExtractor().extract((), span, 2)
+    assert [fact.text.split("(")[0] for fact in facts] == ["list_alerts", "get_logs"]
+    assert "ALR-1" in facts[0].text and "req-1" in facts[1].text
+
+
+def test_a_tool_result_no_room_can_hold_falls_to_its_digest() -> None:
+    from turnstream.compaction.compactor import compact
+
+    policy = {"role": "system", "content": "Rule. " * 900}
+    rows = [{"alert_id": f"ALR-{n:06d}", "note": "connection reset by peer " * 6} for n in range(60)]
+    messages = [
+        policy,
+        {"role": "user", "content": "Help."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "list_alerts", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": orjson.dumps({"alerts": rows}).decode()},
+    ]
+    result = compact(messages, 1000, strategy=None)  # the anchors alone are over the budget
+    kept = result.messages[-1]
+    assert kept["role"] == "tool" and "ALR-000000" in kept["content"] and "trimmed" in kept["content"]
+    assert result.message_tokens[-1] < count_message(messages[-1]) // 4

@@ -216,13 +216,19 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
 
 def _cut_steps(facts: Sequence[Fact]) -> list[tuple[int, str | None]]:
     """How a block's facts give up room, in order: each tool result shrinks to its call and the ids and values it
-    holds, least valuable first, then to its call and the ids alone, before any fact goes (None: the fact goes),
-    least valuable first. A value without its path still lets the agent pass it on; a fact gone leaves nothing to
-    pass."""
+    holds, least valuable first, then to its call and the ids no fact that outlasts it holds, before any fact goes
+    (None: the fact goes), least valuable first. A value without its path still lets the agent pass it on; a fact
+    gone leaves nothing to pass."""
     order = eviction_order(facts)
     shrinks = [(index, text) for index in order if (text := _values_only(facts[index])) is not None]
-    bare = [(index, text) for index in order if (text := _ids_only(facts[index])) is not None]
-    return [*shrinks, *bare, *((index, None) for index in order)]
+    bare: list[tuple[int, str]] = []
+    said: set[str] = set()
+    for index in reversed(order):  # the last to go first: an id it keeps, a fact that goes before it need not repeat
+        text = _ids_only(facts[index], said)
+        if text is not None:
+            bare.append((index, text))
+        said.update(values_in(text or _values_only(facts[index]) or facts[index].text))
+    return [*shrinks, *reversed(bare), *((index, None) for index in order)]
 
 
 def _values_only(fact: Fact) -> str | None:
@@ -236,14 +242,14 @@ def _values_only(fact: Fact) -> str | None:
     return short if len(short) < len(fact.text) else None
 
 
-def _ids_only(fact: Fact) -> str | None:
-    """A tool result's fact as its call and the ids of its result, the measures (bare numbers, times of day) left
-    out; None when that is not shorter than its values."""
+def _ids_only(fact: Fact, said: set[str]) -> str | None:
+    """A tool result's fact as its call and the ids of its result that `said` lacks, the measures (bare numbers,
+    times of day) left out; None when that is not shorter than its values."""
     shorter = _values_only(fact)
     if shorter is None:
         return None
     call, _, result = shorter.partition(RESULT_ARROW)
-    ids = [value for value in result.split(", ") if not _MEASURE.match(value)]
+    ids = [value for value in result.split(", ") if not _MEASURE.match(value) and value not in said]
     short = f"{call}{RESULT_ARROW}{', '.join(ids)}"
     return short if len(short) < len(shorter) else None
 

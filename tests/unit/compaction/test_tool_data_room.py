@@ -164,3 +164,17 @@ def test_a_tool_result_no_room_can_hold_falls_to_its_digest() -> None:
     kept = result.messages[-1]
     assert kept["role"] == "tool" and "ALR-000000" in kept["content"] and "trimmed" in kept["content"]
     assert result.message_tokens[-1] < count_message(messages[-1]) // 4
+
+
+def test_at_its_ids_a_result_leaves_out_the_ids_a_fact_that_outlasts_it_holds() -> None:
+    lines = "; ".join(f"LN-{n:05d} (plan=plan_{n}; status=active; note=roaming on)" for n in range(6))
+    facts = (
+        Fact("fact", f"get_bill(account_id=BA-1) -> BILL-7 charges: {lines}", "data:get_bill:account_id=BA-1", 3),
+        Fact("fact", f"get_customer(id=CUS-1) -> customer_id=CUS-1; lines: {lines}", "data:#CUS-1", 5),
+    )
+    values = cut_block(Digest(facts=facts), "en", 10_000)
+    assert values is not None
+    block = cut_block(Digest(facts=facts), "en", values[1] // 2)
+    assert block is not None
+    text = block[0]["content"]
+    assert "BILL-7" in text and all(text.count(f"LN-{n:05d}") == 1 for n in range(6))

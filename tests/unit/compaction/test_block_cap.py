@@ -54,6 +54,8 @@ def test_the_oldest_summary_text_goes_first_then_the_least_valuable_facts() -> N
         ("fact", "search(q=Kyoto) -> 3 results", "data:search:kyoto"),
         ("constraint", "budget under 3000 EUR", "budget"),
         ("fact", "search(q=Osaka) -> 5 results", "data:search:osaka"),
+        # a block this long keeps the summary's whole floor: with tool data, a small one keeps an eighth of itself
+        ("constraint", "Never book " + ", ".join(f"hotel {n}" for n in range(200)), "constraint:hotels"),
     ]
     digest = _digest(12, facts)
     full = cut_block(digest, "en", 10_000)

@@ -1,7 +1,5 @@
 from dataclasses import replace
 
-import pytest
-
 from turnstream.compaction.strategies import Digest
 from turnstream.compaction.strategies.archive import Archiver
 from turnstream.compaction.strategies.composite import CompositeStrategy
@@ -68,14 +66,3 @@ def test_build_strategy_is_archive_then_extract_then_summarize() -> None:
     digest = strategy.apply(Digest(), [{"role": "user", "content": "My budget is 500 euros."}], 3)
     assert digest.archived[0].seq == 3 and digest.facts[0].key == "budget" and "500" in digest.facts[0].text
     assert "500" not in digest.summary  # the summary does not restate what the facts show
-
-
-def test_build_llm_strategy_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    from turnstream.llm.strategies import build_llm_strategy
-
-    for name in ("OPENAI_BASE_URL", "TURNSTREAM_OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
-        build_llm_strategy(Settings())
-    names = [s.name for s in build_llm_strategy(Settings(OPENAI_BASE_URL="http://127.0.0.1:9/v1")).strategies]
-    assert names == ["archive", "llm-keyinfo", "llm-summary"]

@@ -10,9 +10,8 @@ import orjson
 import pytest
 
 from tests.support.llm_server import llm_server  # noqa: F401  (a fixture, found by name)
+from tests.unit.compaction.helpers import call, result, sys_, thought, user
 from turnstream.cli import main
-
-from .helpers import call, result, sys_, thought, user
 
 CONVERSATION = [
     sys_(),

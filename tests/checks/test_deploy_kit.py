@@ -228,7 +228,8 @@ def test_secrets_come_only_from_existing_secrets(everything: dict[str, list[dict
         item["name"]
         for item in named(everything["Deployment"], "-inspect")["spec"]["template"]["spec"]["containers"][0]["env"]
     }
-    assert "TURNSTREAM_INSPECT_TOKEN" in inspect_env
+    assert "TURNSTREAM_INSPECT_TOKEN" in inspect_env and "TURNSTREAM_REDIS_PASSWORD" in inspect_env
+    assert "TURNSTREAM_KAFKA_SASL_PASSWORD" not in inspect_env  # it reads Redis only
 
 
 def test_probes_hit_the_real_endpoints(default: dict[str, list[dict]]) -> None:

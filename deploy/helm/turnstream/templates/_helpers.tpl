@@ -62,13 +62,18 @@ helm.sh/chart: {{ printf "%s-%s" $root.Chart.Name $root.Chart.Version | replace 
 - name: TURNSTREAM_KAFKA_SASL_PASSWORD
   valueFrom: {secretKeyRef: {name: {{ $s.kafkaSasl.name | quote }}, key: {{ $s.kafkaSasl.passwordKey | quote }}}}
 {{- end }}
-{{- if $s.redis.name }}
-- name: TURNSTREAM_REDIS_PASSWORD
-  valueFrom: {secretKeyRef: {name: {{ $s.redis.name | quote }}, key: {{ $s.redis.passwordKey | quote }}}}
-{{- end }}
+{{- include "turnstream.redisSecretEnv" . }}
 {{- if $s.openai.name }}
 - name: OPENAI_API_KEY
   valueFrom: {secretKeyRef: {name: {{ $s.openai.name | quote }}, key: {{ $s.openai.key | quote }}}}
+{{- end }}
+{{- end -}}
+
+{{/* The Redis password alone: the inspector reads Redis only. */}}
+{{- define "turnstream.redisSecretEnv" -}}
+{{- if .Values.secrets.redis.name }}
+- name: TURNSTREAM_REDIS_PASSWORD
+  valueFrom: {secretKeyRef: {name: {{ .Values.secrets.redis.name | quote }}, key: {{ .Values.secrets.redis.passwordKey | quote }}}}
 {{- end }}
 {{- end -}}
 

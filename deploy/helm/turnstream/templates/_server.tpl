@@ -1,5 +1,6 @@
 {{/* The Deployment, Service and PodDisruptionBudget of one HTTP server (serve, mcp, inspect):
-     (dict "root" $ "name" "serve" "c" .Values.serve "args" (list ...) "env" "<yaml list>" "http" true) */}}
+     (dict "root" $ "name" "serve" "c" .Values.serve "args" (list ...) "env" "<yaml list>" "http" true
+     "redisOnly" false: only the Redis password of the secrets) */}}
 {{- define "turnstream.server" -}}
 {{- $root := .root -}}
 {{- $c := .c -}}
@@ -38,8 +39,8 @@ spec:
           envFrom:
             {{- include "turnstream.envFrom" $root | nindent 12 }}
           env:
-            {{- .env | nindent 12 }}
-            {{- include "turnstream.secretEnv" $root | nindent 12 }}
+            {{- .env | trim | nindent 12 }}
+            {{- with include (ternary "turnstream.redisSecretEnv" "turnstream.secretEnv" (default false .redisOnly)) $root | trim }}{{ . | nindent 12 }}{{ end }}
           ports:
             - {name: http, containerPort: {{ $c.port }}}
           securityContext:

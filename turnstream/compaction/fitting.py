@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 import orjson
 
@@ -113,7 +114,7 @@ def trim_message(message: Message, limit: int, language: Language, min_kept: int
     if content is None:
         return None
     text = content_text(content)
-    counted = count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
+    counted = _content_tokens(content)
     if message.get("role") == "tool" and (condensed := _condensed_result(message, text, counted, limit, language)):
         return condensed
     overhead = count_message({**message, "content": ""})
@@ -130,6 +131,11 @@ def trim_message(message: Message, limit: int, language: Language, min_kept: int
     return None
 
 
+def _content_tokens(content: Any) -> int:
+    """What a message's content costs as sent: a string as it is, parts as their JSON."""
+    return count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
+
+
 def smallest_form(message: Message, language: Language) -> tuple[Message, int] | None:
     """A tool result that no room can hold, as the digest its fact would keep (its ids and values under their paths,
     at most TOOL_DIGEST_CHARS) with the trim note: over the budget still, but by the least that stays faithful. None
@@ -138,7 +144,7 @@ def smallest_form(message: Message, language: Language) -> tuple[Message, int] |
     if message.get("role") != "tool" or content is None:
         return None
     text = content_text(content)
-    counted = count_text(content if isinstance(content, str) else orjson.dumps(content).decode())
+    counted = _content_tokens(content)
     digest = digest_tool_result(text).text
     condensed = {**message, "content": f"{digest}\n{trim_note(max(counted - count_text(digest), 0), language)}"}
     cost = count_message(condensed)
@@ -220,14 +226,15 @@ def _cut_steps(facts: Sequence[Fact]) -> list[tuple[int, str | None]]:
     (None: the fact goes), least valuable first. A value without its path still lets the agent pass it on; a fact
     gone leaves nothing to pass."""
     order = eviction_order(facts)
-    shrinks = [(index, text) for index in order if (text := _values_only(facts[index])) is not None]
+    values = [_values_only(fact) for fact in facts]
+    shrinks = [(index, text) for index in order if (text := values[index]) is not None]
     bare: list[tuple[int, str]] = []
     said: set[str] = set()
     for index in reversed(order):  # the last to go first: an id it keeps, a fact that goes before it need not repeat
-        text = _ids_only(facts[index], said)
+        text = _ids_only(values[index], said)
         if text is not None:
             bare.append((index, text))
-        said.update(values_in(text or _values_only(facts[index]) or facts[index].text))
+        said.update(values_in(text or values[index] or facts[index].text))
     return [*shrinks, *reversed(bare), *((index, None) for index in order)]
 
 
@@ -242,10 +249,9 @@ def _values_only(fact: Fact) -> str | None:
     return short if len(short) < len(fact.text) else None
 
 
-def _ids_only(fact: Fact, said: set[str]) -> str | None:
-    """A tool result's fact as its call and the ids of its result that `said` lacks, the measures (bare numbers,
-    times of day) left out; None when that is not shorter than its values."""
-    shorter = _values_only(fact)
+def _ids_only(shorter: str | None, said: set[str]) -> str | None:
+    """A tool result's fact, given as its values (`_values_only`), as its call and the ids of its result that `said`
+    lacks, the measures (bare numbers, times of day) left out; None when that is not shorter than its values."""
     if shorter is None:
         return None
     call, _, result = shorter.partition(RESULT_ARROW)

@@ -50,6 +50,10 @@ ENTITY_KEY = DATA_KEY + "#"
 """How the key of a tool result about one entity begins: `data:#<its id>`, whichever tool returned it."""
 DATA_VALUE = 3
 _TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
+ASSISTANT_VALUE = 2
+"""What a statement of the assistant's is worth, whatever its cue: a recommendation ("推荐浅草松屋…") or a reminder
+reads like a constraint, but the user set none, and the data the agent passes next outranks it."""
+_SAID_BY_ASSISTANT = tuple(f"{kind}:assistant-" for kind in _TYPE_VALUE)
 
 
 def fact_value(fact: Fact) -> int:
@@ -57,6 +61,8 @@ def fact_value(fact: Fact) -> int:
     and failures; named slots get a bonus."""
     if fact.key.startswith(DATA_KEY):
         return DATA_VALUE + (1 if fact.key.startswith(ENTITY_KEY) else 0)
+    if fact.key.startswith(_SAID_BY_ASSISTANT):
+        return ASSISTANT_VALUE
     value = _TYPE_VALUE.get(fact.type, 1)
     return value + (2 if ":" not in fact.key else 0)
 
@@ -68,7 +74,22 @@ def eviction_order(facts: Sequence[Fact]) -> list[int]:
     tools = [_search_tool(fact) for fact in facts]
     newest = {tool: index for index, tool in enumerate(tools) if tool is not None}
     shadowed = [tool is not None and newest[tool] != index for index, tool in enumerate(tools)]
-    return sorted(range(len(facts)), key=lambda i: (fact_value(facts[i]) - shadowed[i], facts[i].source_seq, i))
+    passed = _passed_on(facts)
+    return sorted(
+        range(len(facts)), key=lambda i: (fact_value(facts[i]) - shadowed[i] + passed[i], facts[i].source_seq, i)
+    )
+
+
+def _passed_on(facts: Sequence[Fact]) -> list[bool]:
+    """For each fact, whether it is a tool result some id of which a later call passed on: the record an agent keeps
+    coming back to (the customer whose line it changes, the order it refunds), not a lookup it has finished with."""
+    calls = [(fact.source_seq, set(values_in(fact.text.partition(RESULT_ARROW)[0]))) for fact in facts]
+    out = []
+    for fact in facts:
+        call, arrow, result = fact.text.partition(RESULT_ARROW)
+        ids = set(values_in(result)) - set(values_in(call)) if arrow and fact.key.startswith(DATA_KEY) else set()
+        out.append(bool(ids) and any(seq > fact.source_seq and ids & passed for seq, passed in calls))
+    return out
 
 
 def _search_tool(fact: Fact) -> str | None:
@@ -245,7 +266,8 @@ def _values_only(fact: Fact) -> str | None:
     call, arrow, result = fact.text.partition(RESULT_ARROW)
     if not arrow:
         return None
-    short = f"{call}{RESULT_ARROW}{', '.join(values_in(result))}"
+    passed = set(values_in(call))  # a result echoes its call's arguments, which the call already shows
+    short = f"{call}{RESULT_ARROW}{', '.join(v for v in values_in(result) if v not in passed)}"
     return short if len(short) < len(fact.text) else None
 
 

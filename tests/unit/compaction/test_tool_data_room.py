@@ -174,7 +174,40 @@ def test_at_its_ids_a_result_leaves_out_the_ids_a_fact_that_outlasts_it_holds() 
     )
     values = cut_block(Digest(facts=facts), "en", 10_000)
     assert values is not None
-    block = cut_block(Digest(facts=facts), "en", values[1] // 2)
+    block = cut_block(Digest(facts=facts), "en", values[1] // 3)  # below both results at their values
     assert block is not None
     text = block[0]["content"]
     assert "BILL-7" in text and all(text.count(f"LN-{n:05d}") == 1 for n in range(6))
+
+
+def test_what_the_assistant_recommended_gives_up_before_tool_data() -> None:
+    said = Fact("constraint", "推荐浅草松屋素食屋，人均约3500日元。", "constraint:assistant-diet", 22)
+    hotels = Fact("fact", "search_hotels(city=东京) -> TYO-10477, KNG-176", "data:search_hotels:city=东京", 13)
+    allergy = Fact("constraint", "另外我对海鲜过敏。", "allergy", 7)
+    order = eviction_order([said, hotels, allergy])
+    assert order == [0, 1, 2]  # the user set no constraint by it: the hotel's ids outrank it, the allergy outlasts both
+
+
+def test_a_result_whose_id_a_later_call_passes_outlasts_a_lookup_of_the_same_age() -> None:
+    customer = Fact("fact", "get_customer(phone=206-555-5896) -> CUS-13187, LN-26625", "data:get_customer:phone", 5)
+    weather = Fact("fact", "get_outage_map(zip=73301) -> OUT-88, OUT-91", "data:get_outage_map:zip", 5)
+    change = Fact("fact", "change_plan(line_id=LN-26625) -> PLN-7", "data:#PLN-7", 9)
+    assert eviction_order([customer, weather, change])[0] == 1  # the customer's line was passed on; the map was not
+    assert eviction_order([customer, weather])[:1] == [0]  # with no later call, the older index goes first
+
+
+def test_a_results_ids_leave_out_what_its_call_already_shows() -> None:
+    refund = Fact(
+        "fact",
+        "refund_charge(account_id=BA-3787040; charge_id=chg_7185712) -> refund_id=RF-28221293; "
+        "account_id=BA-3787040; charge_id=chg_7185712; note=" + "goodwill credit " * 30,
+        "data:refund_charge:account_id=BA-3787040",
+        4,
+    )
+    whole = cut_block(Digest(facts=(refund,)), "en", 10_000)
+    assert whole is not None
+    block = cut_block(Digest(facts=(refund,)), "en", whole[1] - 60)
+    assert block is not None
+    text = block[0]["content"]
+    assert "RF-28221293" in text
+    assert text.count("chg_7185712") == 1 and text.count("BA-3787040") == 1

@@ -627,8 +627,10 @@ class KeyInfoExtractor:
                 kind_key = (kind_key[0] if kind_key else taken.type, taken.key)
             if kind_key is None:
                 if found and role == "user" and len(clause) < 40 and not _QUESTION.search(clause):
-                    # A trailing clause without a cue ("…; window please") completes the fact before it.
-                    found[-1] = replace(found[-1], text=shorten(f"{found[-1].text}; {clause}", MAX_FACT_CHARS))
+                    # A trailing clause without a cue ("…; window please") completes the fact before it, unless
+                    # that fact is already its whole sentence ("选CA929吧，便宜一点。" holds "便宜一点。").
+                    if clause.strip() not in found[-1].text:
+                        found[-1] = replace(found[-1], text=shorten(f"{found[-1].text}; {clause}", MAX_FACT_CHARS))
                 else:
                     # A leading clause without a cue ("For the hotel") gives context to the next one.
                     context = clause if len(clause) < 40 else ""

@@ -47,3 +47,16 @@ def test_a_week_before_a_measure_word_or_a_lone_yi_is_no_date_or_number(text: st
 
 def test_a_leading_clause_joins_with_a_chinese_comma() -> None:
     assert facts_of("对了，我妹妹的猫叫开心果。") == [("fact", "妹妹的猫", "对了，我妹妹的猫叫开心果。")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "选CA929吧，便宜一点。",
+        "李娜，护照E29221363；杨帆，护照E52341062。",
+        "从北京出发，6月7号走，东京玩4晚，然后去首尔2晚，从首尔回北京。",
+    ],
+)
+def test_a_sentence_is_one_fact_that_does_not_repeat_its_own_clauses(said: str) -> None:
+    # a trailing clause the sentence's fact already holds neither lengthens it nor makes a second fact
+    assert [text for _, _, text in facts_of(said)] == [said]

@@ -31,9 +31,6 @@ SUMMARY_FLOOR_TOKENS = 64
 SUMMARY_FLOOR_SHARE = Fraction(1, 2)
 """Of a cut block, the share the summary keeps before facts go: the dated story of the dropped periods must not
 give all its room to the facts, which repeat single statements."""
-TOOL_DATA_SUMMARY_SHARE = Fraction(1, 8)
-"""Of a cut block that holds tool data, the most the summary keeps before facts go (at most its floor): in a small
-room the ids an agent passes next are in the facts, and 64 tokens of the story would leave no room for any of them."""
 BLOCK_BUDGET_SHARE = Fraction(1, 3)
 """The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
 summary and 40 facts) would otherwise crowd out the recent tail, which is what the model acts on."""
@@ -80,15 +77,22 @@ def eviction_order(facts: Sequence[Fact]) -> list[int]:
     )
 
 
+PASSED_ON_CALLS = 2
+"""Later calls that must pass on a result's ids for it to count as a record the agent keeps coming back to: one call
+is a lookup followed through once (a log read for the commit it shows), which the agent has finished with."""
+
+
 def _passed_on(facts: Sequence[Fact]) -> list[bool]:
-    """For each fact, whether it is a tool result some id of which a later call passed on: the record an agent keeps
-    coming back to (the customer whose line it changes, the order it refunds), not a lookup it has finished with."""
+    """For each fact, whether it is a tool result whose ids at least PASSED_ON_CALLS later calls passed on: the record
+    an agent keeps coming back to (the customer whose line it changes and whose bill it refunds)."""
     calls = [(fact.source_seq, set(values_in(fact.text.partition(RESULT_ARROW)[0]))) for fact in facts]
     out = []
     for fact in facts:
         call, arrow, result = fact.text.partition(RESULT_ARROW)
         ids = set(values_in(result)) - set(values_in(call)) if arrow and fact.key.startswith(DATA_KEY) else set()
-        out.append(bool(ids) and any(seq > fact.source_seq and ids & passed for seq, passed in calls))
+        out.append(
+            bool(ids) and sum(seq > fact.source_seq and bool(ids & passed) for seq, passed in calls) >= PASSED_ON_CALLS
+        )
     return out
 
 
@@ -200,23 +204,21 @@ def _condensed_result(
 def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, int] | None:
     """The summary/facts message and its cost, at most `limit` tokens; None when nothing useful fits.
 
-    What goes first: the summary's oldest text, token by token, down to its newest `SUMMARY_FLOOR_TOKENS`
-    (the facts are the distilled part, the narrative the fallback; with tool data, down to an eighth of `limit` when
-    that is less); then the least valuable facts, tool results first shrunk to their values, then to their ids; a block
-    still too long is cut at its end, with a note. The message is shared by every caller: copy it first.
+    What goes first: the summary's oldest text, token by token, down to its newest `SUMMARY_FLOOR_TOKENS` or half of
+    `limit` (the facts are the distilled part, the narrative the fallback; with tool data, all of it); then the least
+    valuable facts, tool results first shrunk to their values, then to their ids; a block still too long is cut at its
+    end, with a note. The message is shared by every caller: copy it first.
     """
     block = _render(digest, language)
     if block is None or block[1] <= limit:
         return block
     summary_tokens = count_text(digest.summary)
-    floor = (
-        min(SUMMARY_FLOOR_TOKENS, int(limit * TOOL_DATA_SUMMARY_SHARE))
-        if _holds_tool_data(digest)
-        else max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))
-    )
+    # With tool data the story keeps no floor: the ids an agent passes next are in the facts, and the summary gets
+    # back whatever room the facts leave (`_with_spare_summary`).
+    floor = 0 if _holds_tool_data(digest) else max(SUMMARY_FLOOR_TOKENS, int(limit * SUMMARY_FLOOR_SHARE))
     keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, floor))
     whole_summary = digest.summary
-    digest = replace(digest, summary=keep_newest_text(whole_summary, keep))
+    digest = replace(digest, summary=keep_newest_text(whole_summary, keep) if keep > 0 else "")
     steps = _cut_steps(digest.facts)
     shrunk: dict[int, str] = {}
     # At most what each step frees, so no fact goes that need not.
@@ -312,9 +314,9 @@ def _with_spare_summary(
 ) -> tuple[Message, int] | None:
     """`block`, its summary given back the room that the last fact to go left (a large tool result frees more than
     the excess): the newest `keep` tokens and as many older ones as still fit."""
-    if block is None or keep >= count_text(whole_summary) or block[1] >= limit:
+    if keep >= count_text(whole_summary) or (block is not None and block[1] >= limit):
         return block
-    room = keep + limit - block[1]
+    room = keep + limit - (block[1] if block is not None else 0)
     for _ in range(3):  # a text's tokens do not add up exactly once cut: take back the overshoot and try again
         fuller = _render(replace(digest, summary=keep_newest_text(whole_summary, room)), language)
         if fuller is None or fuller[1] <= limit:

@@ -6,7 +6,7 @@ import pytest
 
 from tests.support.conversations import react_messages
 from turnstream.compaction.compactor import compact
-from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, SUMMARY_FLOOR_TOKENS, cut_block
+from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block
 from turnstream.compaction.marker import block_text
 from turnstream.compaction.strategies import Digest, Fact
 from turnstream.compaction.strategies.offline import build_strategy
@@ -27,7 +27,8 @@ def test_at_a_small_budget_the_block_is_a_third_and_the_tail_gets_the_rest(messa
     check_rules(messages, res, budget, language=language)
     n_anchor = anchor_count(messages)
     block = res.messages[n_anchor + 1]
-    assert block["role"] == "system" and block["content"].startswith(("[Summary", "[已压缩"))
+    # (a conversation with tool data may give the block's whole summary up to its facts)
+    assert block["role"] == "system" and block["content"].startswith(("[Summary", "[已压缩", "[Key facts]"))
     assert count_message(block) <= budget * BLOCK_BUDGET_SHARE == 400
     assert count_message({"role": "system", "content": block_text(res.digest, language)}) > 400  # the cap did bind
     # The tail is the longest that fits beside anchors, marker and block: one more unit would not.
@@ -54,7 +55,6 @@ def test_the_oldest_summary_text_goes_first_then_the_least_valuable_facts() -> N
         ("fact", "search(q=Kyoto) -> 3 results", "data:search:kyoto"),
         ("constraint", "budget under 3000 EUR", "budget"),
         ("fact", "search(q=Osaka) -> 5 results", "data:search:osaka"),
-        # a block this long keeps the summary's whole floor: with tool data, a small one keeps an eighth of itself
         ("constraint", "Never book " + ", ".join(f"hotel {n}" for n in range(200)), "constraint:hotels"),
     ]
     digest = _digest(12, facts)
@@ -67,13 +67,13 @@ def test_the_oldest_summary_text_goes_first_then_the_least_valuable_facts() -> N
     content = narrower[0]["content"]
     assert "line 0 " not in content and "line 11 " in content and "\n…" in content  # the oldest text went, visibly
     assert all(text in content for _, text, _ in facts)  # no fact had to go
-    summary_tokens = count_text(digest.summary)
-    past_the_floor = full[1] - (summary_tokens - SUMMARY_FLOOR_TOKENS) - 12
-    tight = cut_block(digest, "en", past_the_floor)
-    assert tight is not None and tight[1] <= past_the_floor
+    # with tool data among the facts the summary keeps no floor: past all of it, a fact goes
+    past_the_summary = full[1] - count_text(digest.summary) - 12
+    tight = cut_block(digest, "en", past_the_summary)
+    assert tight is not None and tight[1] <= past_the_summary
     content = tight[0]["content"]
-    assert "line 11 " in content and "budget under 3000 EUR" in content
-    assert "q=Kyoto" not in content  # the oldest of the two least valuable facts went first
+    assert "budget under 3000 EUR" in content and "q=Osaka" in content
+    assert "q=Kyoto) -> 3 results" not in content  # the oldest of the two least valuable facts gave up first
 
 
 def test_a_one_paragraph_summary_keeps_its_newest_part() -> None:
@@ -86,3 +86,19 @@ def test_a_one_paragraph_summary_keeps_its_newest_part() -> None:
     )
     assert "Step 0 " not in content
     assert cut_block(digest, "en", 10) is None  # too little room for anything useful
+
+
+def test_with_tool_data_the_whole_summary_goes_before_any_fact() -> None:
+    facts = [
+        ("fact", "search_hotels(city=Kyoto) -> KYO-10477, KYO-20931", "data:search_hotels:city=Kyoto"),
+        ("constraint", "budget under 3000 EUR", "budget"),
+    ]
+    digest = _digest(12, facts)
+    facts_only = cut_block(Digest(facts=digest.facts), "en", 10_000)
+    assert facts_only is not None
+    # room for the facts and a few tokens more: the ids an agent passes next stay, the story keeps only what is left
+    block = cut_block(digest, "en", facts_only[1] + 4)
+    assert block is not None
+    content = block[0]["content"]
+    assert all(text in content for _, text, _ in facts)
+    assert "line 0 " not in content and "line 10 " not in content

@@ -188,12 +188,15 @@ def test_what_the_assistant_recommended_gives_up_before_tool_data() -> None:
     assert order == [0, 1, 2]  # the user set no constraint by it: the hotel's ids outrank it, the allergy outlasts both
 
 
-def test_a_result_whose_id_a_later_call_passes_outlasts_a_lookup_of_the_same_age() -> None:
+def test_a_result_whose_ids_later_calls_keep_passing_outlasts_a_lookup_of_the_same_age() -> None:
     customer = Fact("fact", "get_customer(phone=206-555-5896) -> CUS-13187, LN-26625", "data:get_customer:phone", 5)
-    weather = Fact("fact", "get_outage_map(zip=73301) -> OUT-88, OUT-91", "data:get_outage_map:zip", 5)
+    outages = Fact("fact", "get_outage_map(zip=73301) -> OUT-88, OUT-91", "data:get_outage_map:zip", 5)
+    details = Fact("fact", "get_line(line_id=LN-26625) -> DEV-9", "data:get_line:line_id=LN-26625", 7)
     change = Fact("fact", "change_plan(line_id=LN-26625) -> PLN-7", "data:#PLN-7", 9)
-    assert eviction_order([customer, weather, change])[0] == 1  # the customer's line was passed on; the map was not
-    assert eviction_order([customer, weather])[:1] == [0]  # with no later call, the older index goes first
+    # two later calls passed the customer's line on; the outage map was not passed on at all
+    assert eviction_order([customer, outages, details, change])[0] == 1
+    # one later call is a lookup followed through once: no bonus, the older fact (lower index) goes first
+    assert eviction_order([customer, outages, change])[0] == 0
 
 
 def test_a_results_ids_leave_out_what_its_call_already_shows() -> None:

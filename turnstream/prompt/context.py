@@ -101,19 +101,25 @@ def grow_summary_block(
 ) -> tuple[list[Message], int]:
     """The head, and its cost, with its summary/facts block re-cut to `spare` more tokens: room the memory block
     and the tail leave unused shows more of the document's facts and summary (what the worker's own budget cut),
-    by the same rule that cut them."""
-    if spare <= 0 or not _has_block(doc, head):
+    by the same rule that cut them. A context whose anchors left the worker no room for a block at all gets one
+    here, after its marker, when the prompt has the room."""
+    if spare <= 0 or not _has_digest(doc):
         return head, cost
-    shown = count_message(head[-1])
-    block = cut_block(_digest(doc), language, shown + spare)  # type: ignore[arg-type]  # _has_block: not None
+    shown = count_message(head[-1]) if _has_block(doc, head) else 0
+    block = cut_block(_digest(doc), language, shown + spare)  # type: ignore[arg-type]  # _has_digest: not None
     if block is None or block[1] <= shown:
         return head, cost
-    return [*head[:-1], {**block[0]}], cost - shown + block[1]
+    return [*(head[:-1] if shown else head), {**block[0]}], cost - shown + block[1]
 
 
 def holds_tool_data(doc: ContextDoc | None) -> bool:
     """Whether the document's facts hold an agent's tool results."""
     return doc is not None and any((f.key or "").startswith(DATA_KEY) for f in doc.facts)
+
+
+def _has_digest(doc: ContextDoc | None) -> bool:
+    """Whether the document is compacted and has a summary or facts to show, whether or not its context held them."""
+    return doc is not None and doc.marker_index is not None and bool(doc.summary or doc.facts)
 
 
 def _has_block(doc: ContextDoc | None, head: list[Message]) -> bool:

@@ -344,7 +344,7 @@ def test_room_recall_leaves_shows_more_of_the_facts_the_worker_cut() -> None:
 def test_an_agent_s_facts_take_their_share_of_the_memory_room_before_recall(monkeypatch: pytest.MonkeyPatch) -> None:
     stored, ids = _agent_doc(350)
     archived = [(entry(500 + n, f"Old chat {n}: " + "words about the trip " * 40), 10.0 - n) for n in range(60)]
-    settings = limits(prompt=1300, recall=1000)
+    settings = limits(prompt=1100, recall=900)  # too little room for all of both
 
     def shown() -> tuple[int, int]:
         assembled = assemble(stored, "", [], archived, "Book it.", settings)
@@ -355,3 +355,25 @@ def test_an_agent_s_facts_take_their_share_of_the_memory_room_before_recall(monk
     monkeypatch.setattr(importlib.import_module("turnstream.prompt.assemble"), "AGENT_FACTS_SHARE", 0.0)
     recall_first, more_turns = shown()
     assert facts_first > recall_first and 0 < turns < more_turns  # recall still gets the rest of its room
+
+
+def test_a_context_whose_anchors_left_no_room_for_its_block_gets_one_in_a_roomier_prompt() -> None:
+    policy = {"role": "system", "content": "Follow the booking policy. " * 120}
+    conversation: list[dict[str, Any]] = [policy, FIRST]
+    for n in range(6):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "get_booking", "arguments": f'{{"n": {n}}}'}}
+        conversation += [
+            {"role": "user", "content": f"Look up booking number {n}."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": f'{{"booking_id": "BK{n:04d}Z", "status": "ok"}}'},
+        ]
+    budget = count_messages(conversation[:2]) + 60  # the anchors, the marker and the newest step: no block
+    result = compact(conversation, budget, strategy=build_strategy(Settings()))
+    assert result.marker_index is not None and result.facts
+    assert "BK0000Z" not in str(result.messages)  # the worker's context had no room for the block
+    stored = ContextDoc(session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **result.to_dict())
+    messages = messages_of(stored, "", [], "Book them all.", limits(prompt=budget + 400, recall=200))
+    assert count_messages(messages) <= budget + 400
+    assert messages[result.marker_index]["content"] == result.messages[result.marker_index]["content"]
+    block = messages[result.marker_index + 1]
+    assert block["role"] == "system" and "BK0000Z" in block["content"]  # the prompt had the room: the block is back

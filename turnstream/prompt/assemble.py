@@ -22,7 +22,7 @@ from typing_extensions import TypedDict  # pydantic reads typing's own TypedDict
 from turnstream.compaction.fitting import tail_start, unit_starts
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.memory.profile import cut_profile
-from turnstream.prompt.block import fill_block
+from turnstream.prompt.block import fill_block, lines_not_in
 from turnstream.prompt.context import fit_summary_block, grow_summary_block, holds_tool_data, split_context
 from turnstream.prompt.query import PromptQuery
 from turnstream.prompt.recalled import ArchivedTurn, RecalledTurn
@@ -112,13 +112,16 @@ def assemble(
         )
         room -= grown_cost - head_cost
         head, head_cost = grown, grown_cost
-    profile = cut_profile(profile, settings.profile_read_chars)
+    # The user's message ends the prompt: a profile line, memory or archived turn that only repeats it (the gateway
+    # reads after its turn was applied and remembered) would say it twice.
+    asked = {user_text.strip()}
+    profile = lines_not_in(cut_profile(profile, settings.profile_read_chars), asked).strip()
     texts = frozenset(
-        content_text(m.get("content")) for m in [*head, *context.rest[start:]] if m.get("role") != "system"
+        content_text(m.get("content")) for m in [*head, *context.rest[start:], user] if m.get("role") != "system"
     )
     block, kept, turns = fill_block(
         profile,
-        recalled,
+        [memory for memory in recalled if memory.text.strip() not in asked],
         archived,
         shown,
         texts,

@@ -377,3 +377,17 @@ def test_a_context_whose_anchors_left_no_room_for_its_block_gets_one_in_a_roomie
     assert messages[result.marker_index]["content"] == result.messages[result.marker_index]["content"]
     block = messages[result.marker_index + 1]
     assert block["role"] == "system" and "BK0000Z" in block["content"]  # the prompt had the room: the block is back
+
+
+def test_the_memory_block_does_not_repeat_the_users_message() -> None:
+    question = "I never paid Best Buy #1182 on 2024-06-17."
+    profile = f"I need to pay my rent.\n{question}"
+    archived = [(entry(3, question), 9.0), (entry(1, "Caroline paid her rent on the first."), 5.0)]
+    assembled = assemble(
+        None, profile, [memory(0, question), memory(1, "The card ends in 4417.")], archived, question, limits()
+    )
+    block = next(m["content"] for m in assembled.messages if m["role"] == "system")
+    assert question not in block  # not as a profile line, a memory, nor an archived turn: the prompt ends with it
+    assert "I need to pay my rent." in block and "The card ends in 4417." in block and "paid her rent" in block
+    assert [m.text for m in assembled.recalled] == ["The card ends in 4417."]
+    assert assembled.messages[-1] == {"role": "user", "content": question}

@@ -204,3 +204,8 @@ def test_ids_of_a_result_that_fits_are_all_kept(codes: list[str]) -> None:
     result = {"results": [{"code": code, "status": "open", "note": "x" * 30} for code in codes]}
     text = digest_tool_result(_json(result)).text
     assert all(code in text for code in codes)
+
+
+def test_a_files_path_is_a_value_an_agent_passes_on() -> None:
+    text = "list_files(path=reports) -> reports/weekly.py, 17570; tests/test_weekly.py::test_sydney, and/or src/app/main.ts."
+    assert values_in(text) == ["reports/weekly.py", "17570", "tests/test_weekly.py::test_sydney", "src/app/main.ts"]

@@ -36,10 +36,16 @@ class Rebuild:
 async def rebuild_context(
     settings: Settings, session: str, tenant: str | None, user: str | None, target: Target
 ) -> Rebuild:
-    """The session's document at `target`, from its log; NotInLog when the log does not reach it."""
+    """The session's document at `target`, from its log, beside the stored one; NotInLog when the log does not
+    reach it."""
     async with ContextClient.from_settings(settings) as client:
         stored = await client.get(session, tenant=tenant, user_id=user)
-    key = session_key(session, tenant)
+    return await rebuild_beside(settings, session_key(session, tenant), target, stored)
+
+
+async def rebuild_beside(settings: Settings, key: str, target: Target, stored: ContextDoc | None) -> Rebuild:
+    """Session `key`'s document at `target`, from its log, beside `stored` (read before); NotInLog when the log
+    does not reach it."""
     # summaries change the context too, when an LLM makes them: the worker reads their topic beside the turns
     topics = [settings.turns_topic, *([settings.summaries_topic] if settings.llm_enabled else [])]
     log = await read_session_log(settings, key, topics)

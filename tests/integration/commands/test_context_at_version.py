@@ -4,6 +4,7 @@ rebuilt from the turns topic equals what the worker stored, and an earlier versi
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 
 from tests.integration.agents.test_pipeline import interleave, produce, wait_for_versions
 from tests.support.conversations import turns_for
@@ -21,7 +23,10 @@ from turnstream.cli import main
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.compaction.compactor import compact
 from turnstream.compaction.strategies.offline import build_strategy
+from turnstream.inspector.app import build_app
 from turnstream.kafka.admin import ensure_topics
+from turnstream.redis.connect import redis_client
+from turnstream.redis.inspection import InspectReader
 from turnstream.session import CoreConfig
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
@@ -132,3 +137,28 @@ async def test_at_version_rebuilds_what_the_worker_stored_and_the_versions_befor
     assert missing.err == (
         f"turnstream: session r0 has {len(r0)} turns in the log (versions 1 to {len(r0)}); version 99 is not there\n"
     )
+
+    await assert_the_inspector_links_the_versions(settings, len(r0), rebuilt["messages"][-1]["content"])
+
+
+async def assert_the_inspector_links_the_versions(settings: Settings, stored: int, said_at_12: str) -> None:
+    """The inspector's session page links earlier versions; each is the rebuild `--at-version` prints."""
+    reader = InspectReader(redis_client(settings), settings)
+    web = TestClient(TestServer(build_app(reader, None), host="127.0.0.1"))
+    await web.start_server()
+    try:
+        page = await (await web.get("/sessions/r0")).text()
+        assert f'href="/sessions/r0/versions?v={stored - 1}"' in page
+        earlier = await web.get("/sessions/r0/versions", params={"v": "12"})
+        text = await earlier.text()
+        assert earlier.status == 200 and "Session r0 at version 12" in text
+        assert f'<p id="comparison">Redis holds version {stored}; not compared</p>' in text
+        assert html.escape(said_at_12) in text
+        assert (
+            f"(versions 1 to {stored}); version 999 is not there"
+            in await (await web.get("/sessions/r0/versions?v=999")).text()
+        )
+        assert (await web.get("/sessions/r0/versions?v=twelve")).status == 400
+    finally:
+        await web.close()
+        await reader.aclose()

@@ -1,20 +1,39 @@
-"""`turnstream context get SESSION` / `context prompt SESSION TEXT`: a session's context, or a prompt built from it, as JSON."""
+"""`turnstream context get SESSION` / `context prompt SESSION TEXT`: a session's context, or a prompt built from it, as JSON;
+`context get SESSION --at-version N` / `--at-turn ID`: the context as it was, rebuilt from the turns topic."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
 import orjson
 
 from turnstream.cli import CliError
 from turnstream.client import ContextClient
-from turnstream.commands._services import configured_settings
+from turnstream.commands._services import client_logging, configured_settings
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.schemas.context import ContextDoc
 from turnstream.schemas.ids import session_key
+
+if TYPE_CHECKING:
+    from turnstream.session.replay import Target
+
+
+GET_DESCRIPTION = (
+    "Print a session's context document as JSON; exit 1 when the session has none. "
+    "With --at-version N or --at-turn ID, print the document as it was at that version (or right after that turn "
+    "applied) instead, rebuilt from the session's records in the turns topic by the same session core the worker "
+    "runs; run it with the worker's TURNSTREAM_* settings (budgets, and the LLM's when one makes summaries), or the "
+    "rebuild compacts otherwise. Turns past the turns topic's retention are gone and cannot be replayed; a session "
+    "erased by `turnstream forget` is not rebuilt. A line on stderr says whether the rebuilt document equals the one "
+    "Redis holds (when Redis holds that version; it keeps only the newest), comparing every field but updated_at and "
+    "timings: exit 0 when it is equal or not compared, 1 when it differs or the version is not in the log. The "
+    "worker's clock is approximated by the records' times: a session idle past TURNSTREAM_SESSION_TTL_SECONDS starts "
+    "afresh, within the expiry sweep's period."
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,12 +41,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     get = actions.add_parser(
         "get",
-        help="print a session's context document as JSON",
-        description="Print a session's context document as JSON; exit 1 when the session has none.",
+        help="print a session's context document as JSON (--at-version N: as it was, rebuilt from the turns topic)",
+        description=GET_DESCRIPTION,
     )
     get.add_argument("session", help="session id")
     get.add_argument("--tenant", help="the session's tenant, if it has one")
     get.add_argument("--user", help="the session's user id: one round trip instead of two")
+    earlier = get.add_mutually_exclusive_group()
+    earlier.add_argument(
+        "--at-version", type=int, metavar="N", help="the document at version N, rebuilt from the turns topic"
+    )
+    earlier.add_argument(
+        "--at-turn", metavar="ID", help="the document right after turn ID applied, rebuilt from the turns topic"
+    )
     get.set_defaults(run=run_get)
     prompt = actions.add_parser(
         "prompt",
@@ -52,6 +78,8 @@ async def _get(session: str, tenant: str | None, user: str | None) -> ContextDoc
 
 
 def run_get(args: argparse.Namespace) -> int:
+    if args.at_version is not None or args.at_turn is not None:
+        return run_get_earlier(args)
     try:
         doc = asyncio.run(_get(args.session, args.tenant, args.user))
     except REDIS_UNAVAILABLE as error:
@@ -60,6 +88,41 @@ def run_get(args: argparse.Namespace) -> int:
         raise CliError(f"no context for session {session_key(args.session, args.tenant)}")
     sys.stdout.write(doc.model_dump_json(indent=2) + "\n")
     return 0
+
+
+def _target(args: argparse.Namespace) -> Target:
+    from turnstream.session.replay import Target
+
+    if args.at_version is not None and args.at_version < 1:
+        raise CliError("--at-version must be 1 or more (version N is the context after N changes)", code=2)
+    if args.at_turn == "":
+        raise CliError("--at-turn needs a turn id", code=2)
+    return Target(version=args.at_version, turn_id=args.at_turn)
+
+
+def run_get_earlier(args: argparse.Namespace) -> int:
+    """The document at --at-version or --at-turn on stdout; on stderr, how it compares with the stored one."""
+    # here, not at the top: the session core and the Kafka reader are for this alone, not for every `turnstream` run
+    from aiokafka.errors import KafkaError
+
+    from turnstream.kafka.session_log import LogUnreadable
+    from turnstream.operations.rebuild import NotInLog, rebuild_context, verdict
+
+    target = _target(args)
+    client_logging()
+    settings = configured_settings(kafka=True, redis=True)
+    try:
+        result = asyncio.run(rebuild_context(settings, args.session, args.tenant, args.user, target))
+    except (NotInLog, LogUnreadable) as error:
+        raise CliError(str(error)) from None
+    except REDIS_UNAVAILABLE as error:
+        raise CliError(f"cannot reach Redis: {error}") from None
+    except KafkaError as error:
+        raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
+    sys.stdout.write(result.doc.model_dump_json(indent=2) + "\n")
+    line, code = verdict(result, settings.budget_tokens, settings.turns_topic)
+    sys.stderr.write(line + "\n")
+    return code
 
 
 async def _prompt(args: argparse.Namespace) -> Prompt:

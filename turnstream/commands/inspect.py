@@ -17,12 +17,14 @@ from turnstream.settings import Settings
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "inspect",
-        help="serve a web page showing what each session's context holds (reads Redis only)",
+        help="serve a web page showing what each session's context holds (reads Redis; the turns topic for earlier versions)",
         description=(
             "Serve the session inspector: a list of the sessions in Redis (search by session, user or tenant) "
             "and, per session, its compacted context laid out as the model gets it with each part's tokens, what "
             "was dropped, its owner's memories and profile, the latest write's stage timings, and a form showing "
-            "what build_prompt returns for a question (nothing is recorded). Reads Redis only. Listens on "
+            "what build_prompt returns for a question (nothing is recorded), and with TURNSTREAM_KAFKA_URL set its "
+            "earlier versions, rebuilt from the turns topic (as `turnstream context get --at-version`). Reads Redis, "
+            "and the turns topic for an earlier version alone; changes nothing. Listens on "
             "loopback by default; any other address needs TURNSTREAM_INSPECT_TOKEN, which every request must "
             "then send (Authorization: Bearer TOKEN, or as the password when a browser asks). Prints "
             "INSPECT_URL=… once listening; Ctrl-C or SIGTERM stops it."

@@ -16,18 +16,24 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
+from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from turnstream.client.context import GatewayMemory
-from turnstream.inspector.pages import SessionView, error_page, list_page, session_page
+from turnstream.inspector.pages import SessionView, VersionView, error_page, list_page, session_page, version_page
 from turnstream.inspector.views import dropped_positions, session_rows, user_of
+from turnstream.kafka.session_log import LogUnreadable
+from turnstream.operations.rebuild import NotInLog, rebuild_beside, verdict
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.inspection import MAX_DROPPED_SHOWN, InspectReader
 from turnstream.schemas.turn import SAFE_ID
+from turnstream.session.replay import Target
 
 log = logging.getLogger(__name__)
 
 MAX_SEARCH_CHARS = 200
+MAX_VERSION = 10**9
+"""Versions above this are refused before any read (a version is a count of changes)."""
 MAX_QUESTION_CHARS = 2000
 """A question longer than this is refused: build_prompt's work grows with the text (up to its term caps)."""
 READER: web.AppKey[InspectReader] = web.AppKey("reader", InspectReader)
@@ -40,6 +46,7 @@ HEADERS = {
 }
 LOOPBACK_NAMES = ("localhost",)
 _SESSION_KEY = re.compile(SAFE_ID)
+_VERSION = re.compile(r"[0-9]{1,10}")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -129,10 +136,32 @@ async def session(request: web.Request) -> web.Response:
     # what build_prompt returns for the question in this session, recording nothing (no dedup window counted)
     memory = GatewayMemory(reader.redis, reader.settings)
     prompt = await memory.build_prompt(doc.session_key, owner, question, record=False) if question else None
-    view = SessionView(
-        owner, user_of(owner, doc.session_key, doc.tenant), doc, await reader.owner(owner), dropped, question, prompt
-    )
+    user = user_of(owner, doc.session_key, doc.tenant)
+    rebuilds = reader.settings.kafka_url is not None
+    view = SessionView(owner, user, doc, await reader.owner(owner), dropped, question, prompt, rebuilds)
     return web.Response(text=session_page(view), content_type="text/html")
+
+
+async def version(request: web.Request) -> web.Response:
+    """The session's context at version `v`, rebuilt from the turns topic (operations/rebuild.py)."""
+    key, reader = request.match_info["key"], request.app[READER]
+    asked = request.query.get("v", "")
+    if not _VERSION.fullmatch(asked) or not 1 <= int(asked) <= MAX_VERSION:
+        return _page(400, "v must be a version number, 1 or more")
+    if reader.settings.kafka_url is None:
+        return _page(404, "no broker configured (TURNSTREAM_KAFKA_URL): earlier versions cannot be rebuilt")
+    found = await reader.session(key) if _SESSION_KEY.match(key) and len(key) <= 200 else None
+    if found is None:
+        return _page(404, f"no context in Redis for session {key!r}")
+    try:
+        result = await rebuild_beside(reader.settings, key, Target(version=int(asked)), found[1])
+    except NotInLog as error:
+        return _page(404, str(error))
+    except (LogUnreadable, KafkaError) as error:
+        return _page(503, f"cannot read the turns topic: {error}")
+    comparison, _ = verdict(result, reader.settings.budget_tokens, reader.settings.turns_topic)
+    view = VersionView(result.doc, result.rebuilt.latest, comparison)
+    return web.Response(text=version_page(view), content_type="text/html")
 
 
 def build_app(reader: InspectReader, token: str | None) -> web.Application:
@@ -141,4 +170,5 @@ def build_app(reader: InspectReader, token: str | None) -> web.Application:
     app[READER] = reader
     app.router.add_get("/", sessions)
     app.router.add_get("/sessions/{key}", session)
+    app.router.add_get("/sessions/{key}/versions", version)
     return app

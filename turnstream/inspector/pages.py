@@ -28,6 +28,11 @@ def session_url(session_key: str, question: str = "") -> str:
     return f"{path}?{urlencode({'q': question})}" if question else path
 
 
+def version_url(session_key: str, version: int) -> str:
+    """The page of the session's context at `version`, rebuilt from the turns topic."""
+    return f"{session_url(session_key)}/versions?{urlencode({'v': version})}"
+
+
 def list_page(rows: list[SessionRow], query: str, complete: bool, unreadable: int = 0) -> Html:
     """Sessions with turns applied, naive against compacted tokens, last update; a search box."""
     form = html(
@@ -307,6 +312,82 @@ class SessionView:
     dropped: list[ArchiveEntry]
     question: str = ""
     prompt: Prompt | None = None
+    rebuilds: bool = False
+    """A broker is configured: earlier versions can be rebuilt from the turns topic."""
+
+
+def _versions_html(doc: ContextDoc, rebuilds: bool) -> Html:
+    """Links to the session's earlier versions, rebuilt from the turns topic, and a box for any of them."""
+    if not rebuilds:
+        return Html(
+            '<p class="note">Set TURNSTREAM_KAFKA_URL (the worker\'s broker) to see earlier versions, rebuilt from '
+            "the turns topic.</p>"
+        )
+    if doc.version < 2:
+        return Html('<p class="note">This is the first version.</p>')
+    shown = sorted({1, doc.version // 4, doc.version // 2, doc.version - 1} - {0})
+    links = join(
+        (html('<a href="{url}">version {v}</a>', url=version_url(doc.session_key, v), v=v) for v in shown), " · "
+    )
+    form = html(
+        '<form method="get" action="{url}/versions"><input type="number" name="v" min="1" max="{last}" value="{last}" '
+        'aria-label="version"> <button>Rebuild</button></form>',
+        url=session_url(doc.session_key),
+        last=doc.version - 1,
+    )
+    return html(
+        "<p>Earlier versions, rebuilt from the turns topic by the worker's session core: {links}</p>{form}",
+        links=links,
+        form=form,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class VersionView:
+    """A session's context at an earlier version, rebuilt from its log, and how it compares with Redis's."""
+
+    doc: ContextDoc
+    latest: int
+    """The newest version the log reaches."""
+    comparison: str
+    """The line `turnstream context get --at-version` prints on stderr."""
+
+
+def version_page(view: VersionView) -> Html:
+    """One session at one version: its context as the model got it then, its summary and key facts."""
+    doc = view.doc
+    scale = max(doc.tokens.budget, doc.tokens.after)
+    steps = [
+        html('<a href="{url}">← version {v}</a>', url=version_url(doc.session_key, v), v=v)
+        for v in (doc.version - 1,)
+        if v >= 1
+    ]
+    steps += [
+        html('<a href="{url}">version {v} →</a>', url=version_url(doc.session_key, v), v=v)
+        for v in (doc.version + 1,)
+        if v <= view.latest
+    ]
+    steps.append(html('<a href="{url}">what Redis holds</a>', url=session_url(doc.session_key)))
+    head = html(
+        '<h1>Session {session} at version {version}</h1><p class="meta">tenant {tenant} · last turn {turn} · '
+        "rebuilt from the turns topic, which reaches version {latest} · budget {budget}</p>"
+        '<p id="comparison">{comparison}</p><p>{steps}</p>',
+        session=doc.session_id,
+        version=doc.version,
+        tenant=doc.tenant or "—",
+        turn=doc.last_turn_id,
+        latest=view.latest,
+        budget=doc.tokens.budget,
+        comparison=view.comparison,
+        steps=join(steps, " · "),
+    )
+    parts = join(_part_html(part, scale) for part in context_parts(doc))
+    body = (
+        head
+        + html('<h2>The context as the model got it</h2><section id="context">{parts}</section>', parts=parts)
+        + html('<h2>Summary and key facts</h2><section id="facts">{f}</section>', f=_facts_html(doc))
+    )
+    return page(f"{doc.session_id} v{doc.version}", body)
 
 
 def session_page(view: SessionView) -> Html:
@@ -333,6 +414,7 @@ def session_page(view: SessionView) -> Html:
         + html('<h2>The context as the model gets it</h2><section id="context">{parts}</section>', parts=parts)
         + html('<h2>Summary and key facts</h2><section id="facts">{f}</section>', f=_facts_html(doc))
         + html('<h2>Dropped</h2><section id="dropped">{d}</section>', d=_dropped_html(doc, view.dropped))
+        + html('<h2>Versions</h2><section id="versions">{v}</section>', v=_versions_html(doc, view.rebuilds))
         + html(
             '<h2>Owner\'s memory</h2><section id="memory">{m}</section>',
             m=_owner_html(view.owner, view.user, view.owner_data),

@@ -10,7 +10,7 @@ import pytest
 
 from turnstream.inspector.app import is_loopback, token_matches
 from turnstream.inspector.markup import Html, bar, html
-from turnstream.inspector.pages import SessionView, list_page, session_page
+from turnstream.inspector.pages import SessionView, VersionView, list_page, session_page, version_page
 from turnstream.inspector.views import (
     bar_percent,
     context_parts,
@@ -185,7 +185,8 @@ def test_no_session_text_reaches_a_page_unescaped() -> None:
     owner = OwnerData([], SCRIPT, 1)
     page = session_page(SessionView(SCRIPT, SCRIPT, hostile, owner, [], SCRIPT, prompt))
     listing = list_page(session_rows([(SCRIPT, hostile)]), SCRIPT, True)
-    for text in (page, listing):
+    earlier = version_page(VersionView(hostile, 12, SCRIPT))
+    for text in (page, listing, earlier):
         assert "<script" not in text.lower() and "&lt;script&gt;" in text
     assert page.count("&lt;script&gt;") >= 12
 
@@ -234,3 +235,24 @@ def test_the_token_is_taken_as_bearer_or_as_the_basic_password() -> None:
     assert token_matches("Bearer s3cret", "s3cret") and token_matches(f"Basic {basic}", "s3cret")
     assert not token_matches("Bearer s3cre", "s3cret") and not token_matches("", "s3cret")
     assert not token_matches("Basic !!notbase64", "s3cret") and not token_matches("Token s3cret", "s3cret")
+
+
+def test_a_session_links_its_earlier_versions_when_a_broker_is_configured() -> None:
+    owner = OwnerData([], "", 0)
+    linked = session_page(SessionView("acme:maya", "maya", doc(version=40), owner, [], rebuilds=True))
+    versions = re.findall(r'href="/sessions/acme%3As1/versions\?v=(\d+)"', linked)
+    assert versions == ["1", "10", "20", "39"]
+    assert 'action="/sessions/acme%3As1/versions"' in linked and 'max="39"' in linked
+    alone = session_page(SessionView("acme:maya", "maya", doc(version=40), owner, []))
+    assert "/versions" not in alone and "Set TURNSTREAM_KAFKA_URL" in alone
+    first = session_page(SessionView("acme:maya", "maya", doc(version=1), owner, [], rebuilds=True))
+    assert "/versions" not in first and "This is the first version." in first
+
+
+def test_an_earlier_version_links_its_neighbours_and_says_how_it_compares() -> None:
+    page = version_page(VersionView(doc(version=9), 12, "Redis holds version 12; not compared"))
+    assert re.findall(r'href="/sessions/acme%3As1/versions\?v=(\d+)"', page) == ["8", "10"]
+    assert '<p id="comparison">Redis holds version 12; not compared</p>' in page
+    assert "Session s1 at version 9" in page and "Booked." in page and "budget 4800" in page
+    last = version_page(VersionView(doc(version=1), 1, "equal to the stored version 1"))
+    assert "/versions?" not in last and 'href="/sessions/acme%3As1"' in last

@@ -85,15 +85,27 @@ is a lookup followed through once (a log read for the commit it shows), which th
 def _passed_on(facts: Sequence[Fact]) -> list[bool]:
     """For each fact, whether it is a tool result whose ids at least PASSED_ON_CALLS later calls passed on: the record
     an agent keeps coming back to (the customer whose line it changes and whose bill it refunds)."""
-    calls = [(fact.source_seq, set(values_in(fact.text.partition(RESULT_ARROW)[0]))) for fact in facts]
+    split = [_call_and_result_ids(fact.text) for fact in facts]
     out = []
-    for fact in facts:
-        call, arrow, result = fact.text.partition(RESULT_ARROW)
-        ids = set(values_in(result)) - set(values_in(call)) if arrow and fact.key.startswith(DATA_KEY) else set()
-        out.append(
-            bool(ids) and sum(seq > fact.source_seq and bool(ids & passed) for seq, passed in calls) >= PASSED_ON_CALLS
+    for fact, (_, ids) in zip(facts, split):
+        later = (
+            sum(
+                other.source_seq > fact.source_seq and not ids.isdisjoint(passed)
+                for other, (passed, _) in zip(facts, split)
+            )
+            if ids and fact.key.startswith(DATA_KEY)
+            else 0
         )
+        out.append(later >= PASSED_ON_CALLS)
     return out
+
+
+@lru_cache(maxsize=_BLOCK_CACHE_SIZE * 8)
+def _call_and_result_ids(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The values a fact's call passes, and those of its result that the call does not (none without a result)."""
+    call, arrow, result = text.partition(RESULT_ARROW)
+    passed = frozenset(values_in(call))
+    return passed, (frozenset(values_in(result)) - passed if arrow else frozenset())
 
 
 def _search_tool(fact: Fact) -> str | None:

@@ -244,6 +244,7 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
         cut = _cut(digest, steps, taken)
         block = _render(cut, language)
         if block is None or block[1] <= limit:
+            cut, block = _with_dropped_facts_that_fit(digest, steps[:taken], cut, block, limit, language)
             return _with_spare_summary(block, cut, whole_summary, keep, limit, language)
         if taken == len(frees):
             return trim_message(block[0], limit, language, min_kept=_MIN_BLOCK_TEXT_TOKENS)
@@ -319,6 +320,39 @@ def _cut(digest: Digest, steps: list[tuple[int, str | None]], taken: int) -> Dig
         fact = facts[index]
         facts[index] = None if text is None or fact is None else replace(fact, text=text)
     return replace(digest, facts=tuple(fact for fact in facts if fact is not None))
+
+
+def _with_dropped_facts_that_fit(
+    digest: Digest,
+    taken: list[tuple[int, str | None]],
+    cut: Digest,
+    block: tuple[Message, int] | None,
+    limit: int,
+    language: Language,
+) -> tuple[Digest, tuple[Message, int] | None]:
+    """`cut` with the facts its steps dropped given back, the most valuable first, each in its smallest form, as far as
+    the room the last one to go left holds them: a large result that had to go frees room a small one still fits in,
+    before the summary takes the rest."""
+    forms: dict[int, str] = {}
+    for index, text in taken:
+        if text is not None:
+            forms[index] = text
+    dropped = [index for index, text in taken if text is None]
+    if not dropped or (block is not None and block[1] >= limit):
+        return cut, block
+    facts: list[Fact | None] = list(digest.facts)
+    for index, text in taken:
+        fact = facts[index]
+        facts[index] = None if text is None or fact is None else replace(fact, text=text)
+    for index in reversed(dropped):  # the last to go was the most valuable
+        facts[index] = replace(digest.facts[index], text=forms.get(index, digest.facts[index].text))
+        fuller = replace(cut, facts=tuple(fact for fact in facts if fact is not None))
+        rendered = _render(fuller, language)
+        if rendered is not None and rendered[1] <= limit:
+            cut, block = fuller, rendered
+        else:
+            facts[index] = None
+    return cut, block
 
 
 def _with_spare_summary(

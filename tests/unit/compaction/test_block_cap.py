@@ -28,7 +28,9 @@ def test_at_a_small_budget_the_block_is_a_third_and_the_tail_gets_the_rest(messa
     n_anchor = anchor_count(messages)
     block = res.messages[n_anchor + 1]
     # (a conversation with tool data may give the block's whole summary up to its facts)
-    assert block["role"] == "system" and block["content"].startswith(("[Summary", "[已压缩", "[Key facts]"))
+    assert block["role"] == "system" and block["content"].startswith(
+        ("[Summary", "[已压缩", "[Key facts]", "[关键信息]")
+    )
     assert count_message(block) <= budget * BLOCK_BUDGET_SHARE == 400
     assert count_message({"role": "system", "content": block_text(res.digest, language)}) > 400  # the cap did bind
     # The tail is the longest that fits beside anchors, marker and block: one more unit would not.

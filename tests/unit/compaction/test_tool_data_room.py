@@ -214,3 +214,17 @@ def test_a_results_ids_leave_out_what_its_call_already_shows() -> None:
     text = block[0]["content"]
     assert "RF-28221293" in text
     assert text.count("chg_7185712") == 1 and text.count("BA-3787040") == 1
+
+
+def test_a_fact_that_went_comes_back_when_the_one_that_went_after_it_freed_enough() -> None:
+    small = Fact("event", "Checked in at the Asakusa hotel.", "decision:checkin", 1)
+    large = Fact("constraint", "Never book " + ", ".join(f"hotel {n}" for n in range(60)), "constraint:hotels", 2)
+    kept = Fact("constraint", "I'm allergic to seafood.", "allergy", 3)
+    both = cut_block(Digest(facts=(kept, small)), "en", 10_000)
+    assert both is not None
+    # room for the allergy and the check-in, not for the long constraint: the check-in goes first (least valuable),
+    # then the constraint, and the room that frees takes the check-in back
+    block = cut_block(Digest(facts=(small, large, kept)), "en", both[1] + 2)
+    assert block is not None
+    assert "Checked in" in block[0]["content"] and "allergic" in block[0]["content"]
+    assert "Never book" not in block[0]["content"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from turnstream.settings import Settings
 from turnstream_tools.benchmarks.agent_stream import prompt_sizes, proportioned, stream_figure, stream_values
-from turnstream_tools.benchmarks.agent_values import BUDGETS, agent_figure
+from turnstream_tools.benchmarks.agent_values import BUDGETS, HOLDOUT_SEEDS, agent_figure
 from turnstream_tools.benchmarks.archive_reads import archive_reads
 from turnstream_tools.benchmarks.children import Children
 from turnstream_tools.benchmarks.churn import churn_memory
@@ -51,6 +51,8 @@ class Plan:
     """Sessions the churn figure feeds each worker (`turnstream bench --sessions`)."""
     agent_traces: int
     """Generated agent traces of each domain the agent-values figure reads."""
+    agent_holdout_seeds: tuple[int, ...]
+    """Seeds of agent traces no rule was tuned on, measured apart (agent_values.HOLDOUT_SEEDS; none with --quick)."""
     pin: bool = True
     """Drain and freshness also pinned (the measured agent on a core of its own), beside unpinned (`--no-pin`: unpinned only)."""
 
@@ -71,6 +73,7 @@ FULL = Plan(
     cost_rounds=1000,
     churn_sessions=10_000,
     agent_traces=3,
+    agent_holdout_seeds=HOLDOUT_SEEDS,
 )
 QUICK = Plan(
     drain_rounds=2,
@@ -85,6 +88,7 @@ QUICK = Plan(
     cost_rounds=200,
     churn_sessions=2_000,
     agent_traces=1,
+    agent_holdout_seeds=(),
 )
 
 
@@ -122,7 +126,7 @@ def run_suite(
 def run_agents(plan: Plan, progress: Progress) -> Figure:
     """The agent-values figure alone: offline, no service needed (`turnstream bench --agents-only`)."""
     progress("agent values: generated agent traces through compact and both yardsticks")
-    figure = agent_figure(plan.agent_traces)
+    figure = agent_figure(plan.agent_traces, holdout_seeds=plan.agent_holdout_seeds)
     kept = [figure.row(f"old values at {budget:,} vs anchors + tail").a for budget in BUDGETS]
     progress(f"agent values: {' and '.join(f'{share:.0f}%' for share in kept)} of old values kept")
     return figure

@@ -178,3 +178,22 @@ def test_the_table_per_domain_shows_each_side_and_a_dash_where_no_call_was_measu
     text = console.export_text()
     assert "0.0 / 50.0" in text  # turnstream at the first budget: the old value lost, one of two kept
     assert "—" in text and "left out" in text  # at 50 tokens the anchors alone overrun: no call measured
+
+
+def test_held_out_seeds_are_measured_apart_and_their_rows_come_from_their_own_traces() -> None:
+    from turnstream_tools.benchmarks.agent_values import agent_figure
+
+    figure = agent_figure(1, holdout_seeds=(11,))
+    held = figure.data["held_out"]["11"]
+    for budget in ("2,500", "4,000"):
+        old = figure.row(f"old values at {budget}, held-out seeds 11")
+        calls = figure.row(f"invariants at {budget}, held-out seeds 11")
+        pooled = held[budget.replace(",", "")]["all"]
+        assert abs(old.a - pooled["sides"]["turnstream"]["old_kept_pct"]) < 0.1  # the data rounds to one place
+        assert calls.b == pooled["points"] and calls.a == pooled["invariants_clean"]
+        # the development rows are seed 0's traces, not the held-out ones
+        assert (
+            figure.row(f"invariants at {budget}").b == figure.data["budgets"][budget.replace(",", "")]["all"]["points"]
+        )
+    plain = agent_figure(1)
+    assert plain.data["held_out"] == {} and not any("held-out" in row.measure for row in plain.rows)

@@ -42,11 +42,21 @@ class GatewayMemory(MemoryStore):
         k: int | None = None,
         record: bool = True,
         budget_tokens: int | None = None,
+        provenance: bool = False,
     ) -> Prompt:
         """The prompt for the next model call of session `session_key` of `owner`, in one round trip (prompt/read.py's
-        build_prompt says what `record` and `budget_tokens` do)."""
+        build_prompt says what `record`, `budget_tokens` and `provenance` do)."""
         read = reads.prompt_read(
-            self.layout, self.settings, self.semantic, session_key, owner, user_text, k, record, budget_tokens
+            self.layout,
+            self.settings,
+            self.semantic,
+            session_key,
+            owner,
+            user_text,
+            k,
+            record,
+            budget_tokens,
+            provenance,
         )
         return await run(self.redis, read)
 
@@ -118,6 +128,7 @@ class ContextClient:
         user_id: str | None = None,
         record: bool = True,
         budget_tokens: int | None = None,
+        provenance: bool = False,
     ) -> Prompt:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
@@ -125,12 +136,14 @@ class ContextClient:
         session's owner is looked up first (a second round trip). `k` (typed memories) defaults to
         settings.recall_k; `record=False` looks without counting anything against the dedup window (a session
         without a context, new or erased, is only looked at either way: the prompt creates nothing);
-        `budget_tokens` replaces settings.prompt_budget_tokens for this prompt.
+        `budget_tokens` replaces settings.prompt_budget_tokens for this prompt; `provenance=True` adds, per message,
+        what it was drawn from (`Prompt.sources`: turns by position, facts, the summarized span, memories, archived
+        turns with their recall scores), computed from what the read already holds.
         """
         key, owner = reads.session_and_owner(session_id, tenant, user_id)
         with span("turnstream.build_prompt", {"db.system": "redis", "turnstream.session": key}):
             return await self._memory("build_prompt").build_prompt(
-                key, owner or await self.store.owner_of(key), user_text, k, record, budget_tokens
+                key, owner or await self.store.owner_of(key), user_text, k, record, budget_tokens, provenance
             )
 
     async def search(

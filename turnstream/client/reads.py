@@ -69,10 +69,11 @@ def prompt_read(
     k: int | None,
     record: bool,
     budget_tokens: int | None,
+    provenance: bool = False,
 ) -> GatewayRead:
     """The one prompt read (prompt/read.py's build_prompt) of session `key` and its `owner`, for an executor to run."""
     plan = recall_plan(layout, settings, owner, key)
-    return read.build_prompt(plan, user_text, k, settings, semantic, record, budget_tokens)
+    return read.build_prompt(plan, user_text, k, settings, semantic, record, budget_tokens, provenance)
 
 
 def search_read(

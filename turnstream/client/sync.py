@@ -86,17 +86,20 @@ class SyncContextClient:
         user_id: str | None = None,
         record: bool = True,
         budget_tokens: int | None = None,
+        provenance: bool = False,
     ) -> Prompt:
         """The prompt for the session's next model call, in one Redis round trip and no LLM call.
 
         As ContextClient.build_prompt: memories and recalled turns are those of `user_id` (a second
         round trip without it), `k` defaults to settings.recall_k, `record=False` only looks (as does any
         prompt of a session without a context), `budget_tokens` replaces settings.prompt_budget_tokens for
-        this prompt.
+        this prompt, `provenance=True` adds each message's sources (`Prompt.sources`).
         """
         key, owner = session_and_owner(session_id, tenant, user_id)
         owner = owner or self._owner_of(key)
-        read = prompt_read(self.layout, self.settings, self.semantic, key, owner, user_text, k, record, budget_tokens)
+        read = prompt_read(
+            self.layout, self.settings, self.semantic, key, owner, user_text, k, record, budget_tokens, provenance
+        )
         return run(self.redis, read)
 
     def search(

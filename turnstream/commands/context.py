@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "prompt",
         help="print the prompt for a user message: context, profile, recalled memories and turns",
         description=(
-            "Print {messages, recalled, archived, skipped_recall, timings} as JSON: `archived` lists the "
+            "Print {messages, recalled, archived, skipped_recall, timings} as JSON (with --provenance, sources too): `archived` lists the "
             "recalled turns with their BM25 scores (a turn around a hit has hit=false). This is a real "
             "request: the recalled memories count towards the session's dedup window."
         ),
@@ -69,6 +69,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prompt.add_argument("--k", type=int, help="memories to recall (default TURNSTREAM_RECALL_K)")
     prompt.add_argument("--tenant", help="the session's tenant, if it has one")
     prompt.add_argument("--user", help="user id owning the memories (default: the session's owner, looked up)")
+    prompt.add_argument(
+        "--provenance",
+        action="store_true",
+        help="also print `sources`: per message, the turns, facts, summarized span, memories and archived turns it came from",
+    )
     prompt.set_defaults(run=run_prompt)
 
 
@@ -127,7 +132,9 @@ def run_get_earlier(args: argparse.Namespace) -> int:
 
 async def _prompt(args: argparse.Namespace) -> Prompt:
     async with ContextClient.from_settings(configured_settings(redis=True)) as client:
-        return await client.build_prompt(args.session, args.text, k=args.k, tenant=args.tenant, user_id=args.user)
+        return await client.build_prompt(
+            args.session, args.text, k=args.k, tenant=args.tenant, user_id=args.user, provenance=args.provenance
+        )
 
 
 def run_prompt(args: argparse.Namespace) -> int:

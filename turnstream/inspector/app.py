@@ -135,7 +135,9 @@ async def session(request: web.Request) -> web.Response:
     dropped = await reader.archived(owner, doc.session_key, dropped_positions(doc)[-MAX_DROPPED_SHOWN:])
     # what build_prompt returns for the question in this session, recording nothing (no dedup window counted)
     memory = GatewayMemory(reader.redis, reader.settings)
-    prompt = await memory.build_prompt(doc.session_key, owner, question, record=False) if question else None
+    prompt = (
+        await memory.build_prompt(doc.session_key, owner, question, record=False, provenance=True) if question else None
+    )
     user = user_of(owner, doc.session_key, doc.tenant)
     rebuilds = reader.settings.kafka_url is not None
     view = SessionView(owner, user, doc, await reader.owner(owner), dropped, question, prompt, rebuilds)

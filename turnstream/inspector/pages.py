@@ -11,6 +11,7 @@ from urllib.parse import quote, urlencode
 from turnstream.inspector.markup import Html, bar, html, join, page
 from turnstream.inspector.views import Part, SessionRow, bar_percent, context_parts, dropped_positions, when
 from turnstream.prompt.assemble import Prompt
+from turnstream.prompt.provenance import Source
 from turnstream.redis.inspection import OwnerData
 from turnstream.schemas.archive import ArchiveEntry
 from turnstream.schemas.context import ContextDoc
@@ -106,6 +107,28 @@ def message_html(message: Message, tokens: int, scale: int, kind: str, position:
         text=text_html(content_text(message.get("content"))),
         calls=calls,
     )
+
+
+def sources_html(sources: list[Source]) -> Html:
+    """Where a prompt message came from (build_prompt's provenance), as one line under it."""
+    if not sources:
+        return Html("")
+    return html('<div class="meta sources">from {parts}</div>', parts=", ".join(_source_text(s) for s in sources))
+
+
+def _source_text(source: Source) -> str:
+    kind = source["kind"]
+    if "positions" in source:
+        first, last = source["positions"]
+        return f"{kind} of #{first}–#{last}"
+    if kind == "fact":
+        return f"fact {source.get('key', '')} of #{source['position']}"
+    if kind == "turn":
+        return f"turn #{source['position']}"
+    if kind in ("memory", "archive"):
+        where = f" ({source['session']} #{source['position']})" if kind == "archive" else ""
+        return f"{kind} {source['id']}{where}, score {source['score']}"
+    return str(kind)
 
 
 def text_html(text: str) -> Html:
@@ -284,8 +307,10 @@ def _question_html(doc: ContextDoc, question: str, prompt: Prompt | None) -> Htm
         )
     costs = [count_message(m) for m in prompt.messages]
     scale = max(costs, default=1)
+    origins = prompt.sources or [[] for _ in prompt.messages]
     messages = join(
-        message_html(m, c, scale, "memory" if is_memory_block(m) else "tail") for m, c in zip(prompt.messages, costs)
+        message_html(m, c, scale, "memory" if is_memory_block(m) else "tail") + sources_html(s)
+        for m, c, s in zip(prompt.messages, costs, origins)
     )
     timing = ", ".join(f"{k} {v:.2f} ms" for k, v in prompt.timings.items())
     return (

@@ -24,6 +24,7 @@ from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.memory.profile import cut_profile
 from turnstream.prompt.block import fill_block, lines_not_in
 from turnstream.prompt.context import fit_summary_block, grow_summary_block, holds_tool_data, split_context
+from turnstream.prompt.provenance import Source, prompt_sources
 from turnstream.prompt.query import PromptQuery
 from turnstream.prompt.recalled import ArchivedTurn, RecalledTurn
 from turnstream.prompt.semantic import Semantic
@@ -34,6 +35,7 @@ from turnstream.schemas.prompt_read import Recalled, RecallResult
 from turnstream.schemas.turn import MessageField
 from turnstream.settings import MemorySettings
 from turnstream.text.chat import Message, content_text
+from turnstream.text.locale import LOCALES
 from turnstream.text.tokens import count_message, count_messages
 
 AGENT_FACTS_SHARE = 0.5
@@ -68,9 +70,14 @@ class Prompt:
     """True when the user message was small talk: no recall, nothing recorded."""
     timings: dict[str, float]
     """Milliseconds: redis (the one round trip), assemble, total."""
+    sources: list[list[Source]] | None = None
+    """With `provenance=True`: per message, what it was drawn from (prompt/provenance.py); None otherwise."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.sources is None:
+            del out["sources"]  # not asked for: the reply stays as it was
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +85,7 @@ class Assembled:
     messages: list[Message]
     recalled: list[Recalled]
     turns: list[RecalledTurn]
+    sources: list[list[Source]] | None = None
 
 
 def assemble(
@@ -88,9 +96,10 @@ def assemble(
     user_text: str,
     settings: MemorySettings,
     semantic: Sequence[tuple[ArchiveEntry, float]] = (),
+    provenance: bool = False,
 ) -> Assembled:
     """The prompt's messages and the memories and turns kept in it, within prompt_budget_tokens when the
-    anchors and the newest step allow."""
+    anchors and the newest step allow; with `provenance`, each message's sources too."""
     context = split_context(doc, user_text)
     user = {"role": "user", "content": user_text}
     language = context.language
@@ -146,7 +155,13 @@ def assemble(
     head, head_cost = grow_summary_block(doc, head, head_cost, spare, language)
     cut = [marker] if start and marker else []
     messages = [*head, *cut, *([block] if block else []), *context.rest[start:], user]
-    return Assembled(messages, kept, turns)
+    if not provenance:
+        return Assembled(messages, kept, turns)
+    shows_profile = block is not None and LOCALES[language].profile_heading in content_text(block.get("content"))
+    sources = prompt_sources(
+        doc, head, cut[0] if cut else None, block, shows_profile, kept, turns, context.positions[start:]
+    )
+    return Assembled(messages, kept, turns, sources)
 
 
 def finish_prompt(
@@ -162,7 +177,9 @@ def finish_prompt(
     ranked, embed_ms = (
         semantic.rank(query.semantic, result.pool) if semantic is not None and query.semantic else ([], None)
     )
-    assembled = assemble(doc, result.profile, result.recalled, result.archived, query.user_text, settings, ranked)
+    assembled = assemble(
+        doc, result.profile, result.recalled, result.archived, query.user_text, settings, ranked, query.provenance
+    )
     done = time.perf_counter()
     timings = {
         "redis": round((fetched - query.asked) * 1000, 3),
@@ -174,7 +191,9 @@ def finish_prompt(
         if embed_ms is not None:
             timings["embed"] = embed_ms
     recalled = [RecalledMemory(id=m.id, type=m.type, text=m.text) for m in assembled.recalled]
-    return Prompt(assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings)
+    return Prompt(
+        assembled.messages, recalled, [t.to_dict() for t in assembled.turns], query.skipped, timings, assembled.sources
+    )
 
 
 def budgeted(settings: MemorySettings, budget_tokens: int | None) -> MemorySettings:

@@ -33,10 +33,16 @@ class PromptQuery:
     asked: float
     semantic: SemanticAsk | None = None
     """What the read asks of the semantic index (None: lexical recall only)."""
+    provenance: bool = False
+    """Whether the prompt says where each of its messages came from (prompt/provenance.py)."""
 
 
 def prompt_query(
-    user_text: str, k: int | None, settings: MemorySettings, semantic: Semantic | None = None
+    user_text: str,
+    k: int | None,
+    settings: MemorySettings,
+    semantic: Semantic | None = None,
+    provenance: bool = False,
 ) -> PromptQuery:
     """The keywords and archive terms of `user_text` (none for small talk); `k` defaults to settings.recall_k.
     With `semantic`, the read also asks a pool for the block's semantic share (prompt/semantic.py)."""
@@ -51,5 +57,13 @@ def prompt_query(
         else ArchiveQuery(terms, pool=POOL, semantic_terms=ask.terms, vector_tag=ask.tag)
     )
     return PromptQuery(
-        user_text, skipped, words, settings.recall_k if k is None else k, archive, started, time.perf_counter(), ask
+        user_text,
+        skipped,
+        words,
+        settings.recall_k if k is None else k,
+        archive,
+        started,
+        time.perf_counter(),
+        ask,
+        provenance,
     )

@@ -45,6 +45,7 @@ def build_prompt(
     semantic: Semantic | None = None,
     record: bool = True,
     budget_tokens: int | None = None,
+    provenance: bool = False,
 ) -> PromptRead[P]:
     """The prompt for a session's next model call: its context, the owner's profile, memories and archive read in
     one round trip, assembled within the prompt budget.
@@ -54,10 +55,10 @@ def build_prompt(
     counted: that only happens when the context nearly fills the prompt budget, and undoing it would cost a
     second round trip. Archived turns have no dedup window: the context itself says what the model has seen, and a
     question asked twice needs its answer twice. `k` defaults to settings.recall_k; `budget_tokens` replaces
-    settings.prompt_budget_tokens for this prompt.
+    settings.prompt_budget_tokens for this prompt; `provenance` adds each message's sources (prompt/provenance.py).
     """
     settings = budgeted(settings, budget_tokens)
-    return _read(plan, prompt_query(user_text, k, settings, semantic), settings, semantic, record)
+    return _read(plan, prompt_query(user_text, k, settings, semantic, provenance), settings, semantic, record)
 
 
 def search(

@@ -91,7 +91,7 @@ async def prompt(request: web.Request) -> web.Response:
     session_id = path_id(request, "session_id")
     body = parse(PromptRequest, await json_body(request))
     built = await backend.gateway.context.build_prompt(
-        session_id, body.text, body.k, scope.tenant, body.user_id, body.record, body.budget_tokens
+        session_id, body.text, body.k, scope.tenant, body.user_id, body.record, body.budget_tokens, body.provenance
     )
     return json_reply(built.to_dict())
 

@@ -61,6 +61,9 @@ class PromptRequest(BaseModel):
     record: bool = True
     """Count the memories given against the session's dedup window; false only looks. A session without a context
     (new, erased) records nothing either way."""
+    provenance: bool = False
+    """Also return `sources`: per prompt message, what it was drawn from (turns by position, facts, the summarized
+    span, memories, archived turns with their recall scores)."""
 
 
 class SearchRequest(BaseModel):

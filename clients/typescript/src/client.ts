@@ -20,6 +20,8 @@ export interface PromptOptions {
   k?: number
   /** false: look only, count nothing against the memory dedup window. */
   record?: boolean
+  /** true: the prompt also says, per message, what it was drawn from (`sources`). */
+  provenance?: boolean
 }
 
 export type SearchOptions = { k?: number, budgetTokens?: number } & ({ userId: string, sessionId?: undefined } | { sessionId: string, userId?: undefined })
@@ -75,6 +77,7 @@ export class TurnstreamClient {
     if (options.budgetTokens !== undefined) body.budget_tokens = options.budgetTokens
     if (options.k !== undefined) body.k = options.k
     if (options.record !== undefined) body.record = options.record
+    if (options.provenance !== undefined) body.provenance = options.provenance
     return await this.call<Prompt>('POST', `/v1/sessions/${seg(sessionId)}/prompt`, body)
   }
 

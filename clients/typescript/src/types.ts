@@ -68,6 +68,19 @@ export interface ArchivedTurn {
   line: string
 }
 
+/** One thing a prompt message was drawn from: a turn by its position, the span the context left out (marker,
+ *  summary), a fact and the turn it came from, the profile, a memory or an archived turn with its recall score. */
+export interface Source {
+  kind: 'turn' | 'marker' | 'summary' | 'fact' | 'profile' | 'memory' | 'archive' | 'question'
+  session?: string
+  position?: number
+  /** First and last position of a span left out of the context. */
+  positions?: number[]
+  key?: string
+  id?: string
+  score?: number
+}
+
 /** What build_prompt returns: `messages` go to the model as they are. */
 export interface Prompt {
   messages: Message[]
@@ -76,6 +89,8 @@ export interface Prompt {
   skipped_recall: boolean
   /** Milliseconds: redis (the one round trip), assemble, total. */
   timings: Record<string, number>
+  /** With `provenance: true`: per message, what it was drawn from. */
+  sources?: Source[][]
 }
 
 /** 200 fresh, or 202 not fresh; `detail` on a 202 when no worker has applied a turn for a while (none runs). */

@@ -45,6 +45,12 @@ describe('TurnstreamClient', () => {
     assert.ok(prompt.recalled.some(memory => memory.text.includes('3500 EUR')))
     const small = await client.prompt(session, 'What was my budget?', { userId: user, budgetTokens: 64 })
     assert.ok(small.messages.length < prompt.messages.length)
+    assert.equal(prompt.sources, undefined)  // not asked for: the reply is as it was
+    const traced = await client.prompt(session, 'What was my budget?', { userId: user, record: false, provenance: true })
+    assert.equal(traced.sources?.length, traced.messages.length)
+    assert.deepEqual(traced.sources?.at(-1), [{ kind: 'question' }])
+    const budgetTurn = traced.messages.findIndex(m => m.role === 'user' && m.content === 'My budget is 3500 EUR for the week.')
+    assert.deepEqual(traced.sources?.[budgetTurn], [{ kind: 'turn', session: `acme:${session}`, position: 2 }])
 
     const found = await client.search('Lisbon trip', { userId: user })
     assert.ok(found.archived.some(t => t.hit && t.text.includes('Lisbon') && t.session === `acme:${session}`))

@@ -55,6 +55,8 @@ async def test_context_prompt_prints_json_and_counts_for_the_window(redis_settin
         turnstream(redis_settings, "context", "prompt", "s1", "你好", "--tenant", "acme", "--user", "u1").stdout
     )
     assert greeting["skipped_recall"] and greeting["recalled"] == []
+    traced = orjson.loads(turnstream(redis_settings, *args, "--provenance").stdout)
+    assert len(traced["sources"]) == len(traced["messages"]) and traced["sources"][-1] == [{"kind": "question"}]
 
 
 async def test_memory_list_prints_the_users_memories(redis_settings: Settings, remembered: str) -> None:

@@ -256,3 +256,26 @@ def test_an_earlier_version_links_its_neighbours_and_says_how_it_compares() -> N
     assert "Session s1 at version 9" in page and "Booked." in page and "budget 4800" in page
     last = version_page(VersionView(doc(version=1), 1, "equal to the stored version 1"))
     assert "/versions?" not in last and 'href="/sessions/acme%3As1"' in last
+
+
+def test_a_prompt_preview_says_where_each_message_came_from() -> None:
+    context = doc(
+        messages=[{"role": "user", "content": "hotel?"}], positions=[0], message_tokens=[3], marker_index=None
+    )
+    prompt = Prompt(
+        [{"role": "system", "content": "[Memory about the user]"}, {"role": "user", "content": "hotel?"}],
+        [{"id": "m1", "type": "fact", "text": "Budget 4800"}],
+        [],
+        False,
+        {"total": 1.0},
+        [
+            [
+                {"kind": "memory", "id": "m1", "score": 0.9},
+                {"kind": "archive", "id": "e7", "session": "s1", "position": 7, "score": 2.25},
+            ],
+            [{"kind": "question"}],
+        ],
+    )
+    page = session_page(SessionView("acme:maya", "maya", context, OwnerData([], "", 0), [], "hotel?", prompt))
+    assert '<div class="meta sources">from memory m1, score 0.9, archive e7 (s1 #7), score 2.25</div>' in page
+    assert '<div class="meta sources">from question</div>' in page

@@ -54,6 +54,17 @@ class NumberedSummaries:
         return f"LLM-SUMMARY-{self.replies}: the traveller compared options."
 
 
+async def produce_in_bursts(
+    settings: Settings, client: ContextClient, worker: Any, turns: list[Any], session: str = "llm"
+) -> None:
+    """`turns` produced 30 at a time, each burst applied before the next, so the LLM's answers come back between
+    them (a summary request is sent as a span folds, not all at the end)."""
+    for start in range(0, len(turns), 30):
+        await produce(settings, turns[start : start + 30])
+        await wait_for_versions(client, {session: start + 1}, worker)
+        await asyncio.sleep(1.5)
+
+
 async def test_llm_summaries_are_merged_in_order_and_stay_within_budget(settings: Settings, llm_server) -> None:
     replies = NumberedSummaries()
     server = llm_server(reply=replies)
@@ -62,10 +73,7 @@ async def test_llm_summaries_are_merged_in_order_and_stay_within_budget(settings
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         async with ContextClient.from_settings(settings) as client:
-            for start in range(0, len(turns), 30):  # in bursts, so answers come back between them
-                await produce(settings, turns[start : start + 30])
-                await wait_for_versions(client, {"llm": start + 1}, worker)
-                await asyncio.sleep(1.5)
+            await produce_in_bursts(settings, client, worker, turns)
             doc = (await wait_for_versions(client, {"llm": len(turns)}, worker))["llm"]
             deadline = time.monotonic() + 30
             # quiet: the newest answer is in the context and no request is in flight (answered = asked)

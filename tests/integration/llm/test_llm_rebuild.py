@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
-from tests.integration.llm.test_llm_pipeline import NumberedSummaries, llm_settings
+from tests.integration.agents.test_pipeline import wait_for_versions
+from tests.integration.llm.test_llm_pipeline import NumberedSummaries, llm_settings, produce_in_bursts
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
@@ -22,10 +22,7 @@ async def test_a_context_with_llm_summaries_is_rebuilt_equal(settings: Settings,
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         async with ContextClient.from_settings(settings) as client:
-            for start in range(0, len(turns), 30):  # in bursts, so answers come back between them
-                await produce(settings, turns[start : start + 30])
-                await wait_for_versions(client, {"llm": start + 1}, worker)
-                await asyncio.sleep(1.5)
+            await produce_in_bursts(settings, client, worker, turns)
             await wait_for_versions(client, {"llm": len(turns)}, worker)
             await asyncio.sleep(3)  # the last answers folded in
             doc = await client.get("llm")

@@ -10,7 +10,8 @@ topic's, like the session agent.
 
 A changed model (or embeddings switched on over an archive made without them) re-embeds what the archive already
 holds: a timer on every worker checks the model tags the whole archive was embedded for, and the one worker that
-takes the job reads the journal from its start and embeds every entry without a vector of the current models.
+takes the job reads the journal from its start and embeds every entry without a vector of the current models,
+except those the agents have still to embed (`agents_share`), so no entry is embedded and journaled twice.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, cast
 
 import faust
@@ -29,6 +30,7 @@ from faust.types import EventT
 from turnstream.embeddings.base import EmbeddingError, model_tag
 from turnstream.embeddings.factory import ModelIds
 from turnstream.embeddings.process import EmbeddingProcess
+from turnstream.kafka.admin import faust_app_id
 from turnstream.kafka.journal_topic import JournalReader, JournalReadError
 from turnstream.kafka.timers import timer
 from turnstream.memory.journal import replay
@@ -40,7 +42,7 @@ from turnstream.redis.keys import KeyLayout
 from turnstream.redis.replay import reindex_lock
 from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.ids import partition_of
-from turnstream.schemas.journal import JournalError, embedded_record, parse_key
+from turnstream.schemas.journal import JournalError, JournalRecord, embedded_record, parse_key
 from turnstream.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -166,13 +168,19 @@ async def _reembed(
 ) -> int:
     done = 0
     async with JournalReader(settings, kafka) as reader:
-        for partition in await reader.partitions():
+        partitions = await reader.partitions()
+        # asked before the journal is read: whatever the agents commit meanwhile is journaled with its vector by then
+        committed = await reader.committed(faust_app_id(settings), partitions)
+        for partition in partitions:
             records, _ = await reader.read(partition)
+            theirs = agents_share(records, committed.get(partition, 0))
             for owner, kept in replay(records, time.time(), settings.owner_ttl_seconds).owners.items():
                 tags = {turn.id: turn.tag for turn in kept.embedded}
                 # an entry is done when its vector is of the model that would embed it now (its language's)
                 missing = [
-                    entry for entry in kept.entries if tags.get(entry.id) != model_tag(models.for_text(entry.text))
+                    entry
+                    for entry in kept.entries
+                    if entry.id not in theirs and tags.get(entry.id) != model_tag(models.for_text(entry.text))
                 ]
                 for start in range(0, len(missing), settings.embedding_batch_size):
                     batch = missing[start : start + settings.embedding_batch_size]
@@ -182,6 +190,25 @@ async def _reembed(
                     done += len(turns)
                 await renew()
     return done
+
+
+def agents_share(records: Iterable[JournalRecord], committed: int) -> set[str]:
+    """Ids of the archived entries of one journal partition that the embedding agents have still to embed: those
+    journaled at or past the offset their group committed there (0 where it committed none: an agent then starts at
+    the partition's beginning), which an agent embeds next with the current models. A re-embedding leaves them to
+    it: embedded by both, an entry would be journaled twice, and the journal's latest vector record could differ
+    from the one Redis kept (the expansion terms depend on the batch)."""
+    share = set()
+    for record in records:
+        if record.offset < committed:
+            continue
+        try:
+            kind, _, entry = parse_key(record.key)
+        except ValueError:  # not a journal key (a JournalError), or not UTF-8: the replay counts it as unreadable
+            continue
+        if kind == "a":
+            share.add(entry)
+    return share
 
 
 def register_reindex(app: faust.App, settings: Settings, models: ModelIds, process: EmbeddingProcess) -> None:

@@ -81,6 +81,19 @@ class JournalReader:
             for p in topic["partitions"]
         )
 
+    async def committed(self, group: str, partitions: list[int]) -> dict[int, int]:
+        """The offsets consumer group `group` has committed on these partitions (a partition it has none on is left
+        out)."""
+        admin = AIOKafkaAdminClient(**self._kafka)
+        await admin.start()
+        try:
+            offsets = await admin.list_consumer_group_offsets(
+                group, partitions=[TopicPartition(self.topic, partition) for partition in partitions]
+            )
+        finally:
+            await admin.close()
+        return {tp.partition: meta.offset for tp, meta in offsets.items() if meta.offset >= 0}
+
     async def read(self, partition: int, start: int = 0) -> tuple[list[JournalRecord], int]:
         """Records of `partition` from offset `start` up to its end (a fetch's high watermark: right on every broker,
         where ListOffsets is not); with the offset to read from next."""
@@ -92,7 +105,9 @@ class JournalReader:
         while True:
             batch = await self._consumer.getmany(tp, timeout_ms=200, max_records=5000)
             for message in batch.get(tp, []):
-                records.append(JournalRecord(message.key or b"", message.value, message.timestamp / 1000))
+                records.append(
+                    JournalRecord(message.key or b"", message.value, message.timestamp / 1000, message.offset)
+                )
                 deadline = time.monotonic() + READ_TIMEOUT_SECONDS
             position, end = await self._consumer.position(tp), self._consumer.highwater(tp)
             if end is not None and position >= end:

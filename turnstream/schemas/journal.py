@@ -66,6 +66,8 @@ class JournalRecord:
     value: bytes | None
     timestamp: float
     """When it was written (the Kafka record's timestamp), epoch seconds."""
+    offset: int = -1
+    """Where it sits in its partition; -1 for a record not read from one."""
 
 
 def decode_value(kind: Kind, value: bytes) -> Memory | ArchiveEntry | EmbeddedTurn:

@@ -9,12 +9,13 @@ the embedded stack (`stack/services.py`) spawns and stops the JVM like its other
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,10 @@ DEFAULT_LIB = Path(__file__).resolve().parents[2] / ".kafka" / "lib"
 """Where `make kafka` puts the broker's jars in a source checkout."""
 FETCH_COMMAND = "make kafka"
 WORKDIR_PREFIX = "turnstream-apache-kafka-"
+LOG_FOLDER = "data"
+"""In a node's folder: its log.dirs."""
+QUORUM_STATE = Path("__cluster_metadata-0") / "quorum-state"
+"""In a node's log folder: the KRaft election state it last saw, as JSON (`leaderId`, `leaderEpoch`, …)."""
 OWNER_FILE = "owner.pid"
 """In a node's folder: the process id of the stack that made it, so a later stack can tell a leftover."""
 SCRAM_MECHANISM = "SCRAM-SHA-512"
@@ -98,6 +103,36 @@ def cluster_nodes(ports: list[tuple[int, int]], host: str = "127.0.0.1") -> list
         KafkaNode(port=port, controller_port=controller, host=host, node_id=n, voters=voters, replication=len(ports))
         for n, (port, controller) in enumerate(ports, start=1)
     ]
+
+
+@dataclass(frozen=True)
+class QuorumView:
+    """What one node's quorum-state file says: the newest election epoch it has seen, and that epoch's leader."""
+
+    epoch: int
+    leader: int | None
+    """None while the node knows no leader of `epoch` (an election under way)."""
+
+
+def quorum_view(content: str) -> QuorumView | None:
+    """One node's quorum-state file read; None for content that is not such a file (one being rewritten)."""
+    try:
+        state = json.loads(content)
+        epoch, leader = int(state["leaderEpoch"]), int(state["leaderId"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return QuorumView(epoch, leader if leader >= 0 else None)
+
+
+def active_controller(contents: Iterable[str]) -> int | None:
+    """The node id of the active controller (the metadata quorum's leader), from every node's quorum-state file:
+    the leader of the newest epoch any node has seen. A killed leader's file keeps naming it at its old epoch, so
+    the newest epoch, not a majority, decides; None while no node knows that epoch's leader."""
+    views = [view for view in map(quorum_view, contents) if view is not None]
+    if not views:
+        return None
+    newest = max(view.epoch for view in views)
+    return next((view.leader for view in views if view.epoch == newest and view.leader is not None), None)
 
 
 def min_in_sync(replication: int) -> int:
@@ -249,7 +284,7 @@ def _owner_gone(owner_file: Path) -> bool:
 def start_storage(lib: Path, node: KafkaNode, workdir: Path, cluster: str | None = None) -> Path:
     """Write server.properties into `workdir` and format a fresh log folder there for `cluster` (every node of a
     cluster is formatted with the same id; default: a new one); returns the properties file."""
-    log_dir = workdir / "data"
+    log_dir = workdir / LOG_FOLDER
     properties_file = workdir / "server.properties"
     properties_file.write_text(render_properties(server_properties(node, log_dir)))
     done = subprocess.run(

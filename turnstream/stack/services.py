@@ -209,6 +209,19 @@ class EmbeddedStack:
         """The started Apache Kafka's listeners (None for Tansu)."""
         return self._node
 
+    def active_controller(self) -> int | None:
+        """Apache Kafka: the node id of the active controller, as the nodes' KRaft election files tell it (the jars
+        `make kafka` fetches carry no kafka-tools to ask the quorum); None while none knows it, and for Tansu."""
+        contents = []
+        for service in self.kafka_services:
+            if service.workdir is None:
+                continue
+            try:
+                contents.append((service.workdir / apache_kafka.LOG_FOLDER / apache_kafka.QUORUM_STATE).read_text())
+            except OSError:
+                continue  # not written yet: the node has not joined an election
+        return apache_kafka.active_controller(contents)
+
     def _url(self, name: str) -> str | None:
         return next((s.url for s in self.services if s.name == name), None)
 

@@ -1,10 +1,19 @@
 """A three-broker Apache Kafka cluster (every topic replicated three times, two replicas in sync required) under a
-steady load from an outside producer, with two workers: the broker that leads the most partitions of the turns
-topic is killed with SIGKILL and started again 20 s later. No turn is lost or applied twice, every context equals
-batch compaction of its session's turns, the archive holds each turn once, and the contexts are fresh again within
-FRESH_BOUND_SECONDS of the kill. A rolling restart of all three brokers under the same load (each stopped with
-SIGTERM and started again, the next once every partition has its replicas back in sync) loses and doubles nothing
-either."""
+steady load from an outside producer, with two workers that embed every archived turn (TURNSTREAM_EMBEDDINGS=local
+when `make models` fetched the models) and serve every scenario, one after another on one cluster:
+
+- the broker that leads the most partitions of the turns topic (of those that lead as many, one that is not the
+  active controller) killed with SIGKILL and started again DOWN_SECONDS later;
+- a rolling restart of all three brokers (each stopped with SIGTERM and started again, the next once every
+  partition has its replicas back in sync);
+- the active controller (the KRaft metadata quorum's leader, read from the nodes' quorum-state files) killed with
+  SIGKILL and started again DOWN_SECONDS later.
+
+After each: no turn is lost or applied twice, every context equals batch compaction of its session's turns, the
+archive holds each turn once, the memory journal holds every archived turn and memory once and every archived turn
+has its vector; after a kill, every context is fresh again within FRESH_BOUND_SECONDS (CONTROLLER_FRESH_BOUND_SECONDS for the
+controller's).
+"""
 
 from __future__ import annotations
 
@@ -12,11 +21,15 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
+from redis.asyncio import Redis
 
 from tests.conftest import topic_prefix
 from tests.integration.agents.test_pipeline import (
@@ -26,22 +39,44 @@ from tests.integration.agents.test_pipeline import (
     wait_for_shares,
     wait_for_versions,
 )
+from tests.integration.memory.test_memory_resync import journal_records
+from tests.integration.memory.test_semantic_recall import until
 from tests.support.conversations import turns_for
-from tests.support.worker import running_worker
+from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options
 from turnstream.kafka.admin import ensure_topics
+from turnstream.memory.journal import replay
+from turnstream.redis.keys import KeyLayout
+from turnstream.redis.memory_store import MemoryStore
+from turnstream.schemas.archive import ArchiveEntry
+from turnstream.schemas.ids import owner_key
+from turnstream.schemas.journal import JournalRecord, parse_key
 from turnstream.settings import Settings
 from turnstream.stack.services import ChildService, EmbeddedStack
+from turnstream_tools.benchmarks.suite import with_local_models
 
 pytestmark = pytest.mark.kafka
 
+Sessions = dict[str, list[dict[str, Any]]]
+
+KILL_AFTER_SECONDS = 5.0
+"""Load before a broker is killed: every partition has moved by then."""
 DOWN_SECONDS = 20.0
-"""How long the killed broker stays down."""
+"""How long a killed broker stays down."""
 FRESH_BOUND_SECONDS = 15.0
-"""How long after the kill every session's context may wait to move again."""
+"""How long after a broker's kill every session's context may wait to move again: the controller fences the dead
+broker after broker.session.timeout.ms (9 s), leaders move, producers and consumers follow."""
+CONTROLLER_FRESH_BOUND_SECONDS = 20.0
+"""The same after the active controller's kill: the quorum elects another first (a second or two), and the fence's
+9 s start then."""
 PACE_SECONDS = 0.3
-"""Between the producer's chunks of turns: the load spans the kill, the outage and the restart."""
+"""Between the producer's chunks of turns."""
+AFTER_FAULT_SECONDS = 3.0
+"""The load goes on this long once a fault is over (a broker started again), so it spans the whole fault."""
+EMBEDDED_TIMEOUT = 120.0
+"""How long the embedding agents (off the context's path, below the workers' priority) may take to catch up once
+every context is done."""
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +85,38 @@ def cluster() -> Iterator[EmbeddedStack]:
         yield stack
 
 
-def cluster_settings(cluster: EmbeddedStack, redis_url: str, request: pytest.FixtureRequest) -> Settings:
-    """The cluster, the test Redis, a topic prefix of the test's own, and a budget that compacts often."""
-    return Settings(
+@pytest.fixture(scope="module")
+def cluster_settings(cluster: EmbeddedStack, redis_url: str) -> Settings:
+    """The cluster, the test Redis, one topic prefix for the module's scenarios, a budget that compacts often, and
+    the local embedding models when the checkout has them."""
+    settings = Settings(
         kafka_url=cluster.kafka_url,
         redis_url=redis_url,
-        topic_prefix=topic_prefix(request.node.name),
+        topic_prefix=topic_prefix(__name__),
         budget_tokens=1200,
         turn_partitions=6,
     )
+    return with_local_models(settings)
+
+
+@pytest.fixture(scope="module")
+async def workers(cluster_settings: Settings) -> AsyncIterator[list[RunningWorker]]:
+    """Two workers that live through every scenario: each scenario's sessions are its own, and a worker that a
+    fault took down fails the scenario that did it."""
+    await ensure_topics(cluster_settings)
+    with running_worker(cluster_settings, "first") as first, running_worker(cluster_settings, "second") as second:
+        await wait_for_shares([first, second], cluster_settings)
+        yield [first, second]
+
+
+def reading(settings: Settings) -> Settings:
+    """The test's own reads: contexts only, so no model is loaded in the test process."""
+    return settings.model_copy(update={"embeddings": "off"})
+
+
+def sessions_of(letter: str, seed: int, count: int, turns: int) -> Sessions:
+    """`count` sessions of `turns` each: more than the load sends, which stops on time, not for want of turns."""
+    return {f"{letter}{i:02d}": turns_for(f"{letter}{i:02d}", seed=seed + i, count=turns) for i in range(count)}
 
 
 async def partitions(settings: Settings) -> list[dict[str, Any]]:
@@ -77,6 +135,13 @@ async def leaders(settings: Settings) -> dict[int, int]:
     return {part["partition"]: part["leader"] for part in await partitions(settings)}
 
 
+def busiest_leader(led: dict[int, int], controller: int | None) -> int:
+    """The node that leads the most partitions; of those that lead as many, one that is not the active controller,
+    so that this scenario and the controller's differ whenever the leaders allow it."""
+    counts = Counter(led.values())
+    return max(sorted(counts), key=lambda node: (counts[node], node != controller))
+
+
 async def all_in_sync(settings: Settings, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while any(len(part["isr"]) < len(part["replicas"]) for part in await partitions(settings)):
@@ -89,90 +154,290 @@ def node_service(cluster: EmbeddedStack, node_id: int) -> ChildService:
     return cluster.kafka_services[node_id - 1]
 
 
-async def produce_paced(settings: Settings, turns: list[dict[str, Any]], chunk: int = 8) -> None:
+async def active_controller(cluster: EmbeddedStack, timeout: float = 30) -> int:
+    """The active controller once the nodes' election files name one (an election takes a few seconds)."""
+    deadline = time.monotonic() + timeout
+    while (controller := cluster.active_controller()) is None:
+        assert time.monotonic() < deadline, "no node knows the active controller"
+        await asyncio.sleep(0.2)
+    return controller
+
+
+async def produce_paced(settings: Settings, turns: list[dict[str, Any]], stop: asyncio.Event, chunk: int = 8) -> int:
+    """Send `turns` in order, `chunk` at a time PACE_SECONDS apart, until all are sent or `stop` is set; how many
+    were sent, each acknowledged by the cluster."""
+    sent = 0
     async with TurnProducer(settings) as producer:
-        for start in range(0, len(turns), chunk):
-            for turn in turns[start : start + chunk]:
+        while sent < len(turns) and not stop.is_set():
+            for turn in turns[sent : sent + chunk]:
                 await producer.send(turn)
+            sent = min(sent + chunk, len(turns))
             await asyncio.sleep(PACE_SECONDS)
         await producer.flush()
+    return sent
 
 
-async def test_a_broker_killed_under_load_loses_no_turn_and_applies_none_twice(
-    cluster: EmbeddedStack, redis_url: str, request: pytest.FixtureRequest
-) -> None:
-    settings = cluster_settings(cluster, redis_url, request)
-    sessions = {f"c{i:02d}": turns_for(f"c{i:02d}", seed=300 + i, count=80) for i in range(12)}
+def sent_of(sessions: Sessions, ordered: list[dict[str, Any]], sent: int) -> Sessions:
+    """Each session's turns among the first `sent` of `ordered`: what the load produced of it."""
+    produced: Sessions = {sid: [] for sid in sessions}
+    for turn in ordered[:sent]:
+        produced[turn["session_id"]].append(turn)
+    return produced
+
+
+@dataclass(frozen=True)
+class Kill:
+    """A broker a scenario killed and started again."""
+
+    node: int
+    at: float
+    """When, on the monotonic clock."""
+    leading: int
+    """Partitions of the turns topic it led, of `partitions`."""
+    partitions: int
+    controller_before: int
+    controller_while_down: int
+
+
+Fault = Callable[[], Awaitable[Kill | None]]
+"""What a scenario does to the cluster while the load runs; the broker it killed, if it killed one."""
+
+
+async def kill_and_restart(
+    cluster: EmbeddedStack, settings: Settings, choose: Callable[[dict[int, int], int], int]
+) -> Kill:
+    """Once the load has run a while, SIGKILL the node `choose` picks from the leaders and the active controller,
+    and start it again DOWN_SECONDS later with its log."""
+    await asyncio.sleep(KILL_AFTER_SECONDS)
+    led, controller = await leaders(settings), await active_controller(cluster)
+    node = choose(led, controller)
+    victim = node_service(cluster, node)
+    os.kill(victim.process.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    victim.process.wait()
+    await asyncio.sleep(DOWN_SECONDS)
+    while_down = await active_controller(cluster)
+    await asyncio.to_thread(cluster.restart, victim)
+    leading = sum(1 for leader in led.values() if leader == node)
+    return Kill(node, killed, leading, len(led), controller, while_down)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a scenario measured, once every check passed."""
+
+    kill: Kill | None
+    fresh_after: float
+    """Seconds from the kill until every context had moved again (0 without a kill)."""
+    repeats: Repeats
+    turns: int
+    """Turns the load produced."""
+
+    def report(self, scenario: str) -> str:
+        told = (
+            f"{scenario}: {self.turns} turns, 0 lost, 0 doubled; journal records written again: {self.repeats.same} "
+            f"the same, {self.repeats.vectors} vectors embedded again"
+        )
+        if self.kill is None:
+            return told
+        kill = self.kill
+        return (
+            f"{told}; broker {kill.node} killed (leading {kill.leading} of {kill.partitions} partitions; the active controller "
+            f"{kill.controller_before} before the kill, {kill.controller_while_down} while it was down): every "
+            f"context moved again within {self.fresh_after:.1f}s"
+        )
+
+
+async def under_load(settings: Settings, workers: list[RunningWorker], sessions: Sessions, fault: Fault) -> Outcome:
+    """Produce the sessions' turns at a steady pace while `fault` runs and AFTER_FAULT_SECONDS more, wait until every
+    turn produced is applied, and check the outcome: each context equal to batch compaction of its session's turns,
+    the archive holding each turn once, the journal and the vectors complete."""
+    with worker_logs_on_failure(workers):
+        return await _under_load(settings, workers, sessions, fault)
+
+
+@contextmanager
+def worker_logs_on_failure(workers: list[RunningWorker]) -> Iterator[None]:
+    """What running_worker prints when a test fails inside it, for the workers that outlive each scenario."""
+    try:
+        yield
+    except BaseException:
+        for n, worker in enumerate(workers, start=1):
+            print(f"--- worker {n} log ---\n{worker.log()[-6000:]}")
+        raise
+
+
+async def _under_load(settings: Settings, workers: list[RunningWorker], sessions: Sessions, fault: Fault) -> Outcome:
     ordered = interleave(list(sessions.values()))
-    await ensure_topics(settings)
     seen: dict[str, list[tuple[float, int]]] = {sid: [] for sid in sessions}
-
-    async def sample(client: ContextClient, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            for sid in sessions:
-                doc = await client.get(sid)
-                seen[sid].append((time.monotonic(), doc.version if doc else 0))
-            await asyncio.sleep(0.1)
-
-    with running_worker(settings, "first") as first, running_worker(settings, "second") as second:
-        await wait_for_shares([first, second], settings)
-        async with ContextClient.from_settings(settings) as client:
-            stop = asyncio.Event()
-            sampler = asyncio.create_task(sample(client, stop))
-            load = asyncio.create_task(produce_paced(settings, ordered))
-            await asyncio.sleep(5.0)
-            led = await leaders(settings)
-            busiest = max(set(led.values()), key=lambda node: sum(1 for leader in led.values() if leader == node))
-            victim = node_service(cluster, busiest)
-            os.kill(victim.process.pid, signal.SIGKILL)
-            killed = time.monotonic()
-            victim.process.wait()
-            await asyncio.sleep(DOWN_SECONDS)
-            await asyncio.to_thread(cluster.restart, victim)
-            await load
-            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()}, first)
-            assert second.poll() is None, "a worker died with the broker"
-            stop.set()
+    stop_sampling, stop_load = asyncio.Event(), asyncio.Event()
+    async with ContextClient.from_settings(reading(settings)) as client:
+        sampler = asyncio.create_task(sample_versions(client, seen, stop_sampling))
+        load = asyncio.create_task(produce_paced(settings, ordered, stop_load))
+        try:
+            kill = await fault()
+            await asyncio.sleep(AFTER_FAULT_SECONDS)
+            stop_load.set()
+            sent = await load
+            assert sent < len(ordered), "every turn was sent before the fault was over: give the sessions more"
+            produced = sent_of(sessions, ordered, sent)
+            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in produced.items()}, workers[0])
+        finally:
+            stop_sampling.set()
+            load.cancel()
             await sampler
-    for sid, turns in sessions.items():
+    assert all(worker.poll() is None for worker in workers), "a worker died in the fault"
+    for sid, turns in produced.items():
         assert_context_matches_batch(docs[sid], turns, settings)
-    await assert_archive_holds_each_turn_once(settings, sessions)
-    stalled = max(_stalled_after(seen[sid], killed) for sid in sessions)
-    print(
-        f"broker {busiest} killed (leading {sum(1 for n in led.values() if n == busiest)} of 6 partitions): "
-        f"every context moved again within {stalled:.1f}s"
-    )
-    assert stalled <= FRESH_BOUND_SECONDS, f"a context waited {stalled:.1f}s after the broker was killed"
+    await assert_archive_holds_each_turn_once(settings, produced)
+    repeated = await assert_journal_and_vectors_complete(settings, produced)
+    fresh_after = max(stalled_after(seen[sid], kill.at) for sid in sessions) if kill else 0.0
+    return Outcome(kill, fresh_after, repeated, sent)
 
 
-async def test_a_rolling_restart_of_every_broker_under_load_loses_no_turn_and_applies_none_twice(
-    cluster: EmbeddedStack, redis_url: str, request: pytest.FixtureRequest
-) -> None:
-    settings = cluster_settings(cluster, redis_url, request)
-    sessions = {f"r{i:02d}": turns_for(f"r{i:02d}", seed=400 + i, count=60) for i in range(10)}
-    await ensure_topics(settings)
-    with running_worker(settings, "first") as first, running_worker(settings, "second") as second:
-        await wait_for_shares([first, second], settings)
-        load = asyncio.create_task(produce_paced(settings, interleave(list(sessions.values()))))
-        for node_id in (1, 2, 3):
-            await asyncio.sleep(2.0)
-            service = node_service(cluster, node_id)
-            await asyncio.to_thread(service.stop, cluster.stop_grace, True)  # SIGTERM: a controlled shutdown
-            await asyncio.to_thread(cluster.restart, service)
-            await all_in_sync(settings)
-        await load
-        async with ContextClient.from_settings(settings) as client:
-            docs = await wait_for_versions(client, {sid: len(turns) for sid, turns in sessions.items()}, first)
-        assert second.poll() is None, "a worker died in the rolling restart"
-    for sid, turns in sessions.items():
-        assert_context_matches_batch(docs[sid], turns, settings)
-    await assert_archive_holds_each_turn_once(settings, sessions)
+async def sample_versions(client: ContextClient, seen: dict[str, list[tuple[float, int]]], stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        for sid in seen:
+            doc = await client.get(sid)
+            seen[sid].append((time.monotonic(), doc.version if doc else 0))
+        await asyncio.sleep(0.1)
 
 
-def _stalled_after(samples: list[tuple[float, int]], killed: float) -> float:
+def stalled_after(samples: list[tuple[float, int]], killed: float) -> float:
     """Seconds from the kill until the session's context moved again; 0 when it had no turn left to apply."""
     at_kill = max((version for at, version in samples if at <= killed), default=0)
     final = samples[-1][1] if samples else 0
     if final <= at_kill:
         return 0.0
     return next(at - killed for at, version in samples if at > killed and version > at_kill)
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """Journal records written more than once through a fault."""
+
+    same: int
+    """Records that repeat an earlier one, key and value: a retry of the worker's producer (compaction folds them)."""
+    vectors: int
+    """Entries whose vector record was written again with other values: an archived turn the embedding agent was
+    given twice (redelivered after a rebalance, or journaled twice), embedded again in another batch, whose
+    expansion terms differ (decision 0034: they depend on what the owner said before)."""
+
+
+async def assert_journal_and_vectors_complete(settings: Settings, sessions: Sessions) -> Repeats:
+    """The memory journal holds each memory and archived turn of the sessions' owners once, as Redis holds them, so
+    a Redis that loses them gets them back; with embeddings on, every archived turn has its vector beside it in
+    Redis and in the journal, of the same model."""
+    owners = sorted({owner_key(turns[0]["user_id"], turns[0].get("tenant"), sid) for sid, turns in sessions.items()})
+    embedded = settings.embeddings != "off"
+    redis = Redis.from_url(str(settings.redis_url))
+    try:
+        if embedded:
+            await until(lambda: all_embedded(redis, settings, owners), timeout=EMBEDDED_TIMEOUT)
+        stored = {owner: await stored_archive(redis, settings, owner) for owner in owners}
+        memory = MemoryStore(redis, settings)
+        memories = {owner: {m.id: m.stored_json() for m in await memory.list(owner)} for owner in owners}
+    finally:
+        await redis.aclose()
+    records = await journal_records(settings)
+    journaled = replay(records, time.time(), settings.owner_ttl_seconds).owners
+    for owner in owners:
+        kept = journaled[owner]
+        assert {m.id: m.stored_json() for m in kept.memories} == memories[owner], owner
+        assert {e.id: e for e in kept.entries} == {entry.id: entry for entry, _ in stored[owner].values()}, owner
+        if embedded:
+            assert {v.id: v.tag for v in kept.embedded} == {
+                entry_id: tag for entry_id, (_, tag) in stored[owner].items()
+            }, owner
+    return repeats(records, set(owners))
+
+
+async def stored_archive(redis: Redis, settings: Settings, owner: str) -> dict[str, tuple[ArchiveEntry, str | None]]:
+    """The owner's archive in Redis: entry id -> the entry and the model tag of its vector (None without one)."""
+    keys = KeyLayout(settings.topic_prefix).owner(owner)
+    entries, vectors = await redis.hgetall(keys.archive), await redis.hgetall(keys.vectors)
+    return {
+        (entry := ArchiveEntry.from_json(raw)).id: (entry, _tag(vectors.get(short))) for short, raw in entries.items()
+    }
+
+
+def _tag(vector: bytes | None) -> str | None:
+    """The model tag a stored vector starts with (`<model tag><TAB><terms><TAB><int8 vector>`)."""
+    return vector.split(b"\t", 1)[0].decode() if vector is not None else None
+
+
+def repeats(records: list[JournalRecord], owners: set[str]) -> Repeats:
+    """What the journal holds more than once of `owners`; fails on an archived turn written with two values (a
+    memory's slot may be: a correction rewrites it)."""
+    values: dict[bytes, set[bytes | None]] = defaultdict(set)
+    same = 0
+    for record in records:
+        if parse_key(record.key)[1] in owners:
+            same += record.value in values[record.key]
+            values[record.key].add(record.value)
+    rewritten = Counter(parse_key(key)[0] for key, seen in values.items() if len(seen) > 1)
+    assert not rewritten["a"], f"archived turns journaled twice with different values: {rewritten}"
+    return Repeats(same, rewritten["v"])
+
+
+async def all_embedded(redis: Redis, settings: Settings, owners: list[str]) -> bool:
+    """Whether every archived entry of `owners` has its vector beside it."""
+    layout = KeyLayout(settings.topic_prefix)
+    for owner in owners:
+        keys = layout.owner(owner)
+        if set(await redis.hkeys(keys.archive)) - set(await redis.hkeys(keys.vectors)):
+            return False
+    return True
+
+
+def test_the_busiest_leader_is_not_the_controller_where_leaders_tie() -> None:
+    assert busiest_leader({0: 1, 1: 2, 2: 3, 3: 1, 4: 2, 5: 3}, controller=1) == 2
+    assert busiest_leader({0: 1, 1: 2, 2: 3, 3: 1, 4: 2, 5: 3}, controller=3) == 1
+    assert busiest_leader({0: 1, 1: 1, 2: 1, 3: 2, 4: 2, 5: 3}, controller=1) == 1  # it leads the most
+    assert busiest_leader({0: 2, 1: 2, 2: 3}, controller=None) == 2
+
+
+async def test_a_broker_killed_under_load_loses_no_turn_and_applies_none_twice(
+    cluster: EmbeddedStack, cluster_settings: Settings, workers: list[RunningWorker]
+) -> None:
+    sessions = sessions_of("c", seed=300, count=12, turns=300)
+
+    async def kill_the_busiest_leader() -> Kill:
+        return await kill_and_restart(cluster, cluster_settings, busiest_leader)
+
+    outcome = await under_load(cluster_settings, workers, sessions, kill_the_busiest_leader)
+    print("\n" + outcome.report("the busiest partition leader killed"))
+    assert outcome.fresh_after <= FRESH_BOUND_SECONDS, f"a context waited {outcome.fresh_after:.1f}s after the kill"
+
+
+async def test_a_rolling_restart_of_every_broker_under_load_loses_no_turn_and_applies_none_twice(
+    cluster: EmbeddedStack, cluster_settings: Settings, workers: list[RunningWorker]
+) -> None:
+    sessions = sessions_of("r", seed=400, count=10, turns=500)
+
+    async def restart_each_broker() -> None:
+        await asyncio.sleep(2.0)
+        for node_id in (1, 2, 3):
+            service = node_service(cluster, node_id)
+            await asyncio.to_thread(service.stop, cluster.stop_grace, True)  # SIGTERM: a controlled shutdown
+            await asyncio.to_thread(cluster.restart, service)
+            await all_in_sync(cluster_settings)
+
+    outcome = await under_load(cluster_settings, workers, sessions, restart_each_broker)
+    print("\n" + outcome.report("a rolling restart"))
+
+
+async def test_the_active_controller_killed_under_load_loses_no_turn_and_applies_none_twice(
+    cluster: EmbeddedStack, cluster_settings: Settings, workers: list[RunningWorker]
+) -> None:
+    sessions = sessions_of("k", seed=500, count=12, turns=300)
+
+    async def kill_the_controller() -> Kill:
+        return await kill_and_restart(cluster, cluster_settings, lambda led, controller: controller)
+
+    outcome = await under_load(cluster_settings, workers, sessions, kill_the_controller)
+    print("\n" + outcome.report("the active controller killed"))
+    assert outcome.kill is not None and outcome.kill.controller_while_down != outcome.kill.node, "no new controller"
+    assert outcome.fresh_after <= CONTROLLER_FRESH_BOUND_SECONDS, (
+        f"a context waited {outcome.fresh_after:.1f}s after the kill"
+    )

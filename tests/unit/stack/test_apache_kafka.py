@@ -14,13 +14,16 @@ from turnstream.stack.apache_kafka import (
     WORKDIR_PREFIX,
     KafkaNode,
     KafkaUnavailable,
+    QuorumView,
     TlsFiles,
+    active_controller,
     cluster_id,
     cluster_nodes,
     format_arguments,
     kafka_lib,
     min_in_sync,
     new_workdir,
+    quorum_view,
     render_properties,
     server_properties,
 )
@@ -126,3 +129,28 @@ def test_a_cluster_of_three_votes_together_and_replicates_three_times_with_two_i
             assert properties[name] == "3", name
         assert properties["min.insync.replicas"] == properties["transaction.state.log.min.isr"] == "2"
     assert [min_in_sync(n) for n in (1, 2, 3, 5)] == [1, 2, 2, 3]
+
+
+def _quorum_state(leader: int, epoch: int, voted: int = -1) -> str:
+    """A node's quorum-state file as Apache Kafka 4.1 writes it."""
+    return (
+        f'{{"clusterId":"","leaderId":{leader},"leaderEpoch":{epoch},"votedId":{voted},"appliedOffset":0,'
+        '"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],"data_version":0}'
+    )
+
+
+def test_a_quorum_state_file_names_its_epoch_and_leader_or_none_during_an_election() -> None:
+    assert quorum_view(_quorum_state(leader=2, epoch=5, voted=2)) == QuorumView(epoch=5, leader=2)
+    assert quorum_view(_quorum_state(leader=-1, epoch=6, voted=3)) == QuorumView(epoch=6, leader=None)
+    assert quorum_view("") is None and quorum_view('{"clusterId":""}') is None and quorum_view("[]") is None
+
+
+def test_the_active_controller_is_the_leader_of_the_newest_epoch_not_the_one_most_files_name() -> None:
+    # node 1 led epoch 1 and was killed: its own file and one other still name it, the third has seen epoch 2
+    after_kill = [_quorum_state(1, 1), _quorum_state(1, 1), _quorum_state(2, 2)]
+    assert active_controller(after_kill) == 2
+    assert active_controller([_quorum_state(3, 1), _quorum_state(3, 1), _quorum_state(3, 1)]) == 3
+    # the newest epoch has no leader yet: the older epoch's leader is not the controller any more
+    assert active_controller([_quorum_state(1, 1), _quorum_state(-1, 2, voted=3)]) is None
+    assert active_controller([_quorum_state(-1, 2), _quorum_state(3, 2), "{half a file"]) == 3
+    assert active_controller([]) is None

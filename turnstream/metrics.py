@@ -49,12 +49,12 @@ journal_replayed_total = Counter(
 )
 redis_failovers_detected_total = Counter(
     "turnstream_redis_failovers_detected_total",
-    "Times a re-sync found Redis's primary changed (its replication id) since it last found its data whole, by job "
+    "Times a re-sync found Redis's primary changed (its replication id) since it last found its data whole, by kind "
     "(contexts: this worker's partitions compared with the Table; journal: the memory journal replayed)",
-    ["job"],
+    ["kind"],
 )
-for _job in ("contexts", "journal"):  # each reads 0 from the start
-    redis_failovers_detected_total.labels(_job)
+for _kind in ("contexts", "journal"):  # each reads 0 from the start
+    redis_failovers_detected_total.labels(_kind)
 redis_write_retries_total = Counter(
     "turnstream_redis_write_retries_total", "Redis writes retried after a connection error or timeout"
 )

@@ -32,8 +32,20 @@ class SentinelSetup:
     primary_port: int
     replica_port: int
     sentinel_ports: tuple[int, ...]
+    folder: Path
+    """Where the servers' and sentinels' logs are."""
     servers: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict, compare=False)
     """Port -> the redis-server serving it (the primary's and the replica's), for a test that signals one."""
+
+    @contextmanager
+    def logs_on_failure(self) -> Iterator[None]:
+        """Print the end of every server's and sentinel's log when the block fails: what each saw of a failover."""
+        try:
+            yield
+        except BaseException:
+            for log in sorted(self.folder.glob("*.log")):
+                print(f"--- {log.name} ---\n{log.read_text(errors='replace')[-3000:]}")
+            raise
 
     @property
     def sentinel_port(self) -> int:
@@ -106,8 +118,8 @@ def _sentinel_config(folder: str, port: int, primary_port: int, down_after_ms: i
 def redis_sentinel(down_after_ms: int = 2000, failover_timeout_ms: int = 10000) -> Iterator[SentinelSetup]:
     """Start the primary, the replica and three sentinels; wait until every sentinel watches the primary, knows the
     replica in sync and the other sentinels; stop them all."""
-    setup = SentinelSetup(free_port(), free_port(), tuple(free_port() for _ in range(SENTINELS)))
     with tempfile.TemporaryDirectory(prefix="turnstream-sentinel-") as folder, ExitStack() as stack:
+        setup = SentinelSetup(free_port(), free_port(), tuple(free_port() for _ in range(SENTINELS)), Path(folder))
         plain = ["--bind", LOOPBACK, "--dir", folder, "--save", "", "--appendonly", "no"]
         setup.servers[setup.primary_port] = _server(
             stack, folder, "primary", ["--port", str(setup.primary_port), *plain]

@@ -51,7 +51,9 @@ CHUNK = 200
 class Replayed:
     owners: set[str] = field(default_factory=set)
     memories: int = 0
+    """Memories written (each rewritten as the journal has it: one that was there is unchanged)."""
     entries: int = 0
+    """Archived turns appended: those Redis did not hold."""
     unreadable: int = 0
     """Journal records this version could not read (left out)."""
 
@@ -66,11 +68,13 @@ async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, 
         await memory.remember_many({owner: (chunk, profile_additions(chunk)) for owner, chunk in chunks.items()})
     for owner, kept in left.owners.items():
         for start in range(0, len(kept.entries), CHUNK):
-            await archive.append(owner, kept.entries[start : start + CHUNK])
+            # only what is missing is indexed and appended: after a failover that is a few turns an owner
+            done.entries += await archive.append(
+                owner, await archive.missing(owner, kept.entries[start : start + CHUNK])
+            )
         await archive.embed(owner, kept.embedded)  # after the entries they belong to
         done.owners.add(owner)
         done.memories += len(kept.memories)
-        done.entries += len(kept.entries)
 
 
 async def replay_journal(
@@ -175,7 +179,8 @@ def register_memory_resync(app: App, settings: Settings) -> None:
         journal_replayed_total.labels("memory").inc(done.memories)
         journal_replayed_total.labels("archive").inc(done.entries)
         log.warning(
-            "replayed the memory journal into Redis in %.1f s: %d memories and %d archived turns of %d owners%s",
+            "replayed the memory journal into Redis in %.1f s: %d memories written and %d missing archived turns "
+            "appended, of %d owners%s",
             time.monotonic() - started,
             done.memories,
             done.entries,

@@ -47,6 +47,14 @@ contexts_resynced_total = Counter(
 journal_replayed_total = Counter(
     "turnstream_journal_replayed_total", "Memories and archived turns written back from the memory journal", ["kind"]
 )
+redis_failovers_detected_total = Counter(
+    "turnstream_redis_failovers_detected_total",
+    "Times a re-sync found Redis's primary changed (its replication id) since it last found its data whole, by kind "
+    "(contexts: this worker's partitions compared with the Table; journal: the memory journal replayed)",
+    ["kind"],
+)
+for _kind in ("contexts", "journal"):  # each reads 0 from the start
+    redis_failovers_detected_total.labels(_kind)
 redis_write_retries_total = Counter(
     "turnstream_redis_write_retries_total", "Redis writes retried after a connection error or timeout"
 )

@@ -357,7 +357,7 @@ class WorkerSettings(BaseModel):
     stop_timeout_seconds: float = Field(30.0, gt=0)
     """How long a worker's graceful stop (SIGTERM) may take before it exits anyway, with status 3 (nothing is lost: uncommitted turns are applied again by the next owner); keep it below the supervisor's grace period."""
     resync_interval_seconds: int = Field(30, ge=0)
-    """How often a worker writes back what Redis has lost (FLUSHALL, a restart without data): contexts from its Table, memories, profiles and the archive from the memory journal; 0 never."""
+    """How often a worker writes back what Redis has lost (FLUSHALL, a restart without data, the newest writes of a primary that died before its replica had them): contexts from its Table, memories, profiles and the archive from the memory journal; 0 never."""
     batch_max_events: int = Field(256, ge=1, le=10_000)
     """Events the session agent takes at once: one Redis round trip and one Table row per session per batch."""
     batch_max_ms: float = Field(5.0, gt=0, le=10_000)

@@ -1,11 +1,15 @@
-"""Memory re-sync: after Redis lost its data, memories, profiles and the recall archive come back from the journal.
+"""Memory re-sync: after Redis lost data, memories, profiles and the recall archive come back from the journal.
 
 Each worker checks, every TURNSTREAM_RESYNC_INTERVAL_SECONDS, one key that is set once the memory journal
-(memory/journal.py) has been replayed into this Redis; FLUSHALL or a Redis restarted empty removes it. The
-worker that takes the replay lock then reads every journal partition to its end, keeps what the records
-leave (latest per key, erasures and expired owners left out) and writes it back through the same upserts
-and appends the session agent uses, partition by partition; then it reads each partition again from
-where it stopped, for what the session agents wrote meanwhile, and sets the key.
+(memory/journal.py) has been replayed into this Redis, to the primary's replication id at the replay's start;
+FLUSHALL or a Redis restarted empty removes it, and a replica promoted after its primary died (which may lack
+writes the primary acknowledged) has another id (redis/replication.py). Either makes the replay due: the
+worker that takes the replay lock reads every journal partition to its end, keeps what the records leave
+(latest per key, erasures and expired owners left out) and writes it back through the same upserts and
+appends the session agent uses, partition by partition; then it reads each partition again from where it
+stopped, for what the session agents wrote meanwhile, and sets the key. Over a Redis that kept most of the
+data the writes are no-ops but for what is missing: an archived turn already there is not appended again,
+a memory is rewritten as it stands, a profile line already present is not added.
 
 Profiles are rebuilt by appending the restored facts and preferences, as on the write path; an LLM-merged
 profile is merged again on its next summary. Access counts and recall lists start over.
@@ -26,13 +30,14 @@ from turnstream.kafka.journal_topic import JournalReader, JournalReadError
 from turnstream.kafka.timers import timer
 from turnstream.memory import profile_additions
 from turnstream.memory.journal import Replay, replay
-from turnstream.metrics import journal_replayed_total
+from turnstream.metrics import journal_replayed_total, redis_failovers_detected_total
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.keys import KeyLayout
 from turnstream.redis.memory_store import MemoryStore
-from turnstream.redis.replay import replay_lock
+from turnstream.redis.replay import JobLock, replay_lock
+from turnstream.redis.replication import Lineage, lineage, replication_id
 from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import Settings
 
@@ -46,7 +51,9 @@ CHUNK = 200
 class Replayed:
     owners: set[str] = field(default_factory=set)
     memories: int = 0
+    """Memories written (each rewritten as the journal has it: one that was there is unchanged)."""
     entries: int = 0
+    """Archived turns appended: those Redis did not hold."""
     unreadable: int = 0
     """Journal records this version could not read (left out)."""
 
@@ -61,11 +68,13 @@ async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, 
         await memory.remember_many({owner: (chunk, profile_additions(chunk)) for owner, chunk in chunks.items()})
     for owner, kept in left.owners.items():
         for start in range(0, len(kept.entries), CHUNK):
-            await archive.append(owner, kept.entries[start : start + CHUNK])
+            # only what is missing is indexed and appended: after a failover that is a few turns an owner
+            done.entries += await archive.append(
+                owner, await archive.missing(owner, kept.entries[start : start + CHUNK])
+            )
         await archive.embed(owner, kept.embedded)  # after the entries they belong to
         done.owners.add(owner)
         done.memories += len(kept.memories)
-        done.entries += len(kept.entries)
 
 
 async def replay_journal(
@@ -93,24 +102,56 @@ def _kept(records: list[JournalRecord], settings: Settings) -> Replay:
     return replay(records, time.time(), settings.owner_ttl_seconds)
 
 
+def replay_due(state: Lineage) -> bool:
+    """Whether the journal must be replayed: this Redis lost everything (no mark) or may have lost acknowledged
+    writes (its primary changed since the last replay)."""
+    return state in (Lineage.UNMARKED, Lineage.CHANGED)
+
+
+async def _due(lock: JobLock, current: str | None) -> tuple[Lineage, str | None]:
+    """The replay mark's lineage against `current`, and the mark; a mark without an id takes the current one."""
+    marked = await lock.done()
+    state = lineage(marked, current)
+    if state is Lineage.FIRST_SIGHT and current is not None:
+        await lock.mark_done(current)
+    return state, marked
+
+
 async def resync_memories(settings: Settings, kafka: dict[str, Any]) -> Replayed | None:
-    """Replay the journal if this Redis has not had it and no other worker is at it; None when nothing was due."""
+    """Replay the journal if this Redis has not had it (or may have lost some of it) and no other worker is at it;
+    None when nothing was due."""
     redis = redis_client(settings)
     lock = replay_lock(redis, KeyLayout(settings.topic_prefix))
     try:
-        if await lock.done() is not None or not await lock.take():
+        current = await replication_id(redis)
+        if not replay_due((await _due(lock, current))[0]) or not await lock.take():
             return None
         try:
+            state, marked = await _due(lock, current)  # again: a replay may have ended between the look and the lock
+            if not replay_due(state):
+                return None
+            if state is Lineage.CHANGED:
+                _failover_seen(marked, current)
             done = await replay_journal(
                 settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock.renew
             )
             if await lock.still_held():
-                await lock.mark_done(repr(time.time()))
+                await lock.mark_done(current or repr(time.time()))
         finally:
             await lock.release()
         return done
     finally:
         await redis.aclose()
+
+
+def _failover_seen(marked: str | None, current: str | None) -> None:
+    redis_failovers_detected_total.labels("journal").inc()
+    log.warning(
+        "Redis's primary changed since the memory journal was last replayed into it (replication id %s, now %s): "
+        "acknowledged writes may be lost; replaying the journal",
+        marked,
+        current,
+    )
 
 
 def register_memory_resync(app: App, settings: Settings) -> None:
@@ -138,7 +179,8 @@ def register_memory_resync(app: App, settings: Settings) -> None:
         journal_replayed_total.labels("memory").inc(done.memories)
         journal_replayed_total.labels("archive").inc(done.entries)
         log.warning(
-            "replayed the memory journal into Redis in %.1f s: %d memories and %d archived turns of %d owners%s",
+            "replayed the memory journal into Redis in %.1f s: %d memories written and %d missing archived turns "
+            "appended, of %d owners%s",
             time.monotonic() - started,
             done.memories,
             done.entries,

@@ -133,6 +133,17 @@ class ArchiveStore:
         await self._evict_overflow(owner, reply)
         return int(reply[0])
 
+    async def missing(self, owner: str, entries: Sequence[ArchiveEntry]) -> list[ArchiveEntry]:
+        """Those of `entries` the owner's archive does not hold at their positions, in two reads: what a replay over a
+        Redis that kept most of the archive appends, without indexing again what is there."""
+        if not entries:
+            return []
+        keys = self.layout.owner(owner)
+        holders = await self.redis.hmget(keys.positions, [entry.position_field for entry in entries])
+        held = [holder for holder in holders if holder is not None]
+        stored = dict(zip(held, await self.redis.hmget(keys.archive, held))) if held else {}
+        return absent(entries, [stored.get(holder) if holder is not None else None for holder in holders])
+
     async def complete(self, owner: str, entries: Sequence[ArchiveEntry], reply: Sequence[Any]) -> list[str]:
         """Finish the append `queue_append` queued, from its reply: made again if it named too few postings keys,
         then the entries over the cap evicted. Returns the evicted entries' stable ids."""
@@ -254,6 +265,12 @@ class ArchiveStore:
             vectors=keys.vectors,
             semantic=keys.semantic,
         )
+
+
+def absent(entries: Sequence[ArchiveEntry], stored: Sequence[bytes | str | None]) -> list[ArchiveEntry]:
+    """The entries not archived, given what holds each one's position (its entry JSON, None for nothing): a position
+    held by another turn (a reused session key) does not hold this one."""
+    return [entry for entry, raw in zip(entries, stored) if raw is None or orjson.loads(raw).get("id") != entry.id]
 
 
 def _terms(keys: OwnerKeys, postings: dict[str, int] | Sequence[str]) -> str:

@@ -80,7 +80,14 @@ NAMES: tuple[RedisName, ...] = (
         "P:journal:replayed:<layout>",
         "STRING",
         "set when the memory journal has been replayed into this Redis in archive layout `<layout>`: a Redis holding "
-        "an older layout's archive replays it once more",
+        "an older layout's archive replays it once more. Its value is the primary's replication id the replay "
+        "started under: another id (a failover, a restart) replays the journal again",
+    ),
+    RedisName(
+        "P:resync:contexts",
+        "HASH",
+        "turns partition -> the primary's replication id under which the worker holding the partition last found its "
+        "contexts whole: another id makes it compare every context's version with its Table",
     ),
     RedisName("P:journal:lock", "STRING", "the worker replaying the journal (expires)"),
     RedisName("P:embedding:models", "STRING", "the model tags the whole archive was embedded for"),
@@ -176,6 +183,10 @@ class KeyLayout:
     def embedding_lock(self) -> str:
         """Held by the one worker re-embedding the archive."""
         return f"{self.prefix}:embedding:lock"
+
+    def contexts_verified(self) -> str:
+        """Per turns partition, the replication id its contexts were last found whole under (agents/resync.py)."""
+        return f"{self.prefix}:resync:contexts"
 
     def journal_lock(self) -> str:
         """Held by the one worker replaying the journal."""

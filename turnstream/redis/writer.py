@@ -94,6 +94,28 @@ class ContextWriter:
                 pipe.exists(self.layout.owner_pointer(key))
             return [bool(present) for present in await pipe.execute()]
 
+    async def stored_versions(self, sessions: Sequence[tuple[str, str]]) -> list[tuple[int, bool]]:
+        """Per (session key, owner): the version of the context Redis holds (0 for none) and whether it holds the
+        session's owner pointer, in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key, owner in sessions:
+                pipe.hget(self.layout.session(owner, key).context, "version")
+                pipe.exists(self.layout.owner_pointer(key))
+            replies = await pipe.execute()
+        return [(int(version or 0), bool(pointed)) for version, pointed in zip(replies[::2], replies[1::2])]
+
+    async def verified(self, partitions: Sequence[int]) -> dict[int, str | None]:
+        """Per turns partition, the replication id its contexts were last found whole under (None: never here)."""
+        if not partitions:
+            return {}
+        marks = await self.redis.hmget(self.layout.contexts_verified(), [str(p) for p in partitions])
+        return {p: mark.decode() if isinstance(mark, bytes) else mark for p, mark in zip(partitions, marks)}
+
+    async def mark_verified(self, partitions: Iterable[int], replication_id: str) -> None:
+        """Note that the contexts of `partitions` were found whole under `replication_id`."""
+        if marks := [field for p in partitions for field in (str(p), replication_id)]:
+            await self.redis.hset(self.layout.contexts_verified(), items=marks)
+
     async def mark_forgotten(self, requested: Mapping[str, float], lifetime: int) -> None:
         """Set each erased session's forget marker to when its erasure was asked, for `lifetime` seconds: what tells
         `turnstream forget` that the session's worker dropped its row."""

@@ -77,6 +77,18 @@ def decode_row(data: bytes) -> dict[str, Any]:
     return _READERS[version](raw)
 
 
+def row_head(data: bytes) -> tuple[str, int]:
+    """(owner, version) of a Table row of any format written so far, without restoring the session's compactor: what
+    the re-sync compares with Redis before it rebuilds a context; SnapshotError for any other row."""
+    try:
+        raw = orjson.loads(data)
+        if raw.get("v", 1) in _READERS:
+            return str(raw["owner"]), int(raw["version"])
+    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
+        pass
+    raise SnapshotError(f"not a session row this worker reads: {data[:80]!r}")
+
+
 def _fields_v2(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "session_id": raw["session_id"],

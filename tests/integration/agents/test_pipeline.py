@@ -94,9 +94,12 @@ def assert_context_matches_batch(doc: ContextDoc, turns: list[dict[str, Any]], s
     assert doc.messages[-1] == turns[-1]["message"]  # the newest message
 
 
-async def assert_archive_holds_each_turn_once(settings: Settings, sessions: dict[str, list[dict[str, Any]]]) -> None:
-    """Every archivable turn is one archive entry, at its position; nothing more, however often it came."""
-    archive = ArchiveStore(Redis.from_url(settings.redis_url), settings)
+async def assert_archive_holds_each_turn_once(
+    settings: Settings, sessions: dict[str, list[dict[str, Any]]], redis: Redis | None = None
+) -> None:
+    """Every archivable turn is one archive entry, at its position; nothing more, however often it came. Read through
+    `redis` when given (a Sentinel's client, say), else a client of settings.redis_url."""
+    archive = ArchiveStore(redis or Redis.from_url(settings.redis_url), settings)
     try:
         for sid, turns in sessions.items():
             owner = owner_key(turns[0]["user_id"], turns[0].get("tenant"), sid)
@@ -113,7 +116,8 @@ async def assert_archive_holds_each_turn_once(settings: Settings, sessions: dict
             assert len(stored) == len(expected), sid
             assert {entry.id: entry.position for entry in stored} == expected, sid
     finally:
-        await archive.redis.aclose()
+        if redis is None:
+            await archive.redis.aclose()
 
 
 async def test_fifty_sessions_of_two_hundred_turns_end_up_compacted_in_redis(pipeline_settings: Settings) -> None:

@@ -1,4 +1,4 @@
-"""A worker and the gateway clients through Sentinel (primary, replica, one sentinel on loopback): they find the
+"""A worker and the gateway clients through Sentinel (primary, replica, three sentinels on loopback): they find the
 primary, and after a failover the worker's writes and the clients' reads follow the new one."""
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ FAILOVER_TIMEOUT_SECONDS = 30.0
 def sentinel_settings(settings: Settings) -> Iterator[tuple[Settings, SentinelSetup]]:
     with redis_sentinel() as setup:
         yield (
-            settings.model_copy(
-                update={"redis_url": f"redis://{LOOPBACK}:{setup.sentinel_port}/0", "redis_sentinel_master": MASTER}
-            ),
+            settings.model_copy(update={"redis_url": setup.url(), "redis_sentinel_master": MASTER}),
             setup,
         )
 

@@ -29,6 +29,7 @@ def made() -> list[str]:
         layout.forgotten(SESSION),
         layout.journal_replayed(),
         layout.journal_lock(),
+        layout.contexts_verified(),
         layout.embedding_models(),
         layout.embedding_lock(),
     ]

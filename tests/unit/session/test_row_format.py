@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from turnstream.session.row_format import SNAPSHOT_VERSION, SnapshotError, decode_row
+from turnstream.session.row_format import SNAPSHOT_VERSION, SnapshotError, decode_row, row_head
 from turnstream.session.state import SessionState
 
 V2_ROW = (
@@ -64,3 +64,18 @@ def test_a_held_turn_of_the_first_layout_loads() -> None:
 def test_an_unknown_format_is_refused_in_one_line() -> None:
     with pytest.raises(SnapshotError, match="format 3 is not one this worker reads"):
         decode_row(orjson.dumps({**orjson.loads(V2_ROW), "v": 3}))
+
+
+def test_a_rows_owner_and_version_are_read_without_restoring_it() -> None:
+    assert row_head(V2_ROW) == ("maya", 2)
+    assert row_head(V1_ROW) == ("acme:maya", 2)
+    state = SessionState.restore(V2_ROW)
+    assert row_head(V2_ROW) == (state.owner, state.version)
+
+
+@pytest.mark.parametrize(
+    "row", [b"not json", b"[1, 2]", b'{"v": 3, "owner": "maya", "version": 2}', b'{"v": 2, "owner": "maya"}']
+)
+def test_a_row_this_worker_cannot_read_has_no_head(row: bytes) -> None:
+    with pytest.raises(SnapshotError):
+        row_head(row)

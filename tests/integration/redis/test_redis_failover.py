@@ -290,7 +290,7 @@ async def test_a_primary_killed_under_load_loses_acknowledged_writes_and_the_wor
             await all_embedded(setup.primary_port, settings)
             acknowledged = held_by(setup.primary_port, settings)
             load = asyncio.create_task(
-                produce_paced(settings, interleave([SESSIONS[sid][reach[sid] :] for sid in BUSY]))
+                produce_paced(settings, interleave([SESSIONS[sid][reach[sid] :] for sid in BUSY]), asyncio.Event())
             )
             await asyncio.sleep(0.5)  # the kill lands while the worker applies turns
             killed = time.monotonic()

@@ -315,11 +315,16 @@ def _cut(digest: Digest, steps: list[tuple[int, str | None]], taken: int) -> Dig
     """`digest` after the first `taken` steps."""
     if not taken:
         return digest
-    facts: list[Fact | None] = list(digest.facts)
-    for index, text in steps[:taken]:
-        fact = facts[index]
-        facts[index] = None if text is None or fact is None else replace(fact, text=text)
-    return replace(digest, facts=tuple(fact for fact in facts if fact is not None))
+    return replace(digest, facts=tuple(fact for fact in _stepped(digest.facts, steps[:taken]) if fact is not None))
+
+
+def _stepped(facts: Sequence[Fact], steps: list[tuple[int, str | None]]) -> list[Fact | None]:
+    """`facts` in their places after `steps`: each shrunk to its step's text, or None where a step let it go."""
+    out: list[Fact | None] = list(facts)
+    for index, text in steps:
+        fact = out[index]
+        out[index] = None if text is None or fact is None else replace(fact, text=text)
+    return out
 
 
 def _with_dropped_facts_that_fit(
@@ -340,10 +345,7 @@ def _with_dropped_facts_that_fit(
     dropped = [index for index, text in taken if text is None]
     if not dropped or (block is not None and block[1] >= limit):
         return cut, block
-    facts: list[Fact | None] = list(digest.facts)
-    for index, text in taken:
-        fact = facts[index]
-        facts[index] = None if text is None or fact is None else replace(fact, text=text)
+    facts = _stepped(digest.facts, taken)
     for index in reversed(dropped):  # the last to go was the most valuable
         facts[index] = replace(digest.facts[index], text=forms.get(index, digest.facts[index].text))
         fuller = replace(cut, facts=tuple(fact for fact in facts if fact is not None))

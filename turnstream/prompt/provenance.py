@@ -26,9 +26,12 @@ from turnstream.prompt.recalled import RecalledTurn
 from turnstream.schemas.context import ContextDoc, ContextFact
 from turnstream.schemas.prompt_read import Recalled
 from turnstream.text.chat import Message, content_text
+from turnstream.text.locale import LOCALES
 
 SourceKind = Literal["turn", "marker", "summary", "fact", "profile", "memory", "archive", "question"]
 
+_FACTS_HEADINGS = tuple(locale.facts_heading for locale in LOCALES.values())
+"""How a block that opens with its facts (no summary text shown) begins, in each language."""
 _FACT_MARK_CHARS = 48
 """How much of a fact's text (its call, for a tool result) finds its line in a block: a cut block may shorten a
 result to its ids, never its call or the start of a statement."""
@@ -67,7 +70,7 @@ def prompt_sources(
     left_out = _left_out(doc, tail_positions)
     sources = [_head_source(doc, index, message, session, left_out, summarized) for index, message in enumerate(head)]
     if marker is not None:
-        sources.append([_span("marker", left_out)] if left_out else [Source(kind="marker")])
+        sources.append(_marker_sources(left_out))
     if memory_block is not None:
         sources.append(_memory_sources(shows_profile, memories, turns))
     sources += [[Source(kind="turn", session=session, position=p)] if p is not None else [] for p in tail_positions]
@@ -83,7 +86,7 @@ def _head_source(
     if doc is None:
         return []
     if doc.marker_index is not None and index == doc.marker_index:
-        return [_span("marker", left_out)] if left_out else [Source(kind="marker")]
+        return _marker_sources(left_out)
     if doc.marker_index is None or index < doc.marker_index:
         position = doc.positions[index] if index < len(doc.positions) else None
         return [Source(kind="turn", session=session, position=position)] if position is not None else []
@@ -93,7 +96,7 @@ def _head_source(
 def _block_sources(doc: ContextDoc, text: str, session: str, left_out: list[int]) -> list[Source]:
     """The summary span when the block shows summary text, and each fact whose line the block shows."""
     found: list[Source] = []
-    if doc.summary and left_out and not text.lstrip().startswith(_facts_headings()):
+    if doc.summary and left_out and not text.lstrip().startswith(_FACTS_HEADINGS):
         found.append(_span("summary", left_out))
     found += [
         Source(kind="fact", session=session, position=fact.source_seq, key=fact.key or fact.text)
@@ -109,10 +112,9 @@ def _shows(text: str, fact: ContextFact) -> bool:
     return bool(mark) and mark in text
 
 
-def _facts_headings() -> tuple[str, ...]:
-    from turnstream.text.locale import LOCALES
-
-    return tuple(locale.facts_heading for locale in LOCALES.values())
+def _marker_sources(left_out: list[int]) -> list[Source]:
+    """The marker's source: the span the prompt leaves out, when its positions are known."""
+    return [_span("marker", left_out)] if left_out else [Source(kind="marker")]
 
 
 def _memory_sources(shows_profile: bool, memories: Sequence[Recalled], turns: Sequence[RecalledTurn]) -> list[Source]:

@@ -176,7 +176,7 @@ class RedisSettings(BaseModel):
     redis_password: SecretStr | None = None
     """Redis password, used when redis_url carries none; never printed."""
     redis_cluster: bool = False
-    """true: redis_url is one node of a Redis Cluster, reached through redis-py's cluster client."""
+    """true: redis_url is one node of a Redis Cluster (or several, redis://n1:6379,n2:6379/0, tried in turn), reached through redis-py's cluster client."""
     redis_sentinel_master: str | None = None
     """Name of the primary that Sentinel watches; redis_url then lists the sentinels (redis://s1:26379,s2:26379/0)."""
     redis_ca_file: FilePath | None = None

@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from turnstream.stack.processes import stop_process
@@ -64,36 +65,71 @@ def _cluster_ok(port: int) -> bool:
     return "cluster_state:ok" in reply.stdout
 
 
+@dataclass(frozen=True)
+class ClusterSetup:
+    """A cluster's nodes: its primaries, the replica of each, and the redis-server of every port."""
+
+    primaries: list[int]
+    replica_of: dict[int, int]
+    """Primary port -> the port of its replica (empty without replicas)."""
+    servers: dict[int, subprocess.Popen[bytes]] = field(compare=False)
+
+
+def _start_node(stack: ExitStack, folder: str, port: int, node_timeout_ms: int) -> subprocess.Popen[bytes]:
+    log = stack.enter_context(open(Path(folder, f"{port}.log"), "wb"))
+    process = subprocess.Popen(
+        [
+            redis_server_binary(),
+            "--port",
+            str(port),
+            "--bind",
+            LOOPBACK,
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            str(Path(folder, f"nodes-{port}.conf")),
+            "--cluster-node-timeout",
+            str(node_timeout_ms),
+            "--dir",
+            folder,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        preexec_fn=die_with_parent,
+    )
+    stack.callback(stop_process, process)
+    return process
+
+
+def _roles(port: int) -> tuple[list[int], dict[int, int]]:
+    """The primaries (by port) and each one's replica, as CLUSTER NODES on `port` tells."""
+    reply = subprocess.run(
+        [_redis_cli(), "-p", str(port), "cluster", "nodes"], capture_output=True, text=True, check=True
+    ).stdout
+    ports: dict[str, int] = {}
+    primaries: list[int] = []
+    replicas: dict[str, int] = {}
+    for line in reply.splitlines():
+        node_id, address, flags, master = line.split()[:4]
+        ports[node_id] = int(address.split("@")[0].rsplit(":", 1)[1])
+        if "master" in flags.split(","):
+            primaries.append(ports[node_id])
+        elif "slave" in flags.split(","):
+            replicas[master] = ports[node_id]
+    return sorted(primaries), {ports[master]: replica for master, replica in replicas.items()}
+
+
 @contextmanager
-def redis_cluster() -> Iterator[list[int]]:
-    """Start NODES cluster-enabled redis-servers, give them all 16384 slots, yield their ports; stop them by pid."""
-    ports = _cluster_ports(NODES)
+def redis_cluster_nodes(replicas: int = 0, node_timeout_ms: int = 15000) -> Iterator[ClusterSetup]:
+    """Start NODES primaries (and `replicas` replicas of each), give the primaries all 16384 slots; stop them all
+    by pid. `node_timeout_ms` is how long a node may not answer before the others call it failed."""
+    ports = _cluster_ports(NODES * (1 + replicas))
     with tempfile.TemporaryDirectory(prefix="turnstream-cluster-") as folder, ExitStack() as stack:
-        for port in ports:
-            log = stack.enter_context(open(Path(folder, f"{port}.log"), "wb"))
-            process = subprocess.Popen(
-                [
-                    redis_server_binary(),
-                    "--port",
-                    str(port),
-                    "--bind",
-                    LOOPBACK,
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    str(Path(folder, f"nodes-{port}.conf")),
-                    "--dir",
-                    folder,
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent,
-            )
-            stack.callback(stop_process, process)
+        servers = {port: _start_node(stack, folder, port, node_timeout_ms) for port in ports}
         for port in ports:
             _wait(lambda port=port: redis_answers(port), f"redis-server on port {port}")
         subprocess.run(
@@ -103,7 +139,7 @@ def redis_cluster() -> Iterator[list[int]]:
                 "create",
                 *(f"{LOOPBACK}:{port}" for port in ports),
                 "--cluster-replicas",
-                "0",
+                str(replicas),
                 "--cluster-yes",
             ],
             check=True,
@@ -111,4 +147,12 @@ def redis_cluster() -> Iterator[list[int]]:
         )
         for port in ports:
             _wait(lambda port=port: _cluster_ok(port), f"cluster_state:ok on port {port}")
-        yield ports
+        _wait(lambda: len(_roles(ports[0])[1]) == NODES * replicas, "every replica known to the first node")
+        yield ClusterSetup(*_roles(ports[0]), servers)
+
+
+@contextmanager
+def redis_cluster() -> Iterator[list[int]]:
+    """Start NODES cluster-enabled redis-servers, give them all 16384 slots, yield their ports; stop them by pid."""
+    with redis_cluster_nodes() as setup:
+        yield setup.primaries

@@ -12,7 +12,7 @@ import pytest
 from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 from pydantic import ValidationError
 
-from turnstream.connections import faust_credentials, kafka_options, kafka_security
+from turnstream.connections import ConnectionSettingsError, faust_credentials, kafka_options, kafka_security
 from turnstream.redis.connect import redis_client
 from turnstream.settings import Settings
 
@@ -307,3 +307,14 @@ def test_sentinel_urls_list_the_sentinels_and_the_primarys_options() -> None:
 def test_sentinel_settings_that_cannot_work_are_refused(fields: dict[str, object]) -> None:
     with pytest.raises(ValidationError, match="TURNSTREAM_REDIS_SENTINEL_MASTER needs"):
         Settings(**fields)
+
+
+def test_a_cluster_url_may_list_several_nodes_to_start_from() -> None:
+    """A client made while the first node is down still finds the cluster through another."""
+    client = redis_client(Settings(redis_url="redis://:pw@n1:7000,n2:7001/0", redis_cluster=True))
+    assert set(client.nodes_manager.startup_nodes) == {"n1:7000", "n2:7001"}
+    assert client.nodes_manager.connection_kwargs["password"] == "pw"
+    one = redis_client(Settings(redis_url="redis://n1:7000/0", redis_cluster=True))
+    assert set(one.nodes_manager.startup_nodes) == {"n1:7000"}
+    with pytest.raises(ConnectionSettingsError, match="database 0 only"):
+        redis_client(Settings(redis_url="redis://n1:7000,n2:7001/2", redis_cluster=True))

@@ -118,8 +118,6 @@ class Sweep:
     written: int = 0
     changed: dict[int, str] = field(default_factory=dict)
     """Partition -> the replication id its contexts were found whole under before the primary changed."""
-    current: str | None = None
-    """The primary's replication id at the start of the sweep."""
 
 
 def by_lineage(marks: dict[int, str | None], current: str | None) -> dict[Lineage, list[int]]:
@@ -141,7 +139,7 @@ async def sweep(
     current = await replication_id(store.redis)
     marks = await store.verified(sorted(held))
     changed = set(by_lineage(marks, current).get(Lineage.CHANGED, []))
-    done = Sweep(changed={p: str(marks[p]) for p in sorted(changed)}, current=current)
+    done = Sweep(changed={p: str(marks[p]) for p in sorted(changed)})
     if changed:
         redis_failovers_detected_total.labels("contexts").inc()
         log.warning(

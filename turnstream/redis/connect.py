@@ -2,8 +2,9 @@
 
 `redis_client` and `sync_redis_client` apply TURNSTREAM_REDIS_PASSWORD and TURNSTREAM_REDIS_CA_FILE, and
 return redis-py's cluster client when TURNSTREAM_REDIS_CLUSTER is set: it learns the other nodes from the
-one in the URL and sends each command (each script) to its key's slot; or a client of the primary that
-Sentinel names, with TURNSTREAM_REDIS_SENTINEL_MASTER.
+one in the URL (or the first that answers of several, `redis://n1:6379,n2:6379/0`) and sends each command
+(each script) to its key's slot; or a client of the primary that Sentinel names, with
+TURNSTREAM_REDIS_SENTINEL_MASTER.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ def redis_client(settings: RedisSettings, **options: Any) -> Redis:
     """An asyncio client on settings.redis_url (a RedisCluster with TURNSTREAM_REDIS_CLUSTER, Sentinel's primary
     with TURNSTREAM_REDIS_SENTINEL_MASTER), with TURNSTREAM_REDIS_PASSWORD unless the URL has one."""
     from redis.asyncio import Redis, RedisCluster
+    from redis.asyncio.cluster import ClusterNode
     from redis.asyncio.sentinel import Sentinel
 
-    client: Redis = _topology_client(settings, options, Redis, RedisCluster, Sentinel)
+    client: Redis = _topology_client(settings, options, Redis, (RedisCluster, ClusterNode), Sentinel)
     return client
 
 
@@ -36,14 +38,18 @@ def sync_redis_client(settings: RedisSettings, **options: Any) -> SyncRedis:
     """The same as redis_client, for threads: a redis.Redis or redis.RedisCluster (the synchronous ContextClient's)."""
     from redis import Redis as SyncRedis
     from redis import RedisCluster
+    from redis.cluster import ClusterNode
     from redis.sentinel import Sentinel
 
-    client: SyncRedis = _topology_client(settings, options, SyncRedis, RedisCluster, Sentinel)
+    client: SyncRedis = _topology_client(settings, options, SyncRedis, (RedisCluster, ClusterNode), Sentinel)
     return client
 
 
-def _topology_client(settings: RedisSettings, options: dict[str, Any], plain: Any, cluster: Any, sentinel: Any) -> Any:
-    """The client of the configured topology, from the classes of one redis-py flavour (asyncio or threads).
+def _topology_client(
+    settings: RedisSettings, options: dict[str, Any], plain: Any, cluster: tuple[Any, Any], sentinel: Any
+) -> Any:
+    """The client of the configured topology, from the classes of one redis-py flavour (asyncio or threads):
+    the plain client, the cluster client and its node class, the Sentinel manager.
 
     The cluster client offers the commands, scripts and pipelines turnstream uses under the same names.
     """
@@ -52,7 +58,14 @@ def _topology_client(settings: RedisSettings, options: dict[str, Any], plain: An
         sentinels, options = sentinel_options(url, options)
         return sentinel(sentinels).master_for(settings.redis_sentinel_master, **options)
     if settings.redis_cluster:
-        return cluster.from_url(url, **options)
+        client, node = cluster
+        if "," not in url:
+            return client.from_url(url, **options)
+        # several nodes to start from: the client still reaches the cluster when the first of them is down
+        nodes, options = hosts_and_options(url, options, "cluster node")
+        if options.pop("db", 0) != 0:
+            raise ConnectionSettingsError("a Redis Cluster has database 0 only: end the URL with /0")
+        return client(startup_nodes=[node(host, port) for host, port in nodes], **options)
     return plain.from_url(url, **options)
 
 
@@ -60,24 +73,30 @@ def sentinel_options(url: str, options: dict[str, Any]) -> tuple[list[tuple[str,
     """The sentinels a URL lists (`redis://[:password@]s1:26379,s2:26379/db`) and the options of the primary's
     connections: the URL's password, db and query, TLS for rediss://. The sentinels themselves are asked
     without password or TLS (redis-py's default)."""
+    return hosts_and_options(url, options, "sentinel")
+
+
+def hosts_and_options(url: str, options: dict[str, Any], what: str) -> tuple[list[tuple[str, int]], dict[str, Any]]:
+    """The servers a URL lists (`redis://[:password@]h1:port,h2:port/db`) and the options of the connections it
+    stands for: the URL's password, db and query, TLS for rediss://; what the URL says wins over `options`."""
     from redis.connection import parse_url
 
     found = _SENTINEL_URL.match(url)
     if found is None:
-        raise ConnectionSettingsError("bad Sentinel URL: use redis://sentinel1:26379,sentinel2:26379/0")
-    sentinels = []
+        raise ConnectionSettingsError(f"bad {what} URL: use redis://host1:port,host2:port/0")
+    hosts = []
     for host in found["hosts"].split(","):
         name, _, port = host.strip().rpartition(":")
         if not name or not port.isdigit():
-            raise ConnectionSettingsError(f"bad sentinel address {host!r}: use host:port")
-        sentinels.append((name, int(port)))
+            raise ConnectionSettingsError(f"bad {what} address {host!r}: use host:port")
+        hosts.append((name, int(port)))
     user = f"{found['user']}@" if found["user"] is not None else ""
-    parsed = parse_url(f"{found['scheme']}://{user}{sentinels[0][0]}:{sentinels[0][1]}{found['tail']}")
-    for routed in ("host", "port", "connection_class"):  # the pool asks Sentinel where the primary is
+    parsed = parse_url(f"{found['scheme']}://{user}{hosts[0][0]}:{hosts[0][1]}{found['tail']}")
+    for routed in ("host", "port", "connection_class"):  # the pool asks Sentinel (or the cluster) where to connect
         parsed.pop(routed, None)
     if found["scheme"] == "rediss":
         parsed["ssl"] = True
-    return sentinels, {**options, **parsed}  # as from_url: what the URL says wins
+    return hosts, {**options, **parsed}  # as from_url: what the URL says wins
 
 
 def _redis_url_and_options(settings: RedisSettings, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -3,9 +3,9 @@
 Redis replication is asynchronous: a primary acknowledges a write before its replica has it. A replica that
 Sentinel promotes after its primary died starts a history of its own, under a new replication id (INFO's
 `master_replid`; the old one moves to `master_replid2`), and may lack writes the old primary acknowledged.
-A primary restarted from its files got a new id too (Redis 6.2). So the re-syncs keep, in Redis beside the data, the id
-under which they last found it whole (a mark): a mark naming another id means acknowledged writes may be
-lost, and what is missing must be looked for everywhere, not only where everything is gone.
+A primary restarted from its files got a new id too (Redis 6.2). So the re-syncs keep, in Redis beside the
+data, the id under which they last found it whole (a mark): a mark naming another id means acknowledged writes
+may be lost, and what is missing must be looked for everywhere, not only where everything is gone.
 """
 
 from __future__ import annotations

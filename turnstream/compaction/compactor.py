@@ -7,12 +7,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block, smallest_form, starts_unit, trim_message
+from turnstream.compaction.fitting import (
+    BLOCK_BUDGET_SHARE,
+    cut_block,
+    focus_of,
+    smallest_form,
+    starts_unit,
+    trim_message,
+)
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.messages import CallTracker, validate_messages
 from turnstream.compaction.strategies.base import ArchivedTurn, Digest, Fact, Strategy
 from turnstream.schemas.token_counts import TokenCounts
-from turnstream.text.chat import Message, call_ids
+from turnstream.text.chat import Message, call_ids, content_text
 from turnstream.text.language import Language, LanguageTally
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message
 
@@ -148,8 +155,8 @@ class Window:
         self.seq = 0
         self.tokens_in = 0
         self.block_cap = int(budget_tokens * BLOCK_BUDGET_SHARE)
-        self._capped_block: tuple[Digest, Language, tuple[Message, int] | None] | None = None
-        """The latest `cut_block` at the cap, with the digest object and language it was cut for."""
+        self._capped_block: tuple[Digest, Language, frozenset[str], tuple[Message, int] | None] | None = None
+        """The latest `cut_block` at the cap, with the digest object, language and focus it was cut for."""
 
     def append(self, message: Message, strategy: Strategy | None = None, ts: float | None = None) -> list[Message]:
         """Add the next message (said at `ts`, epoch seconds, when known); return the span this dropped (already
@@ -295,10 +302,12 @@ class Window:
     def _block_at_cap(self, language: Language) -> tuple[Message, int] | None:
         """`cut_block` of the digest at the cap. Asked after every drop and again for the result while the
         digest object stays the same: kept here, which spares hashing the whole digest for the shared cache."""
+        focus = self._focus()
         kept = self._capped_block
-        if kept is None or kept[0] is not self.digest or kept[1] != language:
-            kept = self._capped_block = (self.digest, language, cut_block(self.digest, language, self.block_cap))
-        return kept[2]
+        if kept is None or kept[0] is not self.digest or kept[1] != language or kept[2] != focus:
+            block = cut_block(self.digest, language, self.block_cap, focus)
+            kept = self._capped_block = (self.digest, language, focus, block)
+        return kept[3]
 
     def _block_within(self, room: int, count_before: int, language: Language) -> tuple[Message, int] | None:
         """The block, cut further to `room` tokens when only the newest step is left; None when it cannot fit."""
@@ -307,7 +316,15 @@ class Window:
         block = self._block_at_cap(language)  # the one _fits sized the tail with
         if block is None or block[1] <= room:
             return block
-        return cut_block(self.digest, language, room)
+        return cut_block(self.digest, language, room, self._focus())
+
+    def _focus(self) -> frozenset[str]:
+        """What the block's cut favours: the terms of the newest user message in the tail, the request the pending
+        step answers (read from the tail, so a window rebuilt from its state cuts the same block)."""
+        request = next(
+            (u.entries[0].message for u in reversed(self.units) if u.entries[0].message.get("role") == "user"), None
+        )
+        return focus_of(self.digest, content_text(request.get("content")) if request else None)
 
 
 def compact(

@@ -22,6 +22,7 @@ from turnstream.compaction.strategies.base import Digest, Fact
 from turnstream.compaction.strategies.tooldata import RESULT_ARROW, digest_tool_result, parse_result, render, values_in
 from turnstream.text.chat import Message, content_text
 from turnstream.text.language import Language
+from turnstream.text.terms import cjk_bigrams, spaced_words
 from turnstream.text.tokens import count_message, count_text, keep_newest_text, truncate_text
 
 _MIN_BLOCK_TEXT_TOKENS = 16
@@ -64,17 +65,50 @@ def fact_value(fact: Fact) -> int:
     return value + (2 if ":" not in fact.key else 0)
 
 
-def eviction_order(facts: Sequence[Fact]) -> list[int]:
+def eviction_order(facts: Sequence[Fact], focus: frozenset[str] = frozenset()) -> list[int]:
     """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest. A tool's
     result that a newer result of the same tool follows counts one less: an agent that searches again acts on the
-    newest search, while a lookup of each other tool (the flight chosen, the hotel chosen) is still the one it has."""
+    newest search, while a lookup of each other tool (the flight chosen, the hotel chosen) is still the one it has.
+    A tool result that shares a term with `focus` (`focus_terms` of the request the next step answers) counts one
+    more: it is the data that step refers to."""
     tools = [_search_tool(fact) for fact in facts]
     newest = {tool: index for index, tool in enumerate(tools) if tool is not None}
     shadowed = [tool is not None and newest[tool] != index for index, tool in enumerate(tools)]
     passed = _passed_on(facts)
+    focused = [_in_focus(fact, focus) for fact in facts]
     return sorted(
-        range(len(facts)), key=lambda i: (fact_value(facts[i]) - shadowed[i] + passed[i], facts[i].source_seq, i)
+        range(len(facts)),
+        key=lambda i: (fact_value(facts[i]) - shadowed[i] + passed[i] + focused[i], facts[i].source_seq, i),
     )
+
+
+def focus_of(digest: Digest, request: str | None) -> frozenset[str]:
+    """The terms the block's cut favours for `request` (the user's newest message): none unless the digest holds tool
+    results, so a chat's block, whose facts rank alike for any question, stays cached across its turns."""
+    if not request or not _holds_tool_data(digest):
+        return frozenset()
+    return focus_terms(request)
+
+
+@lru_cache(maxsize=_BLOCK_CACHE_SIZE * 8)
+def focus_terms(text: str) -> frozenset[str]:
+    """The words (function words dropped), CJK bigrams and values of `text`, lower-cased: what a request and a tool
+    result can share ("Blue Bottle" and the transaction it names, 首尔 and the hotels searched there)."""
+    return frozenset([*spaced_words(text), *cjk_bigrams(text), *(value.lower() for value in values_in(text))])
+
+
+def _in_focus(fact: Fact, focus: frozenset[str]) -> bool:
+    return bool(focus) and fact.key.startswith(DATA_KEY) and not focus.isdisjoint(_data_terms(fact.text))
+
+
+@lru_cache(maxsize=_BLOCK_CACHE_SIZE * 8)
+def _data_terms(text: str) -> frozenset[str]:
+    """`focus_terms` of a tool result's fact, its keys and tool names left out: "any flights that day?" names no
+    result, though every search's digest reads `flights: …`."""
+    return focus_terms(_KEY_NAME.sub(" ", text))
+
+
+_KEY_NAME = re.compile(r"[\w.]+(?=[=:(])")
 
 
 PASSED_ON_CALLS = 2
@@ -213,13 +247,16 @@ def _condensed_result(
 
 
 @lru_cache(maxsize=_BLOCK_CACHE_SIZE)
-def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, int] | None:
+def cut_block(
+    digest: Digest, language: Language, limit: int, focus: frozenset[str] = frozenset()
+) -> tuple[Message, int] | None:
     """The summary/facts message and its cost, at most `limit` tokens; None when nothing useful fits.
 
     What goes first: the summary's oldest text, token by token, down to its newest `SUMMARY_FLOOR_TOKENS` or half of
     `limit` (the facts are the distilled part, the narrative the fallback; with tool data, all of it); then the least
-    valuable facts, tool results first shrunk to their values, then to their ids; a block still too long is cut at its
-    end, with a note. The message is shared by every caller: copy it first.
+    valuable facts (`eviction_order`, which favours the tool results `focus` names), tool results first shrunk to their
+    values, then to their ids; a block still too long is cut at its end, with a note. The message is shared by every
+    caller: copy it first.
     """
     block = _render(digest, language)
     if block is None or block[1] <= limit:
@@ -231,7 +268,7 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
     keep = max(summary_tokens - (block[1] - limit), min(summary_tokens, floor))
     whole_summary = digest.summary
     digest = replace(digest, summary=keep_newest_text(whole_summary, keep) if keep > 0 else "")
-    steps = _cut_steps(digest.facts)
+    steps = _cut_steps(digest.facts, focus)
     shrunk: dict[int, str] = {}
     # At most what each step frees, so no fact goes that need not.
     frees = []
@@ -256,12 +293,12 @@ def cut_block(digest: Digest, language: Language, limit: int) -> tuple[Message, 
             taken += 1
 
 
-def _cut_steps(facts: Sequence[Fact]) -> list[tuple[int, str | None]]:
+def _cut_steps(facts: Sequence[Fact], focus: frozenset[str]) -> list[tuple[int, str | None]]:
     """How a block's facts give up room, in order: each tool result shrinks to its call and the ids and values it
     holds, least valuable first, then to its call and the ids no fact that outlasts it holds, before any fact goes
     (None: the fact goes), least valuable first. A value without its path still lets the agent pass it on; a fact
     gone leaves nothing to pass."""
-    order = eviction_order(facts)
+    order = eviction_order(facts, focus)
     values = [_values_only(fact) for fact in facts]
     shrinks = [(index, text) for index in order if (text := values[index]) is not None]
     bare: list[tuple[int, str]] = []

@@ -103,7 +103,9 @@ def assemble(
     context = split_context(doc, user_text)
     user = {"role": "user", "content": user_text}
     language = context.language
-    head, head_cost = fit_summary_block(doc, context, settings.prompt_budget_tokens - settings.recall_budget_tokens)
+    head, head_cost = fit_summary_block(
+        doc, context, settings.prompt_budget_tokens - settings.recall_budget_tokens, user_text
+    )
     costs = context.rest_costs
     starts = unit_starts(context.rest)
     room = settings.prompt_budget_tokens - head_cost - count_messages([user])
@@ -117,7 +119,7 @@ def assemble(
     if holds_tool_data(doc):
         # An agent's next call passes ids from its tool results: the facts that hold them come before recall.
         grown, grown_cost = grow_summary_block(
-            doc, head, head_cost, int((room - rest_tokens) * AGENT_FACTS_SHARE), language
+            doc, head, head_cost, int((room - rest_tokens) * AGENT_FACTS_SHARE), language, user_text
         )
         room -= grown_cost - head_cost
         head, head_cost = grown, grown_cost
@@ -152,7 +154,7 @@ def assemble(
     free = room - (count_message(block) if block else 0)
     start = tail_start(costs, starts, free, marker_cost, start, floor)
     spare = free - sum(costs[start:]) - (marker_cost if start else 0)
-    head, head_cost = grow_summary_block(doc, head, head_cost, spare, language)
+    head, head_cost = grow_summary_block(doc, head, head_cost, spare, language, user_text)
     cut = [marker] if start and marker else []
     messages = [*head, *cut, *([block] if block else []), *context.rest[start:], user]
     if not provenance:

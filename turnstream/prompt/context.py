@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast, get_args
 
-from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, DATA_KEY, cut_block
+from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, DATA_KEY, cut_block, focus_of
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
 from turnstream.schemas.context import ContextDoc
 from turnstream.text.chat import Message
@@ -77,9 +77,11 @@ def split_context(doc: ContextDoc | None, user_text: str) -> Context:
     )
 
 
-def fit_summary_block(doc: ContextDoc | None, context: Context, context_room: int) -> tuple[list[Message], int]:
+def fit_summary_block(
+    doc: ContextDoc | None, context: Context, context_room: int, request: str
+) -> tuple[list[Message], int]:
     """The head, and its cost, with its summary/facts block cut by the compactor's own rule to its share of
-    `context_room`.
+    `context_room`, favouring the tool results `request` (the user's message) refers to.
 
     A prompt budget tighter than the worker's context budget gets the block the compactor would have
     made for that budget (the summary's oldest text first, then the least valuable facts), re-cut from
@@ -91,13 +93,14 @@ def fit_summary_block(doc: ContextDoc | None, context: Context, context_room: in
     limit = int(max(context_room, 0) * BLOCK_BUDGET_SHARE)
     if context.head_costs[-1] <= limit:
         return head, cost
-    block = cut_block(_digest(doc), context.language, limit)  # type: ignore[arg-type]  # _has_block: not None
+    digest = _digest(doc)  # type: ignore[arg-type]  # _has_block: not None
+    block = cut_block(digest, context.language, limit, focus_of(digest, request))
     cost -= context.head_costs[-1]
     return ([*head[:-1], {**block[0]}], cost + block[1]) if block else (head[:-1], cost)
 
 
 def grow_summary_block(
-    doc: ContextDoc | None, head: list[Message], cost: int, spare: int, language: Language
+    doc: ContextDoc | None, head: list[Message], cost: int, spare: int, language: Language, request: str
 ) -> tuple[list[Message], int]:
     """The head, and its cost, with its summary/facts block re-cut to `spare` more tokens: room the memory block
     and the tail leave unused shows more of the document's facts and summary (what the worker's own budget cut),
@@ -106,7 +109,8 @@ def grow_summary_block(
     if spare <= 0 or not _has_digest(doc):
         return head, cost
     shown = count_message(head[-1]) if _has_block(doc, head) else 0
-    block = cut_block(_digest(doc), language, shown + spare)  # type: ignore[arg-type]  # _has_digest: not None
+    digest = _digest(doc)  # type: ignore[arg-type]  # _has_digest: not None
+    block = cut_block(digest, language, shown + spare, focus_of(digest, request))
     if block is None or block[1] <= shown:
         return head, cost
     return [*(head[:-1] if shown else head), {**block[0]}], cost - shown + block[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from turnstream.compaction.fitting import cut_block, eviction_order, trim_message
+from turnstream.compaction.fitting import cut_block, eviction_order, focus_of, focus_terms, trim_message
 from turnstream.compaction.strategies.base import Digest, Fact
 from turnstream.text.tokens import count_message, count_text
 
@@ -228,3 +228,31 @@ def test_a_fact_that_went_comes_back_when_the_one_that_went_after_it_freed_enoug
     assert block is not None
     assert "Checked in" in block[0]["content"] and "allergic" in block[0]["content"]
     assert "Never book" not in block[0]["content"]
+
+
+def test_the_result_the_users_request_names_outlasts_one_of_the_same_worth() -> None:
+    transactions = Fact(
+        "fact",
+        "list_transactions(account_id=ACC-1) -> TX-TAVY (merchant=Blue Bottle Coffee; amount=374.21)",
+        "data:list_transactions:account_id=ACC-1",
+        5,
+    )
+    card = Fact("fact", "get_card(card_id=card_3463043) -> 9308, active", "data:get_card:card_id=card_3463043", 5)
+    assert eviction_order([transactions, card])[0] == 0  # the older index goes first among equals
+    focus = focus_terms("That Blue Bottle Coffee one for $374.21 isn't mine.")
+    assert eviction_order([transactions, card], focus)[0] == 1
+
+
+def test_a_tool_results_keys_are_no_part_of_what_a_request_names() -> None:
+    search = Fact("fact", "search_flights(origin=SEA) -> flights: HAT781, HAT329", "data:search_flights:origin=SEA", 5)
+    reservation = Fact("fact", "get_reservation(id=WAZX32) -> flights: SKW673", "data:get_reservation:id=WAZX32", 6)
+    focus = focus_terms("Any flights that day?")  # every digest reads `flights:`, and none is the one asked for
+    assert eviction_order([search, reservation], focus) == eviction_order([search, reservation])
+    assert eviction_order([search, reservation], focus_terms("Is SKW673 still on time?"))[0] == 0
+
+
+def test_a_chats_block_has_no_focus_so_it_stays_the_same_for_any_question() -> None:
+    chat = Digest(summary="user: we talked about Lisbon", facts=(Fact("fact", "I live in Lisbon.", "fact:lisbon", 1),))
+    assert focus_of(chat, "Where do I live?") == frozenset()
+    agent = Digest(facts=_facts())
+    assert "tyo-10477" in focus_of(agent, "Book TYO-10477 please")

@@ -48,7 +48,7 @@ TOOL_CALL_CHARS = 120
 _ID = re.compile(r"[#@]?[A-Za-z0-9][A-Za-z0-9_\-./:+]*")
 """A token with no space: an id, a code, a date, a number, an e-mail, a path (when it also has a digit or capitals)."""
 _ID_IN_TEXT = re.compile(
-    r"(?<![\w#@])(?:[#@]?(?=[A-Za-z0-9_\-./]*\d)[A-Za-z0-9][A-Za-z0-9_\-./:]*[A-Za-z0-9]|[A-Z]{2,}[A-Z0-9]+)(?![\w])"
+    r"(?<![\w#@])(?:[#@]?(?=[A-Za-z0-9_\-./]*\d)[A-Za-z0-9][A-Za-z0-9_\-./:]*[A-Za-z0-9]|[A-Z]{2,}[A-Z0-9]+)(?![\w=])"
     r"|(?<![\w/])(?:[\w\-.]+/)+[\w\-]+\.[A-Za-z]{1,6}(?:::\w+)?(?![\w/])"
     r"|[$€£¥]\s?\d[\d,.]*"
 )

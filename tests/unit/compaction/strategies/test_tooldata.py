@@ -209,3 +209,11 @@ def test_ids_of_a_result_that_fits_are_all_kept(codes: list[str]) -> None:
 def test_a_files_path_is_a_value_an_agent_passes_on() -> None:
     text = "list_files(path=reports) -> reports/weekly.py, 17570; tests/test_weekly.py::test_sydney, and/or src/app/main.ts."
     assert values_in(text) == ["reports/weekly.py", "17570", "tests/test_weekly.py::test_sydney", "src/app/main.ts"]
+
+
+def test_a_rendered_results_keys_are_not_values() -> None:
+    assert values_in("address: (address1=771 Lakeview Avenue; address2=Suite 109; zip=80202)") == [
+        "771",
+        "109",
+        "80202",
+    ]

@@ -15,13 +15,17 @@ from typing import Any
 
 import orjson
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 
 from tests.integration.agents.test_pipeline import interleave, produce, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.worker import running_worker
 from turnstream.cli import main
 from turnstream.client import ContextClient
+from turnstream.inspector.app import build_app
 from turnstream.kafka.admin import ensure_topics
+from turnstream.redis.connect import redis_client
+from turnstream.redis.inspection import InspectReader
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
 from turnstream_tools.benchmarks.recall import prompt_holds
@@ -146,6 +150,8 @@ async def test_diff_reports_what_differs_between_two_prefixes_and_nothing_where_
     assert scored["summary"]["labelled"] == len(asked)
     assert scored["summary"]["answered"] == {"live": sum(held[0]), "shadow": sum(held[1])}
 
+    await assert_the_inspector_shows_the_diff(live, small.topic_prefix, report["summary"])
+
     # a bad NAME: one line, non-zero
     for name, code, said in (
         (live.topic_prefix, 2, "is the live prefix"),
@@ -155,3 +161,25 @@ async def test_diff_reports_what_differs_between_two_prefixes_and_nothing_where_
         ran = await diff(live, name)
         assert ran.code == code and ran.out == "", ran
         assert len(ran.err.strip().splitlines()) == 1 and said in ran.err, ran.err
+
+
+async def assert_the_inspector_shows_the_diff(live: Settings, shadow: str, cli: dict[str, Any]) -> None:
+    """The inspector's /diff/NAME page: the summary `turnstream diff` prints (over its own sample), each session's
+    diff; a name that is the live prefix or no key prefix at all is refused."""
+    reader = InspectReader(redis_client(live), live)
+    web = TestClient(TestServer(build_app(reader, None), host="127.0.0.1"))
+    await web.start_server()
+    try:
+        answer = await web.get(f"/diff/{shadow}")
+        page = await answer.text()
+        assert answer.status == 200, page
+        assert f"<h1>{live.topic_prefix} against {shadow}</h1>" in page
+        assert '<tr><td>sessions compared</td><td class="num">3</td>' in page  # all three: fewer than the page samples
+        assert page.count("<details><summary>text diff</summary>") == 3
+        assert all(f'href="/sessions/{sid}"' in page for sid in ("d0", "d1", "d2"))
+        refused = await web.get(f"/diff/{live.topic_prefix}")
+        assert refused.status == 404 and "is the live prefix" in await refused.text()
+        assert (await web.get("/diff/bad%20name")).status == 400
+    finally:
+        await web.close()
+        await reader.aclose()

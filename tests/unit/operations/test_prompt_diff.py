@@ -31,7 +31,9 @@ refs = st.dictionaries(
     max_size=4,
 )
 messages = st.lists(
-    st.builds(lambda role, text: {"role": role, "content": text}, st.sampled_from(["system", "user", "assistant"]), texts),
+    st.builds(
+        lambda role, text: {"role": role, "content": text}, st.sampled_from(["system", "user", "assistant"]), texts
+    ),
     max_size=5,
 )
 

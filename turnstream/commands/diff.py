@@ -123,17 +123,8 @@ def print_report(live: str, shadow: str, sessions: list[SessionDiff]) -> None:
     from turnstream.operations.diff_report import summarize
 
     console = Console(highlight=False, soft_wrap=True)
-    table = Table(
-        "session",
-        "questions",
-        f"tokens {live}",
-        f"tokens {shadow}",
-        "facts ±",
-        "memories ±",
-        "recalled +/-",
-        "identical",
-        title=f"{live} against {shadow}",
-    )
+    columns = ("session", "questions", "tokens live", "tokens shadow", "facts ±", "memories ±", "recalled +/-")
+    table = Table(*columns, "identical", title=f"live {live} against shadow {shadow}")
     for session in sessions:
         diffs = [q.diff for q in session.questions]
         table.add_row(
@@ -147,7 +138,7 @@ def print_report(live: str, shadow: str, sessions: list[SessionDiff]) -> None:
             "yes" if session.identical else "no",
         )
     console.print(table)
-    console.print(_summary_table(live, shadow, summarize(sessions)))
+    console.print(_summary_table(summarize(sessions)))
     for session in sessions:
         for asked in session.questions:
             if asked.diff.text:
@@ -155,8 +146,8 @@ def print_report(live: str, shadow: str, sessions: list[SessionDiff]) -> None:
                 console.print("\n".join(asked.diff.text), markup=False)
 
 
-def _summary_table(live: str, shadow: str, summary: Summary) -> Table:
-    table = Table("summary", live, shadow)
+def _summary_table(summary: Summary) -> Table:
+    table = Table("summary", "live", "shadow")
     table.add_row("sessions compared", str(summary.sessions), "")
     table.add_row("questions", str(summary.questions), "")
     table.add_row("sessions identical", str(summary.sessions_identical), "")

@@ -21,6 +21,7 @@ SUBCOMMANDS = (
     "context",
     "memory",
     "forget",
+    "diff",
     "inspect",
     "serve",
     "mcp",

@@ -48,6 +48,10 @@ def parse_kafka_url(url: str) -> list[str]:
     return servers
 
 
+TOPIC_PREFIX_PATTERN = r"^[A-Za-z0-9._\-]{1,100}$"
+"""What a topic prefix (and so a key prefix, a shadow's name) may be."""
+
+
 class KafkaSettings(BaseModel):
     """Settings of the broker, its security, the topics turnstream creates, and its producers and consumers."""
 
@@ -69,7 +73,7 @@ class KafkaSettings(BaseModel):
     """PEM client certificate for mutual TLS (SSL, SASL_SSL); may hold the key too."""
     kafka_ssl_keyfile: FilePath | None = None
     """PEM private key of the client certificate, when not inside kafka_ssl_certfile."""
-    topic_prefix: str = Field("turnstream", pattern=r"^[A-Za-z0-9._\-]{1,100}$")
+    topic_prefix: str = Field("turnstream", pattern=TOPIC_PREFIX_PATTERN)
     """Prefix of every topic name and of the Faust app id."""
     turn_partitions: int = Field(8, ge=1, le=1024)
     """Partitions of the input topic: the unit of horizontal scale."""

@@ -387,8 +387,9 @@ def test_redis_is_spoken_in_the_redis_package_alone() -> None:
 
 def test_the_product_imports_its_tools_only_to_run_their_commands() -> None:
     """turnstream_tools (the bench, the demo, the samples) is another distribution: of the product, only the bench's
-    and the demo's commands import it, inside their run, so `turnstream --help` works without it."""
-    runners = {"commands/bench.py", "commands/demo.py"}
+    and the demo's commands import it, and diff's for --labels (the bench's labelled sets and its scoring), inside
+    their run, so `turnstream --help` works without it."""
+    runners = {"commands/bench.py", "commands/demo.py", "commands/diff.py"}
     wrong = {
         f"{path.relative_to(PACKAGE)}: {module}"
         for path in sorted(PACKAGE.rglob("*.py"))

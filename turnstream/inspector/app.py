@@ -20,14 +20,17 @@ from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from turnstream.client.context import GatewayMemory
+from turnstream.inspector.diff_page import diff_page
 from turnstream.inspector.pages import SessionView, VersionView, error_page, list_page, session_page, version_page
 from turnstream.inspector.views import dropped_positions, session_rows, user_of
 from turnstream.kafka.session_log import LogUnreadable
+from turnstream.operations.diff import DiffPlan, DiffRefused, compare
 from turnstream.operations.rebuild import NotInLog, rebuild_beside, verdict
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.inspection import MAX_DROPPED_SHOWN, InspectReader
 from turnstream.schemas.turn import SAFE_ID
 from turnstream.session.replay import Target
+from turnstream.settings import TOPIC_PREFIX_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,9 @@ HEADERS = {
 LOOPBACK_NAMES = ("localhost",)
 _SESSION_KEY = re.compile(SAFE_ID)
 _VERSION = re.compile(r"[0-9]{1,10}")
+_PREFIX = re.compile(TOPIC_PREFIX_PATTERN)
+DIFF_SESSIONS = 20
+"""Sessions the diff page samples (`turnstream diff`'s default)."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -166,6 +172,23 @@ async def version(request: web.Request) -> web.Response:
     return web.Response(text=version_page(view), content_type="text/html")
 
 
+async def shadow_diff(request: web.Request) -> web.Response:
+    """The live prompts against shadow NAME's, for a sample of sessions (operations/diff.py, `turnstream diff`)."""
+    name, reader = request.match_info["name"], request.app[READER]
+    if reader.settings.kafka_url is None:
+        return _page(404, "no broker configured (TURNSTREAM_KAFKA_URL): the questions are read from the turns topic")
+    if not _PREFIX.match(name):
+        return _page(400, "a shadow's name is a key prefix: up to 100 letters, digits, '.', '_' or '-'")
+    shadow = reader.settings.model_copy(update={"topic_prefix": name})
+    try:
+        sessions = await compare(reader.settings, shadow, DiffPlan(DIFF_SESSIONS))
+    except DiffRefused as error:
+        return _page(404, str(error))
+    except (LogUnreadable, KafkaError) as error:
+        return _page(503, f"cannot read the turns topic: {error}")
+    return web.Response(text=diff_page(reader.settings.topic_prefix, name, sessions), content_type="text/html")
+
+
 def build_app(reader: InspectReader, token: str | None) -> web.Application:
     """The inspector over `reader`; `token` (None: no token, loopback only) is asked of every request."""
     app = web.Application(middlewares=[guard(token)])
@@ -173,4 +196,5 @@ def build_app(reader: InspectReader, token: str | None) -> web.Application:
     app.router.add_get("/", sessions)
     app.router.add_get("/sessions/{key}", session)
     app.router.add_get("/sessions/{key}/versions", version)
+    app.router.add_get("/diff/{name}", shadow_diff)
     return app

@@ -56,15 +56,44 @@ async def read_session_log(settings: KafkaSettings, key: str, topics: Sequence[s
         consumer.assign(parts)
         starts = await consumer.beginning_offsets(parts)
         ends = await fetched_end_offsets(options, await consumer.end_offsets(parts))
-        read = await _read(consumer, starts, ends, key.encode())
+        read = await _read(consumer, starts, ends, {key.encode()})
     finally:
         await consumer.stop()
     merged = list(heapq.merge(*(read[tp] for tp in parts), key=lambda record: record.timestamp))
     return SessionLog(merged, partition, {tp.topic: starts[tp] for tp in parts})
 
 
+async def read_sessions_records(settings: KafkaSettings, keys: Sequence[str], topic: str) -> dict[str, list[LogRecord]]:
+    """The records of `topic` keyed by each of `keys`, in log order, read in one pass over the partitions that hold
+    them (`turnstream diff` reads many sessions' turns: one read per session would read a partition per session)."""
+    if not keys:
+        return {}
+    options = kafka_options(settings)
+    partitions = await _partition_count(options, [topic])
+    wanted = {TopicPartition(topic, partition_of(key, partitions)) for key in keys}
+    consumer = AIOKafkaConsumer(**options, group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        consumer.assign(sorted(wanted))
+        starts = await consumer.beginning_offsets(sorted(wanted))
+        ends = await fetched_end_offsets(options, await consumer.end_offsets(sorted(wanted)))
+        read = await _read(consumer, starts, ends, {key.encode() for key in keys})
+    finally:
+        await consumer.stop()
+    found: dict[str, list[LogRecord]] = {key: [] for key in keys}
+    for records in read.values():
+        for record in records:
+            found[(record.key or b"").decode()].append(record)
+    return found
+
+
 async def _partition(options: dict[str, Any], key: str, topics: Sequence[str]) -> int:
     """The partition of `key`, by the turns topic's partition count (the others are co-partitioned with it)."""
+    return partition_of(key, await _partition_count(options, topics))
+
+
+async def _partition_count(options: dict[str, Any], topics: Sequence[str]) -> int:
+    """The first of `topics`' partition count; LogUnreadable when any of them is missing."""
     admin = AIOKafkaAdminClient(**options)
     await admin.start()
     try:
@@ -74,13 +103,13 @@ async def _partition(options: dict[str, Any], key: str, topics: Sequence[str]) -
     missing = [name for name in topics if name not in described or described[name]["error_code"]]
     if missing:
         raise LogUnreadable(f"no topic {', '.join(missing)} on the broker (check TURNSTREAM_TOPIC_PREFIX)")
-    return partition_of(key, len(described[topics[0]]["partitions"]))
+    return len(described[topics[0]]["partitions"])
 
 
 async def _read(
-    consumer: AIOKafkaConsumer, starts: dict[TopicPartition, int], ends: dict[TopicPartition, int], key: bytes
+    consumer: AIOKafkaConsumer, starts: dict[TopicPartition, int], ends: dict[TopicPartition, int], keys: set[bytes]
 ) -> dict[TopicPartition, list[LogRecord]]:
-    """Every record keyed `key` from each partition's start to its end."""
+    """Every record keyed by one of `keys` from each partition's start to its end."""
     read: dict[TopicPartition, list[LogRecord]] = {tp: [] for tp in starts}
     for tp, start in starts.items():
         consumer.seek(tp, start)
@@ -89,7 +118,7 @@ async def _read(
     while pending:
         batches = await consumer.getmany(*pending, timeout_ms=500)
         for tp, records in batches.items():
-            read[tp] += [_record(r) for r in records if r.key == key and r.offset < ends[tp]]
+            read[tp] += [_record(r) for r in records if r.key in keys and r.offset < ends[tp]]
             heard = time.monotonic() if records else heard
         pending = {tp for tp in pending if await consumer.position(tp) < ends[tp]}
         if pending and time.monotonic() - heard > STALL_SECONDS:

@@ -7,6 +7,7 @@ inspector time, not the Redis its gateways use.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import cast
 
@@ -68,33 +69,46 @@ class InspectReader:
 
     async def sessions(self, query: str = "") -> Found:
         """Context documents whose key holds `query` (any case), up to MAX_LISTED."""
-        keys: list[tuple[bytes, str]] = []
-        pattern = scan_pattern(self.layout.prefix, query)
-        calls, ended = 0, 0
-        nodes = await self._scan_nodes()
-        for node in nodes:
-            cursor = -1  # not started
-            while cursor != 0 and calls < MAX_SCAN_CALLS and len(keys) < MAX_LISTED:
-                cursor, batch = await self._scan(max(cursor, 0), pattern, node)
-                calls += 1
-                for key in batch:
-                    if (parsed := parse_context_key(self.layout.prefix, key.decode())) is not None:
-                        keys.append((key, parsed[0]))
-            ended += cursor == 0
+        keys, whole = await self._context_keys(scan_pattern(self.layout.prefix, query), MAX_SCAN_CALLS, MAX_LISTED)
         keys = keys[:MAX_LISTED]
         async with self.redis.pipeline(transaction=False) as pipe:
-            for key, _ in keys:
+            for key, _, _ in keys:
                 pipe.hget(key, "doc")
             raws = await pipe.execute() if keys else []
         docs, unreadable = [], 0
-        for (_, owner), raw in zip(keys, raws):
+        for (_, owner, _), raw in zip(keys, raws):
             if raw is None:
                 continue  # expired between the scan and the read
             try:
                 docs.append((owner, ContextDoc.from_json(raw)))
             except ValidationError:  # one bad document must not hide every other session
                 unreadable += 1
-        return Found(docs, ended == len(nodes) and len(keys) < MAX_LISTED, unreadable)
+        return Found(docs, whole and len(keys) < MAX_LISTED, unreadable)
+
+    async def session_keys(self) -> list[str]:
+        """The key of every session with a context under the prefix, sorted: the whole keyspace is scanned, in
+        SCAN_COUNT steps (`turnstream diff` samples from it)."""
+        keys, _ = await self._context_keys(scan_pattern(self.layout.prefix, ""), None, None)
+        return sorted({session for _, _, session in keys})
+
+    async def _context_keys(
+        self, pattern: str, max_calls: int | None, max_keys: int | None
+    ) -> tuple[list[tuple[bytes, str, str]], bool]:
+        """Context keys matching `pattern` with their owners and session keys, and whether the scan reached the end of
+        every node; stopped after `max_calls` SCAN calls or `max_keys` keys (None: no bound)."""
+        keys: list[tuple[bytes, str, str]] = []
+        calls, ended = 0, 0
+        nodes = await self._scan_nodes()
+        for node in nodes:
+            cursor = -1  # not started
+            while cursor != 0 and calls < (max_calls or math.inf) and len(keys) < (max_keys or math.inf):
+                cursor, batch = await self._scan(max(cursor, 0), pattern, node)
+                calls += 1
+                for key in batch:
+                    if (parsed := parse_context_key(self.layout.prefix, key.decode())) is not None:
+                        keys.append((key, *parsed))
+            ended += cursor == 0
+        return keys, ended == len(nodes)
 
     async def _scan_nodes(self) -> list[ClusterNode | None]:
         """Where SCAN runs: every primary of a Redis Cluster, each with a cursor of its own; else the one server."""

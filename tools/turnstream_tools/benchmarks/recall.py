@@ -23,6 +23,7 @@ import orjson
 
 from turnstream.client import ContextClient
 from turnstream.memory.archive import archive_entry
+from turnstream.operations.diff_report import Question
 from turnstream.prompt.recalled import recall_line
 from turnstream.redis.keys import KeyLayout
 from turnstream.schemas.archive import entry_id
@@ -60,12 +61,15 @@ def answer_covered(answer: str, text: str, words: set[str]) -> bool:
     return all(run in text for run in runs) and all(w in words for w in content)
 
 
+def prompt_holds(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a prompt's `messages` cover `answer` (answer_covered over their text): one question's score."""
+    text = "\n".join(content_text(m.get("content")) for m in messages)
+    return answer_covered(answer, text, set(_WORD.findall(CJK_RUN.sub(" ", text.lower()))))
+
+
 def coverage(answers: list[str], prompts: list[list[dict[str, Any]]]) -> float:
     """Percent of `answers` covered by the prompt asked for each."""
-    covered = 0
-    for answer, messages in zip(answers, prompts):
-        text = "\n".join(content_text(m.get("content")) for m in messages)
-        covered += answer_covered(answer, text, set(_WORD.findall(CJK_RUN.sub(" ", text.lower()))))
+    covered = sum(prompt_holds(answer, messages) for answer, messages in zip(answers, prompts))
     return 100.0 * covered / max(len(answers), 1)
 
 
@@ -155,6 +159,38 @@ def locomo_case(path: Path) -> RecallCase:
     return RecallCase(
         session_id, f"{session_id}-{first}", turns, [(qa["question"], str(qa["answer"])) for qa in asked], evidence
     )
+
+
+def case_labels(case: RecallCase) -> dict[str, Any]:
+    """A case's questions as a labelled set (`turnstream diff --labels` reads it): its session and user, and per
+    question its gold answer and evidence turn ids; the turns themselves are in the log."""
+    evidence = case.evidence or [() for _ in case.questions]
+    return {
+        "session_id": case.session_id,
+        "user_id": case.user_id,
+        "qa": [
+            {"question": question, "answer": answer, "evidence": list(turns)}
+            for (question, answer), turns in zip(case.questions, evidence)
+        ],
+    }
+
+
+def labelled_questions(path: Path) -> dict[str, list[Question]]:
+    """Session key -> its labelled questions, from `path`: a LoCoMo conversation (as `--locomo` reads them), or one
+    case's labels or a list of them (case_labels). KeyError, TypeError or ValueError on a file of neither shape."""
+    data = orjson.loads(path.read_bytes())
+    if isinstance(data, dict) and "speaker_a" in data:
+        case = locomo_case(path)
+        pairs = {session_key(case.session_id, None): case.questions}
+    else:
+        labelled = data if isinstance(data, list) else [data]
+        pairs = {
+            session_key(str(one["session_id"]), one.get("tenant")): [
+                (qa["question"], str(qa["answer"])) for qa in one["qa"]
+            ]
+            for one in labelled
+        }
+    return {key: [Question(question, answer=answer) for question, answer in asked] for key, asked in pairs.items()}
 
 
 def recall_cases(locomo: Path | None) -> dict[str, list[RecallCase]]:

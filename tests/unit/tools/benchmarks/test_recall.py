@@ -5,15 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from turnstream.operations.diff_report import Question
 from turnstream.schemas.archive import entry_id
 from turnstream_tools.benchmarks.recall import (
+    case_labels,
     dated_history,
     evidence_shares,
+    labelled_questions,
     locomo_case,
     newest_tail,
+    prompt_holds,
     prompt_turns,
     recall_target,
 )
@@ -104,6 +109,37 @@ def test_locomo_evidence_is_split_and_checked_against_the_turns(tmp_path: Path) 
     assert c.questions == [("What did Ann adopt?", "a cat")] and c.evidence == [("D1:1", "D1:2")]
     assert c.turns[1]["message"] == {"role": "assistant", "name": "Bo", "content": "Lovely! [shares a photo of a cat]"}
     assert c.turns[2]["message"]["content"] == "Here. [shares a photo of a cat on a sofa]"
+
+
+def test_a_prompt_holds_an_answer_when_every_content_word_or_cjk_run_is_in_it() -> None:
+    messages = [{"role": "system", "content": "[3 May] Maya: my sister's cat is called Pistachio"}, {"role": "user"}]
+    assert prompt_holds("Pistachio", messages) and prompt_holds("the Pistachio", messages)
+    assert not prompt_holds("Clay Loft", messages)
+    assert prompt_holds("开心果", [{"role": "user", "content": "猫叫开心果。"}])
+    assert not prompt_holds("开心果", [{"role": "user", "content": "开心 果"}])
+
+
+def test_labels_written_for_a_case_read_back_as_its_questions(tmp_path: Path) -> None:
+    case = recall_case("en")
+    (tmp_path / "labels.json").write_bytes(orjson.dumps([case_labels(case)]))
+    read = labelled_questions(tmp_path / "labels.json")
+    assert read == {case.session_id: [Question(q, answer=a) for q, a in case.questions]}
+    assert case_labels(case)["qa"][0]["evidence"] == list(case.evidence[0])
+
+
+def test_a_locomo_conversation_is_a_labelled_set_of_its_session(tmp_path: Path) -> None:
+    data = {
+        "speaker_a": "Ann",
+        "speaker_b": "Bo",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat."}],
+        "qa": [{"question": "What did Ann adopt?", "answer": "a cat", "evidence": ["D1:1"], "category": 4}],
+    }
+    (tmp_path / "30.json").write_bytes(orjson.dumps(data))
+    assert labelled_questions(tmp_path / "30.json") == {"locomo-30": [Question("What did Ann adopt?", answer="a cat")]}
+    (tmp_path / "bad.json").write_bytes(b'{"qa": []}')
+    with pytest.raises(KeyError):
+        labelled_questions(tmp_path / "bad.json")
 
 
 def measured(ours: float, full: float, evidence: float) -> dict[str, object]:

@@ -112,7 +112,8 @@ demo: $(INSTALLED)
 #                     helm template | kubeconform and promtool (`make deploy-tools` first); no service
 #   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server,
 #                     Chromium and Node (the TypeScript client's tests), started by the fixtures (a test that needs
-#                     only Redis starts no broker), and the embedding models from `make models`; ~12 minutes
+#                     only Redis starts no broker), and the embedding models from `make models`; about 23 minutes,
+#                     its 25 slowest tests listed at the end
 # `make test` runs them in that order and stops at the first tier that fails: a broken rule fails in a minute,
 # before Kafka's jars or the browser are even fetched. Each target collects only its own folder.
 test: test-unit test-checks test-integration
@@ -130,7 +131,7 @@ test-checks: $(INSTALLED) deploy-tools
 	$(BIN)/pytest tests/checks
 
 test-integration: $(INSTALLED) kafka models browser ts-client
-	$(BIN)/pytest tests/integration
+	$(BIN)/pytest tests/integration --durations=25
 
 test-kafka: $(INSTALLED) kafka
 	$(BIN)/pytest -m kafka

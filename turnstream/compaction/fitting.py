@@ -46,7 +46,9 @@ DATA_KEY = "data:"
 """How the key of a fact drawn from a tool result begins: `data:<tool>:<arguments>`."""
 ENTITY_KEY = DATA_KEY + "#"
 """How the key of a tool result about one entity begins: `data:#<its id>`, whichever tool returned it."""
-DATA_VALUE = 3
+DATA_VALUE = 4
+"""What a tool result's fact is worth: as much as a fact or preference the user stated. The ids an agent passes next
+are the data its pending step needs, and events and failures (3) tell the story rather than feed the call."""
 _TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "failure": 3, "event": 3}
 ASSISTANT_VALUE = 2
 """What a statement of the assistant's is worth, whatever its cue: a recommendation ("推荐浅草松屋…") or a reminder
@@ -55,7 +57,7 @@ _SAID_BY_ASSISTANT = tuple(f"{kind}:assistant-" for kind in _TYPE_VALUE)
 
 
 def fact_value(fact: Fact) -> int:
-    """How much a fact is worth keeping: user constraints first, then facts and preferences, then tool data, events
+    """How much a fact is worth keeping: user constraints first, then facts, preferences and tool data, then events
     and failures; named slots get a bonus."""
     if fact.key.startswith(DATA_KEY):
         return DATA_VALUE + (1 if fact.key.startswith(ENTITY_KEY) else 0)

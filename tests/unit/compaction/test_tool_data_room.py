@@ -21,12 +21,13 @@ def _facts() -> tuple[Fact, ...]:
     )
 
 
-def test_a_repeated_search_gives_up_its_older_results_first_then_the_oldest_data() -> None:
+def test_a_repeated_search_gives_up_its_older_results_first_then_events_then_the_oldest_data() -> None:
     facts = _facts()
     order = [facts[i].key for i in eviction_order(facts)]
     assert order[0] == "data:search_restaurants:q=ramen"  # a newer result of the same tool follows it
-    # then tool data and events by age; the user's constraint last
-    assert order[1:4] == [
+    assert order[1] == "decision:lounge"  # an event ranks below the data an agent passes on
+    # then tool data by age; the user's constraint last
+    assert order[2:5] == [
         "data:search_flights:date=2026-05-01",
         "data:search_hotels:city=Tokyo",
         "data:search_restaurants:q=sushi",

@@ -36,9 +36,11 @@ CONVERSATIONS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 # KX4Q2P, ZR81LM") instead of counting its lists ("bookings: 2 items"), an entity's later result to replace its earlier, a result
 # keyed by all its call's arguments, a repeated search's older results to go first, and a block with tool data to give
 # the facts the room before the summary's half.
+# planted-en-1 and planted-zh-2 (each with about 110 tool results) re-recorded when tool data began to rank with the
+# user's facts (fitting.DATA_VALUE 3 -> 4) in which facts the 40-fact cap keeps; their planted facts are all still kept.
 STRATEGY_HASHES = {
-    "planted-en-1": "1d94bade042eeb79",
-    "planted-zh-2": "b5d361550506901a",
+    "planted-en-1": "83497789759e7cdc",
+    "planted-zh-2": "163b92bd76a0ef2f",
     "react-5": "4d55270120f63640",
 }
 SESSION_HASHES = {"planted-en-1": "35612c38aed7e882", "planted-zh-2": "d5c7cc8f314ab36b", "react-5": "b62045a4542f8f7c"}

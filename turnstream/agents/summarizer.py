@@ -14,6 +14,7 @@ import openai
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from turnstream.agents.fields import record_fields
+from turnstream.agents.throttle import CallCap
 from turnstream.compaction.strategies import Fact
 from turnstream.kafka.topics import Topics
 from turnstream.llm.calls import client_options, extract_facts, merge_profile, merge_summary
@@ -36,12 +37,17 @@ class Summarizer:
         self.settings = settings
         self.client = client
         self.memory = memory
+        self.cap = CallCap(settings.llm_max_calls)
 
     async def answer(self, request: SummaryRequest, fields: dict[str, Any] | None = None) -> SummaryResult:
         """`fields` tie its log lines to the request's record (see record_fields).
 
         The summary merge and the key-info extraction go out together, so an answer takes no longer than one
-        call with its retries (what the session core waits before it takes a request as lost)."""
+        call with its retries (what the session core waits before it takes a request as lost). Past
+        TURNSTREAM_LLM_MAX_CALLS none goes out: the offline summary and facts stand, as when the model fails."""
+        if not self.cap.take():
+            llm_requests_total.labels("capped").inc()
+            return SummaryResult(request.session_key, request.request_id, None, "TURNSTREAM_LLM_MAX_CALLS reached")
         started = asyncio.get_running_loop().time()
         extraction = asyncio.ensure_future(self._facts(request, fields)) if self.settings.llm_key_info else None
         try:

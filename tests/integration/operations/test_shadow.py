@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import redis
 from aiokafka.admin import AIOKafkaAdminClient
@@ -23,7 +24,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from tests.integration.agents.test_pipeline import assert_context_matches_batch, interleave, produce
 from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker, wait_until_drained
-from turnstream.client import ContextClient
+from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options
 from turnstream.kafka.admin import ensure_topics, faust_app_id
 from turnstream.operations.shadow import StartAt, commit_start, lag, shadow_settings
@@ -113,6 +114,7 @@ async def test_a_shadow_beside_the_live_worker_leaves_it_untouched_and_drop_remo
     shadow = shadow_settings(live, name, {"budget_tokens": "700"})
     sessions = conversations(6, 40, seed=500)
     ordered = interleave(list(sessions.values()))
+    misrouted = sessions["m00"] = turns_for("m00", seed=600, count=2)
     for settings in (live, reference):
         await ensure_topics(settings)
     await lag(shadow)  # waits out a fresh broker's missing group coordinator, which wait_until_drained does not
@@ -124,26 +126,34 @@ async def test_a_shadow_beside_the_live_worker_leaves_it_untouched_and_drop_remo
         running_worker(reference, "reference") as reference_worker,
         running_shadow(live, name, "--set", "budget_tokens=700") as shadow_worker,
     ):
-        await produce(live, ordered)
-        await produce(reference, ordered)
+        for settings in (live, reference):
+            await produce(settings, ordered)
+            async with TurnProducer(settings) as producer:  # keyed otherwise: the live worker forwards them
+                for turn in misrouted:
+                    await producer.send_raw(b"not-its-session-key", orjson.dumps(turn))
         await wait_until_drained(live, live_worker)
         await wait_until_drained(reference, reference_worker)
         await wait_until_drained(shadow, shadow_worker)
         status = run_cli(live, "status", name)
         assert status.returncode == 0, status.stderr
-        assert "lag: 0" in status.stdout and f"turns applied: {len(ordered)}" in status.stdout, status.stdout
+        assert "lag: 0" in status.stdout and f"turns applied: {len(ordered) + 2}" in status.stdout, status.stdout
+        # each misrouted turn and the one copy the live worker forwarded: none from the shadow
+        assert sum(row.end for row in await lag(shadow)) == len(ordered) + 2 * len(misrouted)
         shadow_worker.process.send_signal(signal.SIGTERM)
         assert shadow_worker.process.wait(timeout=30) == 0  # a graceful stop
 
     live_keys = prefix_dump(live, live.topic_prefix)
     assert live_keys and live_keys == prefix_dump(reference, reference.topic_prefix)
+    differ = 0
     async with ContextClient.from_settings(shadow) as shadow_client, ContextClient.from_settings(live) as live_client:
         for sid, turns in sessions.items():
             doc = await shadow_client.get(sid)
             assert doc is not None, sid
             assert_context_matches_batch(doc, turns, shadow)  # the pure core, with the shadow's budget
             live_doc = await live_client.get(sid)
-            assert live_doc is not None and live_doc.tokens.after > doc.tokens.after  # its own budget took effect
+            assert live_doc is not None and (live_doc.tokens.budget, doc.tokens.budget) == (1200, 700)
+            differ += live_doc.messages != doc.messages
+    assert differ >= len(sessions) - 1  # its own budget took effect: every long session is cut otherwise
 
     before = raw_dump(live)
     assert any(key.startswith(f"{name}:".encode()) for key in before)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any, cast
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from turnstream.agents.summarizer import Summarizer
 from turnstream.agents.throttle import CallCap, TokenBucket, bucket_for
+from turnstream.schemas.summaries import SummaryRequest
+from turnstream.settings import Settings
 
 pytestmark = pytest.mark.unit
 
@@ -63,3 +69,10 @@ def test_the_llm_cap_counts_the_calls_and_refuses_past_it() -> None:
     uncapped = CallCap(None)
     assert all(uncapped.take() for _ in range(100)) and uncapped.used == 100
     assert CallCap(0).take() is False
+
+
+def test_past_the_cap_the_summarizer_answers_offline_without_a_call() -> None:
+    settings = Settings(TURNSTREAM_OPENAI_BASE_URL="http://llm:8000/v1", llm_max_calls=0)
+    summarizer = Summarizer(settings, cast(Any, None), cast(Any, None))  # any call would fail on None
+    answer = asyncio.run(summarizer.answer(SummaryRequest("s", 1, "", [{"role": "user", "content": "hi"}], "o")))
+    assert (answer.summary, answer.error) == (None, "TURNSTREAM_LLM_MAX_CALLS reached")

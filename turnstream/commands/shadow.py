@@ -173,7 +173,6 @@ def run_shadow(args: argparse.Namespace) -> int:
         )
         if args.llm and not settings.llm_enabled:
             raise ShadowError("--llm needs an endpoint: set OPENAI_BASE_URL")
-        client_logging()
         # the summaries topic and the Table must be co-partitioned with the live turns topic: take its count
         settings = settings.model_copy(update={"turn_partitions": asyncio.run(turn_partitions(settings))})
         where = asyncio.run(commit_start(settings, StartAt(args.from_offset, args.from_time)))

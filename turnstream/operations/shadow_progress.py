@@ -4,6 +4,7 @@ A terminal gets one line redrawn in place (rich); anything else a line every LOG
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -75,7 +76,8 @@ class ProgressDisplay:
     """A terminal's one line redrawn in place (rich's Live, started at the first line), else lines."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
+        # bound to stderr as it is now: the Faust worker replaces sys.stderr with its logger once it starts
+        self.console = console or Console(file=sys.stderr)
         self.live: Live | None = None
 
     @property

@@ -204,6 +204,9 @@ async def test_a_killed_shadow_resumes_to_the_keys_of_an_uninterrupted_one_at_it
             assert "resuming at the shadow group's committed offsets" in await _start_line(resumed)
             await wait_until_drained(killed, resumed)
         await wait_until_drained(whole, uninterrupted)
+        progress = [line for line in uninterrupted.log().splitlines() if line.startswith(f"shadow {whole_name}: ")]
+        print(progress[-1:])
+        assert progress and f"consumed {len(ordered)}/{len(ordered)}, lag 0" in progress[-1]
     assert prefix_dump(live, killed_name) == prefix_dump(live, whole_name)
     assert prefix_dump(live, whole_name)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from datetime import datetime
 
@@ -173,9 +174,15 @@ def run_shadow(args: argparse.Namespace) -> int:
         )
         if args.llm and not settings.llm_enabled:
             raise ShadowError("--llm needs an endpoint: set OPENAI_BASE_URL")
-        # the summaries topic and the Table must be co-partitioned with the live turns topic: take its count
-        settings = settings.model_copy(update={"turn_partitions": asyncio.run(turn_partitions(settings))})
-        where = asyncio.run(commit_start(settings, StartAt(args.from_offset, args.from_time)))
+        chatter = logging.getLogger("aiokafka")  # its connection errors, which the one line below reports
+        level = chatter.level
+        chatter.setLevel(logging.CRITICAL)
+        try:
+            # the summaries topic and the Table must be co-partitioned with the live turns topic: take its count
+            settings = settings.model_copy(update={"turn_partitions": asyncio.run(turn_partitions(settings))})
+            where = asyncio.run(commit_start(settings, StartAt(args.from_offset, args.from_time)))
+        finally:
+            chatter.setLevel(level)
     except (ShadowError, ValueError) as error:
         raise CliError(str(error)) from None
     except KafkaError as error:

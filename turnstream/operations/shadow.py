@@ -148,11 +148,15 @@ class _Kafka:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.admin = AIOKafkaAdminClient(**kafka_options(settings))
-        self.consumer = AIOKafkaConsumer(**kafka_options(settings), group_id=None, enable_auto_commit=False)
 
     async def __aenter__(self) -> _Kafka:
         await self.admin.start()
-        await self.consumer.start()
+        try:
+            self.consumer = AIOKafkaConsumer(**kafka_options(self.settings), group_id=None, enable_auto_commit=False)
+            await self.consumer.start()
+        except BaseException:
+            await self.admin.close()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:

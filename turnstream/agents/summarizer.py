@@ -33,11 +33,14 @@ T = TypeVar("T")
 class Summarizer:
     """Turns a SummaryRequest into a SummaryResult: bounded retries, a timeout, never an exception."""
 
-    def __init__(self, settings: Settings, client: openai.AsyncOpenAI, memory: MemoryStore) -> None:
+    def __init__(
+        self, settings: Settings, client: openai.AsyncOpenAI, memory: MemoryStore, cap: CallCap | None = None
+    ) -> None:
+        """`cap` is shared by the agent's concurrent instances (TURNSTREAM_LLM_MAX_CALLS counts for the worker)."""
         self.settings = settings
         self.client = client
         self.memory = memory
-        self.cap = CallCap(settings.llm_max_calls)
+        self.cap = cap or CallCap(settings.llm_max_calls)
 
     async def answer(self, request: SummaryRequest, fields: dict[str, Any] | None = None) -> SummaryResult:
         """`fields` tie its log lines to the request's record (see record_fields).
@@ -155,12 +158,13 @@ def register_summarizer_agent(app: faust.App, settings: Settings, topics: Topics
     base_url = settings.openai_base_url
     if not base_url:
         raise ValueError("the summarizer needs an OpenAI-compatible endpoint: set OPENAI_BASE_URL")
+    cap = CallCap(settings.llm_max_calls)  # one for the llm_concurrency instances below
 
     @app.agent(topics.compaction, name=f"{settings.topic_prefix}.summarizer", concurrency=settings.llm_concurrency)
     async def summarizer_agent(stream: faust.StreamT[bytes]) -> None:
         options = client_options(base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds)
         memory = MemoryStore.from_settings(settings)
-        summarizer = Summarizer(settings, openai.AsyncOpenAI(**options), memory)
+        summarizer = Summarizer(settings, openai.AsyncOpenAI(**options), memory, cap)
         try:
             async for event in stream.events():
                 try:

@@ -22,6 +22,7 @@ import redis
 from aiokafka.admin import AIOKafkaAdminClient
 
 from tests.integration.agents.test_pipeline import assert_context_matches_batch, interleave, produce
+from tests.integration.llm.test_llm_pipeline import NumberedSummaries, is_summary, llm_settings
 from tests.support.conversations import turns_for
 from tests.support.worker import RunningWorker, running_worker, wait_until_drained
 from turnstream.client import ContextClient, TurnProducer
@@ -117,7 +118,6 @@ async def test_a_shadow_beside_the_live_worker_leaves_it_untouched_and_drop_remo
     misrouted = sessions["m00"] = turns_for("m00", seed=600, count=2)
     for settings in (live, reference):
         await ensure_topics(settings)
-    await lag(shadow)  # waits out a fresh broker's missing group coordinator, which wait_until_drained does not
     decoy = f"{name}x:ctx:{{decoy}}:s"  # a key of another prefix that begins like the shadow's
     client = redis.Redis.from_url(str(live.redis_url))
     client.set(decoy, b"not the shadow's")
@@ -235,3 +235,37 @@ async def test_a_new_shadow_starts_at_the_offset_or_time_asked_and_a_started_one
     past = shadow_settings(live, f"{live.topic_prefix}-p")
     await commit_start(past, StartAt(offset=10**9))  # clipped to the end
     assert [row.committed for row in await lag(past)] == [row.end for row in await lag(past)]
+
+
+async def test_a_shadow_calls_no_llm_unless_asked_and_then_no_more_than_its_cap(
+    live: Settings, llm_server: Any
+) -> None:
+    server = llm_server(reply=NumberedSummaries())
+    live = llm_settings(live, server)  # the live worker's endpoint, in the environment the shadows start with
+    sessions = conversations(2, 60, seed=950)
+    await ensure_topics(live)
+    await produce(live, interleave(list(sessions.values())))
+    offline_name, capped_name = f"{live.topic_prefix}-off", f"{live.topic_prefix}-cap"
+    with (
+        running_shadow(live, offline_name) as offline,
+        running_shadow(live, capped_name, "--llm", "--llm-max-calls", "2") as capped,
+    ):
+        await wait_until_drained(shadow_settings(live, offline_name), offline)
+        await wait_until_drained(shadow_settings(live, capped_name, llm=True), capped)
+        deadline = time.monotonic() + 30
+        while sum(map(is_summary, server.requests)) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(2.0)  # any request past the cap would have gone by now
+    assert sum(map(is_summary, server.requests)) == 2, [r["messages"][0]["content"][:40] for r in server.requests]
+    capped_summaries, offline_summaries = (
+        await summaries(live, capped_name, sessions),
+        await summaries(live, offline_name, sessions),
+    )
+    assert any("LLM-SUMMARY-" in summary for summary in capped_summaries)  # answered through its own topic
+    assert offline_summaries and not any("LLM-SUMMARY-" in summary for summary in offline_summaries)
+
+
+async def summaries(live: Settings, name: str, sessions: dict[str, Any]) -> list[str]:
+    async with ContextClient.from_settings(shadow_settings(live, name)) as client:
+        docs = [await client.get(sid) for sid in sessions]
+    return [doc.summary for doc in docs if doc is not None]

@@ -188,7 +188,7 @@ def run_shadow(args: argparse.Namespace) -> int:
     except KafkaError as error:
         raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
     print(f"shadow {settings.topic_prefix} of {settings.turns_from}: {where}", file=sys.stderr, flush=True)
-    display = ProgressDisplay()
+    display = ProgressDisplay(fmt=settings.log_format)
     try:
         return run_worker(settings, loglevel, lambda app: register_progress(app, settings, display))
     finally:

@@ -10,12 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import faust
+import orjson
 from prometheus_client import REGISTRY
 from rich.console import Console
 from rich.live import Live
 
 from turnstream.kafka.faust_private.consumer import committed_offsets
 from turnstream.kafka.timers import timer
+from turnstream.logs import LogFormat
 from turnstream.settings import Settings
 
 TERMINAL_SECONDS = 1.0
@@ -73,20 +75,27 @@ def look_now(app: faust.App, settings: Settings) -> Look:
 
 
 class ProgressDisplay:
-    """A terminal's one line redrawn in place (rich's Live, started at the first line), else lines."""
+    """A terminal's one line redrawn in place (rich's Live, started at the first line), else lines: under
+    TURNSTREAM_LOG_FORMAT=json each a JSON object, as every other line the worker writes."""
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, fmt: LogFormat = "text") -> None:
         # bound to stderr as it is now: the Faust worker replaces sys.stderr with its logger once it starts
         self.console = console or Console(file=sys.stderr)
+        self.json = fmt == "json"
         self.live: Live | None = None
 
     @property
+    def redrawn(self) -> bool:
+        return self.console.is_terminal and not self.json
+
+    @property
     def interval(self) -> float:
-        return TERMINAL_SECONDS if self.console.is_terminal else LOG_SECONDS
+        return TERMINAL_SECONDS if self.redrawn else LOG_SECONDS
 
     def show(self, line: str) -> None:
-        if not self.console.is_terminal:
-            self.console.print(line, highlight=False, soft_wrap=True)
+        if not self.redrawn:
+            text = orjson.dumps({"message": line}).decode() if self.json else line
+            self.console.print(text, highlight=False, soft_wrap=True, markup=False)
             return
         if self.live is None:
             self.live = Live(console=self.console, auto_refresh=False)

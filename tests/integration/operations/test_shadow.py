@@ -256,6 +256,8 @@ async def test_a_shadow_calls_no_llm_unless_asked_and_then_no_more_than_its_cap(
         while sum(map(is_summary, server.requests)) < 2 and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         await asyncio.sleep(2.0)  # any request past the cap would have gone by now
+        running = run_cli(live, "drop", offline_name)
+        assert running.returncode == 1 and "stop `turnstream shadow run` first" in running.stderr, running.stderr
     assert sum(map(is_summary, server.requests)) == 2, [r["messages"][0]["content"][:40] for r in server.requests]
     capped_summaries, offline_summaries = (
         await summaries(live, capped_name, sessions),

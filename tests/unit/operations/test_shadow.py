@@ -3,8 +3,14 @@ line."""
 
 from __future__ import annotations
 
-import pytest
+import io
 
+import pytest
+from rich.console import Console
+
+from turnstream.client import TurnProducer
+from turnstream.client.errors import ShadowSettingsError
+from turnstream.logs import LogFormat
 from turnstream.operations.shadow import (
     PartitionLag,
     ShadowError,
@@ -13,7 +19,7 @@ from turnstream.operations.shadow import (
     shadow_topics,
     start_offsets,
 )
-from turnstream.operations.shadow_progress import Look, progress_line
+from turnstream.operations.shadow_progress import LOG_SECONDS, Look, ProgressDisplay, progress_line
 from turnstream.settings import Settings
 
 pytestmark = pytest.mark.unit
@@ -134,3 +140,18 @@ def test_the_progress_line_says_consumed_lag_rate_and_llm_calls() -> None:
         progress_line("s", before, None, None)
         == "shadow s: consumed 100/1000, lag 900, 0.0 turns/s, LLM 0 ok, 0 failed"
     )
+
+
+@pytest.mark.parametrize(("fmt", "written"), [("text", "shadow s: …\n"), ("json", '{"message":"shadow s: …"}\n')])
+def test_the_progress_goes_as_plain_or_json_lines_when_not_on_a_terminal(fmt: LogFormat, written: str) -> None:
+    out = io.StringIO()
+    display = ProgressDisplay(Console(file=out), fmt)
+    assert display.interval == LOG_SECONDS
+    display.show("shadow s: …")
+    display.close()
+    assert out.getvalue() == written
+
+
+def test_a_producer_refuses_a_shadows_settings(live: Settings) -> None:
+    with pytest.raises(ShadowSettingsError, match="never produces into the turns topic it reads \\(prod.turns\\)"):
+        TurnProducer(shadow_settings(live, "prod-x"))

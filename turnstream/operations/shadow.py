@@ -224,6 +224,9 @@ async def commit_start(settings: Settings, start: StartAt) -> str:
         ends = await kafka.ends(partitions)
         if start.time_ms is not None:
             found = await kafka.consumer.offsets_for_times({tp: start.time_ms for tp in partitions})
+            if any(at is not None and at.timestamp < start.time_ms for at in found.values()):
+                # a record before the time asked: the broker did not look it up (Tansu answers offset 0, time -1)
+                raise ShadowError("the broker does not look offsets up by time: use --from-offset")
             asked = {tp.partition: None if at is None else at.offset for tp, at in found.items()}
         else:
             asked = {tp.partition: start.offset for tp in partitions}

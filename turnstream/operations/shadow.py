@@ -299,6 +299,10 @@ async def _delete_group(admin: AIOKafkaAdminClient, group: str) -> bool:
     """DeleteGroups (aiokafka's admin client has no call for it: its request, sent to the group's coordinator);
     False when the broker has no such group."""
     coordinator = await _until_coordinated(lambda: admin.find_coordinator(group))
+    # asked first, not left to DeleteGroups' NON_EMPTY_GROUP: Tansu deletes a group with members
+    described = await admin.describe_consumer_groups([group], coordinator)
+    if any(members for response in described for _, _, _, _, _, members, *_ in response.groups):
+        raise ShadowError(f"the shadow's group {group} has members: stop `turnstream shadow run` first")
     response = await admin._send_request(DeleteGroupsRequest([group]), coordinator)  # noqa: SLF001 - see above
     ((_, code),) = response.results
     if code == NonEmptyGroup.errno:

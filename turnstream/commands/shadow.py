@@ -112,6 +112,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "Faust folder. The turns topic and everything of the live prefix stay. Stop `shadow run` first.",
     )
     drop.add_argument("name", metavar="NAME", help=_NAME_HELP)
+    drop.add_argument(
+        "--force",
+        action="store_true",
+        help="drop even when the group lists members: a killed shadow's, which the embedded broker (Tansu) keeps "
+        "until another member joins; never while the shadow runs",
+    )
     drop.set_defaults(run=run_drop)
 
 
@@ -224,7 +230,7 @@ def run_drop(args: argparse.Namespace) -> int:
     client_logging()
     live = configured_settings(kafka=True, redis=True)
     try:
-        dropped = asyncio.run(drop(shadow_settings(live, args.name), live))
+        dropped = asyncio.run(drop(shadow_settings(live, args.name), live, args.force))
     except ShadowError as error:
         raise CliError(str(error)) from None
     except KafkaError as error:

@@ -278,15 +278,16 @@ class Dropped:
     """Whether the broker had the group."""
 
 
-async def drop(shadow: Settings, live: Settings) -> Dropped:
+async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped:
     """Delete the shadow's Redis keys (those under `prefix:` only: `ab:` is not a prefix of `abc:`), its consumer
-    group, its topics and its local Faust folder; never anything of the live worker's. ShadowError while it runs."""
+    group, its topics and its local Faust folder; never anything of the live worker's. ShadowError while its group
+    has members, unless `force` (a killed shadow's member, which Tansu keeps until someone joins)."""
     if shadow.topic_prefix == live.topic_prefix:
         raise ShadowError(
             f"refusing to drop {shadow.topic_prefix!r}: that is the live prefix (TURNSTREAM_TOPIC_PREFIX)"
         )
     async with _Kafka(shadow) as kafka:
-        group = await _delete_group(kafka.admin, faust_app_id(shadow))
+        group = await _delete_group(kafka.admin, faust_app_id(shadow), force)
         topics = shadow_topics(shadow, live, await kafka.admin.list_topics())
         if topics:
             await kafka.admin.delete_topics(topics)
@@ -295,14 +296,17 @@ async def drop(shadow: Settings, live: Settings) -> Dropped:
     return Dropped(keys, topics, group)
 
 
-async def _delete_group(admin: AIOKafkaAdminClient, group: str) -> bool:
+async def _delete_group(admin: AIOKafkaAdminClient, group: str, force: bool) -> bool:
     """DeleteGroups (aiokafka's admin client has no call for it: its request, sent to the group's coordinator);
     False when the broker has no such group."""
     coordinator = await _until_coordinated(lambda: admin.find_coordinator(group))
     # asked first, not left to DeleteGroups' NON_EMPTY_GROUP: Tansu deletes a group with members
     described = await admin.describe_consumer_groups([group], coordinator)
-    if any(members for response in described for _, _, _, _, _, members, *_ in response.groups):
-        raise ShadowError(f"the shadow's group {group} has members: stop `turnstream shadow run` first")
+    if not force and any(members for response in described for _, _, _, _, _, members, *_ in response.groups):
+        raise ShadowError(
+            f"the shadow's group {group} has members: stop `turnstream shadow run` first (a killed one leaves it "
+            "after the session timeout; on Tansu only when another joins: then --force)"
+        )
     response = await admin._send_request(DeleteGroupsRequest([group]), coordinator)  # noqa: SLF001 - see above
     ((_, code),) = response.results
     if code == NonEmptyGroup.errno:

@@ -17,6 +17,7 @@ SUBCOMMANDS = (
     "demo",
     "bench",
     "worker",
+    "shadow",
     "produce",
     "context",
     "memory",

@@ -75,6 +75,8 @@ class KafkaSettings(BaseModel):
     """PEM private key of the client certificate, when not inside kafka_ssl_certfile."""
     topic_prefix: str = Field("turnstream", pattern=TOPIC_PREFIX_PATTERN)
     """Prefix of every topic name and of the Faust app id."""
+    turns_from: str | None = Field(None, pattern=r"^[A-Za-z0-9._\-]{1,100}$")
+    """The prefix whose turns topic the worker reads; unset: its own. Set (by `turnstream shadow run`), the worker is a shadow: it reads that prefix's turns and writes everything else (its topics, group, Table, Redis keys) under topic_prefix, and never produces into the turns topic it reads."""
     turn_partitions: int = Field(8, ge=1, le=1024)
     """Partitions of the input topic: the unit of horizontal scale."""
     replication_factor: int = Field(BROKER_DEFAULT_REPLICATION, ge=-1, le=32767)
@@ -150,7 +152,13 @@ class KafkaSettings(BaseModel):
 
     @property
     def turns_topic(self) -> str:
-        return f"{self.topic_prefix}.turns"
+        """The input topic: the turns_from prefix's when set, else the worker's own."""
+        return f"{self.turns_from or self.topic_prefix}.turns"
+
+    @property
+    def is_shadow(self) -> bool:
+        """Reads another prefix's turns topic (turns_from): produces nothing into it."""
+        return self.turns_from is not None and self.turns_from != self.topic_prefix
 
     @property
     def memory_topic(self) -> str:
@@ -315,6 +323,9 @@ class LLMSettings(BaseModel):
     llm_key_info: bool = True
     """With an endpoint: the summarizer also extracts key facts from each dropped span, merged over the offline facts by key; a fact naming an identifier or number its turns do not hold is discarded. false keeps the offline facts only."""
 
+    llm_max_calls: int | None = Field(None, ge=0)
+    """Summary requests the worker answers with the LLM at most (each a summary merge with its key-info extraction and profile merge), counted from its start; past it every request takes the offline path, as when the model fails. Unset: no cap (`turnstream shadow run --llm-max-calls`)."""
+
     @property
     def llm_enabled(self) -> bool:
         return bool(self.openai_base_url)
@@ -364,6 +375,8 @@ class WorkerSettings(BaseModel):
     """How often a worker writes back what Redis has lost (FLUSHALL, a restart without data, the newest writes of a primary that died before its replica had them): contexts from its Table, memories, profiles and the archive from the memory journal; 0 never."""
     batch_max_events: int = Field(256, ge=1, le=10_000)
     """Events the session agent takes at once: one Redis round trip and one Table row per session per batch."""
+    max_turns_per_second: float | None = Field(None, gt=0)
+    """Records the session agent takes per second at most (a token bucket before each batch), so that a replay leaves the broker and Redis to the live worker; unset: no limit (`turnstream shadow run --rate`)."""
     batch_max_ms: float = Field(5.0, gt=0, le=10_000)
     """How long the session agent keeps filling a batch while more events are waiting; a batch goes at once when none are."""
     live_states_max: int = Field(1_000, ge=0)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 from turnstream.connections import kafka_options
 from turnstream.kafka.admin import faust_app_id
@@ -93,7 +94,13 @@ async def wait_until_drained(settings: Settings, worker: RunningWorker, timeout:
         deadline = time.monotonic() + timeout
         while True:
             assert worker.poll() is None, f"worker exited with status {worker.poll()}"
-            offsets = await admin.list_consumer_group_offsets(faust_app_id(settings), partitions=partitions)
+            try:
+                offsets = await admin.list_consumer_group_offsets(faust_app_id(settings), partitions=partitions)
+            except KafkaError as error:  # a fresh broker has no group coordinator until its offsets topic exists
+                if not error.retriable:
+                    raise
+                await asyncio.sleep(0.5)
+                continue
             committed = {tp: max(meta.offset, 0) for tp, meta in offsets.items()}
             ends = await fetched_end_offsets(kafka_options(settings), await consumer.end_offsets(partitions))
             behind = {

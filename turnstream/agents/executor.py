@@ -22,6 +22,7 @@ from typing import TypeVar
 from turnstream.agents.batch import Batch, Stepper, ms_since
 from turnstream.agents.envelope import Consumed
 from turnstream.agents.sinks import Done, Sink
+from turnstream.agents.throttle import TokenBucket
 from turnstream.metrics import observe_ms, turns_total
 
 E = TypeVar("E", bound=Consumed)
@@ -63,6 +64,8 @@ class Executor:
 
     stepper: Stepper
     sinks: Sinks
+    throttle: TokenBucket | None = None
+    """TURNSTREAM_MAX_TURNS_PER_SECOND: a batch waits for its tokens before it is stepped; None: no limit."""
 
     async def store(self, batch: Batch) -> Done:
         """Store every effect `batch` asks for; raises, with the stages after unrun, when one fails."""
@@ -77,6 +80,8 @@ class Executor:
     async def store_then_acknowledge(self, events: list[E], acknowledge: Callable[[list[E]], Awaitable[None]]) -> None:
         """Step the batch, and acknowledge its records only once every stage has stored its effects; its sessions'
         states live on only then (a batch that fails leaves the next one, or the replay, their Table rows)."""
+        if self.throttle is not None and (wait := self.throttle.take(len(events), time.monotonic())) > 0:
+            await asyncio.sleep(wait)
         batch = self.stepper.batch(events)
         try:
             await self.store(batch)

@@ -20,11 +20,13 @@ from turnstream.agents.sinks import (
     ForwardSink,
     JournalSink,
     MemorySink,
+    NothingSent,
     RedisSink,
     ReleaseSink,
     SummaryRequestSink,
     TableSink,
 )
+from turnstream.agents.throttle import bucket_for
 from turnstream.kafka.batches import acknowledge, take_batches
 from turnstream.kafka.delivery_policy import ordered_delivery
 from turnstream.kafka.signals import on_assigned, on_revoked
@@ -60,10 +62,13 @@ def executor_for(
     """The executor with the worker's real sinks, over the sessions Table and the live states kept beside it."""
     core = SessionCore(CoreConfig.from_settings(settings))
     stepper = Stepper(settings.summaries_topic, settings.max_content_bytes, live, core, tombstones)
+    # A shadow reads another prefix's turns topic and never writes into it: the live worker forwards misrouted
+    # turns and sends held ones round, and the shadow applies those copies as they come, like the live worker.
+    shadow = settings.is_shadow
     sinks = Sinks(
         dead_letter=DeadLetterSink(topics.dlq),
-        forward=ForwardSink(topics.turns),
-        release=ReleaseSink(topics.turns),
+        forward=NothingSent() if shadow else ForwardSink(topics.turns),
+        release=NothingSent() if shadow else ReleaseSink(topics.turns),
         memory=MemorySink(MemoryStore(store.redis, settings)),
         redis=RedisSink(ArchiveSink(ArchiveStore(store.redis, settings)), ContextSink(store, core)),
         journal=JournalSink(sessions.app, settings.memory_topic, settings.turn_partitions),
@@ -71,7 +76,7 @@ def executor_for(
         forget=ForgetSink(store, settings.forget_marker_seconds),
         summary_request=SummaryRequestSink(topics.compaction),
     )
-    return Executor(stepper, sinks)
+    return Executor(stepper, sinks, bucket_for(settings.max_turns_per_second))
 
 
 def register_session_agent(

@@ -99,6 +99,14 @@ class ForwardSink:
             await forward(self.turns, envelope)
 
 
+class NothingSent:
+    """A shadow's forward and release stages: it never produces into the turns topic it reads, since the live worker
+    sends those same turns there (it steps the same records), and the shadow applies the copies as they come."""
+
+    async def write(self, batch: Batch, done: Done) -> None:
+        return None
+
+
 @dataclass
 class ReleaseSink:
     """Held turns now due, round again through their session's partition; before the Table row that no longer

@@ -14,6 +14,7 @@ import openai
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from turnstream.agents.fields import record_fields
+from turnstream.agents.throttle import CallCap
 from turnstream.compaction.strategies import Fact
 from turnstream.kafka.topics import Topics
 from turnstream.llm.calls import client_options, extract_facts, merge_profile, merge_summary
@@ -32,16 +33,24 @@ T = TypeVar("T")
 class Summarizer:
     """Turns a SummaryRequest into a SummaryResult: bounded retries, a timeout, never an exception."""
 
-    def __init__(self, settings: Settings, client: openai.AsyncOpenAI, memory: MemoryStore) -> None:
+    def __init__(
+        self, settings: Settings, client: openai.AsyncOpenAI, memory: MemoryStore, cap: CallCap | None = None
+    ) -> None:
+        """`cap` is shared by the agent's concurrent instances (TURNSTREAM_LLM_MAX_CALLS counts for the worker)."""
         self.settings = settings
         self.client = client
         self.memory = memory
+        self.cap = cap or CallCap(settings.llm_max_calls)
 
     async def answer(self, request: SummaryRequest, fields: dict[str, Any] | None = None) -> SummaryResult:
         """`fields` tie its log lines to the request's record (see record_fields).
 
         The summary merge and the key-info extraction go out together, so an answer takes no longer than one
-        call with its retries (what the session core waits before it takes a request as lost)."""
+        call with its retries (what the session core waits before it takes a request as lost). Past
+        TURNSTREAM_LLM_MAX_CALLS none goes out: the offline summary and facts stand, as when the model fails."""
+        if not self.cap.take():
+            llm_requests_total.labels("capped").inc()
+            return SummaryResult(request.session_key, request.request_id, None, "TURNSTREAM_LLM_MAX_CALLS reached")
         started = asyncio.get_running_loop().time()
         extraction = asyncio.ensure_future(self._facts(request, fields)) if self.settings.llm_key_info else None
         try:
@@ -149,12 +158,13 @@ def register_summarizer_agent(app: faust.App, settings: Settings, topics: Topics
     base_url = settings.openai_base_url
     if not base_url:
         raise ValueError("the summarizer needs an OpenAI-compatible endpoint: set OPENAI_BASE_URL")
+    cap = CallCap(settings.llm_max_calls)  # one for the llm_concurrency instances below
 
     @app.agent(topics.compaction, name=f"{settings.topic_prefix}.summarizer", concurrency=settings.llm_concurrency)
     async def summarizer_agent(stream: faust.StreamT[bytes]) -> None:
         options = client_options(base_url, settings.openai_api_key.get_secret_value(), settings.llm_timeout_seconds)
         memory = MemoryStore.from_settings(settings)
-        summarizer = Summarizer(settings, openai.AsyncOpenAI(**options), memory)
+        summarizer = Summarizer(settings, openai.AsyncOpenAI(**options), memory, cap)
         try:
             async for event in stream.events():
                 try:

@@ -13,6 +13,10 @@ class ProducerStartError(ClientError):
     """The producer could not connect to the broker."""
 
 
+class ShadowSettingsError(ClientError, ValueError):
+    """A producer made with a shadow's settings (TURNSTREAM_TURNS_FROM): it would write into the live turns topic."""
+
+
 class ProducerClosedError(ClientError):
     """A send on a producer that is closed."""
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from turnstream.client.errors import ShadowSettingsError
 from turnstream.connections import kafka_options
 from turnstream.schemas.headers import Headers, header_items
 from turnstream.schemas.turn import Turn, encode_turn, validate_turn
@@ -52,6 +53,11 @@ class TurnProducer:
         """`producer_options` go to AIOKafkaProducer (e.g. linger_ms, request_timeout_ms)."""
         from aiokafka.partitioner import DefaultPartitioner
 
+        if settings.is_shadow:  # a shadow's settings: a send would reach the live worker's turns (a forget, a pop…)
+            raise ShadowSettingsError(
+                f"TURNSTREAM_TURNS_FROM={settings.turns_from} makes these a shadow's settings, and a shadow never "
+                f"produces into the turns topic it reads ({settings.turns_topic}): unset it to produce"
+            )
         self.settings = settings
         self.topic = settings.turns_topic
         self.idempotent = False  # what the broker allowed: known after start()

@@ -17,6 +17,10 @@ from turnstream.settings import Settings
 from turnstream.stack.services import StackError, provisioned
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import faust
+
     from turnstream.kafka.topic_creation import TopicsReady
 
 log = logging.getLogger("turnstream.startup")
@@ -88,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(configured.redact(str(error))) from None
 
 
-def run_worker(settings: Settings, loglevel: str) -> int:
+def run_worker(settings: Settings, loglevel: str, on_app: Callable[[faust.App], None] | None = None) -> int:
     """Run a Faust worker in this process until it is stopped, logging at `loglevel` in settings.log_format;
-    returns its exit status."""
+    returns its exit status. `on_app` registers more on the app before it starts (a shadow's progress display)."""
     import asyncio
 
     from prometheus_client import start_http_server
@@ -122,6 +126,8 @@ def run_worker(settings: Settings, loglevel: str) -> int:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     export_from_env()
     app = create_app(settings, topics.replication_factor, embedding)
+    if on_app is not None:
+        on_app(app)
 
     def ready() -> str:
         assigned = (tp.partition for tp in app.consumer.assignment() if tp.topic == settings.turns_topic)

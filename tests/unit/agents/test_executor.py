@@ -9,6 +9,7 @@ from dataclasses import fields
 import pytest
 
 from turnstream.agents.executor import PLAN, Sinks, to_the_end
+from turnstream.agents.throttle import TokenBucket
 from turnstream.schemas.control import forget_record
 from turnstream.testing import NOW, StageFailed, World, conversation, executor, record, turn_value
 
@@ -151,3 +152,18 @@ def test_an_erased_session_s_live_state_goes_with_it() -> None:
     for events in batches:
         asyncio.run(run.store_then_acknowledge(events, world.acknowledge))
     assert world.stored()["rows"] == {"s1": "erased"} and world.contexts == {"s1": 1}
+
+
+def test_a_throttled_executor_waits_for_its_tokens_before_it_steps_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    world = World()
+    events = conversation()
+    throttled = executor(world)
+    throttled.throttle = TokenBucket(rate=2, burst=1)
+    asyncio.run(throttled.store_then_acknowledge(events, world.acknowledge))
+    assert waits == [pytest.approx((len(events) - 1) / 2)] and world.written == list(PLAN)

@@ -8,12 +8,17 @@ import asyncio
 import logging
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.errors import KafkaError
 
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._services import client_logging, configured_settings
 from turnstream.redis.errors import REDIS_UNAVAILABLE
+
+if TYPE_CHECKING:
+    from turnstream.operations.shadow_progress import ProgressDisplay
+    from turnstream.settings import Settings
 
 _NAME_HELP = "the shadow's name: its topic prefix, consumer group (NAME-worker) and Redis key prefix (NAME:)"
 
@@ -115,8 +120,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     drop.add_argument(
         "--force",
         action="store_true",
-        help="drop even when the group lists members: a killed shadow's, which the embedded broker (Tansu) keeps "
-        "until another member joins; never while the shadow runs",
+        help="drop even while the shadow's running mark is in Redis: a killed shadow's, which expires within 15 s; "
+        "never while the shadow runs",
     )
     drop.set_defaults(run=run_drop)
 
@@ -165,7 +170,7 @@ def run_shadow(args: argparse.Namespace) -> int:
         shadow_settings,
         turn_partitions,
     )
-    from turnstream.operations.shadow_progress import ProgressDisplay, register_progress
+    from turnstream.operations.shadow_progress import ProgressDisplay
 
     if (untested := refusal(installed())) is not None:
         raise CliError(untested)
@@ -196,9 +201,17 @@ def run_shadow(args: argparse.Namespace) -> int:
     print(f"shadow {settings.topic_prefix} of {settings.turns_from}: {where}", file=sys.stderr, flush=True)
     display = ProgressDisplay(fmt=settings.log_format)
     try:
-        return run_worker(settings, loglevel, lambda app: register_progress(app, settings, display))
+        return run_worker(settings, loglevel, lambda app: _while_running(app, settings, display))
     finally:
         display.close()
+
+
+def _while_running(app: Any, settings: Settings, display: ProgressDisplay) -> None:
+    """What a running shadow keeps up beside the worker: its progress line and its mark in Redis."""
+    from turnstream.operations.shadow_progress import register_progress, register_running_mark
+
+    register_progress(app, settings, display)
+    register_running_mark(app, settings)
 
 
 def run_status(args: argparse.Namespace) -> int:

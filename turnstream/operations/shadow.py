@@ -9,7 +9,9 @@ first (its settings, its topics, where it starts), the broker and Redis calls af
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -22,17 +24,22 @@ from aiokafka.errors import GroupIdNotFound, KafkaError, NonEmptyGroup, for_code
 from aiokafka.protocol.admin import DeleteGroupsRequest
 from aiokafka.structs import OffsetAndMetadata
 from pydantic import ValidationError
+from redis.asyncio import Redis
 
 from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
 from turnstream.kafka.admin import faust_app_id, worker_topics
 from turnstream.kafka.end_offsets import fetched_end_offsets
 from turnstream.redis.connect import redis_client
+from turnstream.redis.keys import KeyLayout
 from turnstream.settings import Settings
 
 T = TypeVar("T")
 GIVEN_BY_THE_SHADOW = ("topic_prefix", "turns_from")
 """Settings `--set` may not change: the shadow's name and the live prefix it reads make them."""
+RUNNING_MARK_SECONDS = 5
+"""How often a running shadow renews its mark in Redis (KeyLayout.shadow_running); the mark lasts three times as
+long, so a killed shadow's is gone within 15 s."""
 COORDINATOR_WAIT_SECONDS = 15.0
 DELETE_BATCH = 500
 """Redis keys deleted per UNLINK by `shadow drop`."""
@@ -280,14 +287,19 @@ class Dropped:
 
 async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped:
     """Delete the shadow's Redis keys (those under `prefix:` only: `ab:` is not a prefix of `abc:`), its consumer
-    group, its topics and its local Faust folder; never anything of the live worker's. ShadowError while its group
-    has members, unless `force` (a killed shadow's member, which Tansu keeps until someone joins)."""
+    group, its topics and its local Faust folder; never anything of the live worker's. ShadowError while the shadow
+    runs (its mark in Redis), unless `force`."""
     if shadow.topic_prefix == live.topic_prefix:
         raise ShadowError(
             f"refusing to drop {shadow.topic_prefix!r}: that is the live prefix (TURNSTREAM_TOPIC_PREFIX)"
         )
+    if not force and (running := await running_mark(shadow)):
+        raise ShadowError(
+            f"shadow {shadow.topic_prefix} is running ({running}): stop `turnstream shadow run` first (a killed "
+            f"one's mark expires within {RUNNING_MARK_SECONDS * 3} s; --force drops it anyway)"
+        )
     async with _Kafka(shadow) as kafka:
-        group = await _delete_group(kafka.admin, faust_app_id(shadow), force)
+        group = await _delete_group(kafka.admin, faust_app_id(shadow))
         topics = shadow_topics(shadow, live, await kafka.admin.list_topics())
         if topics:
             await kafka.admin.delete_topics(topics)
@@ -296,21 +308,42 @@ async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped
     return Dropped(keys, topics, group)
 
 
-async def _delete_group(admin: AIOKafkaAdminClient, group: str, force: bool) -> bool:
+async def running_mark(settings: Settings) -> str | None:
+    """The process and host of the shadow running under settings' prefix, as its mark says; None when none runs."""
+    redis = redis_client(settings)
+    try:
+        mark = await redis.get(KeyLayout(settings.topic_prefix).shadow_running())
+    finally:
+        await redis.aclose()
+    return (mark.decode() if isinstance(mark, bytes) else mark) or None
+
+
+async def renew_running_mark(redis: Redis, settings: Settings) -> None:
+    """Say in Redis that this process runs the shadow (`drop` refuses meanwhile); it expires unless renewed. Asked of
+    Redis rather than the broker: the embedded Tansu keeps a stopped consumer in its group's members."""
+    await redis.set(
+        KeyLayout(settings.topic_prefix).shadow_running(),
+        f"pid {os.getpid()} on {socket.gethostname()}",
+        ex=RUNNING_MARK_SECONDS * 3,
+    )
+
+
+async def clear_running_mark(redis: Redis, settings: Settings) -> None:
+    """Take the mark away on a graceful stop, so the shadow can be dropped at once."""
+    await redis.delete(KeyLayout(settings.topic_prefix).shadow_running())
+
+
+async def _delete_group(admin: AIOKafkaAdminClient, group: str) -> bool:
     """DeleteGroups (aiokafka's admin client has no call for it: its request, sent to the group's coordinator);
     False when the broker has no such group."""
     coordinator = await _until_coordinated(lambda: admin.find_coordinator(group))
-    # asked first, not left to DeleteGroups' NON_EMPTY_GROUP: Tansu deletes a group with members
-    described = await admin.describe_consumer_groups([group], coordinator)
-    if not force and any(members for response in described for _, _, _, _, _, members, *_ in response.groups):
-        raise ShadowError(
-            f"the shadow's group {group} has members: stop `turnstream shadow run` first (a killed one leaves it "
-            "after the session timeout; on Tansu only when another joins: then --force)"
-        )
     response = await admin._send_request(DeleteGroupsRequest([group]), coordinator)  # noqa: SLF001 - see above
     ((_, code),) = response.results
     if code == NonEmptyGroup.errno:
-        raise ShadowError(f"the shadow's group {group} has members: stop `turnstream shadow run` first")
+        raise ShadowError(
+            f"the shadow's group {group} still has a member: a killed `turnstream shadow run` leaves it after the "
+            "session timeout (TURNSTREAM_BROKER_SESSION_TIMEOUT); drop it again then"
+        )
     if code and code != GroupIdNotFound.errno:
         error: type[KafkaError] = for_code(code)
         raise ShadowError(f"cannot delete the group {group}: {error.__name__}")

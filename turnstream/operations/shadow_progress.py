@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import faust
 import orjson
@@ -116,3 +117,22 @@ def register_progress(app: faust.App, settings: Settings, display: ProgressDispl
         look = look_now(app, settings)
         display.show(progress_line(settings.topic_prefix, look, looks[-1] if looks else None, settings.llm_max_calls))
         looks[:] = [look]
+
+
+def register_running_mark(app: faust.App, settings: Settings) -> None:
+    """Keep the shadow's running mark in Redis fresh while the worker runs, and clear it when it stops (`turnstream
+    shadow drop` reads it)."""
+    from turnstream.operations.shadow import RUNNING_MARK_SECONDS, clear_running_mark, renew_running_mark
+    from turnstream.redis.connect import redis_client
+
+    redis = redis_client(settings)
+
+    @timer(app, RUNNING_MARK_SECONDS, name=f"{settings.topic_prefix}.shadow_running")
+    async def renew() -> None:
+        await renew_running_mark(redis, settings)
+
+    async def clear(sender: Any, /, *args: Any, **kwargs: Any) -> None:  # after the consumer stopped
+        await clear_running_mark(redis, settings)
+        await redis.aclose()
+
+    app.on_before_shutdown.connect(clear)

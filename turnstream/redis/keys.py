@@ -92,6 +92,12 @@ NAMES: tuple[RedisName, ...] = (
     RedisName("P:journal:lock", "STRING", "the worker replaying the journal (expires)"),
     RedisName("P:embedding:models", "STRING", "the model tags the whole archive was embedded for"),
     RedisName("P:embedding:lock", "STRING", "the worker re-embedding the archive for new models (expires)"),
+    RedisName(
+        "P:shadow:running",
+        "STRING",
+        "under a shadow's prefix, while `turnstream shadow run` runs: its process and host (expires); "
+        "`turnstream shadow drop` refuses while it is there",
+    ),
 )
 """Every Redis name, in the order docs/protocol.md lists them: the owner's slot first, then the rest."""
 
@@ -187,6 +193,10 @@ class KeyLayout:
     def contexts_verified(self) -> str:
         """Per turns partition, the replication id its contexts were last found whole under (agents/resync.py)."""
         return f"{self.prefix}:resync:contexts"
+
+    def shadow_running(self) -> str:
+        """Set while a shadow under this prefix runs (`turnstream shadow run`)."""
+        return f"{self.prefix}:shadow:running"
 
     def journal_lock(self) -> str:
         """Held by the one worker replaying the journal."""

@@ -32,6 +32,7 @@ def made() -> list[str]:
         layout.contexts_verified(),
         layout.embedding_models(),
         layout.embedding_lock(),
+        layout.shadow_running(),
     ]
 
 

@@ -18,6 +18,7 @@ from turnstream.redis.errors import REDIS_UNAVAILABLE
 
 if TYPE_CHECKING:
     from turnstream.operations.shadow_progress import ProgressDisplay
+    from turnstream.redis.shadow_mark import mark_starting
     from turnstream.settings import Settings
 
 _NAME_HELP = "the shadow's name: its topic prefix, consumer group (NAME-worker) and Redis key prefix (NAME:)"
@@ -171,6 +172,7 @@ def run_shadow(args: argparse.Namespace) -> int:
         turn_partitions,
     )
     from turnstream.operations.shadow_progress import ProgressDisplay
+    from turnstream.redis.shadow_mark import mark_starting
 
     if (untested := refusal(installed())) is not None:
         raise CliError(untested)
@@ -192,12 +194,16 @@ def run_shadow(args: argparse.Namespace) -> int:
             # the summaries topic and the Table must be co-partitioned with the live turns topic: take its count
             settings = settings.model_copy(update={"turn_partitions": asyncio.run(turn_partitions(settings))})
             where = asyncio.run(commit_start(settings, StartAt(args.from_offset, args.from_time)))
+            # `shadow drop` refuses from now on, the worker's start included
+            asyncio.run(mark_starting(settings, settings.topic_prefix, settings.startup_timeout_seconds * 2))
         finally:
             chatter.setLevel(level)
     except (ShadowError, ValueError) as error:
         raise CliError(str(error)) from None
     except KafkaError as error:
         raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
+    except REDIS_UNAVAILABLE as error:
+        raise CliError(f"cannot reach Redis: {error}") from None
     print(f"shadow {settings.topic_prefix} of {settings.turns_from}: {where}", file=sys.stderr, flush=True)
     display = ProgressDisplay(fmt=settings.log_format)
     try:

@@ -9,9 +9,7 @@ first (its settings, its topics, where it starts), the broker and Redis calls af
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -24,22 +22,18 @@ from aiokafka.errors import GroupIdNotFound, KafkaError, NonEmptyGroup, for_code
 from aiokafka.protocol.admin import DeleteGroupsRequest
 from aiokafka.structs import OffsetAndMetadata
 from pydantic import ValidationError
-from redis.asyncio import Redis
 
 from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
 from turnstream.kafka.admin import faust_app_id, worker_topics
 from turnstream.kafka.end_offsets import fetched_end_offsets
 from turnstream.redis.connect import redis_client
-from turnstream.redis.keys import KeyLayout
+from turnstream.redis.shadow_mark import RUNNING_MARK_SECONDS, running_mark
 from turnstream.settings import Settings
 
 T = TypeVar("T")
 GIVEN_BY_THE_SHADOW = ("topic_prefix", "turns_from")
 """Settings `--set` may not change: the shadow's name and the live prefix it reads make them."""
-RUNNING_MARK_SECONDS = 5
-"""How often a running shadow renews its mark in Redis (KeyLayout.shadow_running); the mark lasts three times as
-long, so a killed shadow's is gone within 15 s."""
 COORDINATOR_WAIT_SECONDS = 15.0
 DELETE_BATCH = 500
 """Redis keys deleted per UNLINK by `shadow drop`."""
@@ -293,7 +287,7 @@ async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped
         raise ShadowError(
             f"refusing to drop {shadow.topic_prefix!r}: that is the live prefix (TURNSTREAM_TOPIC_PREFIX)"
         )
-    if not force and (running := await running_mark(shadow)):
+    if not force and (running := await running_mark(shadow, shadow.topic_prefix)):
         raise ShadowError(
             f"shadow {shadow.topic_prefix} is running ({running}): stop `turnstream shadow run` first (a killed "
             f"one's mark expires within {RUNNING_MARK_SECONDS * 3} s; --force drops it anyway)"
@@ -306,31 +300,6 @@ async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped
     keys = await _delete_keys(shadow)
     shutil.rmtree(Path(shadow.data_dir) / f"{faust_app_id(shadow)}-data", ignore_errors=True)
     return Dropped(keys, topics, group)
-
-
-async def running_mark(settings: Settings) -> str | None:
-    """The process and host of the shadow running under settings' prefix, as its mark says; None when none runs."""
-    redis = redis_client(settings)
-    try:
-        mark = await redis.get(KeyLayout(settings.topic_prefix).shadow_running())
-    finally:
-        await redis.aclose()
-    return (mark.decode() if isinstance(mark, bytes) else mark) or None
-
-
-async def renew_running_mark(redis: Redis, settings: Settings) -> None:
-    """Say in Redis that this process runs the shadow (`drop` refuses meanwhile); it expires unless renewed. Asked of
-    Redis rather than the broker: the embedded Tansu keeps a stopped consumer in its group's members."""
-    await redis.set(
-        KeyLayout(settings.topic_prefix).shadow_running(),
-        f"pid {os.getpid()} on {socket.gethostname()}",
-        ex=RUNNING_MARK_SECONDS * 3,
-    )
-
-
-async def clear_running_mark(redis: Redis, settings: Settings) -> None:
-    """Take the mark away on a graceful stop, so the shadow can be dropped at once."""
-    await redis.delete(KeyLayout(settings.topic_prefix).shadow_running())
 
 
 async def _delete_group(admin: AIOKafkaAdminClient, group: str) -> bool:

@@ -122,17 +122,17 @@ def register_progress(app: faust.App, settings: Settings, display: ProgressDispl
 def register_running_mark(app: faust.App, settings: Settings) -> None:
     """Keep the shadow's running mark in Redis fresh while the worker runs, and clear it when it stops (`turnstream
     shadow drop` reads it)."""
-    from turnstream.operations.shadow import RUNNING_MARK_SECONDS, clear_running_mark, renew_running_mark
     from turnstream.redis.connect import redis_client
+    from turnstream.redis.shadow_mark import RUNNING_MARK_SECONDS, clear_running_mark, renew_running_mark
 
     redis = redis_client(settings)
 
     @timer(app, RUNNING_MARK_SECONDS, name=f"{settings.topic_prefix}.shadow_running")
     async def renew() -> None:
-        await renew_running_mark(redis, settings)
+        await renew_running_mark(redis, settings.topic_prefix)
 
     async def clear(sender: Any, /, *args: Any, **kwargs: Any) -> None:  # after the consumer stopped
-        await clear_running_mark(redis, settings)
+        await clear_running_mark(redis, settings.topic_prefix)
         await redis.aclose()
 
     app.on_before_shutdown.connect(clear)

@@ -18,7 +18,6 @@ from turnstream.redis.errors import REDIS_UNAVAILABLE
 
 if TYPE_CHECKING:
     from turnstream.operations.shadow_progress import ProgressDisplay
-    from turnstream.redis.shadow_mark import mark_starting
     from turnstream.settings import Settings
 
 _NAME_HELP = "the shadow's name: its topic prefix, consumer group (NAME-worker) and Redis key prefix (NAME:)"

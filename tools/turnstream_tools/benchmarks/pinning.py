@@ -124,6 +124,30 @@ def cpu_ticks(pid: int) -> int:
     return spent
 
 
+def parse_rss_mb(status: str) -> float:
+    """The resident set size in a /proc/<pid>/status text, in MB."""
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise ValueError("no VmRSS line (a zombie, or not Linux's /proc)")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of process `pid`, in MB (Linux)."""
+    return parse_rss_mb(Path(f"/proc/{pid}/status").read_text())
+
+
+def tree_rss_mb(pid: int) -> float:
+    """The resident set size of `pid` and the processes below it (a worker's embedding process), in MB."""
+    total = 0.0
+    for process in process_tree(pid):
+        try:
+            total += rss_mb(process)
+        except (FileNotFoundError, ValueError):  # a child gone meanwhile
+            pass
+    return total
+
+
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
 

@@ -137,7 +137,7 @@ def scale_figure(one: Side, two: Side, services: Iterable[str], placement: Scale
         {
             "turns_per_round": turns,
             "rounds": {SIDES[0]: one.rates, SIDES[1]: two.rates},
-            "placement": placement.describe() if placement else "unpinned: fewer CPUs than workers",
+            "placement": placement.describe() if placement else "unpinned (--no-pin, or fewer CPUs than workers)",
             "cores_shared": placement is not None and placement.shared,
         },
     )
@@ -197,7 +197,7 @@ async def _scale_out(
     live = await Live.connect(Consumers(one.settings, one.settings, one.settings, one.settings), children)
     sessions = plan.drain_sessions * SESSIONS_PER_DRAIN_SESSION
     turns = max(plan.drain_turns // SESSIONS_PER_DRAIN_SESSION, 1)
-    placement = scale_placement(os.sched_getaffinity(0), len(two.pids))
+    placement = scale_placement(os.sched_getaffinity(0), len(two.pids)) if plan.pin else None
     every = frozenset(os.sched_getaffinity(0))
     try:
         warm = round_turns("scale-warm-up", sessions, WARM_UP_TURNS // 10, seed=99)

@@ -2,8 +2,8 @@
 sampled at intervals, and each sampled series' trend over the run (trend.py says what flat means).
 
 Every sample reads the worker's RSS (its process and the embedding process below it, from /proc), the worker
-group's consumer lag on the turns topic, freshness p99 over the window (send until the context's version in Redis
-includes the turn, polled every POLL_SECONDS), Redis's used_memory over the owners produced so far, and the
+group's consumer lag on the turns topic, freshness p99 over the window (send until the worker publishes a context version
+that includes the turn), Redis's used_memory over the owners produced so far, and the
 embedder's lag p99 over the window (send until the turn's vector is in its owner's archive).
 """
 
@@ -50,9 +50,9 @@ CHATS, CHAT_TURNS = 30, 40
 """The generated chats the traffic cycles through (beside one agent trace of each domain and language)."""
 OPEN_SESSIONS = 24
 """Conversations under way at once; the next turn comes from the next of them in turn."""
-POLL_SECONDS = 0.02
-"""Between two looks at the contexts of the turns not yet readable."""
-VECTOR_POLL_SECONDS = 0.1
+VECTOR_PROBE_EVERY = 5
+"""One user turn in this many is timed to its vector."""
+VECTOR_POLL_SECONDS = 0.25
 VECTOR_GIVE_UP_SECONDS = 120.0
 """A user turn with no vector after this long is counted as missed, not as a lag."""
 
@@ -166,32 +166,48 @@ class Watch:
     vectors: dict[tuple[str, str], float] = field(default_factory=dict)
     window: Window = field(default_factory=Window)
     missed_vectors: int = 0
+    user_turns: int = 0
 
     def sent(self, turn: dict[str, Any], at: float) -> None:
         key = session_key(turn["session_id"], turn.get("tenant"))
         # one version a turn, from a new session's first: the turn of seq n is in version n + 1
         self.contexts.setdefault(key, deque()).append((turn["seq"] + 1, at))
         message = turn["message"]
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
+        self.user_turns += message.get("role") == "user"
+        # a probe every VECTOR_PROBE_EVERY user turns: the looks stay cheap while the embedder is behind
+        if (
+            message.get("role") == "user"
+            and isinstance(message.get("content"), str)
+            and self.user_turns % VECTOR_PROBE_EVERY == 1
+        ):
             owner = owner_key(turn.get("user_id"), turn.get("tenant"), turn["session_id"])
             self.vectors[(owner, f"{key}#{turn['seq']}")] = at
 
-    async def contexts_forever(self, live: Live) -> None:
-        while True:
-            if self.contexts:
-                versions = await live.versions(list(self.contexts))
-                now = time.monotonic()
-                for key, version in versions.items():
-                    waiting = self.contexts[key]
-                    while waiting and version is not None and waiting[0][0] <= version:
-                        self.window.freshness.append(now - waiting.popleft()[1])
-                    if not waiting:
-                        del self.contexts[key]
-            await asyncio.sleep(POLL_SECONDS)
+    def published(self, channel: str, version: int, now: float) -> None:
+        """A context's new version, as the worker publishes it on `P:updates:S`: the turns it includes are readable."""
+        key = channel.split(":updates:", 1)[1]
+        waiting = self.contexts.get(key)
+        while waiting and waiting[0][0] <= version:
+            self.window.freshness.append(now - waiting.popleft()[1])
+        if waiting is not None and not waiting:
+            del self.contexts[key]
 
-    async def vectors_forever(self, live: Live) -> None:
+    async def contexts_until(self, live: Live, stop: asyncio.Event) -> None:
+        """Hear every context version the worker publishes, until `stop`: no polling, whatever the backlog."""
+        pubsub = live.redis.pubsub()
+        await pubsub.psubscribe(live.store.layout.updates_channel("*"))
+        try:
+            while not stop.is_set():
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+                if message is not None:
+                    self.published(message["channel"].decode(), int(message["data"]), time.monotonic())
+        finally:
+            await pubsub.aclose()
+
+    async def vectors_until(self, live: Live, stop: asyncio.Event) -> None:
+        """Look for the probed turns' vectors every VECTOR_POLL_SECONDS, until `stop`."""
         keys = KeyLayout(live.pipeline.topic_prefix)
-        while True:
+        while not stop.is_set():
             waiting = list(self.vectors)
             if waiting:
                 async with live.redis.pipeline(transaction=False) as pipe:
@@ -285,15 +301,20 @@ async def soak(live: Live, worker_pid: int, plan: SoakPlan, console: Console) ->
                 )
             )
 
-    watchers = [asyncio.create_task(watch.contexts_forever(live)), asyncio.create_task(watch.vectors_forever(live))]
+    stop = asyncio.Event()
+
+    async def run() -> None:
+        try:
+            await asyncio.gather(produce(), sample_every())
+        finally:
+            stop.set()
+
     try:
         with LiveDisplay(get_renderable=state.render, console=console, refresh_per_second=1):
-            await asyncio.gather(produce(), sample_every())
+            # the watchers in the same gather: one that fails ends the run, not a figure without its measures
+            await asyncio.gather(run(), watch.contexts_until(live, stop), watch.vectors_until(live, stop))
         console.line()  # a display that is not a terminal's ends without one
     finally:
-        for task in watchers:
-            task.cancel()
-        await asyncio.gather(*watchers, return_exceptions=True)
         await consumer.stop()
         await admin.close()
     return state.samples, state, watch

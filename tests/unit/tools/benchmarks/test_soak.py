@@ -14,6 +14,7 @@ from turnstream_tools.benchmarks.pinning import parse_rss_mb, rss_mb, tree_rss_m
 from turnstream_tools.benchmarks.soak import (
     OPEN_SESSIONS,
     SERIES,
+    VECTOR_PROBE_EVERY,
     MixedTraffic,
     Sample,
     SoakPlan,
@@ -64,16 +65,29 @@ def test_the_traffic_mixes_chats_and_agent_traces_each_a_new_session_of_a_new_us
         seqs[turn["session_id"]] = turn["seq"]
 
 
-def test_a_sent_turn_waits_for_its_version_and_a_user_turn_for_its_vector() -> None:
+def test_a_sent_turn_is_readable_once_a_version_including_it_is_published() -> None:
     watch = Watch()
-    user = {"turn_id": "t-0", "session_id": "s", "user_id": "u", "seq": 0, "message": {"role": "user", "content": "hi"}}
-    tool = {"turn_id": "t-1", "session_id": "s", "user_id": "u", "seq": 1, "message": {"role": "tool", "content": "{}"}}
-    watch.sent(user, 1.0)
-    watch.sent(tool, 2.0)
-    assert list(watch.contexts[session_key("s")]) == [(1, 1.0), (2, 2.0)]
-    assert list(watch.vectors.values()) == [1.0]
+    for seq in range(3):
+        turn = {"turn_id": f"t-{seq}", "session_id": "s", "user_id": "u", "seq": seq, "message": {"role": "tool"}}
+        watch.sent(turn, 1.0 + seq)
+    channel = f"p:updates:{session_key('s')}"
+    watch.published(channel, 2, 10.0)  # one batch applied the first two turns
+    assert watch.window.freshness == [9.0, 8.0]
+    assert list(watch.contexts[session_key("s")]) == [(3, 3.0)]
+    watch.published(channel, 3, 10.5)
+    watch.published(channel, 3, 11.0)  # a version heard again, and one of a session not sent: nothing more
+    watch.published("p:updates:other", 9, 11.0)
+    assert watch.window.freshness == [9.0, 8.0, 7.5] and not watch.contexts
+
+
+def test_one_user_turn_in_so_many_is_probed_for_its_vector() -> None:
+    watch = Watch()
+    for seq in range(2 * VECTOR_PROBE_EVERY):
+        message = {"role": "user", "content": "hi"} if seq % 2 == 0 else {"role": "assistant", "content": "hello"}
+        watch.sent({"turn_id": f"t-{seq}", "session_id": "s", "user_id": "u", "seq": seq, "message": message}, 1.0)
     ((owner, position),) = watch.vectors
     assert position == f"{session_key('s')}#0" and "u" in owner
+    assert watch.user_turns == VECTOR_PROBE_EVERY
 
 
 def _sample(at: float, rss: float, fresh: float | None = 50.0) -> Sample:

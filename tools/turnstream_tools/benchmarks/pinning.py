@@ -112,11 +112,11 @@ def parse_cpu_ticks(stat: str) -> int:
     return int(fields[14 - 3]) + int(fields[15 - 3])
 
 
-def cpu_ticks(pid: int) -> int:
-    """The CPU time process `pid` and the processes below it (a worker's embedding process) have spent so far,
-    user and system, in clock ticks."""
+def cpu_ticks(pid: int, below: bool = True) -> int:
+    """The CPU time process `pid` and (unless `below` is False) the processes below it (a worker's embedding
+    process) have spent so far, user and system, in clock ticks."""
     spent = 0
-    for process in process_tree(pid):
+    for process in process_tree(pid) if below else [pid]:
         try:
             spent += parse_cpu_ticks(Path(f"/proc/{process}/stat").read_text())
         except FileNotFoundError:  # a child gone meanwhile

@@ -102,6 +102,7 @@ class Side:
     settings: Settings
     pids: list[int]
     rates: list[float] = field(default_factory=list)
+    turns: int = 0
     ticks: dict[str, int] = field(default_factory=dict)
     busy: int = 0
     total: int = 0
@@ -110,6 +111,11 @@ class Side:
     def share(self, name: str) -> float:
         """Percent of one core `name` kept busy while this side drained."""
         return 100 * self.ticks.get(name, 0) / TICKS_PER_SECOND / self.seconds if self.seconds else 0.0
+
+    def per_core(self) -> float:
+        """Turns drained per second of the workers' CPU time, over every round."""
+        spent = self.ticks.get("workers", 0) / TICKS_PER_SECOND
+        return self.turns / spent if spent else 0.0
 
     def machine(self) -> float:
         """Percent of the whole machine (every process, this run's or not) busy while this side drained."""
@@ -121,9 +127,11 @@ def scale_figure(one: Side, two: Side, services: Iterable[str], placement: Scale
     spent while each side drained."""
     rate = Row.of("drain rate, same backlog", "turns/s", statistics.median(two.rates), statistics.median(one.rates))
     rows = [rate]
-    for name in ("workers", *services, "bench"):
+    for name in ("workers", *services, "bench"):  # the bench: its producer and its waits on the contexts
         rows.append(Row.of(f"{name} CPU while draining", "% of a core", two.share(name), one.share(name)))
     rows.append(Row.of("machine busy while draining (every process)", "%", two.machine(), one.machine()))
+    # turns a second over the cores the workers got: how well the work divides, whatever the machine left them
+    rows.append(Row.of("turns per second of worker CPU", "turns/s", two.per_core(), one.per_core()))
     return Figure(
         "scale_out",
         "Scale-out: one worker and two, the same backlog",
@@ -251,19 +259,23 @@ async def _drain(
         await live.producer.flush()
     finally:
         _signal(stopped, signal.SIGCONT)
-    groups = {
-        "workers": side.pids,
-        **{name: [pid] for name, pid in live.children.services.items()},
-        "bench": [os.getpid()],
-    }
-    before = {name: sum(cpu_ticks(pid) for pid in pids) for name, pids in groups.items()}
+    groups = {"workers": side.pids, **{name: [pid] for name, pid in live.children.services.items()}}
+
+    def spent() -> dict[str, int]:
+        # the bench alone: every other process here is below it
+        return {"bench": cpu_ticks(os.getpid(), below=False)} | {
+            name: sum(cpu_ticks(pid) for pid in pids) for name, pids in groups.items()
+        }
+
+    before = spent()
     busy, total = machine_ticks()
     started = time.perf_counter()
     await live.until(live.versions_reached(expected, side.settings), f"scale-out drain ({len(side.pids)} workers)")
     elapsed = time.perf_counter() - started
     after_busy, after_total = machine_ticks()
-    for name, pids in groups.items():
-        side.ticks[name] = side.ticks.get(name, 0) + sum(cpu_ticks(pid) for pid in pids) - before[name]
+    for name, ticks in spent().items():
+        side.ticks[name] = side.ticks.get(name, 0) + ticks - before[name]
     side.busy, side.total = side.busy + after_busy - busy, side.total + after_total - total
     side.seconds += elapsed
     side.rates.append(len(records) / elapsed)
+    side.turns += len(records)

@@ -39,7 +39,7 @@ def test_the_machine_busy_ticks_leave_out_idle_and_iowait() -> None:
 
 
 def _side(rates: list[float], seconds: float, ticks: dict[str, int]) -> Side:
-    return Side(Settings(), [1], rates, ticks, busy=150, total=200, seconds=seconds)
+    return Side(Settings(), [1], rates, turns=4800 * len(rates), ticks=ticks, busy=150, total=200, seconds=seconds)
 
 
 @pytest.mark.parametrize(("two", "met"), [([1900.0, 2000.0, 1800.0], True), ([1500.0, 1600.0], False)])
@@ -57,8 +57,11 @@ def test_the_figure_is_two_workers_turns_per_second_over_one_and_the_cpu_beside(
         "redis CPU while draining",
         "bench CPU while draining",
         "machine busy while draining (every process)",
+        "turns per second of worker CPU",
     ]
     assert figure.row("workers CPU while draining").a == 180.0 and figure.row("workers CPU while draining").b == 100.0
     assert figure.row("redis CPU while draining").a == 20.0
     assert figure.row("machine busy while draining (every process)").a == 75.0
+    per_core = figure.row("turns per second of worker CPU")
+    assert (per_core.a, per_core.b) == (pytest.approx(4800 * len(two) / 9, rel=1e-3), 4800 * 3 / 10)
     assert figure.data["cores_shared"] and figure.data["turns_per_round"] == 4800

@@ -178,7 +178,7 @@ class Watch:
         if (
             message.get("role") == "user"
             and isinstance(message.get("content"), str)
-            and self.user_turns % VECTOR_PROBE_EVERY == 1
+            and (self.user_turns - 1) % VECTOR_PROBE_EVERY == 0
         ):
             owner = owner_key(turn.get("user_id"), turn.get("tenant"), turn["session_id"])
             self.vectors[(owner, f"{key}#{turn['seq']}")] = at

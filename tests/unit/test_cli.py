@@ -78,8 +78,13 @@ def test_memory_owner_arguments_are_checked_in_one_line(
         (
             ["--broker", "both", "--recall-only"],
             None,
-            "--recall-only and --agents-stream measure no broker-bound figure: --broker both would measure "
-            "nothing more",
+            "--recall-only, --agents-stream, --soak and --scale-out measure one figure on one broker: --broker "
+            "both would measure nothing more",
+        ),
+        (
+            ["--soak", "--scale-out"],
+            None,
+            "--soak and --scale-out: each measures its figure alone; ask for one",
         ),
     ],
 )

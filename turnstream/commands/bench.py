@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from turnstream.cli import require_extra
-from turnstream.commands._args import positive_int
+from turnstream.commands._args import positive_float, positive_int
 
 BROKERS = ("tansu", "kafka", "both")
 
@@ -75,6 +75,38 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="measure the agent values through the stream alone: the agent traces produced through Kafka and a "
         "worker, build_prompt at each tool call, at a 4,000-token prompt and at the defaults (a worker for each)",
+    )
+    parser.add_argument(
+        "--soak",
+        action="store_true",
+        help="the soak alone: mixed chat and agent traffic at --soak-rate through one worker with embeddings on (the "
+        "local models when `make models` fetched them) for --soak-minutes, sampled every --soak-sample-seconds: "
+        "worker RSS, consumer lag, freshness p99, Redis memory per owner and the embedder's lag, each series' slope "
+        "per hour and whether it is flat, with a live display",
+    )
+    parser.add_argument(
+        "--soak-rate",
+        type=positive_float,
+        default=100.0,
+        metavar="TURNS",
+        help="turns a second the soak produces (default 100)",
+    )
+    parser.add_argument(
+        "--soak-minutes", type=positive_float, default=60.0, metavar="M", help="how long the soak runs (default 60)"
+    )
+    parser.add_argument(
+        "--soak-sample-seconds",
+        type=positive_float,
+        default=30.0,
+        metavar="S",
+        help="between two samples of the soak (default 30)",
+    )
+    parser.add_argument(
+        "--scale-out",
+        action="store_true",
+        help="scale-out alone: the same backlog drained by one worker and by two, each worker pinned to a core of its "
+        "own where the machine has the cores; turns/s of each, their ratio (target 1.8x) and the CPU share of the "
+        "broker and Redis meanwhile",
     )
     parser.set_defaults(run=run)
 

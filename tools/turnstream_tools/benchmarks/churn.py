@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -24,6 +23,7 @@ from turnstream.settings import Settings
 from turnstream_tools.benchmarks.children import Children
 from turnstream_tools.benchmarks.figures import Figure, Row, Target
 from turnstream_tools.benchmarks.live import POLL_SECONDS, READY_TIMEOUT_SECONDS, BenchTimeout
+from turnstream_tools.benchmarks.pinning import rss_mb
 
 TTL_SECONDS = 5
 """The expiring side's session TTL: short, so a run of a minute churns through many TTLs."""
@@ -48,14 +48,6 @@ def session_turns(prefix: str, index: int) -> list[dict[str, Any]]:
         {"turn_id": f"{sid}-0", "session_id": sid, "seq": 0, "message": {"role": "user", "content": question}},
         {"turn_id": f"{sid}-1", "session_id": sid, "seq": 1, "message": {"role": "assistant", "content": ANSWER}},
     ]
-
-
-def rss_mb(pid: int) -> float:
-    """Resident set size of process `pid`, in MB (Linux)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 async def _applied(store: ContextWriter, session_ids: list[str], version: int, children: Children, what: str) -> None:

@@ -21,6 +21,8 @@ from turnstream_tools.benchmarks.figures import Figure
 
 CONFIGURED = "configured"
 """The broker name the figures carry when TURNSTREAM_KAFKA_URL is set."""
+ALONE_PLACEMENTS = {"--soak": "unpinned", "--scale-out": "each worker pinned as the figure's data says"}
+"""Where the processes of a figure measured alone run, for the table's title, where the suite's pinning is not it."""
 
 
 def _stop_on_sigterm() -> None:
@@ -40,9 +42,12 @@ def run(args: argparse.Namespace) -> int:
     from turnstream_tools.benchmarks.live import BenchTimeout
     from turnstream_tools.benchmarks.pinning import chosen_split, describe
     from turnstream_tools.benchmarks.report import PlotUnavailable, print_stages, print_table, write_json, write_plot
+    from turnstream_tools.benchmarks.scale_out import run_scale_out
+    from turnstream_tools.benchmarks.soak import SoakPlan, run_soak
     from turnstream_tools.benchmarks.suite import (
         FULL,
         QUICK,
+        on_broker,
         run_agent_stream,
         run_broker_figures,
         run_recall,
@@ -52,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _check_matplotlib()
     configured = Settings()
-    brokers = _brokers(args.broker, configured, args.recall_only or args.agents_stream)
+    alone = _alone(args)
+    brokers = _brokers(args.broker, configured, alone is not None)
     recall = _recall_cases(args.locomo)
     _stop_on_sigterm()
     plan = QUICK if args.quick else FULL
@@ -78,7 +84,12 @@ def run(args: argparse.Namespace) -> int:
             with services as (stack, settings), Children(services=_pids(stack)) as children:
                 pids.update({name + suffix: pid for name, pid in _pids(stack).items()})
                 progress(settings.redact(f"{broker} broker {settings.kafka_url}, Redis {settings.redis_url}"))
-                if args.recall_only:
+                if args.soak:
+                    soak_plan = SoakPlan(args.soak_rate, args.soak_minutes, args.soak_sample_seconds)
+                    figures += on_broker(broker, [run_soak(settings, soak_plan, children, progress)])
+                elif args.scale_out:
+                    figures += on_broker(broker, [run_scale_out(settings, plan, children, progress)])
+                elif args.recall_only:
                     figures += run_recall(settings, plan, children, progress, recall, broker)
                 elif args.agents_stream:
                     figures += run_agent_stream(settings, plan, children, progress, broker)
@@ -92,8 +103,12 @@ def run(args: argparse.Namespace) -> int:
     wall = time.monotonic() - started
     options = f"{' --quick' if args.quick else ''}{f' --broker {args.broker}' if args.broker else ''}"
     options += "" if args.pin else " --no-pin"
+    if args.soak:
+        options += f" --soak --soak-rate {args.soak_rate:g} --soak-minutes {args.soak_minutes:g} --soak-sample-seconds {args.soak_sample_seconds:g}"
+    options += " --scale-out" if args.scale_out else ""
+    placement = ALONE_PLACEMENTS.get(alone or "") or describe(chosen_split(plan.pin), plan.pin)
     title = (
-        f"turnstream bench{options} · {_machine()['nproc']} cores · {describe(chosen_split(plan.pin), plan.pin)} · "
+        f"turnstream bench{options} · {_machine()['nproc']} cores · {placement} · "
         f"Python {platform.python_version()} · {wall:.0f}s"
     )
     print_table(figures, title)
@@ -143,6 +158,24 @@ def _run_agents(args: argparse.Namespace) -> int:
     return 0
 
 
+def _alone(args: argparse.Namespace) -> str | None:
+    """The one figure asked for alone (--recall-only, --agents-stream, --soak, --scale-out), or None for the
+    suite; two of them together are a one-line error."""
+    chosen = [
+        flag
+        for flag, asked in (
+            ("--recall-only", args.recall_only),
+            ("--agents-stream", args.agents_stream),
+            ("--soak", args.soak),
+            ("--scale-out", args.scale_out),
+        )
+        if asked
+    ]
+    if len(chosen) > 1:
+        raise CliError(f"{' and '.join(chosen)}: each measures its figure alone; ask for one")
+    return chosen[0] if chosen else None
+
+
 def _pids(stack: EmbeddedStack) -> dict[str, int]:
     return {service.name: service.process.pid for service in stack.services}
 
@@ -159,8 +192,8 @@ def _brokers(chosen: str | None, configured: Settings, one_figure: bool) -> list
     if chosen == "both":
         if one_figure:
             raise CliError(
-                "--recall-only and --agents-stream measure no broker-bound figure: --broker both would measure "
-                "nothing more"
+                "--recall-only, --agents-stream, --soak and --scale-out measure one figure on one broker: --broker "
+                "both would measure nothing more"
             )
         return ["tansu", "kafka"]
     return [chosen or "tansu"]

@@ -176,28 +176,31 @@ class Live:
                 raise BenchTimeout(f"{what}: not done after {timeout:.0f}s")
             await asyncio.sleep(POLL_SECONDS)
 
+    async def versions(self, keys: list[str], worker: Settings | None = None) -> dict[str, int | None]:
+        """Each session key's context version as `worker` (the default one) writes it; None where it has none."""
+        store = self.store if worker is None else ContextWriter.on(self.redis, worker)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.get(store.layout.owner_pointer(key))
+            owners = [
+                session_owner(key) if owner is None else owner.decode()
+                for key, owner in zip(keys, await pipe.execute())
+            ]
+            for key, owner in zip(keys, owners):
+                pipe.hget(store.layout.session(owner, key).context, "version")
+            versions = await pipe.execute()
+        return {key: None if version is None else int(version) for key, version in zip(keys, versions)}
+
     def versions_reached(
         self, expected: dict[str, int], worker: Settings | None = None
     ) -> Callable[[], Awaitable[bool]]:
         """A check: has every session's context, as `worker` (the default one) writes them, reached its expected
         version? Asks only about those still behind."""
         behind = dict(expected)
-        store = self.store if worker is None else ContextWriter.on(self.redis, worker)
 
         async def done() -> bool:
-            keys = list(behind)
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    pipe.get(store.layout.owner_pointer(key))
-                owners = [
-                    session_owner(key) if owner is None else owner.decode()
-                    for key, owner in zip(keys, await pipe.execute())
-                ]
-                for key, owner in zip(keys, owners):
-                    pipe.hget(store.layout.session(owner, key).context, "version")
-                versions = await pipe.execute()
-            for key, version in zip(keys, versions):
-                if version is not None and int(version) >= behind[key]:
+            for key, version in (await self.versions(list(behind), worker)).items():
+                if version is not None and version >= behind[key]:
                     del behind[key]
             return not behind
 

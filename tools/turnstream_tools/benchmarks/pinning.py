@@ -112,16 +112,40 @@ def parse_cpu_ticks(stat: str) -> int:
     return int(fields[14 - 3]) + int(fields[15 - 3])
 
 
-def cpu_ticks(pid: int) -> int:
-    """The CPU time process `pid` and the processes below it (a worker's embedding process) have spent so far,
-    user and system, in clock ticks."""
+def cpu_ticks(pid: int, below: bool = True) -> int:
+    """The CPU time process `pid` and (unless `below` is False) the processes below it (a worker's embedding
+    process) have spent so far, user and system, in clock ticks."""
     spent = 0
-    for process in process_tree(pid):
+    for process in process_tree(pid) if below else [pid]:
         try:
             spent += parse_cpu_ticks(Path(f"/proc/{process}/stat").read_text())
         except FileNotFoundError:  # a child gone meanwhile
             pass
     return spent
+
+
+def parse_rss_mb(status: str) -> float:
+    """The resident set size in a /proc/<pid>/status text, in MB."""
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise ValueError("no VmRSS line (a zombie, or not Linux's /proc)")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of process `pid`, in MB (Linux)."""
+    return parse_rss_mb(Path(f"/proc/{pid}/status").read_text())
+
+
+def tree_rss_mb(pid: int) -> float:
+    """The resident set size of `pid` and the processes below it (a worker's embedding process), in MB."""
+    total = 0.0
+    for process in process_tree(pid):
+        try:
+            total += rss_mb(process)
+        except (FileNotFoundError, ValueError):  # a child gone meanwhile
+            pass
+    return total
 
 
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")

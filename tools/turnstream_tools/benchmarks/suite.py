@@ -120,7 +120,7 @@ def run_suite(
     churn = asyncio.run(churn_memory(settings, children, plan.churn_sessions, progress))
     progress("compaction cost per turn")
     cost = append_cost(plan.cost_rounds)
-    return [*_on(broker, live), sizes, kept, cost, story, agents, *_on(broker, [churn])]
+    return [*on_broker(broker, live), sizes, kept, cost, story, agents, *on_broker(broker, [churn])]
 
 
 def run_agents(plan: Plan, progress: Progress) -> Figure:
@@ -141,7 +141,7 @@ def run_broker_figures(
     asyncio.run(create_topics(consumers))
     spawn(consumers, children)
     progress(f"workers and pass-through agents starting on {broker}")
-    return _on(broker, asyncio.run(_broker_only(consumers, plan, children, progress)))
+    return on_broker(broker, asyncio.run(_broker_only(consumers, plan, children, progress)))
 
 
 def with_local_models(settings: Settings) -> Settings:
@@ -156,7 +156,7 @@ def with_local_models(settings: Settings) -> Settings:
     return settings.model_copy(update={"embeddings": "local"}) if unset and fetched else settings
 
 
-def _on(broker: str, figures: list[Figure]) -> list[Figure]:
+def on_broker(broker: str, figures: list[Figure]) -> list[Figure]:
     return [replace(figure, broker=broker) for figure in figures]
 
 
@@ -174,7 +174,7 @@ def run_recall(
     consumers = Consumers.of(with_local_models(settings))
     asyncio.run(create_topics(consumers))
     children.worker(consumers.pipeline)
-    return _on(broker, asyncio.run(_recall_only(consumers, plan, children, progress, recall)))
+    return on_broker(broker, asyncio.run(_recall_only(consumers, plan, children, progress, recall)))
 
 
 def run_agent_stream(
@@ -187,7 +187,7 @@ def run_agent_stream(
         asyncio.run(create_topics(Consumers(worker, worker, worker, worker)))
         children.worker(worker, f"worker-agents-{prompt}")
     first = next(iter(workers.values()))
-    return _on(
+    return on_broker(
         broker, [asyncio.run(_agent_stream(Consumers(first, first, first, first), workers, plan, children, progress))]
     )
 

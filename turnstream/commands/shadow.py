@@ -7,8 +7,9 @@ import argparse
 import asyncio
 import logging
 import sys
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiokafka.errors import KafkaError
 
@@ -220,18 +221,11 @@ def _while_running(app: Any, settings: Settings, display: ProgressDisplay) -> No
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from turnstream.operations.shadow import ShadowError, shadow_settings, status
+    from turnstream.operations.shadow import shadow_settings, status
 
     client_logging()
     live = configured_settings(kafka=True, redis=True)
-    try:
-        found = asyncio.run(status(shadow_settings(live, args.name)))
-    except ShadowError as error:
-        raise CliError(str(error)) from None
-    except KafkaError as error:
-        raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
-    except REDIS_UNAVAILABLE as error:
-        raise CliError(f"cannot reach Redis: {error}") from None
+    found = _in_one_line(lambda: asyncio.run(status(shadow_settings(live, args.name))))
     print(f"shadow {args.name} of {live.topic_prefix} ({live.turns_topic}, group {args.name}-worker)")
     print("partition  committed  end  lag")
     for row in found.partitions:
@@ -243,18 +237,28 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_drop(args: argparse.Namespace) -> int:
-    from turnstream.operations.shadow import ShadowError, drop, shadow_settings
+    from turnstream.operations.shadow import drop, shadow_settings
 
     client_logging()
     live = configured_settings(kafka=True, redis=True)
+    dropped = _in_one_line(lambda: asyncio.run(drop(shadow_settings(live, args.name), live, args.force)))
+    print(f"dropped shadow {args.name}: {dropped.keys} Redis keys, group {'deleted' if dropped.group else 'absent'}")
+    print(f"topics: {', '.join(dropped.topics) or 'none'}")
+    return 0
+
+
+T = TypeVar("T")
+
+
+def _in_one_line(call: Callable[[], T]) -> T:
+    """`call`'s result; a shadow's refusal, or a broker or Redis that cannot be reached, as one line."""
+    from turnstream.operations.shadow import ShadowError
+
     try:
-        dropped = asyncio.run(drop(shadow_settings(live, args.name), live, args.force))
+        return call()
     except ShadowError as error:
         raise CliError(str(error)) from None
     except KafkaError as error:
         raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
     except REDIS_UNAVAILABLE as error:
         raise CliError(f"cannot reach Redis: {error}") from None
-    print(f"dropped shadow {args.name}: {dropped.keys} Redis keys, group {'deleted' if dropped.group else 'absent'}")
-    print(f"topics: {', '.join(dropped.topics) or 'none'}")
-    return 0

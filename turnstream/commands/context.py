@@ -12,7 +12,7 @@ import orjson
 
 from turnstream.cli import CliError
 from turnstream.client import ContextClient
-from turnstream.commands._services import client_logging, configured_settings
+from turnstream.commands._services import client_logging, configured_settings, in_one_line
 from turnstream.prompt.assemble import Prompt
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.schemas.context import ContextDoc
@@ -108,22 +108,14 @@ def _target(args: argparse.Namespace) -> Target:
 def run_get_earlier(args: argparse.Namespace) -> int:
     """The document at --at-version or --at-turn on stdout; on stderr, how it compares with the stored one."""
     # here, not at the top: the session core and the Kafka reader are for this alone, not for every `turnstream` run
-    from aiokafka.errors import KafkaError
-
     from turnstream.kafka.session_log import LogUnreadable
     from turnstream.operations.rebuild import NotInLog, rebuild_context, verdict
 
     target = _target(args)
     client_logging()
     settings = configured_settings(kafka=True, redis=True)
-    try:
+    with in_one_line(NotInLog, LogUnreadable):
         result = asyncio.run(rebuild_context(settings, args.session, args.tenant, args.user, target))
-    except (NotInLog, LogUnreadable) as error:
-        raise CliError(str(error)) from None
-    except REDIS_UNAVAILABLE as error:
-        raise CliError(f"cannot reach Redis: {error}") from None
-    except KafkaError as error:
-        raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
     sys.stdout.write(result.doc.model_dump_json(indent=2) + "\n")
     line, code = verdict(result, settings.budget_tokens, settings.turns_topic)
     sys.stderr.write(line + "\n")

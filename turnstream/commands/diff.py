@@ -15,8 +15,7 @@ from rich.table import Table
 
 from turnstream.cli import CliError, require_extra
 from turnstream.commands._args import positive_int
-from turnstream.commands._services import client_logging, configured_settings
-from turnstream.redis.errors import REDIS_UNAVAILABLE
+from turnstream.commands._services import client_logging, configured_settings, in_one_line
 from turnstream.settings import Settings
 
 if TYPE_CHECKING:
@@ -164,19 +163,11 @@ def _summary_table(summary: Summary) -> Table:
 
 
 def _compare(settings: Settings, shadow: Settings, plan: DiffPlan, holds: Holds | None) -> list[SessionDiff]:
-    from aiokafka.errors import KafkaError
-
     from turnstream.kafka.session_log import LogUnreadable
     from turnstream.operations.diff import DiffRefused, compare
 
-    try:
+    with in_one_line(DiffRefused, LogUnreadable):
         return asyncio.run(compare(settings, shadow, plan, holds))
-    except (DiffRefused, LogUnreadable) as error:
-        raise CliError(str(error)) from None
-    except REDIS_UNAVAILABLE as error:
-        raise CliError(f"cannot reach Redis: {error}") from None
-    except KafkaError as error:
-        raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
 
 
 def _labels(path: Path) -> tuple[dict[str, list[Question]], Holds]:

@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from aiokafka.errors import KafkaError
-
 from turnstream.cli import CliError
-from turnstream.commands._services import client_logging, configured_settings
+from turnstream.commands._services import client_logging, configured_settings, in_one_line
 from turnstream.operations.erasure import ErasureNotConfirmed, erase
-from turnstream.redis.errors import REDIS_UNAVAILABLE
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,16 +36,10 @@ def run(args: argparse.Namespace) -> int:
     settings = configured_settings(kafka=not args.dry_run, redis=True)
     if args.user == "" or args.session == "":
         raise CliError("--user and --session need a non-empty id", code=2)
-    try:
+    with in_one_line(ErasureNotConfirmed):
         what, counts = asyncio.run(
             erase(settings, user=args.user, session=args.session, tenant=args.tenant, dry_run=args.dry_run)
         )
-    except ErasureNotConfirmed as error:
-        raise CliError(str(error)) from None
-    except REDIS_UNAVAILABLE as error:
-        raise CliError(f"cannot reach Redis: {error}") from None
-    except KafkaError as error:
-        raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
     verb = "would remove" if args.dry_run else "removed"
     print(f"{what}: {verb}")
     for kind, count in sorted(counts.items()):

@@ -7,15 +7,11 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from aiokafka.errors import KafkaError
+from typing import TYPE_CHECKING, Any
 
 from turnstream.cli import CliError, require_extra
-from turnstream.commands._services import client_logging, configured_settings
-from turnstream.redis.errors import REDIS_UNAVAILABLE
+from turnstream.commands._services import client_logging, configured_settings, in_one_line
 
 if TYPE_CHECKING:
     from turnstream.operations.shadow_progress import ProgressDisplay
@@ -180,14 +176,14 @@ def run_shadow(args: argparse.Namespace) -> int:
     if args.llm_max_calls is not None and not args.llm:
         raise CliError("--llm-max-calls caps --llm: add --llm", code=2)
     live = configured_settings(kafka=True, redis=True)
-    try:
+    with in_one_line(ShadowError, ValueError):
         loglevel = parse_level(args.loglevel or live.log_level)
         settings = shadow_settings(
             live, args.name, parse_overrides(args.set), llm=args.llm, llm_max_calls=args.llm_max_calls, rate=args.rate
         )
         if args.llm and not settings.llm_enabled:
             raise ShadowError("--llm needs an endpoint: set OPENAI_BASE_URL")
-        chatter = logging.getLogger("aiokafka")  # its connection errors, which the one line below reports
+        chatter = logging.getLogger("aiokafka")  # its connection errors, which the one line reports
         level = chatter.level
         chatter.setLevel(logging.CRITICAL)
         try:
@@ -198,12 +194,6 @@ def run_shadow(args: argparse.Namespace) -> int:
             asyncio.run(mark_starting(settings, settings.topic_prefix, settings.startup_timeout_seconds * 2))
         finally:
             chatter.setLevel(level)
-    except (ShadowError, ValueError) as error:
-        raise CliError(str(error)) from None
-    except KafkaError as error:
-        raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
-    except REDIS_UNAVAILABLE as error:
-        raise CliError(f"cannot reach Redis: {error}") from None
     print(f"shadow {settings.topic_prefix} of {settings.turns_from}: {where}", file=sys.stderr, flush=True)
     display = ProgressDisplay(fmt=settings.log_format)
     try:
@@ -221,11 +211,12 @@ def _while_running(app: Any, settings: Settings, display: ProgressDisplay) -> No
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from turnstream.operations.shadow import shadow_settings, status
+    from turnstream.operations.shadow import ShadowError, shadow_settings, status
 
     client_logging()
     live = configured_settings(kafka=True, redis=True)
-    found = _in_one_line(lambda: asyncio.run(status(shadow_settings(live, args.name))))
+    with in_one_line(ShadowError):
+        found = asyncio.run(status(shadow_settings(live, args.name)))
     print(f"shadow {args.name} of {live.topic_prefix} ({live.turns_topic}, group {args.name}-worker)")
     print("partition  committed  end  lag")
     for row in found.partitions:
@@ -237,28 +228,12 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_drop(args: argparse.Namespace) -> int:
-    from turnstream.operations.shadow import drop, shadow_settings
+    from turnstream.operations.shadow import ShadowError, drop, shadow_settings
 
     client_logging()
     live = configured_settings(kafka=True, redis=True)
-    dropped = _in_one_line(lambda: asyncio.run(drop(shadow_settings(live, args.name), live, args.force)))
+    with in_one_line(ShadowError):
+        dropped = asyncio.run(drop(shadow_settings(live, args.name), live, args.force))
     print(f"dropped shadow {args.name}: {dropped.keys} Redis keys, group {'deleted' if dropped.group else 'absent'}")
     print(f"topics: {', '.join(dropped.topics) or 'none'}")
     return 0
-
-
-T = TypeVar("T")
-
-
-def _in_one_line(call: Callable[[], T]) -> T:
-    """`call`'s result; a shadow's refusal, or a broker or Redis that cannot be reached, as one line."""
-    from turnstream.operations.shadow import ShadowError
-
-    try:
-        return call()
-    except ShadowError as error:
-        raise CliError(str(error)) from None
-    except KafkaError as error:
-        raise CliError(f"cannot reach the broker: {type(error).__name__}: {error}") from None
-    except REDIS_UNAVAILABLE as error:
-        raise CliError(f"cannot reach Redis: {error}") from None

@@ -117,8 +117,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     drop.add_argument(
         "--force",
         action="store_true",
-        help="drop even while the shadow's running mark is in Redis: a killed shadow's, which expires within 15 s; "
-        "never while the shadow runs",
+        help="drop even while the shadow's running mark is in Redis, for a killed shadow's (it expires within 15 s); "
+        "a shadow still running must be stopped first, or it writes its keys again",
     )
     drop.set_defaults(run=run_drop)
 

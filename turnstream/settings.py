@@ -151,6 +151,11 @@ class KafkaSettings(BaseModel):
         return APACHE_KAFKA_FETCH_WAIT_MS if self.consumer_fetch_wait_ms is None else self.consumer_fetch_wait_ms
 
     @property
+    def heartbeat_seconds(self) -> float:
+        """broker_heartbeat_interval, or a third of the session timeout (at most 3 s) when unset."""
+        return self.broker_heartbeat_interval or min(3.0, self.broker_session_timeout / 3)
+
+    @property
     def turns_topic(self) -> str:
         """The input topic: the turns_from prefix's when set, else the worker's own."""
         return f"{self.turns_from or self.topic_prefix}.turns"

@@ -3,15 +3,19 @@
 The session agent writes every applied turn to its owner's archive and to the memory journal (agents/sinks.py);
 this agent reads the journal's archive records, embeds each turn with its language's model (in a child process
 below the worker's priority, embeddings/process.py, so the session agent's event loop neither waits for the model
-nor shares a core with it), stores the vectors and semantic postings beside the
-entries (ArchiveStore.embed) and journals them (`v` records), so a Redis that loses them gets them back from the
-journal, as it gets the archive, without the model. It scales with the journal's partitions, which are the turns
-topic's, like the session agent.
+nor shares a core with it), stores the vectors and semantic postings beside the entries (ArchiveStore.embed) and
+journals them (`v` records), so a Redis that loses them gets them back from the journal, as it gets the archive,
+without the model.
+
+It reads the journal with a consumer of its own, in a group of its own (`<prefix>-embedder`), not as a Faust
+agent: Faust feeds every topic of the app from one consumer, and a record that finds an agent's buffer full is
+awaited in that consumer's one delivery loop, so a model slower than the traffic held back the turns topic too
+(decision 0047). Here the embedder falls behind alone, and says so in `turnstream_embedding_lag_seconds`. It scales
+with the journal's partitions, which are the turns topic's, like the session agent; its group balances them among
+the workers' embedders.
 
 A changed model (or embeddings switched on over an archive made without them) re-embeds what the archive already
-holds: a timer on every worker checks the model tags the whole archive was embedded for, and the one worker that
-takes the job reads the journal from its start and embeds every entry without a vector of the current models,
-except those the agents have still to embed (`agents_share`), so no entry is embedded and journaled twice.
+holds (agents/reembed.py), checked by this service's timer.
 """
 
 from __future__ import annotations
@@ -20,205 +24,165 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, cast
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import faust
-from aiokafka.errors import KafkaError
-from faust.types import EventT
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.errors import CommitFailedError, ConsumerStoppedError, KafkaError
+from mode import Service
 
-from turnstream.embeddings.base import EmbeddingError, model_tag
-from turnstream.embeddings.factory import ModelIds
+from turnstream.agents.reembed import reindex
+from turnstream.embeddings.base import EmbeddingError
 from turnstream.embeddings.process import EmbeddingProcess
-from turnstream.kafka.admin import faust_app_id
-from turnstream.kafka.journal_topic import JournalReader, JournalReadError
-from turnstream.kafka.timers import timer
-from turnstream.memory.journal import replay
+from turnstream.kafka.admin import embedder_group, faust_app_id
+from turnstream.kafka.journal_topic import JournalReadError, committed_offsets
 from turnstream.metrics import embedding_lag_seconds, turns_embedded_total
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
-from turnstream.redis.keys import KeyLayout
-from turnstream.redis.replay import reindex_lock
 from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.ids import partition_of
-from turnstream.schemas.journal import JournalError, JournalRecord, embedded_record, parse_key
+from turnstream.schemas.journal import JournalError, embedded_record, parse_key
 from turnstream.settings import Settings
 
 log = logging.getLogger(__name__)
 
-BATCH_WITHIN_SECONDS = 0.05
-"""How long a batch keeps filling while records come: a few turns more per model call, a little more lag."""
+FETCH_SECONDS = 1.0
+"""How long one fetch waits for journal records before the loop looks again whether it should stop."""
+
+Journaled = tuple[ArchiveEntry, float]
+"""An archived entry and when it was journaled (epoch seconds)."""
 
 
-def archived_in(events: list[EventT[bytes]]) -> dict[str, list[tuple[ArchiveEntry, float]]]:
-    """Per owner, the archive entries the journal records of `events` carry (with when each was journaled); other
-    records (memories, vectors, erasures, tombstones) and unreadable ones are left out."""
-    found: defaultdict[str, list[tuple[ArchiveEntry, float]]] = defaultdict(list)
-    for event in events:
-        message = event.message
-        if message.value is None or message.key is None:
+def archived_in(records: Iterable[ConsumerRecord[bytes, bytes]]) -> dict[str, list[Journaled]]:
+    """Per owner, the archive entries the journal `records` carry (with when each was journaled); other records
+    (memories, vectors, erasures, tombstones) and unreadable ones are left out."""
+    found: defaultdict[str, list[Journaled]] = defaultdict(list)
+    for record in records:
+        if record.value is None or record.key is None:
             continue
         try:
-            kind, owner, _ = parse_key(message.key)
+            kind, owner, _ = parse_key(record.key)
             if kind == "a":
-                found[owner].append((ArchiveEntry.from_json(message.value), message.timestamp))
+                found[owner].append((ArchiveEntry.from_json(record.value), record.timestamp / 1000))
         except (JournalError, ValueError, KeyError, TypeError) as error:
-            log.warning("unreadable journal record at %s/%s skipped: %r", message.partition, message.offset, error)
+            log.warning("unreadable journal record at %s/%s skipped: %r", record.partition, record.offset, error)
     return dict(found)
 
 
-def register_embedding_agent(app: faust.App, settings: Settings, process: EmbeddingProcess) -> None:
-    """Attach the agent (one per worker, on the partitions of the memory journal it is assigned) and the
-    re-embedding timer, both embedding in `process`, whose models are loaded."""
-    assert process.models is not None, "EmbeddingProcess.load runs before the agents are registered"
-    register_reindex(app, settings, process.models, process)
-    journal = app.topic(
-        settings.memory_topic,
-        key_type=bytes,
-        value_type=bytes,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=settings.turn_partitions,
-    )
+async def embedding_positions(settings: Settings, kafka: dict[str, Any], partitions: list[int]) -> dict[int, int]:
+    """Where the embedders go on in each journal partition: their group's committed offset, else the one the
+    worker's Faust group committed when the embedder was one of its agents (so an upgraded worker goes on where the
+    old one stopped, and does not embed the whole journal again); a partition with neither is left out (its start)."""
+    mine = await committed_offsets(kafka, embedder_group(settings), settings.memory_topic, partitions)
+    if missing := [partition for partition in partitions if partition not in mine]:
+        mine |= await committed_offsets(kafka, faust_app_id(settings), settings.memory_topic, missing)
+    return mine
 
-    @app.agent(journal, name=f"{settings.topic_prefix}.embedder")
-    async def embed_archive(stream: faust.StreamT[bytes]) -> None:
-        archive = ArchiveStore(redis_client(settings), settings)
+
+class JournalEmbedder(Service):
+    """Embeds the archive records of the journal partitions its group gives it, committing each batch once its
+    vectors are stored and journaled; and re-embeds the archive when the models change."""
+
+    def __init__(self, settings: Settings, process: EmbeddingProcess, kafka: dict[str, Any]) -> None:
+        super().__init__()
+        self.settings = settings
+        self.process = process
+        self.kafka = kafka
+        self._in_hand = asyncio.Lock()
+        """Held while a batch is embedded until it is committed: a rebalance and a stop wait for it."""
+        # made at start: aiokafka's clients and redis-py's take the running event loop
+        self.consumer: AIOKafkaConsumer
+        self.producer: AIOKafkaProducer
+        self.archive: ArchiveStore
+
+    async def on_start(self) -> None:
+        settings = self.settings
+        self.consumer = AIOKafkaConsumer(
+            **self.kafka,
+            group_id=embedder_group(settings),
+            group_instance_id=settings.group_instance_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_poll_records=settings.embedding_batch_size,
+            fetch_max_wait_ms=settings.fetch_wait_ms,
+            session_timeout_ms=int(settings.broker_session_timeout * 1000),
+            heartbeat_interval_ms=int(settings.heartbeat_seconds * 1000),
+        )
+        # as the worker's Faust producer: not idempotent (Tansu issues no producer ids), and a vector journaled
+        # twice is one record once the journal is compacted
+        self.producer = AIOKafkaProducer(**self.kafka, acks="all", linger_ms=settings.producer_linger_ms)
+        self.archive = ArchiveStore(redis_client(settings), settings)
+        await self.producer.start()
+        self.consumer.subscribe([self.settings.memory_topic], listener=_GoOnWhereTheyStopped(self))
+        await self.consumer.start()
+
+    async def on_stop(self) -> None:
+        async with self._in_hand:  # the batch in hand is stored, journaled and committed first
+            await self.consumer.stop()
+        await self.producer.stop()
+        await self.archive.redis.aclose()
+
+    @Service.task
+    async def _embed_journal(self) -> None:
         try:
-            # Faust's Stream: take_events is not declared on StreamT
-            batches = cast(faust.Stream[bytes], stream).take_events(
-                settings.embedding_batch_size, within=BATCH_WITHIN_SECONDS
-            )
-            async for events in batches:
-                owners = archived_in(list(events))
-                if owners:
-                    await _embed(owners, archive, process, settings, app)
-        finally:
-            await archive.redis.aclose()
+            while not self.should_stop:
+                fetched = await self.consumer.getmany(timeout_ms=int(FETCH_SECONDS * 1000))
+                if fetched:
+                    async with self._in_hand:
+                        await self._embed_batch(fetched)
+        except ConsumerStoppedError:  # the worker is stopping
+            return
+        except EmbeddingError as error:  # the embedding process is gone (the worker is stopping): nothing committed
+            log.warning("embedding stopped: %s", error)
 
+    async def _embed_batch(self, fetched: Mapping[TopicPartition, list[ConsumerRecord[bytes, bytes]]]) -> None:
+        if owners := archived_in(record for records in fetched.values() for record in records):
+            entries = [entry for items in owners.values() for entry, _ in items]
+            by_id = {
+                turn.id: turn for turn in await self.process.embed(entries, self.settings.embedding_expansion_terms)
+            }
+            for owner, items in owners.items():
+                await self.keep(owner, [by_id[entry.id] for entry, _ in items if entry.id in by_id])
+                now = time.time()
+                for _, journaled in items:
+                    embedding_lag_seconds.observe(max(0.0, now - journaled))
+            turns_embedded_total.inc(len(by_id))
+        try:
+            await self.consumer.commit({tp: records[-1].offset + 1 for tp, records in fetched.items()})
+        except CommitFailedError as error:  # its partitions went to another embedder, which embeds them again
+            log.warning("embedded batch not committed: %s", error)
 
-async def _embed(
-    owners: dict[str, list[tuple[ArchiveEntry, float]]],
-    archive: ArchiveStore,
-    process: EmbeddingProcess,
-    settings: Settings,
-    app: faust.App,
-) -> None:
-    """Embed one batch (in the embedding process), store it owner by owner, journal it; waits for Redis to answer."""
-    entries = [entry for items in owners.values() for entry, _ in items]
-    embedded = await process.embed(entries, settings.embedding_expansion_terms)
-    by_id = {turn.id: turn for turn in embedded}
-    for owner, items in owners.items():
-        turns = [by_id[entry.id] for entry, _ in items if entry.id in by_id]
+    async def keep(self, owner: str, turns: list[EmbeddedTurn]) -> None:
+        """Store `owner`'s vectors in Redis (waiting for it to answer rather than lose them), then journal them."""
         while True:
             try:
-                await archive.embed(owner, turns)
+                await self.archive.embed(owner, turns)
                 break
-            except REDIS_UNAVAILABLE as error:  # the partition waits for Redis rather than lose the vectors
+            except REDIS_UNAVAILABLE as error:
                 log.warning("Redis write of %d vectors failed, retrying: %r", len(turns), error)
                 await asyncio.sleep(1.0)
-        await _journal(app, settings, owner, turns)
-        now = time.time()
-        for _, journaled in items:
-            embedding_lag_seconds.observe(max(0.0, now - journaled))
-    turns_embedded_total.inc(len(embedded))
+        partition = partition_of(owner, self.settings.turn_partitions)
+        sent = [
+            await self.producer.send(self.settings.memory_topic, value, key=key, partition=partition)
+            for key, value in (embedded_record(owner, turn) for turn in turns)
+        ]
+        await asyncio.gather(*sent)
 
+    @Service.task
+    async def _reembed_when_models_change(self) -> None:
+        """Every TURNSTREAM_RESYNC_INTERVAL_SECONDS (or a minute), on every worker: does the archive need
+        re-embedding for the current models?"""
+        while not self.should_stop:
+            await self.sleep(self.settings.resync_interval_seconds or 60)
+            if not self.should_stop:
+                await self._reembed()
 
-async def _journal(app: faust.App, settings: Settings, owner: str, turns: list[EmbeddedTurn]) -> None:
-    partition = partition_of(owner, settings.turn_partitions)
-    sent = [
-        await app.producer.send(settings.memory_topic, *embedded_record(owner, turn), partition, None, None)
-        for turn in turns
-    ]
-    await asyncio.gather(*sent)
-
-
-async def reindex(
-    settings: Settings, kafka: dict[str, Any], models: ModelIds, process: EmbeddingProcess, app: faust.App
-) -> int | None:
-    """Embed every archived turn the journal holds that has no vector of the current models, once per set of model
-    tags and by one worker; how many were embedded, None when nothing was due (or another worker is at it)."""
-    redis = redis_client(settings)
-    lock = reindex_lock(redis, KeyLayout(settings.topic_prefix))
-    tags = " ".join(sorted(model_tag(model_id) for model_id in models.distinct))
-    try:
-        if await lock.done() == tags or not await lock.take():
-            return None
+    async def _reembed(self) -> None:
         try:
-            archive = ArchiveStore(redis, settings)
-            embedded = await _reembed(settings, kafka, models, process, app, archive, lock.renew)
-            if await lock.still_held():
-                await lock.mark_done(tags)
-        finally:
-            await lock.release()
-        return embedded
-    finally:
-        await redis.aclose()
-
-
-async def _reembed(
-    settings: Settings,
-    kafka: dict[str, Any],
-    models: ModelIds,
-    process: EmbeddingProcess,
-    app: faust.App,
-    archive: ArchiveStore,
-    renew: Callable[[], Awaitable[None]],
-) -> int:
-    done = 0
-    async with JournalReader(settings, kafka) as reader:
-        partitions = await reader.partitions()
-        # asked before the journal is read: whatever the agents commit meanwhile is journaled with its vector by then
-        committed = await reader.committed(faust_app_id(settings), partitions)
-        for partition in partitions:
-            records, _ = await reader.read(partition)
-            theirs = agents_share(records, committed.get(partition, 0))
-            for owner, kept in replay(records, time.time(), settings.owner_ttl_seconds).owners.items():
-                tags = {turn.id: turn.tag for turn in kept.embedded}
-                # an entry is done when its vector is of the model that would embed it now (its language's)
-                missing = [
-                    entry
-                    for entry in kept.entries
-                    if entry.id not in theirs and tags.get(entry.id) != model_tag(models.for_text(entry.text))
-                ]
-                for start in range(0, len(missing), settings.embedding_batch_size):
-                    batch = missing[start : start + settings.embedding_batch_size]
-                    turns = await process.embed(batch, settings.embedding_expansion_terms)
-                    await archive.embed(owner, turns)
-                    await _journal(app, settings, owner, turns)
-                    done += len(turns)
-                await renew()
-    return done
-
-
-def agents_share(records: Iterable[JournalRecord], committed: int) -> set[str]:
-    """Ids of the archived entries of one journal partition that the embedding agents have still to embed: those
-    journaled at or past the offset their group committed there (0 where it committed none: an agent then starts at
-    the partition's beginning), which an agent embeds next with the current models. A re-embedding leaves them to
-    it: embedded by both, an entry would be journaled twice, and the journal's latest vector record could differ
-    from the one Redis kept (the expansion terms depend on the batch)."""
-    share = set()
-    for record in records:
-        if record.offset < committed:
-            continue
-        try:
-            kind, _, entry = parse_key(record.key)
-        except ValueError:  # not a journal key (a JournalError), or not UTF-8: the replay counts it as unreadable
-            continue
-        if kind == "a":
-            share.add(entry)
-    return share
-
-
-def register_reindex(app: faust.App, settings: Settings, models: ModelIds, process: EmbeddingProcess) -> None:
-    """Check every TURNSTREAM_RESYNC_INTERVAL_SECONDS (or a minute), on every worker, whether the archive needs
-    re-embedding for the current models."""
-
-    @timer(app, settings.resync_interval_seconds or 60, name=f"{settings.topic_prefix}.embedding_reindex")
-    async def reembed_archive() -> None:
-        try:
-            embedded = await reindex(settings, app.kafka_options, models, process, app)  # type: ignore[attr-defined]
+            embedded = await reindex(self.settings, self.kafka, self.process, self.keep, self._positions)
         except REDIS_UNAVAILABLE as error:
             log.info("archive re-embedding skipped, Redis does not answer: %s", error)
             return
@@ -231,3 +195,29 @@ def register_reindex(app: faust.App, settings: Settings, models: ModelIds, proce
         if embedded:
             turns_embedded_total.inc(embedded)
             log.warning("re-embedded %d archived turns for the current models", embedded)
+
+    async def _positions(self, partitions: list[int]) -> dict[int, int]:
+        return await embedding_positions(self.settings, self.kafka, partitions)
+
+
+class _GoOnWhereTheyStopped(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka's abc is untyped
+    """Partitions go after the batch in hand is committed, and come at `embedding_positions`."""
+
+    def __init__(self, embedder: JournalEmbedder) -> None:
+        self.embedder = embedder
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        async with self.embedder._in_hand:  # noqa: SLF001 - the listener is the embedder's own
+            pass
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        topic = self.embedder.settings.memory_topic
+        positions = await self.embedder._positions([tp.partition for tp in assigned])  # noqa: SLF001
+        for partition, offset in positions.items():
+            self.embedder.consumer.seek(TopicPartition(topic, partition), offset)
+
+
+def register_embedding_agent(app: faust.App, settings: Settings, process: EmbeddingProcess) -> None:
+    """Start and stop the embedder with the worker app, embedding in `process`, whose models are loaded."""
+    assert process.models is not None, "EmbeddingProcess.load runs before the agents are registered"
+    app.add_dependency(JournalEmbedder(settings, process, app.kafka_options))  # type: ignore[attr-defined]

@@ -234,6 +234,8 @@ def run_drop(args: argparse.Namespace) -> int:
     live = configured_settings(kafka=True, redis=True)
     with in_one_line(ShadowError):
         dropped = asyncio.run(drop(shadow_settings(live, args.name), live, args.force))
-    print(f"dropped shadow {args.name}: {dropped.keys} Redis keys, group {'deleted' if dropped.group else 'absent'}")
+    print(
+        f"dropped shadow {args.name}: {dropped.keys} Redis keys, groups deleted: {', '.join(dropped.groups) or 'none'}"
+    )
     print(f"topics: {', '.join(dropped.topics) or 'none'}")
     return 0

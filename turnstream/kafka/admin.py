@@ -7,12 +7,20 @@ from turnstream.settings import KafkaSettings
 
 WORKER_APP = "worker"
 """Name of the worker's Faust app under the topic prefix; the Faust app id is `<prefix>-worker`."""
+EMBEDDER_APP = "embedder"
+"""Name of the embedders' consumer group under the topic prefix (`<prefix>-embedder`): they read the memory journal
+with a consumer of their own, not Faust's (agents/embedder.py)."""
 SESSIONS_TABLE = "sessions"
 """Name of the sessions Table; Faust names its changelog `<app id>-sessions-changelog`."""
 
 
 def faust_app_id(settings: KafkaSettings, name: str = WORKER_APP) -> str:
     return f"{settings.topic_prefix}-{name}"
+
+
+def embedder_group(settings: KafkaSettings) -> str:
+    """The embedders' consumer group on the memory journal."""
+    return faust_app_id(settings, EMBEDDER_APP)
 
 
 def worker_topics(settings: KafkaSettings) -> list[TopicSpec]:

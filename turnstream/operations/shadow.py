@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
-from turnstream.kafka.admin import faust_app_id, worker_topics
+from turnstream.kafka.admin import embedder_group, faust_app_id, worker_topics
 from turnstream.kafka.end_offsets import fetched_end_offsets
 from turnstream.redis.connect import redis_client
 from turnstream.redis.shadow_mark import RUNNING_MARK_SECONDS, running_mark
@@ -275,13 +275,13 @@ async def status(settings: Settings) -> Status:
 class Dropped:
     keys: int
     topics: list[str]
-    group: bool
-    """Whether the broker had the group."""
+    groups: list[str]
+    """The consumer groups deleted (the worker's and the embedders'; a group the broker did not have is left out)."""
 
 
 async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped:
     """Delete the shadow's Redis keys (those under `prefix:` only: `ab:` is not a prefix of `abc:`), its consumer
-    group, its topics and its local Faust folder; never anything of the live worker's. ShadowError while the shadow
+    groups, its topics and its local Faust folder; never anything of the live worker's. ShadowError while the shadow
     runs (its mark in Redis), unless `force`."""
     if shadow.topic_prefix == live.topic_prefix:
         raise ShadowError(
@@ -293,13 +293,15 @@ async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped
             f"one's mark expires within {RUNNING_MARK_SECONDS * 3} s; --force drops it anyway)"
         )
     async with _Kafka(shadow) as kafka:
-        group = await _delete_group(kafka.admin, faust_app_id(shadow))
+        groups = [
+            group for group in (faust_app_id(shadow), embedder_group(shadow)) if await _delete_group(kafka.admin, group)
+        ]
         topics = shadow_topics(shadow, live, await kafka.admin.list_topics())
         if topics:
             await kafka.admin.delete_topics(topics)
     keys = await _delete_keys(shadow)
     shutil.rmtree(Path(shadow.data_dir) / f"{faust_app_id(shadow)}-data", ignore_errors=True)
-    return Dropped(keys, topics, group)
+    return Dropped(keys, topics, groups)
 
 
 async def _delete_group(admin: AIOKafkaAdminClient, group: str) -> bool:

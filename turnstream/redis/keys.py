@@ -183,7 +183,7 @@ class KeyLayout:
         return f"{self.prefix}:journal:replayed:{ARCHIVE_LAYOUT}"
 
     def embedding_models(self) -> str:
-        """The model tags the archive was last embedded for in full: other tags re-embed it (agents/embedder.py)."""
+        """The model tags the archive was last embedded for in full: other tags re-embed it (agents/reembed.py)."""
         return f"{self.prefix}:embedding:models"
 
     def embedding_lock(self) -> str:

@@ -1,6 +1,6 @@
 """Marks of the jobs one worker of a deployment runs over the memory journal: a lock the one worker doing it holds,
 and a mark that the job is done for this Redis (agents/memory_resync.py replays the journal into a Redis that lost
-it; agents/embedder.py re-embeds the archive for a changed model)."""
+it; agents/reembed.py re-embeds the archive for a changed model)."""
 
 from __future__ import annotations
 

@@ -190,3 +190,64 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+async def test_a_slow_embedder_holds_back_no_context_and_catches_up(settings: Settings) -> None:
+    settings = settings.model_copy(update={"embeddings": "local", "turn_partitions": 4})
+    sessions, per_session = 20, 60
+    turns = [
+        {
+            "turn_id": f"slow-{s}-{n}",
+            "session_id": f"slow-{s}",
+            "user_id": f"u{s}",
+            "seq": n,
+            "ts": 1_700_000_000.0 + n,
+            "message": {"role": "user" if n % 2 else "assistant", "content": f"{FILLER[n % len(FILLER)]} ({s}/{n})"},
+        }
+        for n in range(per_session)
+        for s in range(sessions)
+    ]
+    owners = [owner_key(f"u{s}", None, f"slow-{s}") for s in range(sessions)]
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await until(lambda: _true(bool(worker.assigned(settings.turns_topic))))
+        model_processes = process_tree(worker.pid)[1:]
+        assert model_processes
+        slowed = asyncio.create_task(_run_a_tenth_of_the_time(model_processes))
+        try:
+            await produce(settings, turns)
+            async with ContextClient.from_settings(settings) as client:
+                await wait_for_versions(client, {f"slow-{s}": per_session for s in range(sessions)}, worker, 120)
+                redis = client.store.redis
+                embedded = sum([await vectors_of(redis, settings, owner) for owner in owners])
+                assert embedded < len(turns) / 2  # every context is there, and the embedder is far behind
+        finally:
+            slowed.cancel()
+            for pid in model_processes:
+                os.kill(pid, signal.SIGCONT)
+        async with ContextClient.from_settings(settings) as client:
+            redis = client.store.redis
+
+            async def all_embedded() -> bool:
+                for owner in owners:
+                    archived = await redis.hlen(f"{settings.topic_prefix}:arcent:{{{owner}}}")
+                    if not archived or await vectors_of(redis, settings, owner) < archived:
+                        return False
+                return True
+
+            await until(all_embedded, timeout=240)
+
+
+async def _run_a_tenth_of_the_time(pids: list[int]) -> None:
+    """Stop and continue the processes: a model ten times slower than this machine's."""
+    while True:
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        await asyncio.sleep(0.45)
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        await asyncio.sleep(0.05)
+
+
+async def _true(value: bool) -> bool:
+    return value

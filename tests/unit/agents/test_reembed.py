@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from turnstream.agents.embedder import agents_share
+from turnstream.agents.reembed import agents_share
 from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.schemas.journal import JournalRecord, archive_record, embedded_record, journal_key
 

@@ -37,7 +37,8 @@ from turnstream.agents.reembed import reindex
 from turnstream.embeddings.base import EmbeddingError
 from turnstream.embeddings.process import EmbeddingProcess
 from turnstream.kafka.admin import embedder_group, faust_app_id
-from turnstream.kafka.journal_topic import JournalReadError, committed_offsets
+from turnstream.kafka.groups import committed_offsets
+from turnstream.kafka.journal_topic import JournalReadError
 from turnstream.metrics import embedding_lag_seconds, turns_embedded_total
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client

@@ -45,20 +45,6 @@ async def append_records(settings: KafkaSettings, records: Iterable[tuple[str, b
         await producer.stop()
 
 
-async def committed_offsets(kafka: dict[str, Any], group: str, topic: str, partitions: list[int]) -> dict[int, int]:
-    """The offsets consumer group `group` has committed on these partitions of `topic` (a partition it has none on
-    is left out); `kafka`: the aiokafka connection options."""
-    admin = AIOKafkaAdminClient(**kafka)
-    await admin.start()
-    try:
-        offsets = await admin.list_consumer_group_offsets(
-            group, partitions=[TopicPartition(topic, partition) for partition in partitions]
-        )
-    finally:
-        await admin.close()
-    return {tp.partition: meta.offset for tp, meta in offsets.items() if meta.offset >= 0}
-
-
 class JournalReader:
     """Reads journal partitions from a position up to their end (records appended meanwhile included, until it
     catches up)."""

@@ -8,13 +8,11 @@ first (its settings, its topics, where it starts), the broker and Redis calls af
 
 from __future__ import annotations
 
-import asyncio
 import shutil
-import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
@@ -27,14 +25,13 @@ from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
 from turnstream.kafka.admin import embedder_group, faust_app_id, worker_topics
 from turnstream.kafka.end_offsets import fetched_end_offsets
+from turnstream.kafka.groups import until_coordinated
 from turnstream.redis.connect import redis_client
 from turnstream.redis.shadow_mark import RUNNING_MARK_SECONDS, running_mark
 from turnstream.settings import Settings
 
-T = TypeVar("T")
 GIVEN_BY_THE_SHADOW = ("topic_prefix", "turns_from")
 """Settings `--set` may not change: the shadow's name and the live prefix it reads make them."""
-COORDINATOR_WAIT_SECONDS = 15.0
 DELETE_BATCH = 500
 """Redis keys deleted per UNLINK by `shadow drop`."""
 
@@ -174,7 +171,7 @@ class _Kafka:
 
     async def committed(self, partitions: list[TopicPartition]) -> dict[int, int | None]:
         group = faust_app_id(self.settings)
-        offsets = await _until_coordinated(lambda: self.admin.list_consumer_group_offsets(group, partitions=partitions))
+        offsets = await until_coordinated(lambda: self.admin.list_consumer_group_offsets(group, partitions=partitions))
         found = {tp.partition: meta.offset for tp, meta in offsets.items()}
         return {tp.partition: offset if (offset := found.get(tp.partition, -1)) >= 0 else None for tp in partitions}
 
@@ -182,19 +179,6 @@ class _Kafka:
         listed = await self.consumer.end_offsets(partitions)
         ends = await fetched_end_offsets(kafka_options(self.settings), listed)  # Tansu lists short of a batch
         return {tp.partition: end for tp, end in ends.items()}
-
-
-async def _until_coordinated(call: Callable[[], Awaitable[T]]) -> T:
-    """`call` asked again while the broker answers with a retriable error: a broker's first group request finds
-    no coordinator until it has created its offsets topic."""
-    deadline = time.monotonic() + COORDINATOR_WAIT_SECONDS
-    while True:
-        try:
-            return await call()
-        except KafkaError as error:
-            if not error.retriable or time.monotonic() > deadline:
-                raise
-        await asyncio.sleep(0.2)
 
 
 async def turn_partitions(settings: Settings) -> int:
@@ -307,7 +291,7 @@ async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped
 async def _delete_group(admin: AIOKafkaAdminClient, group: str) -> bool:
     """DeleteGroups (aiokafka's admin client has no call for it: its request, sent to the group's coordinator);
     False when the broker has no such group."""
-    coordinator = await _until_coordinated(lambda: admin.find_coordinator(group))
+    coordinator = await until_coordinated(lambda: admin.find_coordinator(group))
     response = await admin._send_request(DeleteGroupsRequest([group]), coordinator)  # noqa: SLF001 - see above
     ((_, code),) = response.results
     if code == NonEmptyGroup.errno:

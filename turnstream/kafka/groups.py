@@ -1,0 +1,46 @@
+"""Consumer groups on the broker, asked outside a consumer: their committed offsets."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from aiokafka import TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
+
+T = TypeVar("T")
+
+COORDINATOR_WAIT_SECONDS = 15.0
+"""How long a group request is asked again while the broker has no coordinator for it yet."""
+
+
+async def until_coordinated(call: Callable[[], Awaitable[T]]) -> T:
+    """`call` asked again while the broker answers with a retriable error: a broker's first group request finds
+    no coordinator until it has created its offsets topic."""
+    deadline = time.monotonic() + COORDINATOR_WAIT_SECONDS
+    while True:
+        try:
+            return await call()
+        except KafkaError as error:
+            if not error.retriable or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.2)
+
+
+async def committed_offsets(kafka: dict[str, Any], group: str, topic: str, partitions: list[int]) -> dict[int, int]:
+    """The offsets consumer group `group` has committed on these partitions of `topic` (a partition it has none on
+    is left out); `kafka`: the aiokafka connection options."""
+    admin = AIOKafkaAdminClient(**kafka)
+    await admin.start()
+    try:
+        offsets = await until_coordinated(
+            lambda: admin.list_consumer_group_offsets(
+                group, partitions=[TopicPartition(topic, partition) for partition in partitions]
+            )
+        )
+    finally:
+        await admin.close()
+    return {tp.partition: meta.offset for tp, meta in offsets.items() if meta.offset >= 0}

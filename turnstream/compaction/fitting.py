@@ -68,19 +68,18 @@ def fact_value(fact: Fact) -> int:
 
 
 def eviction_order(facts: Sequence[Fact], focus: frozenset[str] = frozenset()) -> list[int]:
-    """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest. A tool's
-    result that a newer result of the same tool follows counts one less: an agent that searches again acts on the
-    newest search, while a lookup of each other tool (the flight chosen, the hotel chosen) is still the one it has.
+    """Indexes of `facts`, the first to give up first: the least valuable, and among equals the oldest. A search
+    that a later call of its tool redid (`_redone`) counts one less: an agent that searches again acts on the newest
+    search, while a search for something else (the next leg, another city) and a lookup of each other tool (the flight
+    chosen, the hotel chosen) are still the ones it has.
     A tool result that shares a term with `focus` (`focus_terms` of the request the next step answers) counts one
     more: it is the data that step refers to."""
-    tools = [_search_tool(fact) for fact in facts]
-    newest = {tool: index for index, tool in enumerate(tools) if tool is not None}
-    shadowed = [tool is not None and newest[tool] != index for index, tool in enumerate(tools)]
+    redone = _redone(facts)
     passed = _passed_on(facts)
     focused = [_in_focus(fact, focus) for fact in facts]
     return sorted(
         range(len(facts)),
-        key=lambda i: (fact_value(facts[i]) - shadowed[i] + passed[i] + focused[i], facts[i].source_seq, i),
+        key=lambda i: (fact_value(facts[i]) - redone[i] + passed[i] + focused[i], facts[i].source_seq, i),
     )
 
 
@@ -144,11 +143,37 @@ def _call_and_result_ids(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return passed, (frozenset(values_in(result)) - passed if arrow else frozenset())
 
 
-def _search_tool(fact: Fact) -> str | None:
-    """The tool whose result a fact holds when it is not about one entity (a search, a list); else None."""
+REDO_CHANGES = 1
+"""Of an earlier call's arguments, how many a later call of the same tool may change and still redo its search."""
+
+
+def _redone(facts: Sequence[Fact]) -> list[bool]:
+    """For each fact, whether it is a search that a later call of the same tool redid: one that keeps all but at most
+    REDO_CHANGES of its arguments as they were (another date or keyword for the same route or area, a filter added).
+    A later call that changes more asks for something else (the next leg of a trip, another city's hotels): the agent
+    still acts on this result too."""
+    searches = [_search_call(fact) for fact in facts]
+    return [
+        call is not None
+        and any(
+            later is not None and later[0] == call[0] and len(call[1] - later[1]) <= REDO_CHANGES
+            for later in searches[index + 1 :]
+        )
+        for index, call in enumerate(searches)
+    ]
+
+
+def _search_call(fact: Fact) -> tuple[str, frozenset[str]] | None:
+    """The tool and the arguments (`k=v` items, as its key renders them) of a fact that holds a result not about one
+    entity (a search, a list); else None."""
     if not fact.key.startswith(DATA_KEY) or fact.key.startswith(ENTITY_KEY):
         return None
-    return fact.key[len(DATA_KEY) :].split(":", 1)[0]
+    tool, _, arguments = fact.key[len(DATA_KEY) :].partition(":")
+    return tool, frozenset(item for item in arguments.split(_ARGUMENT_SEPARATOR) if item)
+
+
+_ARGUMENT_SEPARATOR = "; "
+"""What `render_arguments` puts between a call's arguments."""
 
 
 def starts_unit(message: Message) -> bool:

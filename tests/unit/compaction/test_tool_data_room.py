@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
 from turnstream.compaction.fitting import cut_block, eviction_order, focus_of, focus_terms, trim_message
 from turnstream.compaction.strategies.base import Digest, Fact
@@ -257,3 +259,37 @@ def test_a_chats_block_has_no_focus_so_it_stays_the_same_for_any_question() -> N
     assert focus_of(chat, "Where do I live?") == frozenset()
     agent = Digest(facts=_facts())
     assert "tyo-10477" in focus_of(agent, "Book TYO-10477 please")
+
+
+def _search(arguments: str, seq: int) -> Fact:
+    return Fact("fact", f"search_flights({arguments}) -> CA929, JL725", f"data:search_flights:{arguments}", seq)
+
+
+def test_a_search_redone_with_one_argument_changed_gives_up_first() -> None:
+    earlier = _search("origin=TYO; destination=SEL; date=2024-06-12; passengers=2", 5)
+    redone = _search("origin=TYO; destination=SEL; date=2024-06-13; passengers=2", 9)
+    narrowed = _search("origin=TYO; destination=SEL; date=2024-06-13; passengers=2; cabin=business", 9)
+    user = Fact("fact", "We fly out on the 12th.", "fact:fly-12th", 3)
+    assert eviction_order([user, earlier, redone])[0] == 1  # another date for the same route: the agent moved on
+    assert eviction_order([user, earlier, narrowed])[0] == 1  # a filter added to the same search
+
+
+def test_a_search_for_the_next_leg_keeps_its_worth() -> None:
+    """A later call of the same tool that changes more than one argument asks for something else: the first leg's
+    flights are still the ones the agent books, so among equals the oldest goes first, not the first leg."""
+    first_leg = _search("origin=PEK; destination=TYO; date=2024-06-09; passengers=2", 5)
+    user = Fact("fact", "We fly out on the 9th.", "fact:fly-9th", 3)
+    next_leg = _search("origin=TYO; destination=SEL; date=2024-06-12; passengers=2", 9)
+    assert eviction_order([first_leg, user, next_leg]) == [1, 0, 2]
+
+
+@given(st.lists(st.sampled_from(["a=1", "a=2", "b=1", "b=2", "c=1", "c=2"]), min_size=1, max_size=4, unique=True))
+def test_a_search_is_redone_by_one_that_keeps_all_but_one_of_its_arguments(arguments: list[str]) -> None:
+    earlier = Fact("fact", "search(...) -> X1", "data:search:" + "; ".join(arguments), 1)
+    for changed in range(len(arguments) + 1):
+        later_arguments = [f"{item}0" for item in arguments[:changed]] + arguments[changed:]
+        later = Fact("fact", "search(...) -> X2", "data:search:" + "; ".join(later_arguments), 2)
+        other = Fact("fact", "lookup(...) -> X3", "data:lookup:z=1", 1)
+        # `other` is as old and worth as much: the earlier search goes first only when the later one redid it
+        first = eviction_order([other, earlier, later])[0]
+        assert first == (1 if changed <= 1 else 0)

@@ -19,7 +19,14 @@ import orjson
 
 from turnstream.compaction.marker import block_message, block_text, trim_note
 from turnstream.compaction.strategies.base import Digest, Fact
-from turnstream.compaction.strategies.tooldata import RESULT_ARROW, digest_tool_result, parse_result, render, values_in
+from turnstream.compaction.strategies.tooldata import (
+    ITEM_SEPARATOR,
+    RESULT_ARROW,
+    digest_tool_result,
+    parse_result,
+    render,
+    values_in,
+)
 from turnstream.text.chat import Message, content_text
 from turnstream.text.language import Language
 from turnstream.text.terms import cjk_bigrams, spaced_words
@@ -169,11 +176,7 @@ def _search_call(fact: Fact) -> tuple[str, frozenset[str]] | None:
     if not fact.key.startswith(DATA_KEY) or fact.key.startswith(ENTITY_KEY):
         return None
     tool, _, arguments = fact.key[len(DATA_KEY) :].partition(":")
-    return tool, frozenset(item for item in arguments.split(_ARGUMENT_SEPARATOR) if item)
-
-
-_ARGUMENT_SEPARATOR = "; "
-"""What `render_arguments` puts between a call's arguments."""
+    return tool, frozenset(item for item in arguments.split(ITEM_SEPARATOR) if item)
 
 
 def starts_unit(message: Message) -> bool:

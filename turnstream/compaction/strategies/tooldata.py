@@ -106,6 +106,10 @@ def render(data: Any, limit: int) -> str:
     return shorten(text, limit)
 
 
+ITEM_SEPARATOR = "; "
+"""Between the items of a rendered object (a call's arguments among them): `origin=TYO; date=2024-06-12`."""
+
+
 def render_arguments(arguments: str) -> str:
     """A call's JSON arguments as `k=v; …` within TOOL_CALL_CHARS (as written when they are not JSON)."""
     try:
@@ -266,7 +270,7 @@ def _render_dict(data: dict[Any, Any], level: int, cap: int | None) -> str | Non
             parts.append(f"{name}: {shown}")
         else:
             parts.append(f"{name}={shown}" if name else shown)
-    return "; ".join(parts) if parts else None
+    return ITEM_SEPARATOR.join(parts) if parts else None
 
 
 def _without(item: dict[Any, Any], value: Any) -> dict[Any, Any]:

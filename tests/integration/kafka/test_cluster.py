@@ -64,8 +64,6 @@ pytestmark = pytest.mark.kafka
 
 Sessions = dict[str, list[dict[str, Any]]]
 
-KILL_AFTER_SECONDS = 5.0
-"""Load before a broker is killed: every partition has moved by then."""
 MAX_DOWN_SECONDS = 20.0
 """The longest a killed broker stays down when the cluster does not fail over without it (the freshness checks then
 fail)."""
@@ -216,9 +214,9 @@ it killed one."""
 async def kill_and_restart(
     cluster: EmbeddedStack, settings: Settings, samples: Samples, choose: Callable[[dict[int, int], int], int]
 ) -> Kill:
-    """Once the load has run a while, SIGKILL the node `choose` picks from the leaders and the active controller,
+    """Once every session's context has moved, SIGKILL the node `choose` picks from the leaders and the active controller,
     and start it again with its log once the cluster has failed over without it."""
-    await asyncio.sleep(KILL_AFTER_SECONDS)
+    await every_context_moving(samples)
     led, controller = await leaders(settings), await active_controller(cluster)
     node = choose(led, controller)
     victim = node_service(cluster, node)
@@ -233,6 +231,15 @@ async def kill_and_restart(
         await asyncio.to_thread(cluster.restart, victim)
     leading = sum(1 for leader in led.values() if leader == node)
     return Kill(node, killed, down, leading, len(led), controller, while_down)
+
+
+async def every_context_moving(samples: Samples, timeout: float = 30) -> None:
+    """Until every session's context has been read at a version: the workers apply what the load sends, on every
+    partition it reaches, before a scenario's fault starts."""
+    deadline = time.monotonic() + timeout
+    while not all(versions and versions[-1][1] > 0 for versions in samples.values()):
+        assert time.monotonic() < deadline, "the workers applied no turn of some sessions before the fault"
+        await asyncio.sleep(0.1)
 
 
 async def failed_over(cluster: EmbeddedStack, settings: Settings, samples: Samples, node: int, killed: float) -> None:
@@ -477,7 +484,7 @@ async def test_a_rolling_restart_of_every_broker_under_load_loses_no_turn_and_ap
     sessions = sessions_of("r", seed=400, count=10, turns=500)
 
     async def restart_each_broker(samples: Samples) -> None:
-        await asyncio.sleep(2.0)
+        await every_context_moving(samples)
         for node_id in (1, 2, 3):
             service = node_service(cluster, node_id)
             await asyncio.to_thread(service.stop, cluster.stop_grace, True)  # SIGTERM: a controlled shutdown

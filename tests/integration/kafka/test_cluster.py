@@ -3,11 +3,14 @@ steady load from an outside producer, with two workers that embed every archived
 when `make models` fetched the models) and serve every scenario, one after another on one cluster:
 
 - the broker that leads the most partitions of the turns topic (of those that lead as many, one that is not the
-  active controller) killed with SIGKILL and started again DOWN_SECONDS later;
+  active controller) killed with SIGKILL and started again once the cluster has failed over without it;
 - a rolling restart of all three brokers (each stopped with SIGTERM and started again, the next once every
   partition has its replicas back in sync);
 - the active controller (the KRaft metadata quorum's leader, read from the nodes' quorum-state files) killed with
-  SIGKILL and started again DOWN_SECONDS later.
+  SIGKILL and started again once the cluster has failed over without it.
+
+A killed broker stays down until the controller has fenced it, another node is the active controller and every
+session's context has moved since the kill (at most MAX_DOWN_SECONDS), so every context is fresh again without it.
 
 After each: no turn is lost or applied twice, every context equals batch compaction of its session's turns, the
 archive holds each turn once, the memory journal holds every archived turn and memory once and every archived turn
@@ -29,6 +32,7 @@ from typing import Any
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 from redis.asyncio import Redis
 
 from tests.conftest import topic_prefix
@@ -60,10 +64,9 @@ pytestmark = pytest.mark.kafka
 
 Sessions = dict[str, list[dict[str, Any]]]
 
-KILL_AFTER_SECONDS = 5.0
-"""Load before a broker is killed: every partition has moved by then."""
-DOWN_SECONDS = 20.0
-"""How long a killed broker stays down."""
+MAX_DOWN_SECONDS = 20.0
+"""The longest a killed broker stays down when the cluster does not fail over without it (the freshness checks then
+fail)."""
 FRESH_BOUND_SECONDS = 15.0
 """How long after a broker's kill every session's context may wait to move again: the controller fences the dead
 broker after broker.session.timeout.ms (9 s), leaders move, producers and consumers follow."""
@@ -192,6 +195,8 @@ class Kill:
     node: int
     at: float
     """When, on the monotonic clock."""
+    down: float
+    """Seconds until it was started again."""
     leading: int
     """Partitions of the turns topic it led, of `partitions`."""
     partitions: int
@@ -199,27 +204,72 @@ class Kill:
     controller_while_down: int
 
 
-Fault = Callable[[], Awaitable[Kill | None]]
-"""What a scenario does to the cluster while the load runs; the broker it killed, if it killed one."""
+Samples = dict[str, list[tuple[float, int]]]
+"""Each session's context versions as the test read them while the load ran: (when, on the monotonic clock, version)."""
+Fault = Callable[[Samples], Awaitable[Kill | None]]
+"""What a scenario does to the cluster while the load runs, seeing the contexts as they move; the broker it killed, if
+it killed one."""
 
 
 async def kill_and_restart(
-    cluster: EmbeddedStack, settings: Settings, choose: Callable[[dict[int, int], int], int]
+    cluster: EmbeddedStack, settings: Settings, samples: Samples, choose: Callable[[dict[int, int], int], int]
 ) -> Kill:
-    """Once the load has run a while, SIGKILL the node `choose` picks from the leaders and the active controller,
-    and start it again DOWN_SECONDS later with its log."""
-    await asyncio.sleep(KILL_AFTER_SECONDS)
+    """Once every session's context has moved, SIGKILL the node `choose` picks from the leaders and the active controller,
+    and start it again with its log once the cluster has failed over without it."""
+    await every_context_moving(samples)
     led, controller = await leaders(settings), await active_controller(cluster)
     node = choose(led, controller)
     victim = node_service(cluster, node)
     os.kill(victim.process.pid, signal.SIGKILL)
     killed = time.monotonic()
     victim.process.wait()
-    await asyncio.sleep(DOWN_SECONDS)
-    while_down = await active_controller(cluster)
-    await asyncio.to_thread(cluster.restart, victim)
+    try:
+        await failed_over(cluster, settings, samples, node, killed)
+        down = time.monotonic() - killed
+        while_down = await active_controller(cluster)
+    finally:  # whatever failed, the next scenario gets three brokers
+        await asyncio.to_thread(cluster.restart, victim)
     leading = sum(1 for leader in led.values() if leader == node)
-    return Kill(node, killed, leading, len(led), controller, while_down)
+    return Kill(node, killed, down, leading, len(led), controller, while_down)
+
+
+async def every_context_moving(samples: Samples, timeout: float = 30) -> None:
+    """Until every session's context has been read at a version: the workers apply what the load sends, on every
+    partition it reaches, before a scenario's fault starts."""
+    deadline = time.monotonic() + timeout
+    while not all(versions and versions[-1][1] > 0 for versions in samples.values()):
+        assert time.monotonic() < deadline, "the workers applied no turn of some sessions before the fault"
+        await asyncio.sleep(0.1)
+
+
+async def failed_over(cluster: EmbeddedStack, settings: Settings, samples: Samples, node: int, killed: float) -> None:
+    """Until the controller has fenced the killed `node` (the cluster's metadata no longer lists it), another node is
+    the active controller and every session's context has moved since the kill; at most MAX_DOWN_SECONDS. A fixed
+    down time longer than every bound would only wait: the broker comes back once nothing waits on it."""
+    while time.monotonic() < killed + MAX_DOWN_SECONDS:
+        if (
+            await fenced(settings, node)
+            and cluster.active_controller() not in (None, node)
+            and all(moved_since(versions, killed) for versions in samples.values())
+        ):
+            return
+        await asyncio.sleep(0.5)
+
+
+async def fenced(settings: Settings, node: int) -> bool:
+    """Whether the cluster's metadata no longer lists the killed `node`: the controller has fenced it. False when the
+    node the admin client asked was the dead one (it picks one at random): the next poll asks another."""
+    admin = AIOKafkaAdminClient(**kafka_options(settings))
+    await admin.start()
+    try:
+        brokers = (await admin.describe_cluster())["brokers"]
+    except KafkaError as error:
+        if not error.retriable:
+            raise
+        return False
+    finally:
+        await admin.close()
+    return node not in {broker["node_id"] for broker in brokers}
 
 
 @dataclass(frozen=True)
@@ -243,8 +293,8 @@ class Outcome:
         kill = self.kill
         return (
             f"{told}; broker {kill.node} killed (leading {kill.leading} of {kill.partitions} partitions; the active controller "
-            f"{kill.controller_before} before the kill, {kill.controller_while_down} while it was down): every "
-            f"context moved again within {self.fresh_after:.1f}s"
+            f"{kill.controller_before} before the kill, {kill.controller_while_down} while it was down) and down "
+            f"{kill.down:.1f}s: every context moved again within {self.fresh_after:.1f}s"
         )
 
 
@@ -269,13 +319,13 @@ def worker_logs_on_failure(workers: list[RunningWorker]) -> Iterator[None]:
 
 async def _under_load(settings: Settings, workers: list[RunningWorker], sessions: Sessions, fault: Fault) -> Outcome:
     ordered = interleave(list(sessions.values()))
-    seen: dict[str, list[tuple[float, int]]] = {sid: [] for sid in sessions}
+    seen: Samples = {sid: [] for sid in sessions}
     stop_sampling, stop_load = asyncio.Event(), asyncio.Event()
     async with ContextClient.from_settings(reading(settings)) as client:
         sampler = asyncio.create_task(sample_versions(client, seen, stop_sampling))
         load = asyncio.create_task(produce_paced(settings, ordered, stop_load))
         try:
-            kill = await fault()
+            kill = await fault(seen)
             await asyncio.sleep(AFTER_FAULT_SECONDS)
             stop_load.set()
             sent = await load
@@ -295,7 +345,7 @@ async def _under_load(settings: Settings, workers: list[RunningWorker], sessions
     return Outcome(kill, fresh_after, repeated, sent)
 
 
-async def sample_versions(client: ContextClient, seen: dict[str, list[tuple[float, int]]], stop: asyncio.Event) -> None:
+async def sample_versions(client: ContextClient, seen: Samples, stop: asyncio.Event) -> None:
     while not stop.is_set():
         for sid in seen:
             doc = await client.get(sid)
@@ -303,9 +353,20 @@ async def sample_versions(client: ContextClient, seen: dict[str, list[tuple[floa
         await asyncio.sleep(0.1)
 
 
+def version_at(samples: list[tuple[float, int]], killed: float) -> int:
+    """The session's context version as last read before the kill (0 before its first turn)."""
+    return max((version for at, version in samples if at <= killed), default=0)
+
+
+def moved_since(samples: list[tuple[float, int]], killed: float) -> bool:
+    """Whether the session's context was read at a higher version after the kill than at it."""
+    at_kill = version_at(samples, killed)
+    return any(at > killed and version > at_kill for at, version in samples)
+
+
 def stalled_after(samples: list[tuple[float, int]], killed: float) -> float:
     """Seconds from the kill until the session's context moved again; 0 when it had no turn left to apply."""
-    at_kill = max((version for at, version in samples if at <= killed), default=0)
+    at_kill = version_at(samples, killed)
     final = samples[-1][1] if samples else 0
     if final <= at_kill:
         return 0.0
@@ -390,6 +451,13 @@ async def all_embedded(redis: Redis, settings: Settings, owners: list[str]) -> b
     return True
 
 
+def test_a_context_moved_since_a_kill_only_when_read_at_a_higher_version_after_it() -> None:
+    assert moved_since([(1.0, 3), (2.0, 4), (3.0, 5)], killed=2.5)
+    assert not moved_since([(1.0, 3), (2.0, 4), (3.0, 4)], killed=2.5)  # read after, at the same version
+    assert not moved_since([(1.0, 3), (2.0, 4)], killed=2.5)  # not read after
+    assert moved_since([(3.0, 1)], killed=2.5)  # nothing applied before the kill
+
+
 def test_the_busiest_leader_is_not_the_controller_where_leaders_tie() -> None:
     assert busiest_leader({0: 1, 1: 2, 2: 3, 3: 1, 4: 2, 5: 3}, controller=1) == 2
     assert busiest_leader({0: 1, 1: 2, 2: 3, 3: 1, 4: 2, 5: 3}, controller=3) == 1
@@ -402,8 +470,8 @@ async def test_a_broker_killed_under_load_loses_no_turn_and_applies_none_twice(
 ) -> None:
     sessions = sessions_of("c", seed=300, count=12, turns=300)
 
-    async def kill_the_busiest_leader() -> Kill:
-        return await kill_and_restart(cluster, cluster_settings, busiest_leader)
+    async def kill_the_busiest_leader(samples: Samples) -> Kill:
+        return await kill_and_restart(cluster, cluster_settings, samples, busiest_leader)
 
     outcome = await under_load(cluster_settings, workers, sessions, kill_the_busiest_leader)
     print("\n" + outcome.report("the busiest partition leader killed"))
@@ -415,8 +483,8 @@ async def test_a_rolling_restart_of_every_broker_under_load_loses_no_turn_and_ap
 ) -> None:
     sessions = sessions_of("r", seed=400, count=10, turns=500)
 
-    async def restart_each_broker() -> None:
-        await asyncio.sleep(2.0)
+    async def restart_each_broker(samples: Samples) -> None:
+        await every_context_moving(samples)
         for node_id in (1, 2, 3):
             service = node_service(cluster, node_id)
             await asyncio.to_thread(service.stop, cluster.stop_grace, True)  # SIGTERM: a controlled shutdown
@@ -432,8 +500,8 @@ async def test_the_active_controller_killed_under_load_loses_no_turn_and_applies
 ) -> None:
     sessions = sessions_of("k", seed=500, count=12, turns=300)
 
-    async def kill_the_controller() -> Kill:
-        return await kill_and_restart(cluster, cluster_settings, lambda led, controller: controller)
+    async def kill_the_controller(samples: Samples) -> Kill:
+        return await kill_and_restart(cluster, cluster_settings, samples, lambda led, controller: controller)
 
     outcome = await under_load(cluster_settings, workers, sessions, kill_the_controller)
     print("\n" + outcome.report("the active controller killed"))

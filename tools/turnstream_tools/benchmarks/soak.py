@@ -48,6 +48,10 @@ from turnstream_tools.samples.conversations import Replayable, generate_conversa
 
 CHATS, CHAT_TURNS = 30, 40
 """The generated chats the traffic cycles through (beside one agent trace of each domain and language)."""
+SESSION_TTL_SECONDS = 60
+"""The soak worker's TURNSTREAM_SESSION_TTL_SECONDS: every conversation is a new session that ends within seconds, so
+with the default week the Table would hold every session of the run and RSS would grow with them (the churn figure
+measures that); idle a minute, they expire and the worker holds a steady population, which a leak would show above."""
 OPEN_SESSIONS = 24
 """Conversations under way at once; the next turn comes from the next of them in turn."""
 VECTOR_PROBE_EVERY = 5
@@ -368,7 +372,7 @@ def run_soak(settings: Settings, plan: SoakPlan, children: Children, progress: C
     """One worker on `settings` (embeddings local when the checkout's models are there), warmed up, then the soak."""
     from turnstream_tools.benchmarks.suite import with_local_models
 
-    worker = with_local_models(settings)
+    worker = with_local_models(settings).model_copy(update={"session_ttl_seconds": SESSION_TTL_SECONDS})
     asyncio.run(ensure_topics(worker))
     pid = children.worker(worker).process.pid
     progress(f"soak: worker {pid} starting, embeddings {worker.embeddings}")

@@ -236,6 +236,8 @@ async def test_a_slow_embedder_holds_back_no_context_and_catches_up(settings: Se
                 return True
 
             await until(all_embedded, timeout=240)
+        worker.process.send_signal(signal.SIGTERM)  # a stop waits for the batch in hand, and nothing crashes
+        assert worker.process.wait(30) == 0 and "Crashed" not in worker.log(), worker.log()[-3000:]
 
 
 async def _run_a_tenth_of_the_time(pids: list[int]) -> None:

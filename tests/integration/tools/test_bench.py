@@ -42,6 +42,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.kafka
+@pytest.mark.timeout(480)  # above the bench's own 420 s, so a slow run fails on that and its children are stopped
 def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leaves_no_process(tmp_path: Path) -> None:
     path = tmp_path / "bench.json"
     # no configured services: the bench starts (and must stop) its own embedded brokers and Redis

@@ -13,7 +13,7 @@ from typing import IO
 from turnstream.errors import TurnstreamError
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env, start_worker, stop_process
-from turnstream.stack.services import free_port
+from turnstream.stack.services import die_with_parent, free_port
 
 STOP_GRACE_SECONDS = 10.0
 
@@ -60,6 +60,7 @@ class Children:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
+            preexec_fn=die_with_parent,  # as the workers: a bench killed with -9 leaves none of them behind
         )
         return self._keep(f"passthrough-{mode}", process, log)
 

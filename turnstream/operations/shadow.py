@@ -26,14 +26,12 @@ from turnstream.errors import TurnstreamError
 from turnstream.kafka.admin import embedder_group, faust_app_id, worker_topics
 from turnstream.kafka.end_offsets import fetched_end_offsets
 from turnstream.kafka.groups import until_coordinated
-from turnstream.redis.connect import redis_client
+from turnstream.redis.prefix import count_prefix, delete_prefix
 from turnstream.redis.shadow_mark import RUNNING_MARK_SECONDS, running_mark
 from turnstream.settings import Settings
 
 GIVEN_BY_THE_SHADOW = ("topic_prefix", "turns_from")
 """Settings `--set` may not change: the shadow's name and the live prefix it reads make them."""
-DELETE_BATCH = 500
-"""Redis keys deleted per UNLINK by `shadow drop`."""
 
 
 class ShadowError(TurnstreamError, ValueError):
@@ -242,17 +240,8 @@ class Status:
 
 async def status(settings: Settings) -> Status:
     partitions = await lag(settings)
-    keys = contexts = applied = 0
-    redis = redis_client(settings)
-    try:
-        async for key in redis.scan_iter(match=f"{settings.topic_prefix}:*", count=1000):
-            keys += 1
-            if key.startswith(f"{settings.topic_prefix}:ctx:".encode()):
-                contexts += 1
-                applied += int(await redis.hget(key, "version") or 0)
-    finally:
-        await redis.aclose()
-    return Status(partitions, keys, contexts, applied)
+    found = await count_prefix(settings, settings.topic_prefix)
+    return Status(partitions, found.keys, found.contexts, found.turns_applied)
 
 
 @dataclass(frozen=True)
@@ -283,7 +272,7 @@ async def drop(shadow: Settings, live: Settings, force: bool = False) -> Dropped
         topics = shadow_topics(shadow, live, await kafka.admin.list_topics())
         if topics:
             await kafka.admin.delete_topics(topics)
-    keys = await _delete_keys(shadow)
+    keys = await delete_prefix(shadow, shadow.topic_prefix)
     shutil.rmtree(Path(shadow.data_dir) / f"{faust_app_id(shadow)}-data", ignore_errors=True)
     return Dropped(keys, topics, groups)
 
@@ -303,21 +292,3 @@ async def _delete_group(admin: AIOKafkaAdminClient, group: str) -> bool:
         error: type[KafkaError] = for_code(code)
         raise ShadowError(f"cannot delete the group {group}: {error.__name__}")
     return not code
-
-
-async def _delete_keys(settings: Settings) -> int:
-    head = f"{settings.topic_prefix}:"
-    redis = redis_client(settings)
-    deleted = 0
-    try:
-        batch: list[bytes] = []
-        async for key in redis.scan_iter(match=f"{head}*", count=1000):
-            batch.append(key)
-            if len(batch) >= DELETE_BATCH:
-                deleted += await redis.unlink(*batch)
-                batch = []
-        if batch:
-            deleted += await redis.unlink(*batch)
-    finally:
-        await redis.aclose()
-    return deleted

@@ -30,6 +30,7 @@ from typing import Any
 import faust
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CommitFailedError, ConsumerStoppedError, KafkaError
 from mode import Service
 
@@ -37,7 +38,7 @@ from turnstream.agents.reembed import reindex
 from turnstream.embeddings.base import EmbeddingError
 from turnstream.embeddings.process import EmbeddingProcess
 from turnstream.kafka.admin import embedder_group, faust_app_id
-from turnstream.kafka.groups import committed_offsets
+from turnstream.kafka.groups import group_commits
 from turnstream.kafka.journal_topic import JournalReadError
 from turnstream.metrics import embedding_lag_seconds, turns_embedded_total
 from turnstream.redis.archive import ArchiveStore
@@ -77,9 +78,14 @@ async def embedding_positions(settings: Settings, kafka: dict[str, Any], partiti
     """Where the embedders go on in each journal partition: their group's committed offset, else the one the
     worker's Faust group committed when the embedder was one of its agents (so an upgraded worker goes on where the
     old one stopped, and does not embed the whole journal again); a partition with neither is left out (its start)."""
-    mine = await committed_offsets(kafka, embedder_group(settings), settings.memory_topic, partitions)
-    if missing := [partition for partition in partitions if partition not in mine]:
-        mine |= await committed_offsets(kafka, faust_app_id(settings), settings.memory_topic, missing)
+    admin = AIOKafkaAdminClient(**kafka)
+    await admin.start()
+    try:
+        mine = await group_commits(admin, embedder_group(settings), settings.memory_topic, partitions)
+        if missing := [partition for partition in partitions if partition not in mine]:
+            mine |= await group_commits(admin, faust_app_id(settings), settings.memory_topic, missing)
+    finally:
+        await admin.close()
     return mine
 
 

@@ -1,11 +1,11 @@
-"""Consumer groups on the broker, asked outside a consumer: their committed offsets."""
+"""Consumer groups on the broker, asked with an admin client: their committed offsets."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
 
 from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
@@ -30,17 +30,11 @@ async def until_coordinated(call: Callable[[], Awaitable[T]]) -> T:
         await asyncio.sleep(0.2)
 
 
-async def committed_offsets(kafka: dict[str, Any], group: str, topic: str, partitions: list[int]) -> dict[int, int]:
+async def group_commits(
+    admin: AIOKafkaAdminClient, group: str, topic: str, partitions: Iterable[int]
+) -> dict[int, int]:
     """The offsets consumer group `group` has committed on these partitions of `topic` (a partition it has none on
-    is left out); `kafka`: the aiokafka connection options."""
-    admin = AIOKafkaAdminClient(**kafka)
-    await admin.start()
-    try:
-        offsets = await until_coordinated(
-            lambda: admin.list_consumer_group_offsets(
-                group, partitions=[TopicPartition(topic, partition) for partition in partitions]
-            )
-        )
-    finally:
-        await admin.close()
+    is left out), asked with a started admin client."""
+    wanted = [TopicPartition(topic, partition) for partition in partitions]
+    offsets = await until_coordinated(lambda: admin.list_consumer_group_offsets(group, partitions=wanted))
     return {tp.partition: meta.offset for tp, meta in offsets.items() if meta.offset >= 0}

@@ -25,7 +25,7 @@ from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
 from turnstream.kafka.admin import embedder_group, faust_app_id, worker_topics
 from turnstream.kafka.end_offsets import fetched_end_offsets
-from turnstream.kafka.groups import until_coordinated
+from turnstream.kafka.groups import group_commits, until_coordinated
 from turnstream.redis.prefix import count_prefix, delete_prefix
 from turnstream.redis.shadow_mark import RUNNING_MARK_SECONDS, running_mark
 from turnstream.settings import Settings
@@ -168,10 +168,9 @@ class _Kafka:
         return sorted(TopicPartition(topic, p["partition"]) for p in described["partitions"])
 
     async def committed(self, partitions: list[TopicPartition]) -> dict[int, int | None]:
-        group = faust_app_id(self.settings)
-        offsets = await until_coordinated(lambda: self.admin.list_consumer_group_offsets(group, partitions=partitions))
-        found = {tp.partition: meta.offset for tp, meta in offsets.items()}
-        return {tp.partition: offset if (offset := found.get(tp.partition, -1)) >= 0 else None for tp in partitions}
+        topic = self.settings.turns_topic
+        found = await group_commits(self.admin, faust_app_id(self.settings), topic, (tp.partition for tp in partitions))
+        return {tp.partition: found.get(tp.partition) for tp in partitions}
 
     async def ends(self, partitions: list[TopicPartition]) -> dict[int, int]:
         listed = await self.consumer.end_offsets(partitions)

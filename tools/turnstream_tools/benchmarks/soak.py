@@ -26,6 +26,7 @@ from rich.text import Text
 from turnstream.connections import kafka_options
 from turnstream.kafka.admin import ensure_topics, faust_app_id
 from turnstream.kafka.end_offsets import fetched_end_offsets
+from turnstream.kafka.groups import group_commits
 from turnstream.redis.keys import KeyLayout
 from turnstream.schemas.ids import owner_key, session_key
 from turnstream.settings import Settings
@@ -235,12 +236,11 @@ class Watch:
 async def group_lag(settings: Settings, admin: AIOKafkaAdminClient, consumer: AIOKafkaConsumer) -> int:
     """The worker group's consumer lag on the turns topic, now (ends confirmed by a fetch: Tansu lists them short)."""
     partitions = [TopicPartition(settings.turns_topic, p) for p in range(settings.turn_partitions)]
-    offsets = await admin.list_consumer_group_offsets(faust_app_id(settings), partitions=partitions)
-    ends = await fetched_end_offsets(kafka_options(settings), await consumer.end_offsets(partitions))
-    return consumer_lag(
-        {tp.partition: max(meta.offset, 0) for tp, meta in offsets.items()},
-        {tp.partition: end for tp, end in ends.items()},
+    committed = await group_commits(
+        admin, faust_app_id(settings), settings.turns_topic, range(settings.turn_partitions)
     )
+    ends = await fetched_end_offsets(kafka_options(settings), await consumer.end_offsets(partitions))
+    return consumer_lag(committed, {tp.partition: end for tp, end in ends.items()})
 
 
 @dataclass

@@ -89,6 +89,14 @@ class Entry(NamedTuple):
     message: Message
     ts: float | None = None
     """When it was said (epoch seconds), when the caller knows: what dates the summary's lines."""
+    original: Message | None = None
+    """The message as it was said, when `message` is a copy cut to fit the window: what a fold (the facts, the
+    archive, a summarizer) and a pop get, so a result cut to its room in the tail loses nothing once it drops."""
+
+    @property
+    def said(self) -> Message:
+        """The message as it was said."""
+        return self.original if self.original is not None else self.message
 
 
 class Unit:
@@ -178,8 +186,8 @@ class Window:
             self._pin_all([Entry(seq, tokens, message, ts)])
         else:
             joins_call = not starts_unit(message)
-            message, tokens = self._fit_newest(message, tokens, joins_call)
-            entry = Entry(seq, tokens, message, ts)
+            fitted, tokens = self._fit_newest(message, tokens, joins_call)
+            entry = Entry(seq, tokens, fitted, ts, None if fitted is message else message)
             if joins_call:
                 self.units[-1].add(entry)
             else:
@@ -272,7 +280,7 @@ class Window:
                     dropped.extend(unit.entries)
                     self.dropped += len(unit.entries)
             if folded == len(dropped):
-                return [entry.message for entry in dropped]
+                return [entry.said for entry in dropped]
             # The folded digest may render a bigger block, so fit again after each fold.
             self._fold(dropped[folded:], strategy)
             folded = len(dropped)
@@ -281,7 +289,7 @@ class Window:
         # The strategies write in the conversation's language, the one the marker speaks.
         times = tuple(entry.ts for entry in span) if any(entry.ts is not None for entry in span) else ()
         folding = replace(self.digest, language=self.tally.language(), times=times)
-        digest = strategy.apply(folding, [entry.message for entry in span], span[0].seq)
+        digest = strategy.apply(folding, [entry.said for entry in span], span[0].seq)
         # `archived` holds only the latest application's turns: collect them before the next fold.
         self.archived.extend(digest.archived)
         self.digest = replace(digest, archived=(), language=None, times=())

@@ -49,7 +49,7 @@ class SessionCompactor(Window):
             self.tracker.pending.append(newest.message["tool_call_id"])
         elif call_ids(newest.message):
             self.tracker.pending = []
-        return newest.message
+        return newest.said
 
     def take_archived(self) -> tuple[ArchivedTurn, ...]:
         """The archived turns collected since the last call, for the owner to ship out."""

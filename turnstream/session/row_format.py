@@ -149,8 +149,11 @@ def summaries_from_row(raw: dict[str, Any]) -> SummaryRequests:
 
 
 def _entry_row(entry: Entry) -> tuple[object, ...]:
-    """An entry as a row; one without a time as the three fields rows had before entries carried times."""
-    return tuple(entry) if entry.ts is not None else tuple(entry[:3])
+    """An entry as a row: its fields up to the last one set, so an entry without a time or an original has the three
+    fields rows had before entries carried them."""
+    if entry.original is not None:
+        return tuple(entry)
+    return tuple(entry[:4]) if entry.ts is not None else tuple(entry[:3])
 
 
 def compactor_row(compactor: SessionCompactor) -> dict[str, Any]:

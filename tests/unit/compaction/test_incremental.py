@@ -135,3 +135,52 @@ def test_a_fold_hands_the_span_its_times_and_clears_them() -> None:
         session.append(message, ts=1_683_540_000.0 + i)
     assert recorder.times and all(len(times) == len(span) for times, (_, span) in zip(recorder.times, recorder.spans))
     assert session.digest.times == ()
+
+
+def _oversized_step() -> list[Message]:
+    """A lookup whose result cannot fit a 300-token window whole: its last line's id lies past any cut of its text."""
+    lines = [{"line_id": f"LN-{n:05d}", "note": "roaming enabled, data pack renewed monthly " * 2} for n in range(40)]
+    return [
+        sys_(),
+        user("my son's phone has no data"),
+        call("c1", args='{"customer_id": "CUS-1"}'),
+        result("c1", orjson.dumps({"customer_id": "CUS-1", "lines": lines}).decode()),
+    ]
+
+
+def test_a_result_cut_to_fit_the_tail_is_folded_archived_and_popped_whole() -> None:
+    whole = _oversized_step()[-1]
+
+    class Archive:
+        name = "archive"
+
+        def apply(self, digest: Digest, dropped: list, first_seq: int) -> Digest:
+            turns = tuple(ArchivedTurn(first_seq + i, m, ()) for i, m in enumerate(dropped))
+            return Digest(digest.summary, digest.facts, turns)
+
+    session = SessionCompactor(300, strategy=Archive())
+    for message in _oversized_step():
+        session.append(message)
+    kept = session.result().messages[-1]
+    assert kept["role"] == "tool" and kept != whole and "LN-00039" in whole["content"]  # the tail holds a cut copy
+    restored = compactor_from_bytes(compactor_bytes(session), Archive())  # the whole result travels with the state
+    assert restored.units[-1].entries[-1].said == whole
+    dropped = [m for text in ("thanks", "and the bill?", "the July one") for m in restored.append(user(text))]
+    assert whole in dropped  # what a fold, a summarizer and the archive get
+    assert whole in [turn.message for turn in restored.take_archived()]
+
+    popped = SessionCompactor(300)
+    for message in _oversized_step():
+        popped.append(message)
+    assert popped.pop_newest(3) == whole
+
+
+def test_the_facts_of_a_result_cut_in_the_tail_hold_what_the_cut_left_out() -> None:
+    from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+
+    session = SessionCompactor(300, strategy=KeyInfoExtractor())
+    for message in [*_oversized_step(), user("thanks"), user("and the bill?"), user("the July one")]:
+        session.append(message)
+    [fact] = [fact for fact in session.digest.facts if fact.key.startswith("data:")]
+    # read from the whole JSON: keyed by the record it is about, with no cut copy's note in it
+    assert fact.key == "data:#CUS-1" and "LN-00039" in fact.text and "trimmed" not in fact.text

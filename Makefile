@@ -105,8 +105,8 @@ demo: $(INSTALLED)
 	$(BIN)/turnstream demo
 
 # The tests run in three tiers, one folder and one marker each (pyproject's [tool.pytest.ini_options]):
-#   test-unit         tests/unit, marker unit: pure rules and property tests, no service; about half a minute,
-#                     and it stops at its first failure
+#   test-unit         tests/unit, marker unit: pure rules and property tests, no service; about a minute, on
+#                     every core (pytest-xdist: they share no state), and it stops at its first failure
 #   test-checks       tests/checks, marker checks: the wheel is built and installed, mypy --strict, ruff check and
 #                     ruff format --check run (`make format` fixes the format); the deployment kit passes helm lint,
 #                     helm template | kubeconform and promtool (`make deploy-tools` first); no service
@@ -120,7 +120,7 @@ test: test-unit test-checks test-integration
 .NOTPARALLEL: test
 
 test-unit: $(INSTALLED)
-	$(BIN)/pytest tests/unit -x
+	$(BIN)/pytest tests/unit -x -n auto
 
 # What tests/checks/test_lint.py holds the code to: ruff's formatter, then its fixable lint rules.
 format: $(INSTALLED)

@@ -60,16 +60,22 @@ _TYPE_VALUE: dict[str, int] = {"constraint": 5, "preference": 4, "fact": 4, "fai
 ASSISTANT_VALUE = 2
 """What a statement of the assistant's is worth, whatever its cue: a recommendation ("推荐浅草松屋…") or a reminder
 reads like a constraint, but the user set none, and the data the agent passes next outranks it."""
-_SAID_BY_ASSISTANT = tuple(f"{kind}:assistant-" for kind in _TYPE_VALUE)
+DECISION_KEY = "decision:"
+USER_DECISION_VALUE = 5
+"""What the user's decision is worth ("I'll go with 5 gigs at $25 a month", "就住浅草那家"): as much as a constraint,
+above the tool data it chose among, since the pending step acts on the choice."""
+_SAID_BY_ASSISTANT = tuple(f"{kind}:assistant-" for kind in (*_TYPE_VALUE, DECISION_KEY.rstrip(":")))
 
 
 def fact_value(fact: Fact) -> int:
-    """How much a fact is worth keeping: user constraints first, then facts, preferences and tool data, then events
-    and failures; named slots get a bonus."""
+    """How much a fact is worth keeping: user constraints and decisions first, then facts, preferences and tool data,
+    then events and failures, then what the assistant said; named slots get a bonus."""
     if fact.key.startswith(DATA_KEY):
         return DATA_VALUE + (1 if fact.key.startswith(ENTITY_KEY) else 0)
     if fact.key.startswith(_SAID_BY_ASSISTANT):
         return ASSISTANT_VALUE
+    if fact.key.startswith(DECISION_KEY):
+        return USER_DECISION_VALUE
     value = _TYPE_VALUE.get(fact.type, 1)
     return value + (2 if ":" not in fact.key else 0)
 

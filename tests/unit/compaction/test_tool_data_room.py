@@ -18,7 +18,7 @@ def _facts() -> tuple[Fact, ...]:
         Fact("fact", "search_restaurants(q=ramen) -> R-1 (name=Ichi)", "data:search_restaurants:q=ramen", 12),
         Fact("fact", "search_restaurants(q=sushi) -> R-2 (name=Ni)", "data:search_restaurants:q=sushi", 15),
         Fact("fact", "get_booking(id=KX4Q2P) -> status=confirmed", "data:#KX4Q2P", 16),
-        Fact("event", "The assistant said the lounge opens at 6.", "decision:lounge", 17),
+        Fact("event", "We met at the lounge at 6.", "event:lounge", 17),
         Fact("constraint", "I'm allergic to seafood.", "allergy", 3),
     )
 
@@ -27,7 +27,7 @@ def test_a_repeated_search_gives_up_its_older_results_first_then_events_then_the
     facts = _facts()
     order = [facts[i].key for i in eviction_order(facts)]
     assert order[0] == "data:search_restaurants:q=ramen"  # a newer result of the same tool follows it
-    assert order[1] == "decision:lounge"  # an event ranks below the data an agent passes on
+    assert order[1] == "event:lounge"  # an event ranks below the data an agent passes on
     # then tool data by age; the user's constraint last
     assert order[2:5] == [
         "data:search_flights:date=2026-05-01",
@@ -189,6 +189,20 @@ def test_what_the_assistant_recommended_gives_up_before_tool_data() -> None:
     allergy = Fact("constraint", "另外我对海鲜过敏。", "allergy", 7)
     order = eviction_order([said, hotels, allergy])
     assert order == [0, 1, 2]  # the user set no constraint by it: the hotel's ids outrank it, the allergy outlasts both
+
+
+def test_the_users_decision_outlasts_the_data_it_chose_among_and_the_assistants_account_gives_up_first() -> None:
+    from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+
+    span = [
+        {"role": "user", "content": "I'll go with 5 gigs at $25 a month."},
+        {"role": "assistant", "content": "Your plan change is scheduled."},
+    ]
+    chosen, scheduled = KeyInfoExtractor().extract((), span, 30)
+    assert chosen.key.startswith("decision:") and scheduled.key.startswith("decision:assistant-")
+    plans = Fact("fact", "get_plan_options(line_id=LN-1) -> plan_basic_5, plan_smart_15", "data:get_plan_options:LN-1", 31)
+    order = eviction_order([scheduled, plans, chosen])
+    assert order == [0, 1, 2]  # the assistant's account of it first, the user's choice last
 
 
 def test_a_result_whose_ids_later_calls_keep_passing_outlasts_a_lookup_of_the_same_age() -> None:

@@ -636,8 +636,10 @@ class KeyInfoExtractor:
                     context = clause if len(clause) < 40 else ""
                 continue
             kind, key = kind_key
-            if ":" not in key and role != "user":
-                key = f"{kind}:{role}-{key}"  # the user's own slots (budget, name…) change only by the user's word
+            if role != "user":
+                # The user's own slots (budget, name…) change only by the user's word, and what the assistant says it
+                # did or decided is its account, not the user's choice: its keys name it.
+                key = f"{kind}:{role}-{key}" if ":" not in key else key.replace(":", f":{role}-", 1)
             own = corrected.get(index, clause)
             joined = f"{context}，{own}" if CJK_RUN.search(own) else f"{context}, {own}"
             text = shorten(joined if context else own, MAX_FACT_CHARS)

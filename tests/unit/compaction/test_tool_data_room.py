@@ -200,7 +200,9 @@ def test_the_users_decision_outlasts_the_data_it_chose_among_and_the_assistants_
     ]
     chosen, scheduled = KeyInfoExtractor().extract((), span, 30)
     assert chosen.key.startswith("decision:") and scheduled.key.startswith("decision:assistant-")
-    plans = Fact("fact", "get_plan_options(line_id=LN-1) -> plan_basic_5, plan_smart_15", "data:get_plan_options:LN-1", 31)
+    plans = Fact(
+        "fact", "get_plan_options(line_id=LN-1) -> plan_basic_5, plan_smart_15", "data:get_plan_options:LN-1", 31
+    )
     order = eviction_order([scheduled, plans, chosen])
     assert order == [0, 1, 2]  # the assistant's account of it first, the user's choice last
 

@@ -1,7 +1,8 @@
 """The soak (`turnstream bench --soak`): steady mixed chat and agent traffic through one worker with embeddings on,
 sampled at intervals, and each sampled series' trend over the run (trend.py says what flat means).
 
-Every sample reads the worker's RSS (its process and the embedding process below it, from /proc), the worker
+Every sample reads the worker's RSS (its process and the embedding process below it, from /proc; and its process
+alone, so a rise is placed on one of them), the worker
 group's consumer lag on the turns topic, freshness p99 over the window (send until the worker publishes a context version
 that includes the turn), Redis's used_memory over the owners produced so far, and the
 embedder's lag p99 over the window (send until the turn's vector is in its owner's archive).
@@ -42,7 +43,7 @@ from turnstream_tools.benchmarks.live import (
     last_versions,
     round_turns,
 )
-from turnstream_tools.benchmarks.pinning import tree_rss_mb
+from turnstream_tools.benchmarks.pinning import rss_mb, tree_rss_mb
 from turnstream_tools.benchmarks.trend import Trend, trend, warm_up_seconds
 from turnstream_tools.samples.agent_traces import agent_traces
 from turnstream_tools.samples.conversations import Replayable, generate_conversations, turns_of
@@ -63,6 +64,7 @@ VECTOR_GIVE_UP_SECONDS = 120.0
 
 SERIES: dict[str, tuple[str, str]] = {
     "worker_rss_mb": ("worker RSS", "MB"),
+    "worker_process_rss_mb": ("worker process RSS, embedding process aside", "MB"),
     "consumer_lag": ("consumer lag", "turns"),
     "freshness_p99_ms": ("freshness p99", "ms"),
     "redis_bytes_per_owner": ("Redis memory per owner", "bytes"),
@@ -90,6 +92,7 @@ class Sample:
     at: float
     sent: int
     worker_rss_mb: float
+    worker_process_rss_mb: float
     consumer_lag: int
     freshness_p99_ms: float | None
     redis_bytes_per_owner: float
@@ -100,7 +103,7 @@ class Sample:
             return "-" if value is None else f"{value:,.0f} ms"
 
         return (
-            f"RSS {self.worker_rss_mb:,.0f} MB · lag {self.consumer_lag:,} turns · freshness p99 "
+            f"RSS {self.worker_rss_mb:,.0f} MB ({self.worker_process_rss_mb:,.0f} the worker's process) · lag {self.consumer_lag:,} turns · freshness p99 "
             f"{ms(self.freshness_p99_ms)} · Redis {self.redis_bytes_per_owner:,.0f} B/owner · embedder p99 "
             f"{ms(self.embedder_lag_p99_ms)}"
         )
@@ -298,6 +301,7 @@ async def soak(live: Live, worker_pid: int, plan: SoakPlan, console: Console) ->
                     at=state.elapsed(),
                     sent=state.sent,
                     worker_rss_mb=tree_rss_mb(worker_pid),
+                    worker_process_rss_mb=rss_mb(worker_pid),
                     consumer_lag=await group_lag(settings, admin, consumer),
                     freshness_p99_ms=freshness,
                     redis_bytes_per_owner=int(info["used_memory"]) / max(traffic.owners, 1),

@@ -91,7 +91,7 @@ def test_one_user_turn_in_so_many_is_probed_for_its_vector() -> None:
 
 
 def _sample(at: float, rss: float, fresh: float | None = 50.0) -> Sample:
-    return Sample(at, int(at * 100), rss, 100, fresh, 120_000.0, 400.0)
+    return Sample(at, int(at * 100), rss, rss / 3, 100, fresh, 120_000.0, 400.0)
 
 
 def test_the_figure_has_a_row_a_series_and_leaves_out_the_warm_up() -> None:
@@ -113,7 +113,10 @@ def test_a_growing_series_fails_the_target_and_a_missing_one_too() -> None:
     plan = SoakPlan(100, 10, 30)
     growing = [_sample(30 * n, 100 + 10 * n) for n in range(1, 21)]
     figure = soak_figure(growing, plan, 60_000, 600, 0)
-    assert not figure.data["trends"]["worker_rss_mb"]["flat"]
+    assert (
+        not figure.data["trends"]["worker_rss_mb"]["flat"]
+        and not figure.data["trends"]["worker_process_rss_mb"]["flat"]
+    )
     assert "not flat" in next(row.measure for row in figure.rows if row.measure.startswith("worker RSS"))
     assert figure.target is not None and not figure.target.met
     unmeasured = soak_figure([_sample(30 * n, 100, None) for n in range(1, 21)], plan, 60_000, 600, 0)

@@ -17,6 +17,13 @@ COORDINATOR_WAIT_SECONDS = 15.0
 """How long a group request is asked again while the broker has no coordinator for it yet."""
 
 
+def records_behind(end: int, committed: int | None) -> int:
+    """A group's lag on one partition: the records from its committed offset (the next record it will process; None,
+    nothing committed, counts from 0) to the partition's end. Never below 0: a commit past a listed end (Tansu lists
+    ends short of a batch) is nothing behind."""
+    return max(end - (committed or 0), 0)
+
+
 async def until_coordinated(call: Callable[[], Awaitable[T]]) -> T:
     """`call` asked again while the broker answers with a retriable error: a broker's first group request finds
     no coordinator until it has created its offsets topic."""

@@ -19,6 +19,7 @@ from faust.types import TP
 from turnstream import __version__
 from turnstream.kafka.faust_private.consumer import committed_offsets
 from turnstream.kafka.faust_private.table_rows import SessionsTable
+from turnstream.kafka.groups import records_behind
 from turnstream.kafka.signals import on_assigned, on_revoked
 from turnstream.kafka.timers import timer
 from turnstream.metrics import assigned_partitions, build_info, consumer_lag, rebalances_total, sessions_held
@@ -34,9 +35,7 @@ def partition_lag(highwater: int | None, committed: int | None) -> int | None:
     `committed` is the offset of the next record to process; None when the group has committed nothing
     there, which counts from offset 0 (a topic whose retention deleted its head reads high until the first commit).
     """
-    if highwater is None:
-        return None
-    return max(highwater - (committed or 0), 0)
+    return None if highwater is None else records_behind(highwater, committed)
 
 
 def count_held(rows: Mapping[str, bytes], keys: Iterable[str]) -> int:

@@ -25,7 +25,7 @@ from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
 from turnstream.kafka.admin import embedder_group, faust_app_id, worker_topics
 from turnstream.kafka.end_offsets import fetched_end_offsets
-from turnstream.kafka.groups import group_commits, until_coordinated
+from turnstream.kafka.groups import group_commits, records_behind, until_coordinated
 from turnstream.redis.prefix import count_prefix, delete_prefix
 from turnstream.redis.shadow_mark import RUNNING_MARK_SECONDS, running_mark
 from turnstream.settings import Settings
@@ -135,7 +135,7 @@ class PartitionLag:
 
     @property
     def lag(self) -> int:
-        return self.end - (self.committed or 0)
+        return records_behind(self.end, self.committed)
 
 
 class _Kafka:

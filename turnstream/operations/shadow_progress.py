@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.live import Live
 
 from turnstream.kafka.faust_private.consumer import committed_offsets
+from turnstream.kafka.groups import records_behind
 from turnstream.kafka.timers import timer
 from turnstream.logs import LogFormat
 from turnstream.settings import Settings
@@ -50,7 +51,7 @@ def progress_line(name: str, look: Look, before: Look | None, llm_cap: int | Non
     if llm_cap is not None:
         calls += f", cap {llm_cap}, {llm.get('capped', 0):.0f} past it"
     return (
-        f"shadow {name}: consumed {look.committed}/{look.end}, lag {max(look.end - look.committed, 0)}, "
+        f"shadow {name}: consumed {look.committed}/{look.end}, lag {records_behind(look.end, look.committed)}, "
         f"{max(rate, 0.0):.1f} turns/s, {calls}"
     )
 

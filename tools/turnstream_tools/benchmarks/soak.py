@@ -27,7 +27,7 @@ from rich.text import Text
 from turnstream.connections import kafka_options
 from turnstream.kafka.admin import ensure_topics, faust_app_id
 from turnstream.kafka.end_offsets import fetched_end_offsets
-from turnstream.kafka.groups import group_commits
+from turnstream.kafka.groups import group_commits, records_behind
 from turnstream.redis.keys import KeyLayout
 from turnstream.schemas.ids import owner_key, session_key
 from turnstream.settings import Settings
@@ -112,7 +112,7 @@ class Sample:
 def consumer_lag(committed: Mapping[int, int], ends: Mapping[int, int]) -> int:
     """Turns written and not yet committed by the group, over every partition (a partition with no commit counts
     from 0; a commit past a listed end, which Tansu's short listing allows, counts as none behind)."""
-    return sum(max(end - committed.get(partition, 0), 0) for partition, end in ends.items())
+    return sum(records_behind(end, committed.get(partition)) for partition, end in ends.items())
 
 
 def p99_ms(seconds: Sequence[float]) -> float | None:

@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.keys import KeyLayout
+from turnstream.redis.prefix import DELETE_BATCH, SCAN_COUNT
 from turnstream.redis.reads import reply_text
 from turnstream.schemas.ids import session_owner
 from turnstream.settings import Settings
@@ -78,7 +79,7 @@ class Eraser:
         """Every key under the owner's hash tag but the forget marker (one SCAN of the keyspace; a cluster needs it
         per node)."""
         pattern = f"{glob_escape(self.layout.prefix)}:*:{{{glob_escape(owner)}}}*"
-        found = {key.decode() async for key in self.redis.scan_iter(match=pattern, count=1000)}
+        found = {key.decode() async for key in self.redis.scan_iter(match=pattern, count=SCAN_COUNT)}
         return sorted(key for key in found if self._kind(key) != "forgot")
 
     async def sessions_of(self, owner: str) -> set[str]:
@@ -105,8 +106,8 @@ class Eraser:
         pointers = [p for p in (self.layout.owner_pointer(s) for s in sorted(sessions)) if p not in keys]
         counts["owner pointers"] += sum([await self.redis.exists(p) for p in pointers])
         if not dry_run:
-            for start in range(0, len(keys), 500):
-                await self.redis.unlink(*keys[start : start + 500])
+            for start in range(0, len(keys), DELETE_BATCH):
+                await self.redis.unlink(*keys[start : start + DELETE_BATCH])
             for pointer in pointers:
                 await self.redis.unlink(pointer)
         return counts

@@ -27,7 +27,8 @@ from turnstream.settings import Settings
 MAX_LISTED = 200
 """Sessions one list page reads; a search narrows it."""
 SCAN_COUNT = 500
-"""Keys Redis looks at per SCAN call."""
+"""Keys Redis looks at per SCAN call of a list page: half a full scan's (prefix.SCAN_COUNT), so a page that finds its
+sessions early stops early."""
 MAX_SCAN_CALLS = 200
 """SCAN calls per list page: at most about 100,000 keys looked at, however large the keyspace."""
 MAX_DROPPED_SHOWN = 30

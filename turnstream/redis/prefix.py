@@ -10,7 +10,8 @@ from turnstream.redis.keys import parse_context_key
 from turnstream.settings import RedisSettings
 
 SCAN_COUNT = 1000
-"""Keys a SCAN step asks for."""
+"""Keys a SCAN step asks for when every match is wanted (a prefix's keys, an owner's for an erasure); a list page that
+stops early asks for fewer (inspection.SCAN_COUNT)."""
 DELETE_BATCH = 500
 """Keys deleted per UNLINK."""
 

@@ -50,6 +50,8 @@ EVERYTHING_ON = [
     "settings.TURNSTREAM_KAFKA_SECURITY_PROTOCOL=SASL_SSL",
     "--set",
     "settings.TURNSTREAM_KAFKA_SASL_MECHANISM=SCRAM-SHA-512",
+    "--set",
+    "settings.TURNSTREAM_EMBEDDINGS=local",
 ]
 VALUE_SETS = {"defaults": [], "keda-static-membership-everything": EVERYTHING_ON}
 
@@ -289,18 +291,28 @@ def test_keda_scales_the_worker_group_on_lag_up_to_the_partitions(everything: di
         "name": worker["metadata"]["name"],
     }
     assert spec["maxReplicaCount"] == int(config["data"]["TURNSTREAM_TURN_PARTITIONS"])
-    (trigger,) = spec["triggers"]
-    assert trigger["type"] == "kafka"
-    from turnstream.kafka.admin import faust_app_id
+    from turnstream.kafka.admin import embedder_group, faust_app_id
 
     settings = Settings(topic_prefix=config["data"]["TURNSTREAM_TOPIC_PREFIX"])
-    assert trigger["metadata"]["consumerGroup"] == faust_app_id(settings)
-    assert trigger["metadata"]["topic"] == settings.turns_topic
-    assert trigger["metadata"]["bootstrapServers"] == "kafka-bootstrap:9092"
-    assert int(trigger["metadata"]["lagThreshold"]) > 0
+    # the workers' group on the turns topic, and with embeddings on the embedders' own group on the journal
+    assert [(t["metadata"]["consumerGroup"], t["metadata"]["topic"]) for t in spec["triggers"]] == [
+        (faust_app_id(settings), settings.turns_topic),
+        (embedder_group(settings), settings.memory_topic),
+    ]
     (auth,) = everything["TriggerAuthentication"]
-    assert trigger["authenticationRef"]["name"] == auth["metadata"]["name"]
+    for trigger in spec["triggers"]:
+        assert trigger["type"] == "kafka"
+        assert trigger["metadata"]["bootstrapServers"] == "kafka-bootstrap:9092"
+        assert int(trigger["metadata"]["lagThreshold"]) > 0
+        assert trigger["authenticationRef"]["name"] == auth["metadata"]["name"]
     assert {ref["parameter"] for ref in auth["spec"]["secretTargetRef"]} == {"username", "password"}
+
+
+def test_without_embeddings_keda_watches_the_workers_group_alone() -> None:
+    done = run(tool("helm"), "template", "turnstream", CHART, "--set", "worker.keda.enabled=true")
+    assert done.returncode == 0, shown(done)
+    (scaled,) = [doc for doc in yaml.safe_load_all(done.stdout) if doc and doc["kind"] == "ScaledObject"]
+    assert [t["metadata"]["consumerGroup"] for t in scaled["spec"]["triggers"]] == ["turnstream-worker"]
 
 
 @pytest.mark.parametrize(

@@ -142,11 +142,16 @@ _OWN_CUE = re.compile(
     re.I,
 )
 _DECISION = re.compile(
-    r"\blet'?s (?:go with|do|book|take|pick|use)\b|\b(?:i|we)(?:'ve| have)? decided\b|\b(?:i|we)'?ll (?:take|go with|book)\b"
+    r"\blet(?:'s| us) (?:go with|do|book|take|pick|use)\b|\b(?:i|we)(?:'ve| have)? decided\b"
+    r"|\b(?:i|we)(?:'ll| will| shall) (?:take|go with|book)\b"
     r"|\bgo with\b|\bbook (?:it|that|the)\b|\b(?:booked|reserved|confirmed|scheduled|ordered|purchased|cancell?ed)\b"
     r"|决定|就选|就订|就这么定|选定|已预订|已预定|已确认|已下单|订好了|订在|已取消|定了",
     re.I,
 )
+_PICK = re.compile(
+    r"就(?:住|买|坐)|选(?!哪|什么)[^，。,.!?！？\s]{1,24}吧(?![？?])|(?:要|订|选|住)(?:第[一二三四五六七八九十\d]+[个家班]|那[个家班]|这[个家班])"
+)
+"""A pick among what was shown ("选CA929吧", "就住浅草那家", "要第二个"): a fact of the user's, as the data it names."""
 _DATE = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|next (?:week|month|year))\b"
@@ -314,6 +319,8 @@ def classify(clause: str, role: str) -> tuple[FactType, str] | None:
         return "event", "decision:" + slug(clause)
     if role != "user":
         return None
+    if _PICK.search(clause) and not _QUESTION.search(clause):
+        return "fact", "fact:" + slug(clause)
     is_question = bool(_QUESTION.search(clause))
     if _cued(_PREFERENCE, clause) and (_FIRST_PERSON.search(clause) or not is_question):
         return "preference", "pref:" + slug(_after(_PREFERENCE, clause))

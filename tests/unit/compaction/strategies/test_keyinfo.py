@@ -27,6 +27,8 @@ def extract(*texts: str, max_facts: int = 40) -> tuple[Fact, ...]:
         ("I'd rather avoid connecting flights through Frankfurt", "preference", "pref:", "Frankfurt"),
         ("The meeting room must seat at least 12", "constraint", "constraint:", "12"),
         ("Let's go with the Hotel Astoria then", "event", "decision:", "Astoria"),
+        ("We will take the 7:15 train", "event", "decision:", "7:15"),
+        ("Let us book the Lisbon flat", "event", "decision:", "Lisbon"),
         ("The promo code you gave me didn't work", "failure", "failure:", "promo code"),
         ("I'm flying out on Friday morning", "event", "event:", "Friday"),
         ("我叫林晓峰，很高兴认识你", "fact", "name", "林晓峰"),

@@ -32,6 +32,10 @@ def test_the_generated_chats_small_talk_gives_no_fact() -> None:
         ("名字叫饼干。", ("fact", "fact:名字-字叫-叫饼")),
         ("我们的晚餐订在了山城小馆。", ("event", "decision:的晚-晚餐-餐订")),
         ("下周一去北京。", ("event", "event:下周-周一-一去")),
+        # a pick among what the agent showed names the data the next step books
+        ("就住浅草那家。", ("fact", "fact:就住-住浅-浅草")),
+        ("我要第二个。", ("fact", "fact:要第-第二-二个")),
+        ("选靠窗的吧。", ("fact", "fact:选靠-靠窗-窗的")),
     ],
 )
 def test_kin_names_amounts_and_bookings_are_facts(text: str, found: tuple[str, str]) -> None:
@@ -42,6 +46,11 @@ def test_kin_names_amounts_and_bookings_are_facts(text: str, found: tuple[str, s
     "text", ["这周一部电影感觉有点美好。", "这周天气感觉有点忙。", "今天一个播客挺好笑的。", "我一直在想一点小事。"]
 )
 def test_a_week_before_a_measure_word_or_a_lone_yi_is_no_date_or_number(text: str) -> None:
+    assert classify(text, "user") is None
+
+
+@pytest.mark.parametrize("text", ["我想选一个安静的地方吧？", "你们选哪个吧。", "就要下雨了。", "我就要哭了。"])
+def test_a_question_or_an_about_to_is_no_pick(text: str) -> None:
     assert classify(text, "user") is None
 
 

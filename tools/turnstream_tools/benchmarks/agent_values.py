@@ -148,6 +148,21 @@ class Tally:
         }
 
 
+ROOM_EDGES = (250, 500, 1000)
+"""Tokens of room left after the anchors where figure 13's tallies are split: a long policy at a small budget leaves the
+marker, the block and the tail a few hundred tokens between them."""
+ROOM_LABELS = (
+    f"under {ROOM_EDGES[0]:,}",
+    *(f"{low:,} to {high:,}" for low, high in zip(ROOM_EDGES, ROOM_EDGES[1:])),
+    f"{ROOM_EDGES[-1]:,} and more",
+)
+
+
+def room_label(room: int) -> str:
+    """The ROOM_LABELS bucket of `room` tokens."""
+    return ROOM_LABELS[sum(room >= edge for edge in ROOM_EDGES)]
+
+
 @dataclass
 class Measure:
     """One trace (or many, added up) at one budget: the sides' tallies, the invariants, the values turnstream lost."""
@@ -163,6 +178,9 @@ class Measure:
     """turnstream's lost values, by where the conversation had said them."""
     lost: list[str] = field(default_factory=list)
     """A few lost values, as examples."""
+    by_room: dict[str, Tally] = field(default_factory=lambda: {label: Tally() for label in ROOM_LABELS})
+    """turnstream's tallies by the room the anchors leave (`room_label`): what a long policy leaves to everything else."""
+    room_calls: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROOM_LABELS, 0))
 
     def add(self, other: Measure) -> None:
         self.points += other.points
@@ -175,6 +193,9 @@ class Measure:
         for origin in self.lost_from:
             self.lost_from[origin] += other.lost_from[origin]
         self.lost += other.lost[: max(0, _EXAMPLES - len(self.lost))]
+        for label in ROOM_LABELS:
+            self.by_room[label].add(other.by_room[label])
+            self.room_calls[label] += other.room_calls[label]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -185,6 +206,9 @@ class Measure:
             "pinned_over_budget": self.pinned_over,
             "lost_from": self.lost_from,
             "lost_examples": self.lost,
+            "by_room": {
+                label: {"calls": self.room_calls[label], **tally.to_dict()} for label, tally in self.by_room.items()
+            },
         }
 
 
@@ -364,6 +388,11 @@ def _point(
         tally, missing = kept_tally(needed, context)
         measure.sides[side].add(tally)
         if side == "turnstream":
+            label = room_label(
+                budget - REPLY_PRIMING_TOKENS - sum(map(count_message, history[: anchor_count(history)]))
+            )
+            measure.by_room[label].add(tally)
+            measure.room_calls[label] += 1
             for value in missing:
                 measure.lost_from["tool results only" if value in needed.tool_only else "user or assistant"] += 1
             measure.lost += missing[: max(0, _EXAMPLES - len(measure.lost))]

@@ -193,6 +193,26 @@ def agent_table(figure: Figure) -> Table:
     return out
 
 
+ROOM_TITLE = "{title}, by the room the anchors leave (turnstream's % of needed values kept: old / all)"
+
+
+def room_table(figure: Figure) -> Table | None:
+    """Figure 13's tallies over every domain, per budget and per room left after the anchors: where a long policy
+    leaves the marker, the block and the tail too little to hold what the next call needs. None without the split."""
+    budgets = figure.data["budgets"]
+    if "by_room" not in next(iter(budgets.values()))["all"]:
+        return None
+    out = Table(title=ROOM_TITLE.format(title=figure.title), title_justify="left")
+    for index, column in enumerate(["budget", "room (tokens)", "calls", "turnstream"]):
+        out.add_column(column, justify="left" if index < 2 else "right", no_wrap=True)
+    for budget, by_domain in budgets.items():
+        rooms = by_domain["all"]["by_room"]
+        for number, (label, each) in enumerate(rooms.items(), 1):
+            shares = f"{each['old_kept_pct']:.1f} / {each['kept_pct']:.1f}" if each["calls"] else "—"
+            out.add_row(f"{int(budget):,}", label, str(each["calls"]), shares, end_section=number == len(rooms))
+    return out
+
+
 def print_stages(figures: list[Figure], console: Console | None = None) -> None:
     """The stage tables of the drain and freshness figures the run measured, one per broker, and the agent
     figure's table per domain."""
@@ -202,6 +222,8 @@ def print_stages(figures: list[Figure], console: Console | None = None) -> None:
         table = tables[figure.key](figure) if figure.key in tables else None
         if table is not None:
             console.print(table)
+        if figure.key == "agent_values" and (rooms := room_table(figure)) is not None:
+            console.print(rooms)
 
 
 def write_json(path: Path, figures: list[Figure], meta: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from turnstream.compaction.compactor import KEEP_DIGEST, compact
 from turnstream.compaction.marker import marker_tokens
 from turnstream.compaction.strategies.offline import offline_strategy
-from turnstream.text.tokens import count_messages
+from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message, count_messages
 from turnstream_tools.benchmarks.agent_values import (
     LangChainTrim,
     anchors_and_tail,
@@ -19,6 +19,7 @@ from turnstream_tools.benchmarks.agent_values import (
     measure_trace,
     needed_values,
     occurs,
+    room_label,
 )
 
 FILLER = "We compared the options at length and nothing in this sentence is an identifier. " * 12
@@ -87,6 +88,30 @@ def test_a_value_only_a_dropped_tool_result_held_counts_as_lost() -> None:
     assert measured.lost == ["ZR81LM"]
     assert measured.lost_from == {"tool results only": 1, "user or assistant": 0}
     assert measured.clean == 1
+
+
+def test_a_call_is_tallied_under_the_room_its_anchors_leave() -> None:
+    assert [room_label(n) for n in (0, 249, 250, 999, 1000, 40_000)] == [
+        "under 250",
+        "under 250",
+        "250 to 500",
+        "500 to 1,000",
+        "1,000 and more",
+        "1,000 and more",
+    ]
+    history = TRACE[:CALL]
+    budget = count_messages(history[:2] + history[5:]) + marker_tokens("en") + 2
+    measured = measure_trace(TRACE, budget, KEEP_DIGEST)
+    anchors = sum(map(count_message, history[:2]))  # the system message and the first user message
+    (label,) = [label for label, calls in measured.room_calls.items() if calls]
+    assert label == room_label(budget - anchors - REPLY_PRIMING_TOKENS)
+    assert measured.by_room[label] == measured.sides["turnstream"]
+    doubled = replace(measured)
+    doubled.by_room = {k: replace(v) for k, v in measured.by_room.items()}
+    doubled.room_calls = dict(measured.room_calls)
+    doubled.sides = {k: replace(v) for k, v in measured.sides.items()}
+    doubled.add(measured)
+    assert doubled.room_calls[label] == 2 and doubled.by_room[label].needed == 2 * measured.by_room[label].needed
 
 
 def test_no_point_before_the_history_passes_the_budget() -> None:

@@ -108,6 +108,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "own where the machine has the cores; turns/s of each, their ratio (target 1.8x) and the CPU share of the "
         "broker and Redis meanwhile",
     )
+    parser.add_argument(
+        "--keep-logs",
+        action="store_true",
+        help="keep the logs of the workers and agents the bench started (removed when they stop, by default) and "
+        "say where they are: what a worker logged when a figure went wrong",
+    )
     parser.set_defaults(run=run)
 
 

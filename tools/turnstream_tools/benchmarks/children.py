@@ -44,6 +44,10 @@ class Children:
     services: dict[str, int] = field(default_factory=dict)
     """The services started elsewhere (the embedded broker and Redis), name -> pid: not stopped here, only
     placed beside the children when the bench pins them."""
+    keep_logs: bool = False
+    """Leave each stopped child's log where it is instead of removing it."""
+    kept: dict[str, str] = field(default_factory=dict)
+    """name -> path of every log kept (with keep_logs), from the child's start."""
 
     def worker(self, settings: Settings, name: str = "worker") -> Child:
         """`turnstream worker` on `settings` (URLs set), its web server on a free loopback port."""
@@ -75,7 +79,7 @@ class Children:
                 raise ChildDied(f"{child.name} exited with status {child.process.returncode}: {child.log_tail()}")
 
     def stop(self) -> None:
-        """SIGTERM every child by pid (newest first), SIGKILL after a grace period; remove their logs."""
+        """SIGTERM every child by pid (newest first), SIGKILL after a grace period; remove their logs, unless kept."""
         while self.started:
             self.stop_one(self.started[-1])
 
@@ -86,7 +90,8 @@ class Children:
             stop_process(child.process, STOP_GRACE_SECONDS)
         finally:
             child.log.close()
-            Path(child.log.name).unlink(missing_ok=True)
+            if not self.keep_logs:
+                Path(child.log.name).unlink(missing_ok=True)
 
     @staticmethod
     def _log(name: str) -> IO[bytes]:
@@ -94,6 +99,8 @@ class Children:
 
     def _keep(self, name: str, process: subprocess.Popen[bytes], log: IO[bytes]) -> Child:
         child = Child(name, process, log)
+        if self.keep_logs:
+            self.kept[name] = log.name
         self.started.append(child)
         self.spawned[name] = process.pid
         return child

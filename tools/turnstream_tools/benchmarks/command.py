@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     prefix = f"{configured.topic_prefix}-bench-{int(time.time())}"
     figures: list[Figure] = []
     pids: dict[str, int] = {}
+    kept: list[tuple[str, dict[str, str]]] = []
+    """Each stack's suffix and its children's logs, when --keep-logs keeps them."""
     try:
         for broker in brokers:
             first = broker == brokers[0]
@@ -81,8 +83,12 @@ def run(args: argparse.Namespace) -> int:
             suffix = "" if first else f"@{broker}"
             named = configured.model_copy(update={"topic_prefix": prefix if first else f"{prefix}-{broker}"})
             services = started_for(named, "kafka" if broker == "kafka" else "tansu")
-            with services as (stack, settings), Children(services=_pids(stack)) as children:
+            with (
+                services as (stack, settings),
+                Children(services=_pids(stack), keep_logs=args.keep_logs) as children,
+            ):
                 pids.update({name + suffix: pid for name, pid in _pids(stack).items()})
+                kept.append((suffix, children.kept))
                 progress(settings.redact(f"{broker} broker {settings.kafka_url}, Redis {settings.redis_url}"))
                 if args.soak:
                     soak_plan = SoakPlan(args.soak_rate, args.soak_minutes, args.soak_sample_seconds)
@@ -100,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
                 pids.update({name + suffix: pid for name, pid in children.spawned.items()})
     except (StackError, ChildDied, BenchTimeout) as error:
         raise CliError(str(error)) from None
+    finally:  # a bench that failed is when a worker's log is wanted most
+        for suffix, logs in kept:
+            for name, path in logs.items():
+                progress(f"{name}{suffix}'s log kept: {path}")
     wall = time.monotonic() - started
     options = f"{' --quick' if args.quick else ''}{f' --broker {args.broker}' if args.broker else ''}"
     options += "" if args.pin else " --no-pin"

@@ -253,11 +253,16 @@ def anchor_count(messages: Sequence[Message]) -> int:
     return len(messages)
 
 
+def anchor_room(messages: Sequence[Message], budget: int) -> int:
+    """What `budget` leaves after the reply priming and the anchors: the room of the marker, the block and the tail."""
+    return budget - REPLY_PRIMING_TOKENS - sum(count_message(m) for m in messages[: anchor_count(messages)])
+
+
 def anchors_and_tail(messages: Sequence[Message], budget: int, language: Language) -> list[Message]:
     """The bare interceptor: the anchors, then the marker and the newest whole units that fit `budget`."""
     pinned = anchor_count(messages)
     rest = list(messages[pinned:])
-    room = budget - REPLY_PRIMING_TOKENS - sum(count_message(m) for m in messages[:pinned])
+    room = anchor_room(messages, budget)
     start = tail_start([count_message(m) for m in rest], unit_starts(rest), room, marker_tokens(language))
     marker = [marker_message(language)] if start else []
     return [*messages[:pinned], *marker, *rest[start:]]
@@ -321,9 +326,8 @@ NEWEST_FLOOR_TOKENS = 32
 def pinned_over(history: Sequence[Message], budget: int, language: Language) -> bool:
     """Whether the anchors, the marker and the newest message (cut as far as it can be) exceed `budget`: no
     context can then meet it."""
-    pinned = sum(count_message(m) for m in history[: anchor_count(history)])
     newest = min(count_message(history[-1]), NEWEST_FLOOR_TOKENS) if len(history) > anchor_count(history) else 0
-    return REPLY_PRIMING_TOKENS + pinned + marker_tokens(language) + newest > budget
+    return marker_tokens(language) + newest > anchor_room(history, budget)
 
 
 def _pairs_whole(history: Sequence[Message], result: CompactionResult) -> bool:
@@ -388,9 +392,7 @@ def _point(
         tally, missing = kept_tally(needed, context)
         measure.sides[side].add(tally)
         if side == "turnstream":
-            label = room_label(
-                budget - REPLY_PRIMING_TOKENS - sum(map(count_message, history[: anchor_count(history)]))
-            )
+            label = room_label(anchor_room(history, budget))
             measure.by_room[label].add(tally)
             measure.room_calls[label] += 1
             for value in missing:

@@ -84,7 +84,8 @@ class KafkaSettings(BaseModel):
     dlq_retention_ms: int = Field(7 * 24 * 3600 * 1000, ge=-1)
     """retention.ms of the dead-letter topic when the worker creates it; -1 keeps dead letters forever."""
     idempotent_producer: Literal["auto", "on", "off"] = "auto"
-    """Kafka idempotent producer: "auto" uses it where the broker issues producer ids (Tansu does not)."""
+    """Kafka idempotent producers (gateways' and the worker's): "auto" uses them where the broker issues producer ids
+    (Tansu does not)."""
     producer_linger_ms: int = Field(0, ge=0, le=5_000)
     """How long the worker's producer (dead letters, summary requests, changelogs, the memory journal) waits to fill a batch."""
     producer_send_timeout_seconds: float = Field(10.0, gt=0)

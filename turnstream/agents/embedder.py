@@ -118,9 +118,14 @@ class JournalEmbedder(Service):
             session_timeout_ms=int(settings.broker_session_timeout * 1000),
             heartbeat_interval_ms=int(settings.heartbeat_seconds * 1000),
         )
-        # as the worker's Faust producer: not idempotent (Tansu issues no producer ids), and a vector journaled
-        # twice is one record once the journal is compacted
-        self.producer = AIOKafkaProducer(**self.kafka, acks="all", linger_ms=settings.producer_linger_ms)
+        # idempotent as the worker's Faust producer is (where the broker issues producer ids; the worker resolved
+        # "auto"); elsewhere a vector journaled twice is one record once the journal is compacted
+        self.producer = AIOKafkaProducer(
+            **self.kafka,
+            acks="all",
+            enable_idempotence=settings.idempotent_producer == "on",
+            linger_ms=settings.producer_linger_ms,
+        )
         self.archive = ArchiveStore(redis_client(settings), settings)
         await self.producer.start()
         self.consumer.subscribe([self.settings.memory_topic], listener=_GoOnWhereTheyStopped(self))

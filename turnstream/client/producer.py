@@ -74,32 +74,16 @@ class TurnProducer:
     async def start(self) -> None:
         """Connect, and create the turns topic with turn_partitions if it does not exist yet: the first send would
         otherwise have the broker auto-create it with its own partition count, which no worker accepts."""
+        from turnstream.kafka import idempotence
         from turnstream.kafka.topic_creation import TopicLayoutError, ensure_turns_topic
 
-        self._producer = await self._connected()
+        self._producer = await self._started(idempotent=await idempotence.idempotent(self.settings))
         try:
             await ensure_turns_topic(self.settings)
         except TopicLayoutError as error:
             # a gateway may lack the right to create topics (ACLs) where an operator created them already: it
             # still produces, and the worker checks the layout
             warn_once("turns topic", "cannot make sure %s exists (%s): producing anyway", self.topic, error)
-
-    async def _connected(self) -> AIOKafkaProducer:
-        from aiokafka.errors import KafkaConnectionError, KafkaError
-
-        mode = self.settings.idempotent_producer
-        if mode == "off":
-            return await self._started(idempotent=False)
-        try:
-            return await self._started(idempotent=True)
-        except KafkaConnectionError:
-            raise
-        except KafkaError as error:
-            if mode == "on":
-                raise
-            # "auto": brokers without producer ids (Tansu answers InitProducerId with UnknownError)
-            warn_once("idempotence", "broker cannot issue producer ids (%r): producing without idempotence", error)
-            return await self._started(idempotent=False)
 
     async def _started(self, idempotent: bool) -> AIOKafkaProducer:
         from aiokafka import AIOKafkaProducer

@@ -102,6 +102,7 @@ def run_worker(settings: Settings, loglevel: str, on_app: Callable[[faust.App], 
     from turnstream.agents.app import create_app
     from turnstream.embeddings.base import EmbeddingError
     from turnstream.embeddings.process import start_embedding
+    from turnstream.kafka import idempotence
     from turnstream.kafka.admin import ensure_topics
     from turnstream.kafka.topic_creation import TopicLayoutError
     from turnstream.lifecycle.shutdown import Worker
@@ -109,16 +110,16 @@ def run_worker(settings: Settings, loglevel: str, on_app: Callable[[faust.App], 
     from turnstream.stack.services import tuned_for_broker
     from turnstream.tracing import export_from_env
 
-    async def prepare() -> tuple[TopicsReady, str]:
+    async def prepare() -> tuple[TopicsReady, str, Settings]:
         await wait_for_services(settings)
-        return await ensure_topics(settings), await cluster_id(settings)
+        return await ensure_topics(settings), await cluster_id(settings), await idempotence.resolved(settings)
 
     try:  # a missing or broken model is one line now, not a traceback at the first turn
         embedding = start_embedding(settings)
     except EmbeddingError as error:
         raise CliError(str(error)) from None
     try:
-        topics, cluster = asyncio.run(prepare())
+        topics, cluster, settings = asyncio.run(prepare())
     except (ServicesUnavailable, TopicLayoutError) as error:
         raise CliError(settings.redact(str(error))) from None
     settings = tuned_for_broker(settings, cluster)  # Tansu's short fetch wait, however the worker found it

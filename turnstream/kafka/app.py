@@ -47,5 +47,7 @@ def faust_app(settings: Settings, name: str, replication_factor: int | None = No
         producer_linger=settings.producer_linger_ms / 1000,
     )
     app.fetch_wait_ms = settings.fetch_wait_ms
+    # "auto" stays off here: the worker resolves it against the broker before it builds the app (kafka/idempotence)
+    app.idempotent_producer = settings.idempotent_producer == "on"
     app.kafka_options = kafka_options(settings.model_copy(update={"kafka_url": settings.kafka_url or DEFAULT_BROKER}))
     return app

@@ -19,6 +19,7 @@ from tests.support.services import killed_on_failure, on_each_broker, on_tansu
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.client import producer as producer_module
+from turnstream.kafka import idempotence
 from turnstream.kafka.admin import faust_app_id, worker_topics
 from turnstream.lifecycle.startup import ready_line
 from turnstream.settings import Settings
@@ -137,9 +138,9 @@ async def test_stack_then_produce_then_worker(broker: str, tmp_path: Path) -> No
 async def test_a_producer_creates_the_turns_topic_and_warns_of_idempotence_once(
     settings: Settings, broker: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(producer_module, "_said", set())  # as in a new process
+    monkeypatch.setattr(idempotence, "_warned", set())  # as in a new process
     settings = settings.model_copy(update={"turn_partitions": PARTITIONS})
-    with caplog.at_level(logging.DEBUG, logger=producer_module.__name__):
+    with caplog.at_level(logging.DEBUG, logger=idempotence.__name__):
         for _ in range(3):
             async with TurnProducer(settings) as producer:
                 await (await producer.send(TURNS[0]))

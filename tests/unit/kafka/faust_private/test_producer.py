@@ -1,13 +1,29 @@
-"""send_buffered hands Faust's buffered records over until none is left, and gives up at its deadline."""
+"""The worker's Faust producer asks for idempotence when its settings say "on"; send_buffered hands Faust's
+buffered records over until none is left, and gives up at its deadline."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from turnstream.kafka.faust_private.producer import send_buffered
+import pytest
+
+from turnstream.kafka.app import faust_app
+from turnstream.kafka.faust_private.producer import IdempotentProducer, send_buffered
+from turnstream.settings import Settings
+
+
+@pytest.mark.parametrize(("setting", "asked"), [("on", True), ("off", False), ("auto", False)])
+def test_the_worker_app_producer_asks_for_idempotence_only_when_the_setting_is_on(
+    setting: Literal["on", "off", "auto"], asked: bool, tmp_path: Any
+) -> None:
+    # "auto" is resolved against the broker before the worker builds its app (kafka/idempotence.resolved)
+    settings = Settings(kafka_url="kafka://127.0.0.1:9", idempotent_producer=setting, data_dir=str(tmp_path))
+    producer = faust_app(settings, "unit").producer
+    assert isinstance(producer, IdempotentProducer)
+    assert producer._settings_extra().get("enable_idempotence", False) is asked
 
 
 @dataclass

@@ -78,6 +78,9 @@ consumer_lag = Gauge(
 sessions_held = Gauge("turnstream_sessions_held", "Sessions in the local Table for this worker's partitions")
 build_info = Gauge("turnstream_build_info", "Versions this worker runs; always 1", ["version", "python", "faust"])
 turns_embedded_total = Counter("turnstream_turns_embedded_total", "Archived turns embedded for semantic recall")
+embedding_restarts_total = Counter(
+    "turnstream_embedding_restarts_total", "Embedding processes started again after the one embedding a batch died"
+)
 embedding_lag_seconds = Histogram(
     "turnstream_embedding_lag_seconds",
     "From an archived turn's journal record to its vector in Redis",

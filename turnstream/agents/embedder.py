@@ -33,14 +33,15 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CommitFailedError, ConsumerStoppedError, KafkaError
 from mode import Service
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
 from turnstream.agents.reembed import reindex
 from turnstream.embeddings.base import EmbeddingError
-from turnstream.embeddings.process import EmbeddingProcess
+from turnstream.embeddings.process import EmbeddingProcess, EmbeddingProcessDied
 from turnstream.kafka.admin import embedder_group, faust_app_id
 from turnstream.kafka.groups import group_commits
 from turnstream.kafka.journal_topic import JournalReadError
-from turnstream.metrics import embedding_lag_seconds, turns_embedded_total
+from turnstream.metrics import embedding_lag_seconds, embedding_restarts_total, turns_embedded_total
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
 from turnstream.redis.errors import REDIS_UNAVAILABLE
@@ -144,11 +145,35 @@ class JournalEmbedder(Service):
                 fetched = await self.consumer.getmany(timeout_ms=int(FETCH_SECONDS * 1000))
                 if fetched:
                     async with self._in_hand:
-                        await self._embed_batch(fetched)
+                        await self._embed_in_a_live_process(fetched)
         except ConsumerStoppedError:  # the worker is stopping
             return
-        except EmbeddingError as error:  # the embedding process is gone (the worker is stopping): nothing committed
+        except EmbeddingError as error:  # the embedding process is closed (the worker is stopping): nothing committed
             log.warning("embedding stopped: %s", error)
+
+    async def _embed_in_a_live_process(
+        self, fetched: Mapping[TopicPartition, list[ConsumerRecord[bytes, bytes]]]
+    ) -> None:
+        """The batch, embedded again in a new embedding process whenever the one it was given to dies (the
+        kernel's OOM killer picks the biggest process, and the models make it that): not a worker that goes on
+        without vectors, nor one that stops serving contexts for them."""
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception_type(EmbeddingProcessDied),
+            wait=wait_exponential(multiplier=1, max=60),  # a child that dies at every start is not started in a loop
+            before_sleep=self._restart_process,
+        ):
+            with attempt:
+                await self._embed_batch(fetched)
+
+    async def _restart_process(self, retry: RetryCallState) -> None:
+        died = retry.outcome.exception() if retry.outcome else None
+        assert isinstance(died, EmbeddingProcessDied)
+        embedding_restarts_total.inc()
+        log.error("%s: starting another, to embed the batch again (attempt %d)", died, retry.attempt_number)
+        try:
+            await self.process.restart(died)
+        except EmbeddingError as error:  # the batch's next attempt meets the broken process and comes back here
+            log.error("%s", error)
 
     async def _embed_batch(self, fetched: Mapping[TopicPartition, list[ConsumerRecord[bytes, bytes]]]) -> None:
         if owners := archived_in(record for records in fetched.values() for record in records):

@@ -51,18 +51,35 @@ def _embed(entries: Sequence[ArchiveEntry], terms: int) -> list[EmbeddedTurn]:
     return embed_entries(_embedders, entries, terms)
 
 
+class EmbeddingProcessDied(EmbeddingError):
+    """The child died under a batch (killed, or out of memory): `EmbeddingProcess.restart` starts another."""
+
+    def __init__(self, generation: int) -> None:
+        super().__init__("the embedding process died (killed, or out of memory)")
+        self.generation = generation
+        """Which child died (EmbeddingProcess.generation when the batch was given to it)."""
+
+
 class EmbeddingProcess:
     """One child process holding the settings' models and embedding archived turns with them (`embed_entries`),
-    off the worker's event loop and GIL: `load` at start, then `embed` per batch, `close` at the end."""
+    off the worker's event loop and GIL: `load` at start, then `embed` per batch (`restart` when its child died),
+    `close` at the end."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        # spawn, not fork: the worker has threads (Faust's, the tokenizer's) a fork would copy in whatever state
-        self._pool = ProcessPoolExecutor(
-            1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority, initargs=(os.getpid(),)
-        )
+        self._pool = self._new_pool()
+        self._restarting = asyncio.Lock()
         self.models: ModelIds | None = None
         """The loaded models' ids, once `load` has run."""
+        self.generation = 0
+        """How many children died and were replaced."""
+
+    @staticmethod
+    def _new_pool() -> ProcessPoolExecutor:
+        # spawn, not fork: the worker has threads (Faust's, the tokenizer's) a fork would copy in whatever state
+        return ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority, initargs=(os.getpid(),)
+        )
 
     def load(self) -> ModelIds:
         """Start the child and load and check the models in it; blocks, so call it at start. EmbeddingError (one
@@ -74,13 +91,26 @@ class EmbeddingProcess:
         return self.models
 
     async def embed(self, entries: Sequence[ArchiveEntry], terms: int) -> list[EmbeddedTurn]:
-        """The semantic side of `entries` (embed_entries), computed in the child."""
+        """The semantic side of `entries` (embed_entries), computed in the child; EmbeddingProcessDied when the
+        child dies under them."""
+        generation = self.generation
         try:
             return await asyncio.get_running_loop().run_in_executor(self._pool, _embed, list(entries), terms)
         except BrokenProcessPool:
-            raise EmbeddingError("the embedding process died (killed, or out of memory)") from None
+            raise EmbeddingProcessDied(generation) from None
         except RuntimeError as error:  # submitted after close(): the worker is stopping
             raise EmbeddingError(f"the embedding process is stopped: {error}") from None
+
+    async def restart(self, died: EmbeddingProcessDied) -> None:
+        """A new child with the models loaded, in place of the one that `died`; nothing when another caller has
+        replaced it already. EmbeddingError when the new child dies while loading too."""
+        async with self._restarting:
+            if died.generation != self.generation:
+                return
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool()
+            self.generation += 1
+            await asyncio.to_thread(self.load)
 
     def close(self) -> None:
         """Stop the child, once the worker stops (an agent restarted by Faust keeps embedding through it); a batch

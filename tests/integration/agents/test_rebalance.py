@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.agents.test_pipeline import assert_context_matches_batch
 from tests.support.conversations import turns_for
+from tests.support.pipeline import assert_context_matches_batch
 from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from tests.integration.agents.test_pipeline import assert_context_matches_batch, produce, wait_for_versions
 from tests.support.conversations import turns_for
+from tests.support.pipeline import assert_context_matches_batch, produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics

@@ -10,8 +10,8 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from tests.integration.agents.test_pipeline import wait_for_versions
 from tests.support.conversations import turns_for
+from tests.support.pipeline import wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options

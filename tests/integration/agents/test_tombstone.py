@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.agents.test_pipeline import assert_context_matches_batch, read_dead_letters, wait_for_versions
 from tests.support.conversations import turns_for
+from tests.support.pipeline import assert_context_matches_batch, read_dead_letters, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.kafka.admin import ensure_topics

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics

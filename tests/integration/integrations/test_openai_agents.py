@@ -13,8 +13,8 @@ import pytest
 from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from openai import AsyncOpenAI
 
-from tests.integration.agents.test_pipeline import read_dead_letters
 from tests.support.llm_server import LLMServer
+from tests.support.pipeline import read_dead_letters
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.integrations._turns import SessionErased, next_seq

@@ -20,8 +20,8 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.support.conversations import turns_for
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.tls import make_ca, make_server_identity
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient

@@ -30,9 +30,9 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-from tests.integration.agents.test_pipeline import assert_context_matches_batch, interleave, wait_for_versions
 from tests.integration.lifecycle.test_worker_metrics import Samples, scrape_until
 from tests.support.conversations import turns_for
+from tests.support.pipeline import assert_context_matches_batch, interleave, wait_for_versions
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.agents.test_pipeline import produce, wait_for_shares, wait_for_versions
 from tests.support.conversations import turns_for
+from tests.support.pipeline import produce, wait_for_shares, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics

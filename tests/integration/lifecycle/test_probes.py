@@ -9,8 +9,8 @@ import urllib.request
 
 import orjson
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.support.conversations import turns_for
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import faust
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.support.conversations import turns_for
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.worker import RunningWorker, running_worker
 from turnstream import __version__
 from turnstream.client import ContextClient

@@ -12,9 +12,9 @@ from typing import Any
 import openai
 import orjson
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.integration.lifecycle.test_worker_metrics import scrape
 from tests.support.llm_server import LLMServer
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.agents.summarizer import Summarizer
 from turnstream.client import ContextClient

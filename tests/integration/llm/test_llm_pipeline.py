@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.agents.test_pipeline import assert_context_matches_batch, produce, wait_for_versions
 from tests.support.conversations import turns_for
 from tests.support.llm_server import LLMServer
+from tests.support.pipeline import assert_context_matches_batch, produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.integration.agents.test_resync import drop_every_key
 from tests.integration.operations.test_forget import TENANT, conversation, forget
 from tests.support.conversations import turns_for
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.services import on_each_broker
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer

@@ -10,8 +10,8 @@ import pytest
 from redis.asyncio import Redis
 from redis.crc import key_slot
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
 from tests.support.contexts import with_context
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics

@@ -12,7 +12,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
@@ -238,6 +238,60 @@ async def test_a_slow_embedder_holds_back_no_context_and_catches_up(settings: Se
             await until(all_embedded, timeout=240)
         worker.process.send_signal(signal.SIGTERM)  # a stop waits for the batch in hand, and nothing crashes
         assert worker.process.wait(30) == 0 and "Crashed" not in worker.log(), worker.log()[-3000:]
+
+
+async def test_an_embedding_process_killed_is_started_again_and_every_archived_turn_gets_its_vector(
+    settings: Settings,
+) -> None:
+    settings = settings.model_copy(update={"embeddings": "local", "turn_partitions": 2})
+    sessions, per_session = 6, 40
+    turns = [
+        {
+            "turn_id": f"oom-{s}-{n}",
+            "session_id": f"oom-{s}",
+            "user_id": f"u{s}",
+            "seq": n,
+            "ts": 1_700_000_000.0 + n,
+            "message": {"role": "user" if n % 2 else "assistant", "content": f"{FILLER[n % len(FILLER)]} ({s}/{n})"},
+        }
+        for n in range(per_session)
+        for s in range(sessions)
+    ]
+    owners = [owner_key(f"u{s}", None, f"oom-{s}") for s in range(sessions)]
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        await until(lambda: _true(bool(worker.assigned(settings.turns_topic))))
+        [model] = [pid for pid in process_tree(worker.pid)[1:] if _spawned(pid)]
+        half = len(turns) // 2
+        await produce(settings, turns[:half])
+        os.kill(model, signal.SIGKILL)  # as the OOM killer would: the biggest process of the worker's
+        await produce(settings, turns[half:])
+        async with ContextClient.from_settings(settings) as client:
+            redis = client.store.redis
+
+            async def all_embedded() -> bool:
+                for owner in owners:
+                    archived = await redis.hlen(f"{settings.topic_prefix}:arcent:{{{owner}}}")
+                    if not archived or await vectors_of(redis, settings, owner) < archived:
+                        return False
+                return True
+
+            await until(all_embedded, timeout=120)
+        assert "starting another" in worker.log(), worker.log()[-3000:]
+        [again] = [pid for pid in process_tree(worker.pid)[1:] if _spawned(pid)]
+        assert again != model
+        worker.process.send_signal(signal.SIGTERM)
+        assert worker.process.wait(30) == 0 and "Crashed" not in worker.log(), worker.log()[-3000:]
+
+
+def _spawned(pid: int) -> bool:
+    """Whether `pid` is a multiprocessing child that runs work (the embedding process), not its resource tracker."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            said = cmdline.read()
+    except FileNotFoundError:
+        return False
+    return b"spawn_main" in said and b"resource_tracker" not in said
 
 
 async def _run_a_tenth_of_the_time(pids: list[int]) -> None:

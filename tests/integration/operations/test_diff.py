@@ -17,8 +17,8 @@ import orjson
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.integration.agents.test_pipeline import interleave, produce, wait_for_versions
 from tests.support.conversations import turns_for
+from tests.support.pipeline import interleave, produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.cli import main
 from turnstream.client import ContextClient

@@ -11,8 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.integration.agents.test_pipeline import wait_for_versions
 from tests.integration.agents.test_session_expiry import changelog
+from tests.support.pipeline import wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.kafka.admin import ensure_topics

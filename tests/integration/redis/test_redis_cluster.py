@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from tests.integration.agents.test_pipeline import produce, wait_for_versions
+from tests.support.pipeline import produce, wait_for_versions
 from tests.support.redis_cluster import redis_cluster
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient

@@ -141,6 +141,10 @@ async def wait_for_shares(workers: list[RunningWorker], settings: Settings, time
     """
     deadline = time.monotonic() + timeout
     while True:
+        for worker in workers:
+            assert worker.poll() is None, (
+                f"worker {worker.pid} exited with status {worker.poll()}:\n{worker.log()[-3000:]}"
+            )
         shares = [worker.assigned(settings.turns_topic) for worker in workers]
         if (
             all(shares)
@@ -148,5 +152,5 @@ async def wait_for_shares(workers: list[RunningWorker], settings: Settings, time
             and sum(map(len, shares)) == settings.turn_partitions
         ):
             return shares
-        assert time.monotonic() < deadline, f"partitions never split between the workers: {shares}"
-        await asyncio.sleep(0.5)
+        assert time.monotonic() < deadline, f"partitions never settled on {len(workers)} workers: {shares}"
+        await asyncio.sleep(0.25)

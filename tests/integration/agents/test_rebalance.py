@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.conversations import turns_for
-from tests.support.pipeline import assert_context_matches_batch
+from tests.support.pipeline import assert_context_matches_batch, wait_for_shares
 from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer
@@ -85,25 +85,6 @@ class Producer:
         return {sid: turns[: self.sent[sid]] for sid, turns in self.sessions.items()}
 
 
-async def wait_for_assignment(workers: list[RunningWorker], settings: Settings, timeout: float = 90) -> list[set[int]]:
-    """Each worker's partitions of the turns topic, once together they hold all of them, each exactly once."""
-    deadline = time.monotonic() + timeout
-    while True:
-        for worker in workers:
-            assert worker.poll() is None, (
-                f"worker {worker.pid} exited with status {worker.poll()}:\n{worker.log()[-3000:]}"
-            )
-        shares = [worker.assigned(settings.turns_topic) for worker in workers]
-        if (
-            all(shares)
-            and set().union(*shares) == set(range(settings.turn_partitions))
-            and sum(map(len, shares)) == settings.turn_partitions
-        ):
-            return shares
-        assert time.monotonic() < deadline, f"partitions never settled on {len(workers)} workers: {shares}"
-        await asyncio.sleep(0.25)
-
-
 async def sigterm_and_wait(workers: list[RunningWorker], gap: float, timeout: float = 40) -> None:
     """SIGTERM each worker `gap` seconds after the previous one; they must exit cleanly."""
     for i, worker in enumerate(workers):
@@ -139,9 +120,9 @@ async def wait_until_settled(
 async def scale_out_and_in(settings: Settings, workers: ExitStack, survivor: RunningWorker, cycle: int) -> None:
     """1 -> 3 workers; once the partitions are split, SIGTERM the two new ones STOP_GAP seconds apart."""
     extra = [workers.enter_context(running_worker(settings, f"c{cycle}-w{n}")) for n in (1, 2)]
-    await wait_for_assignment([survivor, *extra], settings)
+    await wait_for_shares([survivor, *extra], settings)
     await sigterm_and_wait(extra, STOP_GAP)
-    await wait_for_assignment([survivor], settings)
+    await wait_for_shares([survivor], settings)
 
 
 async def sigterm_mid_rebalance(settings: Settings, workers: ExitStack, survivor: RunningWorker) -> None:
@@ -153,7 +134,7 @@ async def sigterm_mid_rebalance(settings: Settings, workers: ExitStack, survivor
         assert time.monotonic() < deadline, "the joining worker never started a rebalance"
         await asyncio.sleep(0.05)
     await sigterm_and_wait([joiner], 0)
-    await wait_for_assignment([survivor], settings)
+    await wait_for_shares([survivor], settings)
 
 
 def assert_every_turn_applied_once_in_order(
@@ -191,7 +172,7 @@ async def test_turns_survive_partitions_moving_while_workers_scale_and_stop(reba
     producer = Producer(settings)
     with ExitStack() as workers:
         survivor = workers.enter_context(running_worker(settings, "survivor"))
-        await wait_for_assignment([survivor], settings)
+        await wait_for_shares([survivor], settings)
         producing = asyncio.create_task(producer.run())
         try:
             for cycle in (1, 2):

@@ -192,13 +192,12 @@ def _alive(pid: int) -> bool:
         return False
 
 
-async def test_a_slow_embedder_holds_back_no_context_and_catches_up(settings: Settings) -> None:
-    settings = settings.model_copy(update={"embeddings": "local", "turn_partitions": 4})
-    sessions, per_session = 20, 60
+def filler_chats(name: str, sessions: int, per_session: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """`sessions` chats of other talk, `per_session` turns each, interleaved; and their owners."""
     turns = [
         {
-            "turn_id": f"slow-{s}-{n}",
-            "session_id": f"slow-{s}",
+            "turn_id": f"{name}-{s}-{n}",
+            "session_id": f"{name}-{s}",
             "user_id": f"u{s}",
             "seq": n,
             "ts": 1_700_000_000.0 + n,
@@ -207,7 +206,22 @@ async def test_a_slow_embedder_holds_back_no_context_and_catches_up(settings: Se
         for n in range(per_session)
         for s in range(sessions)
     ]
-    owners = [owner_key(f"u{s}", None, f"slow-{s}") for s in range(sessions)]
+    return turns, [owner_key(f"u{s}", None, f"{name}-{s}") for s in range(sessions)]
+
+
+async def every_archived_turn_embedded(redis: Redis, settings: Settings, owners: list[str]) -> bool:
+    """Whether each owner has archived turns, and a vector for every one of them."""
+    for owner in owners:
+        archived = await redis.hlen(f"{settings.topic_prefix}:arcent:{{{owner}}}")
+        if not archived or await vectors_of(redis, settings, owner) < archived:
+            return False
+    return True
+
+
+async def test_a_slow_embedder_holds_back_no_context_and_catches_up(settings: Settings) -> None:
+    settings = settings.model_copy(update={"embeddings": "local", "turn_partitions": 4})
+    sessions, per_session = 20, 60
+    turns, owners = filler_chats("slow", sessions, per_session)
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         await until(lambda: _true(bool(worker.assigned(settings.turns_topic))))
@@ -226,16 +240,7 @@ async def test_a_slow_embedder_holds_back_no_context_and_catches_up(settings: Se
             for pid in model_processes:
                 os.kill(pid, signal.SIGCONT)
         async with ContextClient.from_settings(settings) as client:
-            redis = client.store.redis
-
-            async def all_embedded() -> bool:
-                for owner in owners:
-                    archived = await redis.hlen(f"{settings.topic_prefix}:arcent:{{{owner}}}")
-                    if not archived or await vectors_of(redis, settings, owner) < archived:
-                        return False
-                return True
-
-            await until(all_embedded, timeout=240)
+            await until(lambda: every_archived_turn_embedded(client.store.redis, settings, owners), timeout=240)
         worker.process.send_signal(signal.SIGTERM)  # a stop waits for the batch in hand, and nothing crashes
         assert worker.process.wait(30) == 0 and "Crashed" not in worker.log(), worker.log()[-3000:]
 
@@ -245,19 +250,7 @@ async def test_an_embedding_process_killed_is_started_again_and_every_archived_t
 ) -> None:
     settings = settings.model_copy(update={"embeddings": "local", "turn_partitions": 2})
     sessions, per_session = 6, 40
-    turns = [
-        {
-            "turn_id": f"oom-{s}-{n}",
-            "session_id": f"oom-{s}",
-            "user_id": f"u{s}",
-            "seq": n,
-            "ts": 1_700_000_000.0 + n,
-            "message": {"role": "user" if n % 2 else "assistant", "content": f"{FILLER[n % len(FILLER)]} ({s}/{n})"},
-        }
-        for n in range(per_session)
-        for s in range(sessions)
-    ]
-    owners = [owner_key(f"u{s}", None, f"oom-{s}") for s in range(sessions)]
+    turns, owners = filler_chats("oom", sessions, per_session)
     await ensure_topics(settings)
     with running_worker(settings) as worker:
         await until(lambda: _true(bool(worker.assigned(settings.turns_topic))))
@@ -267,16 +260,7 @@ async def test_an_embedding_process_killed_is_started_again_and_every_archived_t
         os.kill(model, signal.SIGKILL)  # as the OOM killer would: the biggest process of the worker's
         await produce(settings, turns[half:])
         async with ContextClient.from_settings(settings) as client:
-            redis = client.store.redis
-
-            async def all_embedded() -> bool:
-                for owner in owners:
-                    archived = await redis.hlen(f"{settings.topic_prefix}:arcent:{{{owner}}}")
-                    if not archived or await vectors_of(redis, settings, owner) < archived:
-                        return False
-                return True
-
-            await until(all_embedded, timeout=120)
+            await until(lambda: every_archived_turn_embedded(client.store.redis, settings, owners), timeout=120)
         assert "starting another" in worker.log(), worker.log()[-3000:]
         [again] = [pid for pid in process_tree(worker.pid)[1:] if _spawned(pid)]
         assert again != model

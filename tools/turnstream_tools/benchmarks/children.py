@@ -56,17 +56,22 @@ class Children:
 
     def passthrough(self, settings: Settings, mode: str) -> Child:
         """The pass-through agent `mode` (count or set) on `settings`, its web server on a free loopback port."""
-        log = self._log(f"passthrough-{mode}")
         env = {**os.environ, **settings_env(settings), "TURNSTREAM_WEB_PORT": str(free_port())}
+        argv = [sys.executable, "-m", "turnstream_tools.benchmarks.passthrough", mode]
+        return self.command(f"passthrough-{mode}", argv, env)
+
+    def command(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Child:
+        """`argv` as a child named `name`, its output in its log; `env` replaces the environment when given."""
+        log = self._log(name)
         process = subprocess.Popen(
-            [sys.executable, "-m", "turnstream_tools.benchmarks.passthrough", mode],
+            argv,
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
             preexec_fn=die_with_parent,  # as the workers: a bench killed with -9 leaves none of them behind
         )
-        return self._keep(f"passthrough-{mode}", process, log)
+        return self._keep(name, process, log)
 
     def running(self) -> dict[str, int]:
         """name -> pid of every child still to stop."""

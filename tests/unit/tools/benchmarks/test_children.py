@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -11,10 +11,12 @@ from turnstream_tools.benchmarks.children import Children
 
 
 def _sleeper(children: Children, name: str) -> Path:
-    log = children._log(name)
-    log.write(b"worker ready\n")
-    children._keep(name, subprocess.Popen(["sleep", "30"], stdout=log, stderr=subprocess.STDOUT), log)
-    return Path(log.name)
+    child = children.command(name, ["sh", "-c", "echo worker ready; exec sleep 30"])
+    path = Path(child.log.name)
+    deadline = time.monotonic() + 10
+    while not path.read_text() and time.monotonic() < deadline:  # what it says before it is stopped
+        time.sleep(0.01)
+    return path
 
 
 @pytest.mark.parametrize("keep", [False, True])

@@ -148,6 +148,25 @@ class Tally:
         }
 
 
+@dataclass
+class RoomTally(Tally):
+    """The tallies of the tool calls whose anchors leave one bucket of room, and how many calls they are."""
+
+    calls: int = 0
+
+    def add_call(self, tally: Tally) -> None:
+        """One tool call's tally."""
+        self.add(tally)
+        self.calls += 1
+
+    def merge(self, other: RoomTally) -> None:
+        self.add(other)
+        self.calls += other.calls
+
+    def to_dict(self) -> dict[str, float]:
+        return {"calls": self.calls, **super().to_dict()}
+
+
 ROOM_EDGES = (250, 500, 1000)
 """Tokens of room left after the anchors where figure 13's tallies are split: a long policy at a small budget leaves the
 marker, the block and the tail a few hundred tokens between them."""
@@ -178,9 +197,8 @@ class Measure:
     """turnstream's lost values, by where the conversation had said them."""
     lost: list[str] = field(default_factory=list)
     """A few lost values, as examples."""
-    by_room: dict[str, Tally] = field(default_factory=lambda: {label: Tally() for label in ROOM_LABELS})
+    by_room: dict[str, RoomTally] = field(default_factory=lambda: {label: RoomTally() for label in ROOM_LABELS})
     """turnstream's tallies by the room the anchors leave (`room_label`): what a long policy leaves to everything else."""
-    room_calls: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROOM_LABELS, 0))
 
     def add(self, other: Measure) -> None:
         self.points += other.points
@@ -194,8 +212,7 @@ class Measure:
             self.lost_from[origin] += other.lost_from[origin]
         self.lost += other.lost[: max(0, _EXAMPLES - len(self.lost))]
         for label in ROOM_LABELS:
-            self.by_room[label].add(other.by_room[label])
-            self.room_calls[label] += other.room_calls[label]
+            self.by_room[label].merge(other.by_room[label])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -206,9 +223,7 @@ class Measure:
             "pinned_over_budget": self.pinned_over,
             "lost_from": self.lost_from,
             "lost_examples": self.lost,
-            "by_room": {
-                label: {"calls": self.room_calls[label], **tally.to_dict()} for label, tally in self.by_room.items()
-            },
+            "by_room": {label: tally.to_dict() for label, tally in self.by_room.items()},
         }
 
 
@@ -392,9 +407,7 @@ def _point(
         tally, missing = kept_tally(needed, context)
         measure.sides[side].add(tally)
         if side == "turnstream":
-            label = room_label(anchor_room(history, budget))
-            measure.by_room[label].add(tally)
-            measure.room_calls[label] += 1
+            measure.by_room[room_label(anchor_room(history, budget))].add_call(tally)
             for value in missing:
                 measure.lost_from["tool results only" if value in needed.tool_only else "user or assistant"] += 1
             measure.lost += missing[: max(0, _EXAMPLES - len(measure.lost))]

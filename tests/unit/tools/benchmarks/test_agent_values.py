@@ -103,15 +103,14 @@ def test_a_call_is_tallied_under_the_room_its_anchors_leave() -> None:
     budget = count_messages(history[:2] + history[5:]) + marker_tokens("en") + 2
     measured = measure_trace(TRACE, budget, KEEP_DIGEST)
     anchors = sum(map(count_message, history[:2]))  # the system message and the first user message
-    (label,) = [label for label, calls in measured.room_calls.items() if calls]
+    (label,) = [label for label, tally in measured.by_room.items() if tally.calls]
     assert label == room_label(budget - anchors - REPLY_PRIMING_TOKENS)
-    assert measured.by_room[label] == measured.sides["turnstream"]
+    assert measured.by_room[label].to_dict() == {"calls": 1, **measured.sides["turnstream"].to_dict()}
     doubled = replace(measured)
     doubled.by_room = {k: replace(v) for k, v in measured.by_room.items()}
-    doubled.room_calls = dict(measured.room_calls)
     doubled.sides = {k: replace(v) for k, v in measured.sides.items()}
     doubled.add(measured)
-    assert doubled.room_calls[label] == 2 and doubled.by_room[label].needed == 2 * measured.by_room[label].needed
+    assert doubled.by_room[label].calls == 2 and doubled.by_room[label].needed == 2 * measured.by_room[label].needed
 
 
 def test_no_point_before_the_history_passes_the_budget() -> None:

@@ -15,15 +15,14 @@ is the agent loop's two steps (call the tool, then answer with what it returned)
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-import orjson
 import pytest
+
+from tests.support.openai_server import OpenAIServer
 
 Mode = Literal["ok", "slow", "fail", "garbage", "empty"]
 
@@ -58,42 +57,20 @@ def call_then_answer(name: str, arguments: str) -> Reply:
     return reply
 
 
-class LLMServer:
-    """The server's state: behaviour (mutable at any time) and every request body received."""
+class LLMServer(OpenAIServer):
+    """Answers at /v1/chat/completions with `reply(body)`."""
+
+    path = "chat/completions"
 
     def __init__(self, reply: Reply = echo_reply, mode: Mode = "ok", delay: float = 2.0) -> None:
         self.reply = reply
-        self.mode: Mode = mode
-        self.delay = delay
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        # A short poll interval makes stop() (shutdown) return quickly.
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="llm-server", daemon=True
-        )
-        self._thread.start()
+        super().__init__(mode, delay)
 
-    @property
-    def base_url(self) -> str:
-        """OpenAI base URL of this server (ends in /v1)."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    @property
-    def count(self) -> int:
-        """Requests received so far."""
-        with self._lock:
-            return len(self.requests)
-
-    def record(self, body: dict[str, Any]) -> None:
-        with self._lock:
-            self.requests.append(body)
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        model = str(body.get("model"))
+        if self.mode == "empty":
+            return {**completion("", model), "choices": []}
+        return completion(self.reply(body), model)
 
 
 def completion(content: str | ToolCall, model: str) -> dict[str, Any]:
@@ -116,42 +93,6 @@ def completion(content: str | ToolCall, model: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
-
-
-def _handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:  # keep test output clean
-            pass
-
-        def _send(self, status: int, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            try:
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
-                pass
-
-        def do_POST(self) -> None:
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                self._send(404, b'{"error": {"message": "not found"}}')
-                return
-            body = orjson.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            server.record(body)
-            mode = server.mode
-            if mode == "slow":
-                time.sleep(server.delay)
-            if mode == "fail":
-                self._send(500, b'{"error": {"message": "injected failure", "type": "server_error"}}')
-            elif mode == "garbage":
-                self._send(200, b"<html>not json</html>")
-            elif mode == "empty":
-                self._send(200, orjson.dumps({**completion("", str(body.get("model"))), "choices": []}))
-            else:
-                self._send(200, orjson.dumps(completion(server.reply(body), str(body.get("model")))))
-
-    return Handler
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -154,3 +155,11 @@ async def wait_for_shares(workers: list[RunningWorker], settings: Settings, time
             return shares
         assert time.monotonic() < deadline, f"partitions never settled on {len(workers)} workers: {shares}"
         await asyncio.sleep(0.25)
+
+
+async def until(check: Callable[[], Awaitable[bool]], timeout: float = 60.0) -> None:
+    """Poll `check` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.3)

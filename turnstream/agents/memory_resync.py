@@ -9,7 +9,10 @@ worker that takes the replay lock reads every journal partition to its end, keep
 appends the session agent uses, partition by partition; then it reads each partition again from where it
 stopped, for what the session agents wrote meanwhile, and sets the key. Over a Redis that kept most of the
 data the writes are no-ops but for what is missing: an archived turn already there is not appended again,
-a memory is rewritten as it stands, a profile line already present is not added.
+a memory is rewritten as it stands, a profile line already present is not added. After a failover the replay
+also deletes what the journal says is gone, since the promoted replica may lack deletions as it lacks writes: the
+memories and archived turns whose latest record is a tombstone (a cap's eviction, a forget) or older than an
+erasure, and every key of an owner erased whole with nothing written since.
 
 Profiles are rebuilt by appending the restored facts and preferences, as on the write path; an LLM-merged
 profile is merged again on its next summary. Access counts and recall lists start over.
@@ -33,6 +36,7 @@ from turnstream.memory.journal import Replay, replay
 from turnstream.metrics import journal_replayed_total, redis_failovers_detected_total
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.connect import redis_client
+from turnstream.redis.erase import Eraser
 from turnstream.redis.errors import REDIS_UNAVAILABLE
 from turnstream.redis.keys import KeyLayout
 from turnstream.redis.memory_store import MemoryStore
@@ -56,12 +60,21 @@ class Replayed:
     """Archived turns appended: those Redis did not hold."""
     unreadable: int = 0
     """Journal records this version could not read (left out)."""
+    removed: int = 0
+    """Memories and archived turns Redis still held though the journal says they are gone (a failover's lost
+    deletions)."""
+    erased: int = 0
+    """Owners erased whole again: their erasure was among the lost writes."""
 
 
-async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, done: Replayed) -> None:
+async def _write_back(
+    left: Replay, memory: MemoryStore, archive: ArchiveStore, done: Replayed, eraser: Eraser | None
+) -> None:
     """Every owner's memories (the owners sharing each round trip, as on the write path), then archived turns and
-    their vectors."""
+    their vectors; with `eraser` (after a failover), the deletions first: what the journal says is gone."""
     done.unreadable += left.unreadable
+    if eraser is not None:
+        await _remove_gone(left, eraser, done)
     longest = max((len(kept.memories) for kept in left.owners.values()), default=0)
     for start in range(0, longest, CHUNK):
         chunks = {owner: kept.memories[start : start + CHUNK] for owner, kept in left.owners.items()}
@@ -77,24 +90,41 @@ async def _write_back(left: Replay, memory: MemoryStore, archive: ArchiveStore, 
         done.memories += len(kept.memories)
 
 
+async def _remove_gone(left: Replay, eraser: Eraser, done: Replayed) -> None:
+    """Delete what Redis may hold though the journal says it is gone: owners erased whole, and the memories and
+    archived turns whose latest record is a tombstone or older than an erasure. A replica promoted after its
+    primary died may lack the deletions it acknowledged, as it may lack the writes."""
+    for owner in sorted(left.erased_owners):
+        if keys := await eraser.owner_keys(owner):
+            await eraser.erase_owner(owner, await eraser.sessions_of(owner), dry_run=False)
+            done.erased += 1
+            log.warning("owner %s was erased, but Redis held %d of its keys: erased again", owner, len(keys))
+    for owner, gone in left.gone.items():
+        if owner not in left.erased_owners:
+            done.removed += await eraser.memories.forget(owner, gone.memories)
+            done.removed += await eraser.archive.evict_entries(owner, gone.entries)
+
+
 async def replay_journal(
     settings: Settings,
     kafka: dict[str, Any],
     memory: MemoryStore,
     archive: ArchiveStore,
     renew: Callable[[], Awaitable[None]],
+    eraser: Eraser | None = None,
 ) -> Replayed:
-    """Write back what the journal holds, then what was appended to it meanwhile; counts of what was written."""
+    """Write back what the journal holds, then what was appended to it meanwhile; counts of what was written. With
+    `eraser`, also delete what the journal says is gone (after a failover, not after a flush: nothing is there)."""
     done = Replayed()
     positions: dict[int, int] = {}
     async with JournalReader(settings, kafka) as reader:
         for partition in await reader.partitions():
             records, positions[partition] = await reader.read(partition)
-            await _write_back(_kept(records, settings), memory, archive, done)
+            await _write_back(_kept(records, settings), memory, archive, done, eraser)
             await renew()
         for partition, start in positions.items():  # the session agents kept writing: Redis must end on their latest
             records, _ = await reader.read(partition, start)
-            await _write_back(_kept(records, settings), memory, archive, done)
+            await _write_back(_kept(records, settings), memory, archive, done, eraser)
     return done
 
 
@@ -132,8 +162,9 @@ async def resync_memories(settings: Settings, kafka: dict[str, Any]) -> Replayed
                 return None
             if state is Lineage.CHANGED:
                 _failover_seen(marked, current)
+            eraser = Eraser(redis, settings) if state is Lineage.CHANGED else None
             done = await replay_journal(
-                settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock.renew
+                settings, kafka, MemoryStore(redis, settings), ArchiveStore(redis, settings), lock.renew, eraser
             )
             if await lock.still_held():
                 await lock.mark_done(current or repr(time.time()))
@@ -180,10 +211,14 @@ def register_memory_resync(app: App, settings: Settings) -> None:
         journal_replayed_total.labels("archive").inc(done.entries)
         log.warning(
             "replayed the memory journal into Redis in %.1f s: %d memories written and %d missing archived turns "
-            "appended, of %d owners%s",
+            "appended, of %d owners%s%s",
             time.monotonic() - started,
             done.memories,
             done.entries,
             len(done.owners),
+            f"; {done.removed} memories and archived turns the journal says are gone removed, "
+            f"{done.erased} erased owners erased again"
+            if done.removed or done.erased
+            else "",
             f"; {done.unreadable} unreadable records left out" if done.unreadable else "",
         )

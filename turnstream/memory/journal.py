@@ -38,11 +38,25 @@ class OwnerReplay:
 
 
 @dataclass
+class Gone:
+    """What the journal says one owner no longer has: ids whose latest record is a tombstone (a cap's eviction, a
+    forget), or whose write an erasure came after."""
+
+    memories: set[str] = field(default_factory=set)
+    entries: set[str] = field(default_factory=set)
+    """Archived turns' ids (entry_id); their vectors go with them."""
+
+
+@dataclass
 class Replay:
     """What the records of one partition leave, per owner, and how many records could not be read."""
 
     owners: dict[str, OwnerReplay] = field(default_factory=dict)
     unreadable: int = 0
+    gone: dict[str, Gone] = field(default_factory=dict)
+    """What a Redis that lost deletions (a replica promoted before they reached it) may still hold, per owner."""
+    erased_owners: set[str] = field(default_factory=set)
+    """Owners erased whole (`turnstream forget --user`) with nothing written since: none of their keys should be left."""
 
 
 def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: float) -> Replay:
@@ -60,11 +74,13 @@ def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: floa
     erased: dict[tuple[str, str], float] = {}
     newest: defaultdict[str, float] = defaultdict(float)
     kept: list[tuple[str, Memory | ArchiveEntry | EmbeddedTurn, float]] = []
+    gone: defaultdict[str, Gone] = defaultdict(Gone)
     for record in latest.values():
         try:
             kind, owner, id_ = parse_key(record.key)
             newest[owner] = max(newest[owner], record.timestamp)
             if record.value is None:
+                _add_gone(gone[owner], kind, id_)
                 continue
             if kind == "x":
                 erased[owner, id_] = float(orjson.loads(record.value)["erased_at"])
@@ -75,7 +91,10 @@ def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: floa
     owners: defaultdict[str, OwnerReplay] = defaultdict(OwnerReplay)
     for owner, item, written in kept:
         session = item.source_session if isinstance(item, Memory) else item.session
-        if now - newest[owner] > owner_ttl_seconds or _erased(erased, owner, session, written):
+        if now - newest[owner] > owner_ttl_seconds:
+            continue  # Redis expires the owner's keys itself
+        if _erased(erased, owner, session, written):
+            _add_gone(gone[owner], "m" if isinstance(item, Memory) else "a", item.id)
             continue
         if isinstance(item, Memory):
             owners[owner].memories.append(item)
@@ -84,7 +103,26 @@ def replay(records: Iterable[JournalRecord], now: float, owner_ttl_seconds: floa
         else:
             owners[owner].entries.append(item)
     result.owners = dict(owners)
+    live = now - owner_ttl_seconds
+    for owner, of in gone.items():
+        if newest[owner] < live:
+            continue
+        kept_here = owners.get(owner, OwnerReplay())
+        of.memories -= {memory.id for memory in kept_here.memories}
+        of.entries -= {entry.id for entry in kept_here.entries}  # a vector's tombstone never takes its entry
+        if of.memories or of.entries:
+            result.gone[owner] = of
+    result.erased_owners = {
+        owner for owner, session in erased if not session and owner not in owners and newest[owner] >= live
+    }
     return result
+
+
+def _add_gone(gone: Gone, kind: str, id_: str) -> None:
+    if kind == "m":
+        gone.memories.add(id_)
+    elif kind in ("a", "v"):  # a vector goes with its entry
+        gone.entries.add(id_)
 
 
 def _erased(erased: dict[tuple[str, str], float], owner: str, session: str, written: float) -> bool:

@@ -16,7 +16,7 @@ postings, that term's next best among the older entries no longer come back (its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
@@ -187,6 +187,20 @@ class ArchiveStore:
             records = await self.redis.hmget(self.layout.owner(owner).entry_terms, chunk)
             call = self.evict_call(owner, list(zip(chunk, records)))
             await self._evict(keys=call.keys, args=call.args)
+
+    async def evict_entries(self, owner: str, stable_ids: Collection[str]) -> int:
+        """Evict the entries of these stable ids (entry_id; those still there) with their postings and vectors;
+        how many there were. Reads the owner's whole archive, to find their short ids."""
+        if not stable_ids:
+            return 0
+        stored = await self.redis.hgetall(self.layout.owner(owner).archive)
+        short_ids = [
+            short.encode() if isinstance(short, str) else short
+            for short, raw in stored.items()
+            if ArchiveEntry.from_json(raw).id in stable_ids
+        ]
+        await self.evict(owner, short_ids)
+        return len(short_ids)
 
     def evict_call(self, owner: str, over: Sequence[tuple[Any, Any]]) -> Call:
         """The eviction of `over`, (short id, terms record) pairs as an append reports them."""

@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.keys import KeyLayout
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.prefix import DELETE_BATCH, SCAN_COUNT
 from turnstream.redis.reads import reply_text
 from turnstream.schemas.ids import session_owner
@@ -61,6 +62,7 @@ class Eraser:
         self.redis = redis
         self.layout = KeyLayout(settings.topic_prefix)
         self.archive = ArchiveStore(redis, settings)
+        self.memories = MemoryStore(redis, settings)
 
     async def unconfirmed(self, sessions: list[str], requested_at: float) -> list[str]:
         """The sessions whose worker has not yet confirmed an erasure asked at `requested_at` (its forget marker)."""
@@ -121,7 +123,6 @@ class Eraser:
         plain = [names.context, names.applied, names.injected, self.layout.owner_pointer(session)]
         present = [key for key in plain if await self.redis.exists(key)]
         counts: Counter[str] = Counter(KINDS.get(self._kind(key), "owner pointers") for key in present)
-        keys = self.layout.owner(owner)
         mine, entries = await self._session_data(owner, session)
         counts["archived turns"] = len(entries)
         counts["memories"] = len(mine)
@@ -130,14 +131,7 @@ class Eraser:
         if present:
             await self.redis.unlink(*present)
         await self.archive.evict(owner, entries)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            for id_, memory in mine.items():
-                for keyword in memory["keywords"]:
-                    pipe.srem(keys.keyword_prefix + keyword, id_)
-                pipe.hdel(keys.memories, id_)
-                pipe.hdel(keys.created, id_)
-                pipe.hdel(keys.access, id_)
-            await pipe.execute()
+        await self.memories.forget(owner, mine)
         return counts
 
     async def journal_ids(self, owner: str, session: str | None) -> tuple[list[str], list[str]]:

@@ -213,6 +213,26 @@ class MemoryStore:
         ]
         return sorted(memories, key=lambda m: (m.created_at, m.id))
 
+    async def forget(self, owner: str, ids: Iterable[str]) -> int:
+        """Delete these memories of `owner` (those still there) with their keyword-set members, in one transaction;
+        how many there were. The profile stays: it is one merged text."""
+        keys = self.keys(owner)
+        wanted = sorted(ids)
+        if not wanted:
+            return 0
+        stored = await self.redis.hmget(keys.memories, wanted)
+        present = {id_: orjson.loads(raw) for id_, raw in zip(wanted, stored) if raw is not None}
+        if not present:
+            return 0
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for id_, memory in present.items():
+                for keyword in memory["keywords"]:
+                    pipe.srem(keys.keyword_prefix + keyword, id_)
+            for name in (keys.memories, keys.created, keys.access):
+                pipe.hdel(name, *present)
+            await pipe.execute()
+        return len(present)
+
     async def profile(self, owner: str) -> tuple[str, int]:
         """The owner's profile text and version (("", 0) when none)."""
         text, version = await self.redis.hmget(self.keys(owner).profile, "text", "version")

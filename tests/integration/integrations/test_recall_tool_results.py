@@ -10,8 +10,7 @@ from typing import Any
 import orjson
 from redis.asyncio import Redis
 
-from tests.integration.memory.test_semantic_recall import until
-from tests.support.pipeline import produce, wait_for_versions
+from tests.support.pipeline import produce, until, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, SyncContextClient
 from turnstream.integrations import langchain

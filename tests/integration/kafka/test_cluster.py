@@ -37,12 +37,12 @@ from redis.asyncio import Redis
 
 from tests.conftest import topic_prefix
 from tests.integration.memory.test_memory_resync import journal_records
-from tests.integration.memory.test_semantic_recall import until
 from tests.support.conversations import turns_for
 from tests.support.pipeline import (
     assert_archive_holds_each_turn_once,
     assert_context_matches_batch,
     interleave,
+    until,
     wait_for_shares,
     wait_for_versions,
 )

@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import time
 
+import orjson
 import pytest
 
 from tests.integration.agents.test_resync import drop_every_key
 from tests.integration.operations.test_forget import TENANT, conversation, forget
 from tests.support.conversations import turns_for
-from tests.support.pipeline import produce, wait_for_versions
+from tests.support.pipeline import produce, until, wait_for_versions
 from tests.support.services import on_each_broker
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
@@ -20,6 +21,8 @@ from turnstream.kafka.admin import ensure_topics
 from turnstream.kafka.journal_topic import JournalReader
 from turnstream.memory.journal import replay
 from turnstream.redis.archive import ArchiveStore
+from turnstream.redis.erase import Eraser
+from turnstream.redis.replication import replication_id
 from turnstream.schemas.journal import JournalRecord, parse_key
 from turnstream.settings import Settings
 
@@ -103,6 +106,55 @@ async def test_memories_profiles_and_archive_come_back_and_erased_data_does_not(
     assert after["acme:olga"] == {"memories": [], "profile": [], "archive": []}
     assert prompt.recalled and (prompt.recalled, prompt.archived) == (asked.recalled, asked.archived)
     assert "replayed the memory journal" in log and "Traceback" not in log
+
+
+async def test_after_a_failover_deletions_the_new_primary_lacks_are_made_again(settings: Settings) -> None:
+    """A replica promoted before `turnstream forget`'s deletions reached it still holds what was erased: the
+    replay after the failover deletes it again, and leaves the rest as it was."""
+    settings = settings.model_copy(update={"turn_partitions": 3, "resync_interval_seconds": INTERVAL})
+    kept, erased_session, erased_user = (
+        conversation("f-a", "nina", 0),
+        conversation("f-b", "nina", 10),
+        conversation("f-c", "omar", 20),
+    )
+    await ensure_topics(settings)
+    with running_worker(settings) as worker:
+        async with ContextClient.from_settings(settings) as client:
+            redis, eraser = client.store.redis, Eraser(client.store.redis, settings)
+            archive = ArchiveStore(redis, settings)
+            await produce(settings, kept + erased_session + erased_user)
+            await wait_for_versions(client, {"f-a": 6, "f-b": 6, "f-c": 6}, worker, tenant=TENANT)
+            await replayed(client, REPLAY_TIMEOUT)
+            before = await owner_data(client, archive, "acme:nina")
+            assert {entry["session"] for entry in map(orjson.loads, before["archive"])} == {"acme:f-a", "acme:f-b"}
+            # what the replica has: every key of both owners as it was before the deletions
+            saved = {
+                key: await redis.dump(key)
+                for owner in ("acme:nina", "acme:omar")
+                for key in await eraser.owner_keys(owner)
+            }
+            for args in (("--session", "f-b"), ("--user", "omar")):
+                done = forget(settings, *args, "--tenant", TENANT)
+                assert done.returncode == 0, done.stderr
+            assert await eraser.owner_keys("acme:omar") == []
+
+            for key, value in saved.items():  # the primary dies; its replica, promoted, never had the deletions
+                await redis.restore(key, 0, value, replace=True)
+            marker = client.store.layout.journal_replayed()
+            await redis.set(marker, "0" * 40)  # the replay was last done under another primary
+
+            async def replayed_again() -> bool:
+                return (await redis.get(marker)) == (await replication_id(redis) or "").encode()
+
+            await until(replayed_again, timeout=REPLAY_TIMEOUT)
+            after = await owner_data(client, archive, "acme:nina")
+            omar_left = await eraser.owner_keys("acme:omar")
+        log = worker.log()
+    assert omar_left == []
+    assert {entry["session"] for entry in map(orjson.loads, after["archive"])} == {"acme:f-a"}
+    assert after["archive"] == [entry for entry in before["archive"] if orjson.loads(entry)["session"] == "acme:f-a"]
+    assert after["memories"] and all(memory[5] == "acme:f-a" for memory in after["memories"])
+    assert "erased again" in log and "Traceback" not in log
 
 
 async def journal_records(settings: Settings) -> list[JournalRecord]:

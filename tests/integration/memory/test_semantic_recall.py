@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 from typing import Any
 
 from redis.asyncio import Redis
 
-from tests.support.pipeline import produce, wait_for_versions
+from tests.support.pipeline import produce, until, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
@@ -58,13 +57,6 @@ def conversation(session: str, user: str) -> list[dict[str, Any]]:
 
 async def vectors_of(redis: Redis, settings: Settings, owner: str) -> int:
     return int(await redis.hlen(f"{settings.topic_prefix}:arcvec:{{{owner}}}"))
-
-
-async def until(check: Any, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.3)
 
 
 def recalled(prompt: Any) -> list[str]:

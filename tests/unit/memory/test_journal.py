@@ -135,8 +135,12 @@ def test_replay_keeps_exactly_the_entries_whose_latest_record_is_not_a_tombstone
         for n, (id_, alive) in enumerate(writes)
     ]
     latest = {id_: alive for id_, alive in writes}
-    kept = replay(records, float(len(writes)), DAY).owners.get("o")
+    replayed = replay(records, float(len(writes)), DAY)
+    kept = replayed.owners.get("o")
     assert sorted(e.id for e in (kept.entries if kept else [])) == sorted(id_ for id_, alive in latest.items() if alive)
+    # and what a Redis that lost deletions must drop: exactly the others
+    gone = replayed.gone.get("o")
+    assert (gone.entries if gone else set()) == {id_ for id_, alive in latest.items() if not alive}
 
 
 def test_unreadable_records_are_counted_and_left_out_and_the_rest_replays() -> None:
@@ -149,3 +153,39 @@ def test_unreadable_records_are_counted_and_left_out_and_the_rest_replays() -> N
     result = replay(records, 10.0, DAY)
     assert result.unreadable == 3
     assert [e.id for e in result.owners["alice"].entries] == ["ok"]
+
+
+def test_what_a_tombstone_or_an_erasure_removed_is_gone_and_what_came_back_is_not() -> None:
+    city = memory("alice", "city", "Paris")
+    records = [
+        record(archive_record("alice", entry("evicted")), 1.0),
+        record(archive_record("alice", entry("erased", session="s2")), 1.1),
+        record(archive_record("alice", entry("back")), 1.2),
+        memory_rec(city, 1.3),
+        JournalRecord(journal_key("a", "alice", "evicted"), None, 2.0),  # the cap's tombstone
+        JournalRecord(journal_key("a", "alice", "back"), None, 2.1),
+        record(erasure_record("alice", "s2", 3.0), 3.0),  # the session's forget
+        record(archive_record("alice", entry("back")), 4.0),  # written again after its tombstone
+        JournalRecord(journal_key("v", "alice", "back"), None, 4.5),  # a vector's tombstone leaves its entry
+        JournalRecord(journal_key("m", "alice", city.id), None, 5.0),
+    ]
+    replayed = replay(records, 10.0, DAY)
+    assert [e.id for e in replayed.owners["alice"].entries] == ["back"]
+    assert replayed.gone["alice"].entries == {"evicted", "erased"}
+    assert replayed.gone["alice"].memories == {city.id}
+    assert replayed.erased_owners == set()
+
+
+def test_an_owner_erased_whole_with_nothing_written_since_is_erased_whole() -> None:
+    records = [
+        record(archive_record("alice", entry("old")), 1.0),
+        record(archive_record("bob", entry("old")), 1.0),
+        record(erasure_record("alice", None, 2.0), 2.0),
+        record(erasure_record("bob", None, 2.0), 2.0),
+        record(archive_record("bob", entry("new")), 3.0),  # bob came back
+        record(erasure_record("carol", None, 2.0), 2.0),
+    ]
+    replayed = replay(records, 10.0, DAY)
+    assert replayed.erased_owners == {"alice", "carol"}
+    assert replayed.gone["alice"].entries == replayed.gone["bob"].entries == {"old"}
+    assert replay(records, 2.0 + DAY + 0.5, DAY).erased_owners == set()  # alice and carol expired in Redis meanwhile

@@ -93,9 +93,10 @@ class EmbeddingProcess:
     async def embed(self, entries: Sequence[ArchiveEntry], terms: int) -> list[EmbeddedTurn]:
         """The semantic side of `entries` (embed_entries), computed in the child; EmbeddingProcessDied when the
         child dies under them."""
-        generation = self.generation
+        async with self._restarting:  # a child being started has no models yet: wait for it
+            pool, generation = self._pool, self.generation
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, _embed, list(entries), terms)
+            return await asyncio.get_running_loop().run_in_executor(pool, _embed, list(entries), terms)
         except BrokenProcessPool:
             raise EmbeddingProcessDied(generation) from None
         except RuntimeError as error:  # submitted after close(): the worker is stopping

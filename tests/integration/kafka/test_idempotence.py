@@ -43,7 +43,7 @@ async def test_the_worker_apps_producer_gets_a_producer_id_where_the_broker_issu
     producer = app.producer
     await producer.start()
     try:
-        sent = await producer.send_and_wait(settings.memory_topic, b"owner", b"record", partition=0)
+        sent = await producer.send_and_wait(settings.memory_topic, b"owner", b"record", 0, None, None)
         assert sent.offset >= 0
         client = producer._producer  # the aiokafka producer Faust made
         assert client is not None

@@ -95,10 +95,10 @@ async def _remove_gone(left: Replay, eraser: Eraser, done: Replayed) -> None:
     archived turns whose latest record is a tombstone or older than an erasure. A replica promoted after its
     primary died may lack the deletions it acknowledged, as it may lack the writes."""
     for owner in sorted(left.erased_owners):
-        if keys := await eraser.owner_keys(owner):
-            await eraser.erase_owner(owner, await eraser.sessions_of(owner), dry_run=False)
+        held = await eraser.erase_owner(owner, await eraser.sessions_of(owner), dry_run=False)
+        if any(held.values()):
             done.erased += 1
-            log.warning("owner %s was erased, but Redis held %d of its keys: erased again", owner, len(keys))
+            log.warning("owner %s was erased, but Redis held some of its data (%s): erased again", owner, dict(held))
     for owner, gone in left.gone.items():
         if owner not in left.erased_owners:
             done.removed += await eraser.memories.forget(owner, gone.memories)

@@ -77,7 +77,7 @@ class TurnProducer:
         from turnstream.kafka import idempotence
         from turnstream.kafka.topic_creation import TopicLayoutError, ensure_turns_topic
 
-        self._producer = await self._started(idempotent=await idempotence.idempotent(self.settings))
+        self._producer, self.idempotent = await idempotence.started(self._new_producer, self.settings)
         try:
             await ensure_turns_topic(self.settings)
         except TopicLayoutError as error:
@@ -85,17 +85,10 @@ class TurnProducer:
             # still produces, and the worker checks the layout
             warn_once("turns topic", "cannot make sure %s exists (%s): producing anyway", self.topic, error)
 
-    async def _started(self, idempotent: bool) -> AIOKafkaProducer:
+    def _new_producer(self, idempotent: bool) -> AIOKafkaProducer:
         from aiokafka import AIOKafkaProducer
 
-        producer = AIOKafkaProducer(enable_idempotence=idempotent, **self._options)
-        try:
-            await producer.start()
-        except BaseException:
-            await producer.stop()
-            raise
-        self.idempotent = idempotent
-        return producer
+        return AIOKafkaProducer(enable_idempotence=idempotent, **self._options)
 
     @property
     def producer(self) -> AIOKafkaProducer:

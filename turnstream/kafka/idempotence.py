@@ -3,16 +3,21 @@ fault (a leader lost between the write and its ack) cannot write a record twice.
 
 Apache Kafka issues producer ids; the embedded Tansu answers InitProducerId with an error, so "auto" asks the
 broker once. The worker asks before its Faust app starts and gives every producer it opens the answer
-(`resolved`); a gateway's TurnProducer asks at each start, and warns once a process.
+(`resolved`); a gateway's TurnProducer and `turnstream forget` try at each start (`started`), and warn once a
+process.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from turnstream.connections import kafka_options
 from turnstream.settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from aiokafka import AIOKafkaProducer
 
 log = logging.getLogger(__name__)
 
@@ -23,20 +28,21 @@ _warned: set[str] = set()
 the same broker gives the same answer each time."""
 
 
-async def idempotent(settings: KafkaSettings) -> bool:
-    """Whether producers to `settings`' broker are idempotent: TURNSTREAM_IDEMPOTENT_PRODUCER as set when "on" or
-    "off"; "auto" asks the broker for a producer id, and warns (once a process) where it issues none.
+async def started(make: Callable[[bool], AIOKafkaProducer], settings: KafkaSettings) -> tuple[AIOKafkaProducer, bool]:
+    """The producer `make(idempotent)` builds, started, and whether it is idempotent: TURNSTREAM_IDEMPOTENT_PRODUCER
+    as set when "on" or "off"; "auto" starts an idempotent one (it asks the broker for a producer id) and, where the
+    broker issues none, a plain one, warning once a process.
 
-    A broker that cannot be reached raises aiokafka's KafkaConnectionError, as any producer's start would.
+    A broker that cannot be reached raises aiokafka's KafkaConnectionError, as any producer's start would; so does
+    "on" where the broker issues no producer ids.
     """
-    from aiokafka import AIOKafkaProducer
     from aiokafka.errors import KafkaConnectionError, KafkaError
 
-    if settings.idempotent_producer != "auto":
-        return settings.idempotent_producer == "on"
-    probe = AIOKafkaProducer(**kafka_options(settings), enable_idempotence=True)
+    mode = settings.idempotent_producer
+    if mode != "auto":
+        return await _start(make(mode == "on")), mode == "on"
     try:
-        await probe.start()  # asks for the producer id
+        return await _start(make(True)), True
     except KafkaConnectionError:
         raise
     except KafkaError as error:
@@ -44,10 +50,32 @@ async def idempotent(settings: KafkaSettings) -> bool:
         level = logging.DEBUG if broker in _warned else logging.WARNING
         log.log(level, "broker cannot issue producer ids (%r): producing without idempotence", error)
         _warned.add(broker)
-        return False
-    finally:
-        await probe.stop()
-    return True
+        return await _start(make(False)), False
+
+
+async def _start(producer: AIOKafkaProducer) -> AIOKafkaProducer:
+    try:
+        await producer.start()
+    except BaseException:
+        await producer.stop()  # a failed start leaves its client open
+        raise
+    return producer
+
+
+async def idempotent(settings: KafkaSettings) -> bool:
+    """Whether producers to `settings`' broker are idempotent: as set when "on" or "off"; for "auto", `started`'s
+    answer, with a producer started to ask."""
+    from aiokafka import AIOKafkaProducer
+
+    if settings.idempotent_producer != "auto":
+        return settings.idempotent_producer == "on"
+
+    def probe(asked: bool) -> AIOKafkaProducer:
+        return AIOKafkaProducer(**kafka_options(settings), enable_idempotence=asked)
+
+    producer, answer = await started(probe, settings)
+    await producer.stop()
+    return answer
 
 
 async def resolved(settings: S) -> S:

@@ -15,7 +15,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from turnstream.connections import kafka_options
 from turnstream.errors import TurnstreamError
-from turnstream.kafka.idempotence import idempotent
+from turnstream.kafka.idempotence import started
 from turnstream.schemas.ids import partition_of
 from turnstream.schemas.journal import JournalRecord
 from turnstream.settings import KafkaSettings
@@ -30,8 +30,10 @@ class JournalReadError(TurnstreamError, RuntimeError):
 
 async def append_records(settings: KafkaSettings, records: Iterable[tuple[str, bytes, bytes | None]]) -> int:
     """Produce (owner, key, value) records, each to its owner's partition, and wait for every ack; how many."""
-    producer = AIOKafkaProducer(**kafka_options(settings), acks="all", enable_idempotence=await idempotent(settings))
-    await producer.start()
+    producer, _ = await started(
+        lambda idempotent: AIOKafkaProducer(**kafka_options(settings), acks="all", enable_idempotence=idempotent),
+        settings,
+    )
     try:
         sent = [
             await producer.send(

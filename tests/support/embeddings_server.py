@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 import pytest
 
-from tests.support.openai_server import OpenAIServer
 from turnstream.embeddings.base import Embedder
+from turnstream_tools.openai_server import OpenAIServer
 
 Mode = Literal["ok", "slow", "fail", "garbage", "short", "scaled"]
 

@@ -15,26 +15,14 @@ is the agent loop's two steps (call the tool, then answer with what it returned)
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import pytest
 
-from tests.support.openai_server import OpenAIServer
+from turnstream_tools.openai_server import OpenAIServer, ToolCall, completion
 
 Mode = Literal["ok", "slow", "fail", "garbage", "empty"]
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A reply that calls a tool instead of answering."""
-
-    name: str
-    arguments: str
-    """The arguments as the model writes them: JSON text, or anything else a test wants to send."""
-    id: str = "call_1"
 
 
 Reply = Callable[[dict[str, Any]], "str | ToolCall"]
@@ -71,28 +59,6 @@ class LLMServer(OpenAIServer):
         if self.mode == "empty":
             return {**completion("", model), "choices": []}
         return completion(self.reply(body), model)
-
-
-def completion(content: str | ToolCall, model: str) -> dict[str, Any]:
-    """A chat completion response body in OpenAI's shape: an answer, or a call of one tool."""
-    if isinstance(content, ToolCall):
-        function = {"name": content.name, "arguments": content.arguments}
-        message: dict[str, Any] = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [{"id": content.id, "type": "function", "function": function}],
-        }
-        finish = "tool_calls"
-    else:
-        message, finish = {"role": "assistant", "content": content}, "stop"
-    return {
-        "id": "chatcmpl-local",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-    }
 
 
 @pytest.fixture

@@ -77,6 +77,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "worker, build_prompt at each tool call, at a 4,000-token prompt and at the defaults (a worker for each)",
     )
     parser.add_argument(
+        "--llm-stand-in",
+        action="store_true",
+        help="with --agents-stream: also replay the traces through workers whose LLM path asks a local stand-in "
+        "model (copies sentences verbatim and invents one booking reference an extraction), beside the offline "
+        "workers: whether the LLM path holds the figures and keeps every invented reference out of the prompts",
+    )
+    parser.add_argument(
         "--soak",
         action="store_true",
         help="the soak alone: mixed chat and agent traffic at --soak-rate through one worker with embeddings on (the "

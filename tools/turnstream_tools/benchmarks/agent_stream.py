@@ -8,20 +8,25 @@ A prompt budget P is measured with a worker of its own whose budgets keep the de
 `budget_tokens` / `prompt_budget_tokens` of P, the memory block `recall_budget_tokens` / `prompt_budget_tokens`): at
 P = 4,000 and at the defaults. The needed values, their old share and the left-out calls are figure 13's
 (agent_values.py); the yardstick is the bare interceptor's anchors and newest whole units within the same P.
+
+Figure 15 (`--llm-stand-in`): the same replay through workers whose LLM path is on, against a stand-in model
+(stand_in_model.py) that also invents a booking reference in every extraction: each budget's figure with the model
+beside the offline worker's, and the prompts that hold an invented reference (none may).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from turnstream.client import ContextClient
 from turnstream.compaction.messages import MessageError, validate_messages
+from turnstream.compaction.strategies.grounding import identifiers
 from turnstream.schemas.ids import session_key
 from turnstream.settings import Settings
 from turnstream.stack.services import free_port
-from turnstream.text.chat import Message, content_text
+from turnstream.text.chat import Message, content_text, message_text
 from turnstream.text.language import detect_language
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message, count_messages
 from turnstream_tools.benchmarks.agent_values import (
@@ -37,6 +42,7 @@ from turnstream_tools.benchmarks.agent_values import (
 )
 from turnstream_tools.benchmarks.figures import Figure, Row, Target
 from turnstream_tools.benchmarks.live import Live, encode
+from turnstream_tools.benchmarks.stand_in_model import StandInModel
 from turnstream_tools.samples.agent_traces import AgentTrace
 from turnstream_tools.samples.conversations import turns_of
 
@@ -98,11 +104,14 @@ class StreamMeasure:
         """The most tokens a prompt was over its budget (0: none was)."""
         self.over_at = ""
         """Where that prompt was read."""
+        self.invented = 0
+        """Prompts holding a reference the stand-in model invented (figure 15; 0 offline)."""
 
     def add(self, other: StreamMeasure) -> None:
         self.points += other.points
         self.clean += other.clean
         self.left_out += other.left_out
+        self.invented += other.invented
         if other.over_by > self.over_by:
             self.over_by, self.over_at = other.over_by, other.over_at
         for side in STREAM_SIDES:
@@ -119,12 +128,19 @@ class StreamMeasure:
             "pinned_over_budget": self.left_out,
             "most_over_budget": self.over_by,
             "most_over_budget_at": self.over_at,
+            "prompts_with_invented_references": self.invented,
         }
 
 
-async def replay_trace(live: Live, worker: Settings, client: ContextClient, trace: AgentTrace) -> StreamMeasure:
+async def replay_trace(
+    live: Live,
+    worker: Settings,
+    client: ContextClient,
+    trace: AgentTrace,
+    invented: Callable[[], frozenset[str]] = frozenset,
+) -> StreamMeasure:
     """Produce `trace` through `worker` a tool call at a time, reading build_prompt's prompt at each call once the
-    history is over the prompt budget."""
+    history is over the prompt budget. `invented` gives the references a stand-in model has invented so far."""
     budget = worker.prompt_budget_tokens
     session = f"agents-{trace.id}"
     key = session_key(session, None)
@@ -146,7 +162,8 @@ async def replay_trace(live: Live, worker: Settings, client: ContextClient, trac
             continue
         await live.send(worker, encode(turns[sent:index]))
         sent = index
-        await live.until(live.versions_reached({key: index}, worker), f"agents: {trace.id} applied up to {index}")
+        applied = live.turn_applied(key, turns[index - 1]["turn_id"], worker)
+        await live.until(applied, f"agents: {trace.id} applied up to {index}")
         prompt = await client.build_prompt(session, question, user_id=trace.user_id)
         needed = needed_values(trace.messages, index)
         for side, context in (
@@ -160,20 +177,27 @@ async def replay_trace(live: Live, worker: Settings, client: ContextClient, trac
             measured.over_by, measured.over_at = over_by, f"{trace.id} at message {index}"
         measured.points += 1
         measured.clean += not broken
+        said = frozenset(identifiers(" ".join(message_text(m) for m in prompt.messages)))
+        measured.invented += bool(said & invented())
         for name in broken:
             measured.broken[name] = measured.broken.get(name, 0) + 1
     return measured
 
 
 async def stream_values(
-    live: Live, workers: dict[int, Settings], traces: Sequence[AgentTrace], progress: Callable[[str], None]
+    live: Live,
+    workers: dict[int, Settings],
+    traces: Sequence[AgentTrace],
+    progress: Callable[[str], None],
+    invented: Callable[[], frozenset[str]] = frozenset,
 ) -> dict[int, dict[str, StreamMeasure]]:
     """Per prompt budget, per domain and over all ("all"): every trace replayed through that budget's worker,
     the traces side by side."""
     out: dict[int, dict[str, StreamMeasure]] = {}
     for prompt, worker in workers.items():
         async with ContextClient.from_settings(worker) as client:
-            measured = await asyncio.gather(*(replay_trace(live, worker, client, trace) for trace in traces))
+            replays = (replay_trace(live, worker, client, trace, invented) for trace in traces)
+            measured = await asyncio.gather(*replays)
         by_domain = out[prompt] = {"all": StreamMeasure()}
         for trace, each in zip(traces, measured):
             by_domain.setdefault(domain_of(trace), StreamMeasure()).add(each)
@@ -218,5 +242,63 @@ def stream_figure(measured: dict[int, dict[str, StreamMeasure]], workers: dict[i
             "invariants 100 %",
             met,
         ),
+        data,
+    )
+
+
+MODEL_SIDES = ("build_prompt with the model", "build_prompt offline", "anchors + tail")
+
+
+def _beside_offline(with_model: StreamMeasure, offline: StreamMeasure) -> dict[str, Any]:
+    """`with_model`'s measure, its sides the model's, the offline worker's and the yardstick's."""
+    both = with_model.to_dict()
+    sides = (with_model.sides["build_prompt"], offline.sides["build_prompt"], offline.sides["anchors + tail"])
+    both["sides"] = {side: tally.to_dict() for side, tally in zip(MODEL_SIDES, sides)}
+    return both
+
+
+def model_figure(
+    with_model: Mapping[int, Mapping[str, StreamMeasure]],
+    offline: Mapping[int, Mapping[str, StreamMeasure]],
+    model: StandInModel,
+) -> Figure:
+    """Figure 15: each budget's figure with the LLM path on (the stand-in model) against the offline worker's,
+    from two `stream_values` of the same traces; and the prompts that hold a reference the model invented."""
+    rows: list[Row] = []
+    met = True
+    invented = len(model.invented())
+    for prompt, by_domain in with_model.items():
+        total, alone = by_domain["all"], offline[prompt]["all"]
+        ours, theirs = total.sides["build_prompt"], alone.sides["build_prompt"]
+        label = f"at a {prompt:,}-token prompt"
+        rows.append(
+            Row.of(f"old values {label}, with the model vs offline", "% kept", ours.old_kept_pct, theirs.old_kept_pct)
+        )
+        rows.append(Row.of(f"all values {label}, with the model vs offline", "% kept", ours.kept_pct, theirs.kept_pct))
+        rows.append(Row.of(f"invariants {label}, with the model", "calls clean / calls", total.clean, total.points))
+        met = (
+            met
+            and ours.old_kept_pct >= theirs.old_kept_pct
+            and ours.kept_pct >= theirs.kept_pct
+            and total.clean == total.points
+        )
+    holding = sum(by_domain["all"].invented for by_domain in with_model.values())
+    rows.append(Row.of("prompts holding an invented reference", "prompts / references invented", holding, invented))
+    met = met and holding == 0
+    data = {
+        "budgets": {
+            str(p): {domain: _beside_offline(each, offline[p][domain]) for domain, each in by.items()}
+            for p, by in with_model.items()
+        },
+        "model_answers": dict(model.answered),
+        "references_invented": invented,
+    }
+    return Figure(
+        "agent_stream_llm",
+        "15 Agent values through build_prompt with the LLM path (a stand-in model)",
+        "with the model",
+        "offline",
+        rows,
+        Target("the offline figures held or raised; no invented reference in a prompt; invariants 100 %", met),
         data,
     )

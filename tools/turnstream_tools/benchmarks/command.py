@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 elif args.recall_only:
                     figures += run_recall(settings, plan, children, progress, recall, broker)
                 elif args.agents_stream:
-                    figures += run_agent_stream(settings, plan, children, progress, broker)
+                    figures += run_agent_stream(settings, plan, children, progress, broker, args.llm_stand_in)
                 elif first:
                     figures += run_suite(settings, plan, children, progress, recall, broker, args.locomo)
                 else:
@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.soak:
         options += f" --soak --soak-rate {args.soak_rate:g} --soak-minutes {args.soak_minutes:g} --soak-sample-seconds {args.soak_sample_seconds:g}"
     options += " --scale-out" if args.scale_out else ""
+    options += " --llm-stand-in" if args.llm_stand_in else ""
     placement = ALONE_PLACEMENTS.get(alone or "") or describe(chosen_split(plan.pin), plan.pin)
     title = (
         f"turnstream bench{options} · {_machine()['nproc']} cores · {placement} · "
@@ -183,6 +184,8 @@ def _alone(args: argparse.Namespace) -> str | None:
     ]
     if len(chosen) > 1:
         raise CliError(f"{' and '.join(chosen)}: each measures its figure alone; ask for one")
+    if args.llm_stand_in and not args.agents_stream:
+        raise CliError("--llm-stand-in: the stand-in model serves the agent traces' replay; add --agents-stream")
     return chosen[0] if chosen else None
 
 

@@ -180,16 +180,28 @@ class Live:
         """Each session key's context version as `worker` (the default one) writes it; None where it has none."""
         store = self.store if worker is None else ContextWriter.on(self.redis, worker)
         async with self.redis.pipeline(transaction=False) as pipe:
-            for key in keys:
-                pipe.get(store.layout.owner_pointer(key))
-            owners = [
-                session_owner(key) if owner is None else owner.decode()
-                for key, owner in zip(keys, await pipe.execute())
-            ]
-            for key, owner in zip(keys, owners):
+            for key, owner in zip(keys, await self._owners(store, keys)):
                 pipe.hget(store.layout.session(owner, key).context, "version")
             versions = await pipe.execute()
         return {key: None if version is None else int(version) for key, version in zip(keys, versions)}
+
+    async def _owners(self, store: ContextWriter, keys: list[str]) -> list[str]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.get(store.layout.owner_pointer(key))
+            pointers = await pipe.execute()
+        return [session_owner(key) if owner is None else owner.decode() for key, owner in zip(keys, pointers)]
+
+    def turn_applied(self, key: str, turn_id: str, worker: Settings) -> Callable[[], Awaitable[bool]]:
+        """A check: has `worker` applied the turn `turn_id` of session `key`? Where the LLM path is on, a version
+        also counts the model's answers, so a version says less than this."""
+        store = ContextWriter.on(self.redis, worker)
+
+        async def done() -> bool:
+            (owner,) = await self._owners(store, [key])
+            return await self.redis.zscore(store.layout.session(owner, key).applied, turn_id) is not None
+
+        return done
 
     def versions_reached(
         self, expected: dict[str, int], worker: Settings | None = None

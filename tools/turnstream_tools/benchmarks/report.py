@@ -162,7 +162,7 @@ AGENT_TITLE = "{title}, per domain (% of needed values kept: old / all)"
 
 
 def agent_table(figure: Figure) -> Table:
-    """An agent-values figure (13 or 14) per budget and domain: each side's share of old and of all needed values,
+    """An agent-values figure (13, 14 or 15) per budget and domain: each side's share of old and of all needed values,
     the invariants, the calls left out (anchors over the budget) and, where measured, where turnstream's lost values
     had been said."""
     out = Table(title=_on_broker(AGENT_TITLE.format(title=figure.title), figure), title_justify="left")
@@ -217,7 +217,13 @@ def print_stages(figures: list[Figure], console: Console | None = None) -> None:
     """The stage tables of the drain and freshness figures the run measured, one per broker, and the agent
     figure's table per domain."""
     console = console or Console(width=TABLE_WIDTH)
-    tables = {"drain": stage_table, "freshness": fresh_table, "agent_values": agent_table, "agent_stream": agent_table}
+    tables = {
+        "drain": stage_table,
+        "freshness": fresh_table,
+        "agent_values": agent_table,
+        "agent_stream": agent_table,
+        "agent_stream_llm": agent_table,
+    }
     for figure in grouped(figures):
         table = tables[figure.key](figure) if figure.key in tables else None
         if table is not None:

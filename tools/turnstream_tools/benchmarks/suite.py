@@ -7,8 +7,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from turnstream.settings import Settings
-from turnstream_tools.benchmarks.agent_stream import prompt_sizes, proportioned, stream_figure, stream_values
+from turnstream_tools.benchmarks.agent_stream import (
+    model_figure,
+    prompt_sizes,
+    proportioned,
+    stream_figure,
+    stream_values,
+)
 from turnstream_tools.benchmarks.agent_values import BUDGETS, HOLDOUT_SEEDS, agent_figure
 from turnstream_tools.benchmarks.archive_reads import archive_reads
 from turnstream_tools.benchmarks.children import Children
@@ -25,6 +33,7 @@ from turnstream_tools.benchmarks.reads import read_latency
 from turnstream_tools.benchmarks.recall import recall_figure
 from turnstream_tools.benchmarks.retention import retention
 from turnstream_tools.benchmarks.semantic_lag import semantic_lag
+from turnstream_tools.benchmarks.stand_in_model import STAND_IN_MODEL, StandInModel
 from turnstream_tools.benchmarks.story import story_cases, story_figure
 from turnstream_tools.samples.agent_traces import agent_traces
 from turnstream_tools.samples.recall_set import RecallCase
@@ -178,30 +187,68 @@ def run_recall(
 
 
 def run_agent_stream(
-    settings: Settings, plan: Plan, children: Children, progress: Progress, broker: str
+    settings: Settings, plan: Plan, children: Children, progress: Progress, broker: str, stand_in: bool = False
 ) -> list[Figure]:
     """Figure 14 alone (`turnstream bench --agents-stream`): a worker for each prompt budget, its budgets in the
-    defaults' proportions, and the agent traces replayed through each."""
-    workers = {prompt: proportioned(settings, prompt) for prompt in prompt_sizes(settings)}
-    for prompt, worker in workers.items():
-        asyncio.run(create_topics(Consumers(worker, worker, worker, worker)))
-        children.worker(worker, f"worker-agents-{prompt}")
-    first = next(iter(workers.values()))
-    return on_broker(
-        broker, [asyncio.run(_agent_stream(Consumers(first, first, first, first), workers, plan, children, progress))]
+    defaults' proportions, and the agent traces replayed through each. With `stand_in`, figure 15 too: the same
+    through workers whose LLM path asks a stand-in model, beside the offline workers."""
+    offline = settings.model_copy(update={"openai_base_url": None})
+    workers = {prompt: proportioned(offline, prompt) for prompt in prompt_sizes(settings)}
+    model = StandInModel() if stand_in else None
+    modelled = (
+        {} if model is None else {prompt: proportioned(with_stand_in(settings, model), prompt) for prompt in workers}
+    )
+    try:
+        for name, worker in [
+            *((f"worker-agents-{prompt}", worker) for prompt, worker in workers.items()),
+            *((f"worker-agents-{prompt}-llm", worker) for prompt, worker in modelled.items()),
+        ]:
+            asyncio.run(create_topics(Consumers(worker, worker, worker, worker)))
+            children.worker(worker, name)
+        first = next(iter(workers.values()))
+        consumers = Consumers(first, first, first, first)
+        return on_broker(
+            broker, asyncio.run(_agent_stream(consumers, workers, modelled, model, plan, children, progress))
+        )
+    finally:
+        if model is not None:
+            model.stop()
+
+
+def with_stand_in(settings: Settings, model: StandInModel) -> Settings:
+    """`settings` with the LLM path on, asking `model`, on topics of their own."""
+    return settings.model_copy(
+        update={
+            "topic_prefix": f"{settings.topic_prefix}-llm",
+            "openai_base_url": model.base_url,
+            "openai_api_key": SecretStr(STAND_IN_MODEL),
+            "llm_model": STAND_IN_MODEL,
+        }
     )
 
 
 async def _agent_stream(
-    consumers: Consumers, workers: dict[int, Settings], plan: Plan, children: Children, progress: Progress
-) -> Figure:
+    consumers: Consumers,
+    workers: dict[int, Settings],
+    modelled: dict[int, Settings],
+    model: StandInModel | None,
+    plan: Plan,
+    children: Children,
+    progress: Progress,
+) -> list[Figure]:
     # Live wants the four consumers the suite feeds; here only workers run, so each slot names the first one (its
-    # producer and Redis client serve every worker: versions_reached takes the worker it asks about)
+    # producer and Redis client serve every worker: turn_applied takes the worker it asks about)
     live = await Live.connect(consumers, children)
     try:
         traces = agent_traces(plan.agent_traces)
         progress(f"agents through the stream: {len(traces)} traces, prompts of {', '.join(map(str, workers))} tokens")
-        return stream_figure(await stream_values(live, workers, traces, progress), workers)
+        offline = await stream_values(live, workers, traces, progress)
+        figures = [stream_figure(offline, workers)]
+        if model is not None:
+            progress("agents through the stream with the LLM path on (a stand-in model)")
+            with_model = await stream_values(live, modelled, traces, progress, model.invented)
+            figures.append(model_figure(with_model, offline, model))
+        return figures
     finally:
         await live.aclose()
 

@@ -1,7 +1,8 @@
-"""The shared part of the local servers that speak one OpenAI endpoint (llm_server.py, embeddings_server.py): a real
-HTTP server on 127.0.0.1 at a random port, every request body recorded, and the faults both inject.
+"""The shared part of the local servers that speak one OpenAI endpoint (the tests' llm_server.py and
+embeddings_server.py, the bench's stand-in model): a real HTTP server on 127.0.0.1 at a random port, every request
+body recorded, and the faults the tests inject.
 
-Modes both know: "slow" (sleep `delay` seconds, then answer), "fail" (HTTP 500), "garbage" (200 with a non-JSON
+Modes all know: "slow" (sleep `delay` seconds, then answer), "fail" (HTTP 500), "garbage" (200 with a non-JSON
 body). Any other mode is the subclass's `answer`.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
@@ -37,8 +39,8 @@ class OpenAIServer:
     @property
     def base_url(self) -> str:
         """OpenAI base URL of this server (ends in /v1)."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._httpd.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     @property
     def count(self) -> int:
@@ -57,6 +59,38 @@ class OpenAIServer:
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A reply that calls a tool instead of answering."""
+
+    name: str
+    arguments: str
+    """The arguments as the model writes them: JSON text, or anything else a test wants to send."""
+    id: str = "call_1"
+
+
+def completion(content: str | ToolCall, model: str) -> dict[str, Any]:
+    """A chat completion response body in OpenAI's shape: an answer, or a call of one tool."""
+    if isinstance(content, ToolCall):
+        function = {"name": content.name, "arguments": content.arguments}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": content.id, "type": "function", "function": function}],
+        }
+        finish = "tool_calls"
+    else:
+        message, finish = {"role": "assistant", "content": content}, "stop"
+    return {
+        "id": "chatcmpl-local",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
 
 
 def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:

@@ -64,12 +64,23 @@ DECISION_KEY = "decision:"
 USER_DECISION_VALUE = 5
 """What the user's decision is worth ("I'll go with 5 gigs at $25 a month", "就住浅草那家"): as much as a constraint,
 above the tool data it chose among, since the pending step acts on the choice."""
+MODEL_KEY = "model:"
+"""How the key of a fact a model extracted under a slot of its own begins (`merge_model_facts`); a fact the model
+restates under a known key keeps that key and its worth."""
+MODEL_VALUE = 1
+"""What a model's fact under a slot of its own is worth: the least. It adds what the offline facts lack where the
+block has room, and never pushes out the tool data, decisions and constraints they hold. A model's line about a
+tool result rewords what the offline digest holds whole, and the agent traces lost a tenth of their needed values
+at a 4,000-token prompt when it ranked above them (bench figure 15)."""
 _SAID_BY_ASSISTANT = tuple(f"{kind}:assistant-" for kind in (*_TYPE_VALUE, DECISION_KEY.rstrip(":")))
 
 
 def fact_value(fact: Fact) -> int:
     """How much a fact is worth keeping: user constraints and decisions first, then facts, preferences and tool data,
-    then events and failures, then what the assistant said; named slots get a bonus."""
+    then events and failures, then what the assistant said, then a model's facts under slots of its own; named
+    slots get a bonus."""
+    if fact.key.startswith(MODEL_KEY):
+        return MODEL_VALUE
     if fact.key.startswith(DATA_KEY):
         return DATA_VALUE + (1 if fact.key.startswith(ENTITY_KEY) else 0)
     if fact.key.startswith(_SAID_BY_ASSISTANT):

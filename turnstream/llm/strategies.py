@@ -15,7 +15,7 @@ from turnstream.compaction.compactor import KEEP_DIGEST
 from turnstream.compaction.strategies.archive import Archiver
 from turnstream.compaction.strategies.base import Digest, Strategy
 from turnstream.compaction.strategies.composite import CompositeStrategy
-from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_facts
+from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor, merge_model_facts
 from turnstream.compaction.strategies.prompts import (
     completion_request,
     extraction_prompt,
@@ -89,7 +89,7 @@ class LLMSummarizer(_LLMStrategy):
 
 class LLMKeyInfoExtractor(_LLMStrategy):
     """Facts extracted by an LLM over the offline ones, as the stream's summarizer extracts them: the offline
-    facts first, then the model's merged over them by key, less those naming an identifier or number the
+    facts first, then the model's merged over them by key (`merge_model_facts`), less those naming an identifier or number the
     dropped turns do not hold (strategies/grounding.py); when the model fails, the offline facts stand."""
 
     name = "llm-keyinfo"
@@ -111,7 +111,7 @@ class LLMKeyInfoExtractor(_LLMStrategy):
         )
         if found.discarded:
             log.warning("%s discarded %d facts naming what the turns do not hold", self.name, len(found.discarded))
-        return replace(digest, facts=merge_facts(digest.facts, found.kept, self.max_facts))
+        return replace(digest, facts=merge_model_facts(digest.facts, found.kept, self.max_facts))
 
 
 def build_llm_strategy(settings: Settings) -> CompositeStrategy:

@@ -12,7 +12,7 @@ from dataclasses import astuple, dataclass, field
 from typing import Any, cast
 
 from turnstream.compaction.strategies import Fact
-from turnstream.compaction.strategies.keyinfo import merge_facts
+from turnstream.compaction.strategies.keyinfo import merge_model_facts
 from turnstream.schemas.summaries import FactRow, SummaryRequest, SummaryResult
 from turnstream.text.chat import Message
 
@@ -97,11 +97,11 @@ class SummaryRequests:
 
 
 def fold_facts(current: Sequence[Fact], found: Sequence[FactRow], until: int, max_facts: int) -> tuple[Fact, ...]:
-    """The session's facts with the LLM's `found` merged over them by key, as the offline extractor merges its own.
+    """The session's facts with the LLM's `found` merged over them by key (`merge_model_facts`).
 
     A fact of the session taken from a turn at or after `until` was dropped while the model read older turns:
     it is newer than anything the model found, so its key keeps it.
     """
     newer = {fact.key for fact in current if fact.source_seq >= until}
     facts = (Fact(*row) for row in cast(Sequence[tuple[Any, str, str, int]], found))
-    return merge_facts(current, [fact for fact in facts if fact.key not in newer], max_facts)
+    return merge_model_facts(current, [fact for fact in facts if fact.key not in newer], max_facts)

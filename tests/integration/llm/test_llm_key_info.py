@@ -118,8 +118,8 @@ def fact_texts(doc: ContextDoc) -> dict[str, str]:
 def settled(docs: dict[str, ContextDoc], server: LLMServer, answered: int) -> bool:
     good, bad = fact_texts(docs[GOOD]), docs[BAD]
     return (
-        good.get("flight choice") == FLIGHT_FACT
-        and good.get("hotel choice") == HOTEL_FACT
+        good.get("model:flight choice") == FLIGHT_FACT
+        and good.get("model:hotel choice") == HOTEL_FACT
         and SUMMARY in bad.summary
         and server.count == answered
     )
@@ -161,8 +161,9 @@ async def test_llm_key_info_reaches_the_prompt_grounded_and_malformed_replies_fa
         log = worker.log()
 
     good, bad = fact_texts(docs[GOOD]), fact_texts(docs[BAD])
-    # well-formed extractions are in the context's facts, over the offline fact of the same key, and in the prompt
-    assert good["flight choice"] == FLIGHT_FACT and good["hotel choice"] == HOTEL_FACT
+    # well-formed extractions are in the context's facts, over the offline fact of the same key, a new key under the
+    # model's own slot, and in the prompt
+    assert good["model:flight choice"] == FLIGHT_FACT and good["model:hotel choice"] == HOTEL_FACT
     assert good["allergy"] == ALLERGY_FACT
     prompt_text = orjson.dumps(prompt.messages).decode()
     assert FLIGHT_FACT in prompt_text and HOTEL_FACT in prompt_text
@@ -173,7 +174,9 @@ async def test_llm_key_info_reaches_the_prompt_grounded_and_malformed_replies_fa
     assert discarded >= 1
     # malformed JSON: the summary still applied, the offline facts stand (their own keys and words)
     assert SUMMARY in docs[BAD].summary
-    assert "I am allergic to seafood." in bad["allergy"] and not {"flight choice", "hotel choice"} & bad.keys()
+    assert (
+        "I am allergic to seafood." in bad["allergy"] and not {"model:flight choice", "model:hotel choice"} & bad.keys()
+    )
     # each failed extraction tried twice (one retry), counted and logged once
     bad_asks = sum(1 for body in server.requests if is_extraction(body) and BAD in removed_turns(body))
     failed_lines = log.count(f"LLM key info for {BAD} failed")

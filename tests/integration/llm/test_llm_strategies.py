@@ -82,7 +82,8 @@ def test_extraction_asks_for_json_with_known_facts_and_merges_over_the_offline_f
     text = prompt_text(server.requests[0])
     assert '"key":"budget"' in text and "JSON" in text and "Actually my budget is 3000" in text
     assert "exactly as the turns write them" in text
-    # the offline facts first (the tool's data stays), the model's over them by key, the invented one gone
+    # the offline facts first (the tool's data stays), the model's over them by key (a key of its own under its
+    # slot), the invented one gone
     assert [(f.type, f.key, f.text) for f in digest.facts] == [
         (
             "fact",
@@ -90,7 +91,7 @@ def test_extraction_asks_for_json_with_known_facts_and_merges_over_the_offline_f
             "search_hotels(city=Kyoto) -> results: (name=Ryokan Sakura; price=180)",
         ),
         ("constraint", "budget", "Budget is 3000 euros."),
-        ("fact", "fact:staying-ryokan-sakura", "Staying at Ryokan Sakura."),
+        ("fact", "model:fact:staying-ryokan-sakura", "Staying at Ryokan Sakura."),
     ]
     assert all(f.source_seq == 10 for f in digest.facts[1:])
 

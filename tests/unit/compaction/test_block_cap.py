@@ -9,6 +9,7 @@ from turnstream.compaction.compactor import compact
 from turnstream.compaction.fitting import BLOCK_BUDGET_SHARE, cut_block
 from turnstream.compaction.marker import block_text
 from turnstream.compaction.strategies import Digest, Fact
+from turnstream.compaction.strategies.keyinfo import merge_model_facts
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.settings import Settings
 from turnstream.text.tokens import REPLY_PRIMING_TOKENS, count_message, count_text
@@ -104,3 +105,20 @@ def test_with_tool_data_the_whole_summary_goes_before_any_fact() -> None:
     content = block[0]["content"]
     assert all(text in content for _, text, _ in facts)
     assert "line 0 " not in content and "line 10 " not in content
+
+
+def test_a_models_fact_under_a_slot_of_its_own_gives_up_its_room_before_any_offline_fact() -> None:
+    offline = (
+        Fact("event", "The user asked about trains.", "event:trains", 1),
+        Fact("fact", "search_hotels(city=Kyoto) -> KYO-10477, KYO-20931", "data:search_hotels:city=Kyoto", 2),
+    )
+    found = [Fact("fact", "The user is planning a trip to Kyoto with a budget under 3000 EUR.", "trip", 9)]
+    digest = Digest(facts=merge_model_facts(offline, found, max_facts=10))
+    assert [fact.key for fact in digest.facts][-1] == "model:trip"
+    full = cut_block(digest, "en", 10_000)
+    assert full is not None and "planning a trip" in full[0]["content"]
+    tight = cut_block(digest, "en", full[1] - 5)
+    assert tight is not None
+    content = tight[0]["content"]
+    # the newest fact, and a named slot, yet a model's: the offline event older and worth more goes after it
+    assert "planning a trip" not in content and "asked about trains" in content and "KYO-10477" in content

@@ -85,7 +85,9 @@ def test_a_request_carries_the_facts_and_the_position_its_spans_start_at() -> No
     assert chain.inflight_until == 15
 
 
-def test_the_models_facts_replace_by_key_except_facts_from_turns_dropped_after_it_was_asked() -> None:
+def test_the_models_facts_replace_by_key_except_facts_from_turns_dropped_after_it_was_asked_and_new_keys_rank_last() -> (
+    None
+):
     current = (
         Fact("constraint", "Budget 3000.", "budget", 3),
         Fact("fact", "flights: 3 items", "data:search_flights", 4),
@@ -100,7 +102,9 @@ def test_the_models_facts_replace_by_key_except_facts_from_turns_dropped_after_i
     assert {fact.key: fact.text for fact in merged} == {
         "budget": "Budget 3000.",
         "data:search_flights": "Flights CA929, CA930, MU512.",
-        "seat": "Aisle seat.",
+        "model:seat": "Aisle seat.",
         "budget-new": "Budget 4000 now.",
     }
-    assert len(fold_facts(current, found, until=10, max_facts=3)) == 3
+    # a slot of the model's own is the first the cap gives up, before the session's tool data
+    capped = fold_facts(current, found, until=10, max_facts=3)
+    assert [fact.key for fact in capped] == ["budget", "budget-new", "data:search_flights"]

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, get_args
 
-from turnstream.compaction.fitting import DATA_KEY, ENTITY_KEY, eviction_order, fact_value
+from turnstream.compaction.fitting import DATA_KEY, ENTITY_KEY, MODEL_KEY, eviction_order, fact_value
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
 from turnstream.compaction.strategies.tooldata import (
     FAILURE,
@@ -261,6 +261,15 @@ def merge_facts(existing: Sequence[Fact], new: Iterable[Fact], max_facts: int) -
         evicted = set(eviction_order(facts)[: len(facts) - max_facts])
         facts = [f for i, f in enumerate(facts) if i not in evicted]
     return tuple(facts)
+
+
+def merge_model_facts(existing: Sequence[Fact], found: Iterable[Fact], max_facts: int) -> tuple[Fact, ...]:
+    """`merge_facts` of a model's `found` facts: one under a key the session holds replaces that fact (a restatement
+    or a correction, as the extraction prompt asks), any other takes its key under MODEL_KEY, so it ranks below
+    every offline fact (fitting.MODEL_VALUE)."""
+    known = {fact.key for fact in existing}
+    keyed = (fact if fact.key in known else replace(fact, key=MODEL_KEY + fact.key) for fact in found)
+    return merge_facts(existing, keyed, max_facts)
 
 
 def _is_cue(word: str) -> bool:

@@ -168,18 +168,28 @@ def test_quick_bench_on_both_brokers_reports_every_figure_consistently_and_leave
 
 
 def test_agents_through_the_stream_reads_build_prompt_at_each_call_within_its_budget(tmp_path: Path) -> None:
+    """Figures 14 and 15: the offline workers, and beside them workers whose LLM path asks the stand-in model."""
     path = tmp_path / "agents.json"
     env = {k: v for k, v in os.environ.items() if k not in ("TURNSTREAM_KAFKA_URL", "TURNSTREAM_REDIS_URL")}
+    argv = ["bench", "--agents-stream", "--llm-stand-in", "--quick", "--json", str(path)]
     result = subprocess.run(
-        [sys.executable, "-m", "turnstream", "bench", "--agents-stream", "--quick", "--json", str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+        [sys.executable, "-m", "turnstream", *argv], capture_output=True, text=True, env=env, timeout=300
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    [(key, figure)] = orjson.loads(path.read_bytes())["figures"].items()
-    assert key == "agent_stream" and figure["broker"] == "tansu"
+    figures = orjson.loads(path.read_bytes())["figures"]
+    assert set(figures) == {"agent_stream", "agent_stream_llm"}
+    figure, with_model = figures["agent_stream"], figures["agent_stream_llm"]
+    assert figure["broker"] == with_model["broker"] == "tansu"
+    # the model answered each summary request with a merge and an extraction, and every extraction invented a
+    # reference the workers kept out of every prompt
+    answers = with_model["data"]["model_answers"]
+    assert answers["summary"] > 0 and answers["extraction"] == with_model["data"]["references_invented"] > 0
+    assert with_model["rows"][-1]["measure"] == "prompts holding an invented reference"
+    assert with_model["rows"][-1]["a"] == 0
+    for prompt, by_domain in with_model["data"]["budgets"].items():
+        sides = by_domain["all"]["sides"]
+        assert sides["build_prompt offline"] == figure["data"]["budgets"][prompt]["all"]["sides"]["build_prompt"]
+        assert sides["build_prompt with the model"]["needed"] == sides["build_prompt offline"]["needed"] > 0
     assert "14 Agent values through build_prompt, per domain" in result.stdout
     budgets = figure["data"]["budgets"]
     assert set(budgets) == {"4000", "6000"}

@@ -42,7 +42,6 @@ from turnstream_tools.benchmarks.agent_values import (
 )
 from turnstream_tools.benchmarks.figures import Figure, Row, Target
 from turnstream_tools.benchmarks.live import Live, encode
-from turnstream_tools.benchmarks.stand_in_model import StandInModel
 from turnstream_tools.samples.agent_traces import AgentTrace
 from turnstream_tools.samples.conversations import turns_of
 
@@ -260,13 +259,14 @@ def _beside_offline(with_model: StreamMeasure, offline: StreamMeasure) -> dict[s
 def model_figure(
     with_model: Mapping[int, Mapping[str, StreamMeasure]],
     offline: Mapping[int, Mapping[str, StreamMeasure]],
-    model: StandInModel,
+    invented: int,
+    answered: Mapping[str, int],
 ) -> Figure:
     """Figure 15: each budget's figure with the LLM path on (the stand-in model) against the offline worker's,
-    from two `stream_values` of the same traces; and the prompts that hold a reference the model invented."""
+    from two `stream_values` of the same traces; and the prompts that hold one of the `invented` references the
+    model made up. `answered`: the model's answers by kind."""
     rows: list[Row] = []
     met = True
-    invented = len(model.invented())
     for prompt, by_domain in with_model.items():
         total, alone = by_domain["all"], offline[prompt]["all"]
         ours, theirs = total.sides["build_prompt"], alone.sides["build_prompt"]
@@ -290,7 +290,7 @@ def model_figure(
             str(p): {domain: _beside_offline(each, offline[p][domain]) for domain, each in by.items()}
             for p, by in with_model.items()
         },
-        "model_answers": dict(model.answered),
+        "model_answers": dict(answered),
         "references_invented": invented,
     }
     return Figure(

@@ -247,7 +247,7 @@ async def _agent_stream(
         if model is not None:
             progress("agents through the stream with the LLM path on (a stand-in model)")
             with_model = await stream_values(live, modelled, traces, progress, model.invented)
-            figures.append(model_figure(with_model, offline, model))
+            figures.append(model_figure(with_model, offline, len(model.invented()), model.answered))
         return figures
     finally:
         await live.aclose()

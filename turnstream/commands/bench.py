@@ -79,9 +79,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--llm-stand-in",
         action="store_true",
-        help="with --agents-stream: also replay the traces through workers whose LLM path asks a local stand-in "
-        "model (copies sentences verbatim and invents one booking reference an extraction), beside the offline "
-        "workers: whether the LLM path holds the figures and keeps every invented reference out of the prompts",
+        help="with --agents-stream or --agents-only: also run the agent traces through the LLM path (workers, or "
+        "compact --llm's strategies) asking a local stand-in model (copies sentences verbatim and invents one "
+        "booking reference an extraction), beside the offline figures: whether the LLM path holds them and keeps "
+        "every invented reference out of the prompts",
     )
     parser.add_argument(
         "--soak",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -36,6 +36,7 @@ from turnstream.compaction.incremental import SessionCompactor
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.compaction.messages import validate_messages
 from turnstream.compaction.strategies.base import Strategy
+from turnstream.compaction.strategies.grounding import identifiers
 from turnstream.compaction.strategies.offline import build_strategy
 from turnstream.settings import Settings
 from turnstream.text.chat import Message, content_text, tool_calls
@@ -199,6 +200,8 @@ class Measure:
     """A few lost values, as examples."""
     by_room: dict[str, RoomTally] = field(default_factory=lambda: {label: RoomTally() for label in ROOM_LABELS})
     """turnstream's tallies by the room the anchors leave (`room_label`): what a long policy leaves to everything else."""
+    invented: int = 0
+    """Compacted histories holding a reference a stand-in model invented (`agent_llm.py`; 0 offline)."""
 
     def add(self, other: Measure) -> None:
         self.points += other.points
@@ -213,6 +216,7 @@ class Measure:
         self.lost += other.lost[: max(0, _EXAMPLES - len(self.lost))]
         for label in ROOM_LABELS:
             self.by_room[label].merge(other.by_room[label])
+        self.invented += other.invented
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -224,6 +228,7 @@ class Measure:
             "lost_from": self.lost_from,
             "lost_examples": self.lost,
             "by_room": {label: tally.to_dict() for label, tally in self.by_room.items()},
+            "contexts_with_invented_references": self.invented,
         }
 
 
@@ -368,17 +373,22 @@ def _pairs_whole(history: Sequence[Message], result: CompactionResult) -> bool:
 
 
 def measure_trace(
-    messages: Sequence[Message], budget: int, strategy: Strategy, trim: LangChainTrim | None = None
+    messages: Sequence[Message],
+    budget: int,
+    strategy: Strategy,
+    trim: LangChainTrim | None = None,
+    invented: Callable[[], frozenset[str]] = frozenset,
 ) -> Measure:
     """Every tool call made once the history before it is over `budget`: needed values kept by turnstream and
-    both yardsticks, and turnstream's invariants. `trim` is the trace's LangChainTrim (made here when None)."""
+    both yardsticks, and turnstream's invariants. `trim` is the trace's LangChainTrim (made here when None);
+    `invented` gives the references a stand-in model behind `strategy` has invented so far."""
     trim = trim or LangChainTrim(messages)
     language = detect_language(list(messages))
     window = Window(budget, strategy=strategy)
     measure = Measure()
     for index, message in enumerate(messages):
         if message.get("tool_calls") and window.tokens_in + REPLY_PRIMING_TOKENS > budget:
-            _point(measure, messages, index, window.result(), budget, language, trim)
+            _point(measure, messages, index, window.result(), budget, language, trim, invented)
         window.append(message)
     return measure
 
@@ -391,6 +401,7 @@ def _point(
     budget: int,
     language: Language,
     trim: LangChainTrim,
+    invented: Callable[[], frozenset[str]],
 ) -> None:
     history = messages[:index]
     if pinned_over(history, budget, language):
@@ -413,19 +424,24 @@ def _point(
             measure.lost += missing[: max(0, _EXAMPLES - len(measure.lost))]
     broken = invariant_breaks(history, result, budget)
     measure.clean += not broken
+    measure.invented += bool(frozenset(identifiers(" ".join(map(message_text, result.messages)))) & invented())
     for name in broken:
         measure.broken[name] += 1
 
 
 def agent_values(
-    traces: Iterable[tuple[str, Sequence[Message]]], strategy: Strategy, budgets: Sequence[int] = BUDGETS
+    traces: Iterable[tuple[str, Sequence[Message]]],
+    strategy: Strategy,
+    budgets: Sequence[int] = BUDGETS,
+    invented: Callable[[], frozenset[str]] = frozenset,
 ) -> dict[int, dict[str, Measure]]:
-    """Per budget, per domain and over all ("all"): the measures of (domain, messages) `traces`."""
+    """Per budget, per domain and over all ("all"): the measures of (domain, messages) `traces` (`invented`:
+    `measure_trace`'s)."""
     out: dict[int, dict[str, Measure]] = {budget: {"all": Measure()} for budget in budgets}
     for domain, messages in traces:
         trim = LangChainTrim(messages)
         for budget in budgets:
-            measured = measure_trace(messages, budget, strategy, trim)
+            measured = measure_trace(messages, budget, strategy, trim, invented)
             out[budget].setdefault(domain, Measure()).add(measured)
             out[budget]["all"].add(measured)
     return out

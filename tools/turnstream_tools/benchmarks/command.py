@@ -142,7 +142,7 @@ def _run_agents(args: argparse.Namespace) -> int:
     require_extra("tools")
     require_extra("langchain")  # the trim_messages yardstick
     from turnstream_tools.benchmarks.report import print_stages, print_table, write_json
-    from turnstream_tools.benchmarks.suite import FULL, QUICK, run_agents
+    from turnstream_tools.benchmarks.suite import FULL, QUICK, run_agents, run_agents_with_stand_in
 
     plan = QUICK if args.quick else FULL
     started = time.monotonic()
@@ -150,9 +150,9 @@ def _run_agents(args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         print(f"[bench {time.monotonic() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
 
-    figures = [run_agents(plan, progress)]
+    figures = run_agents_with_stand_in(plan, progress) if args.llm_stand_in else [run_agents(plan, progress)]
     wall = time.monotonic() - started
-    options = " --quick" if args.quick else ""
+    options = (" --quick" if args.quick else "") + (" --llm-stand-in" if args.llm_stand_in else "")
     title = f"turnstream bench --agents-only{options} · Python {platform.python_version()} · {wall:.0f}s"
     print_table(figures, title)
     print_stages(figures)
@@ -185,7 +185,9 @@ def _alone(args: argparse.Namespace) -> str | None:
     if len(chosen) > 1:
         raise CliError(f"{' and '.join(chosen)}: each measures its figure alone; ask for one")
     if args.llm_stand_in and not args.agents_stream:
-        raise CliError("--llm-stand-in: the stand-in model serves the agent traces' replay; add --agents-stream")
+        raise CliError(
+            "--llm-stand-in: the stand-in model serves the agent traces; add --agents-stream or --agents-only"
+        )
     return chosen[0] if chosen else None
 
 

@@ -162,7 +162,7 @@ AGENT_TITLE = "{title}, per domain (% of needed values kept: old / all)"
 
 
 def agent_table(figure: Figure) -> Table:
-    """An agent-values figure (13, 14 or 15) per budget and domain: each side's share of old and of all needed values,
+    """An agent-values figure (13 to 16) per budget and domain: each side's share of old and of all needed values,
     the invariants, the calls left out (anchors over the budget) and, where measured, where turnstream's lost values
     had been said."""
     out = Table(title=_on_broker(AGENT_TITLE.format(title=figure.title), figure), title_justify="left")
@@ -223,6 +223,7 @@ def print_stages(figures: list[Figure], console: Console | None = None) -> None:
         "agent_values": agent_table,
         "agent_stream": agent_table,
         "agent_stream_llm": agent_table,
+        "agent_values_llm": agent_table,
     }
     for figure in grouped(figures):
         table = tables[figure.key](figure) if figure.key in tables else None

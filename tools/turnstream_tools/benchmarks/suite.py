@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from turnstream.settings import Settings
+from turnstream_tools.benchmarks.agent_llm import compact_llm_figure, compact_llm_values
 from turnstream_tools.benchmarks.agent_stream import (
     model_figure,
     prompt_sizes,
@@ -139,6 +140,20 @@ def run_agents(plan: Plan, progress: Progress) -> Figure:
     kept = [figure.row(f"old values at {budget:,} vs anchors + tail").a for budget in BUDGETS]
     progress(f"agent values: {' and '.join(f'{share:.0f}%' for share in kept)} of old values kept")
     return figure
+
+
+def run_agents_with_stand_in(plan: Plan, progress: Progress) -> list[Figure]:
+    """Figure 13, then figure 16: the same traces through `compact --llm`'s strategies asking the stand-in model
+    (`turnstream bench --agents-only --llm-stand-in`)."""
+    offline = run_agents(plan, progress)
+    progress("agent values through compact --llm, asking a stand-in model")
+    model = StandInModel()
+    try:
+        seeds = (0, *plan.agent_holdout_seeds)
+        measured = compact_llm_values(model, plan.agent_traces, seeds)
+        return [offline, compact_llm_figure(measured, offline, len(model.invented()), model.answered)]
+    finally:
+        model.stop()
 
 
 def run_broker_figures(

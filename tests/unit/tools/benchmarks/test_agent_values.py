@@ -221,3 +221,35 @@ def test_held_out_seeds_are_measured_apart_and_their_rows_come_from_their_own_tr
         )
     plain = agent_figure(1)
     assert plain.data["held_out"] == {} and not any("held-out" in row.measure for row in plain.rows)
+
+
+def test_the_compact_llm_figure_pools_the_held_out_seeds_against_figure_13s_and_fails_on_an_invented_reference() -> (
+    None
+):
+    from turnstream_tools.benchmarks.agent_llm import compact_llm_figure
+    from turnstream_tools.benchmarks.agent_values import Measure, Tally
+    from turnstream_tools.benchmarks.figures import Figure
+
+    def measure(old_kept: int, invented: int = 0) -> Measure:
+        each = Measure(points=2, clean=2, invented=invented)
+        each.sides["turnstream"] = Tally(needed=10, kept=5 + old_kept, old=5, old_kept=old_kept)
+        return each
+
+    def tally(old_kept: int) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
+        kept = {"needed": 10, "kept": 5 + old_kept, "old": 5, "old_kept": old_kept}
+        return {"2500": {"all": {"sides": {"turnstream": kept}}}}
+
+    offline = Figure(
+        "agent_values", "13", "a", "b", [], None, {"budgets": tally(4), "held_out": {"11": tally(2), "23": tally(4)}}
+    )
+    held = {0: {2500: {"all": measure(4)}}, 11: {2500: {"all": measure(3)}}, 23: {2500: {"all": measure(3)}}}
+    figure = compact_llm_figure(held, offline, 5, {"extraction": 5})
+    pooled = figure.row("old values at 2,500, held-out seeds, with the model vs offline")
+    assert (pooled.a, pooled.b) == (60.0, 60.0)  # 6 of 10 old values either way
+    assert figure.row("invariants at 2,500, held-out seeds, with the model").b == 4
+    assert figure.target is not None and figure.target.met
+    leaked = {**held, 23: {2500: {"all": measure(3, invented=1)}}}
+    lower = {**held, 0: {2500: {"all": measure(3)}}}
+    for worse in (leaked, lower):
+        target = compact_llm_figure(worse, offline, 5, {"extraction": 5}).target
+        assert target is not None and not target.met

@@ -1,0 +1,110 @@
+"""Figure 16: agent values through `turnstream compact --llm` (`turnstream bench --agents-only --llm-stand-in`).
+
+Figure 13's traces and budgets, compacted by the LLM strategies (`llm/strategies.py`: the model's key facts over
+the offline ones, its rolling summary) that ask the bench's stand-in model (stand_in_model.py) at each drop,
+synchronously, as `compact --llm` does. Each budget's shares, development and held-out seeds, beside figure 13's
+offline ones from the same run; and the compacted histories holding a reference the model invented (none may).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import SecretStr
+
+from turnstream.llm.strategies import build_llm_strategy
+from turnstream.settings import Settings
+from turnstream_tools.benchmarks.agent_values import Measure, agent_values, domain_of
+from turnstream_tools.benchmarks.figures import Figure, Row, Target
+from turnstream_tools.benchmarks.stand_in_model import STAND_IN_MODEL, StandInModel
+from turnstream_tools.samples.agent_traces import agent_traces
+
+
+def stand_in_settings(model: StandInModel) -> Settings:
+    """The defaults with the LLM path asking `model`: one try a call, since the stand-in never fails."""
+    return Settings(
+        openai_base_url=model.base_url,
+        openai_api_key=SecretStr(STAND_IN_MODEL),
+        llm_model=STAND_IN_MODEL,
+        llm_max_retries=0,
+    )
+
+
+def compact_llm_values(
+    model: StandInModel, per_domain: int, seeds: Sequence[int]
+) -> dict[int, dict[int, dict[str, Measure]]]:
+    """Per seed, figure 13's measures (per budget, per domain) of that seed's traces through the LLM strategies."""
+    strategy = build_llm_strategy(stand_in_settings(model))
+    return {
+        seed: agent_values(
+            [(domain_of(t), t.messages) for t in agent_traces(per_domain, seed)], strategy, invented=model.invented
+        )
+        for seed in seeds
+    }
+
+
+def _pooled(tallies: Sequence[Mapping[str, Any]]) -> tuple[float, float]:
+    """Old and all shares (%) of figure 13's per-seed tally dicts, pooled."""
+    old, old_kept = sum(t["old"] for t in tallies), sum(t["old_kept"] for t in tallies)
+    needed, kept = sum(t["needed"] for t in tallies), sum(t["kept"] for t in tallies)
+    return (100.0 * old_kept / old if old else 100.0), (100.0 * kept / needed if needed else 100.0)
+
+
+def compact_llm_figure(
+    with_model: Mapping[int, Mapping[int, Mapping[str, Measure]]],
+    offline: Figure,
+    invented: int,
+    answered: Mapping[str, int],
+) -> Figure:
+    """Figure 16 from `compact_llm_values` (the development seed first) and figure 13 of the same run."""
+    development, *held_out = with_model
+    offline_tallies: Callable[[int, str], Mapping[str, Any]] = lambda seed, budget: (  # noqa: E731
+        offline.data["budgets"] if seed == development else offline.data["held_out"][str(seed)]
+    )[budget]["all"]["sides"]["turnstream"]
+    rows: list[Row] = []
+    met = True
+    holding = 0
+    for budget in with_model[development]:
+        for label, seeds in (("", [development]), (", held-out seeds", held_out)):
+            if not seeds:
+                continue
+            pooled = Measure()
+            for seed in seeds:
+                pooled.add(with_model[seed][budget]["all"])
+            ours = pooled.sides["turnstream"]
+            old, every = _pooled([offline_tallies(seed, str(budget)) for seed in seeds])
+            where = f"at {budget:,}{label}"
+            rows.append(Row.of(f"old values {where}, with the model vs offline", "% kept", ours.old_kept_pct, old))
+            rows.append(Row.of(f"all values {where}, with the model vs offline", "% kept", ours.kept_pct, every))
+            rows.append(
+                Row.of(f"invariants {where}, with the model", "calls clean / calls", pooled.clean, pooled.points)
+            )
+            met = met and ours.old_kept_pct >= old and ours.kept_pct >= every and pooled.clean == pooled.points
+            holding += pooled.invented
+    rows.append(
+        Row.of(
+            "compacted histories holding an invented reference", "histories / references invented", holding, invented
+        )
+    )
+    data = {
+        "budgets": {str(b): {d: m.to_dict() for d, m in by.items()} for b, by in with_model[development].items()},
+        "held_out": {
+            str(seed): {str(b): {d: m.to_dict() for d, m in by.items()} for b, by in with_model[seed].items()}
+            for seed in held_out
+        },
+        "model_answers": dict(answered),
+        "references_invented": invented,
+    }
+    return Figure(
+        "agent_values_llm",
+        "16 Agent values through compact --llm (a stand-in model)",
+        "with the model",
+        "offline",
+        rows,
+        Target(
+            "figure 13's offline shares held or raised; no invented reference kept; invariants 100 %",
+            met and holding == 0,
+        ),
+        data,
+    )

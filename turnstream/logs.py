@@ -46,3 +46,31 @@ def faust_logging_config(level: str, fmt: LogFormat) -> dict[str, Any] | None:
         "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}},
         "root": {"level": level, "handlers": ["stderr"]},
     }
+
+
+COORDINATOR_LOOKUP_FAILED = "Group Coordinator Request failed: %s"
+"""aiokafka's line for each failed lookup of a group's coordinator, which it retries until one answers."""
+
+
+class RetriedLookupsAsWarnings(logging.Filter):
+    """aiokafka logs each failed coordinator lookup as an ERROR and retries it. On a broker that has just started
+    the first lookups fail until the offsets topic has a leader (CoordinatorNotAvailable), so every fresh stack's
+    worker opened with an ERROR that needed nothing done. A failure aiokafka retries (a retriable KafkaError) is
+    logged as a WARNING; any other stays an ERROR."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        if (
+            record.msg == COORDINATOR_LOOKUP_FAILED
+            and record.levelno > logging.WARNING
+            and getattr(error, "retriable", False)
+        ):
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def retried_lookups_as_warnings() -> None:
+    """Install RetriedLookupsAsWarnings on aiokafka's group coordinator logger, once a process."""
+    coordinator = logging.getLogger("aiokafka.consumer.group_coordinator")
+    if not any(isinstance(each, RetriedLookupsAsWarnings) for each in coordinator.filters):
+        coordinator.addFilter(RetriedLookupsAsWarnings())

@@ -133,3 +133,25 @@ def test_a_bad_log_level_variable_is_one_line(
     assert capsys.readouterr().err.strip() == (
         "turnstream: invalid TURNSTREAM_LOG_LEVEL: unknown log level 'loud': use one of debug, info, warning, error, critical"
     )
+
+
+def test_a_coordinator_lookup_aiokafka_retries_is_a_warning_and_any_other_failure_stays_an_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from aiokafka import errors
+
+    from turnstream.logs import COORDINATOR_LOOKUP_FAILED, retried_lookups_as_warnings
+
+    coordinator = logging.getLogger("aiokafka.consumer.group_coordinator")
+    before = list(coordinator.filters)
+    try:
+        retried_lookups_as_warnings()
+        retried_lookups_as_warnings()  # once a process, however often the worker starts
+        assert len(coordinator.filters) == len(before) + 1
+        with caplog.at_level(logging.DEBUG, logger="aiokafka"):
+            coordinator.error(COORDINATOR_LOOKUP_FAILED, errors.CoordinatorNotAvailableError())
+            coordinator.error(COORDINATOR_LOOKUP_FAILED, errors.UnknownError())
+            coordinator.error("Error sending JoinGroupRequest_v2: %s", errors.CoordinatorNotAvailableError())
+        assert [record.levelname for record in caplog.records] == ["WARNING", "ERROR", "ERROR"]
+    finally:
+        coordinator.filters[:] = before

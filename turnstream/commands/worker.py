@@ -12,7 +12,7 @@ from turnstream.cli import CliError, require_extra
 from turnstream.kafka.faust_private.versions import installed as installed_versions
 from turnstream.kafka.faust_private.versions import refusal
 from turnstream.lifecycle.startup import startup_logging
-from turnstream.logs import faust_logging_config, parse_level
+from turnstream.logs import faust_logging_config, parse_level, retried_lookups_as_warnings
 from turnstream.settings import Settings
 from turnstream.stack.services import StackError, provisioned
 
@@ -126,6 +126,7 @@ def run_worker(settings: Settings, loglevel: str, on_app: Callable[[faust.App], 
     if settings.metrics_port is not None:
         start_http_server(settings.metrics_port, addr=settings.web_bind)
     export_from_env()
+    retried_lookups_as_warnings()
     app = create_app(settings, topics.replication_factor, embedding)
     if on_app is not None:
         on_app(app)

@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.integration.llm.test_llm_pipeline import llm_settings
 from tests.support.conversations import turns_for
+from tests.support.llm_pipeline import llm_settings
 from tests.support.pipeline import read_dead_letters, read_topic, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer

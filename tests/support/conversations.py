@@ -1,4 +1,4 @@
-"""Deterministic ReAct-style conversations to push through the pipeline."""
+"""Deterministic conversations to push through the pipeline: ReAct-style ones, and users stating trip details."""
 
 from __future__ import annotations
 
@@ -63,4 +63,28 @@ def turns_for(session_id: str, seed: int, count: int, tenant: str | None = None)
             "meta": {},
         }
         for seq, message in enumerate(react_messages(seed, count))
+    ]
+
+
+def lines(user: int) -> list[str]:
+    return [
+        f"Hi! I'm planning a trip to Lisbon in May, user {user} here.",
+        f"My budget is {1000 + user * 100} EUR for the whole trip.",
+        f"My locker number is {700 + user}.",
+    ]
+
+
+def turns(session_id: str, user_id: str, texts: list[str], first_seq: int = 0) -> list[dict[str, Any]]:
+    messages = [
+        m for text in texts for m in ({"role": "user", "content": text}, {"role": "assistant", "content": "Noted."})
+    ]
+    return [
+        {
+            "turn_id": f"{session_id}-{first_seq + n}",
+            "session_id": session_id,
+            "user_id": user_id,
+            "seq": first_seq + n,
+            "message": message,
+        }
+        for n, message in enumerate(messages)
     ]

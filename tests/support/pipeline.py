@@ -26,6 +26,8 @@ from turnstream.settings import Settings
 
 DRAIN_TIMEOUT = 180
 """How long a test waits for the worker to bring every context to its version, at most."""
+PACE_SECONDS = 0.3
+"""Between the producer's chunks of turns."""
 
 
 def interleave(sessions: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -39,6 +41,20 @@ async def produce(settings: Settings, turns: list[dict[str, Any]]) -> None:
         for turn in turns:
             await producer.send(turn)
         await producer.flush()
+
+
+async def produce_paced(settings: Settings, turns: list[dict[str, Any]], stop: asyncio.Event, chunk: int = 8) -> int:
+    """Send `turns` in order, `chunk` at a time PACE_SECONDS apart, until all are sent or `stop` is set; how many
+    were sent, each acknowledged by the cluster."""
+    sent = 0
+    async with TurnProducer(settings) as producer:
+        while sent < len(turns) and not stop.is_set():
+            for turn in turns[sent : sent + chunk]:
+                await producer.send(turn)
+            sent = min(sent + chunk, len(turns))
+            await asyncio.sleep(PACE_SECONDS)
+        await producer.flush()
+    return sent
 
 
 async def wait_for_versions(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.kafka.test_other_producers import tool
+from tests.support.programs import tool
 
 PACKAGE = Path(__file__).parents[2] / "clients" / "typescript"
 

@@ -9,10 +9,10 @@ import pytest
 
 from tests.support.conversations import turns_for
 from tests.support.pipeline import assert_context_matches_batch, produce, wait_for_versions
+from tests.support.resync import drop_every_key
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
-from turnstream.redis.connect import redis_client
 from turnstream.schemas.context import ContextDoc
 from turnstream.settings import Settings
 
@@ -20,18 +20,6 @@ pytestmark = pytest.mark.integration
 
 INTERVAL = 1
 SESSIONS = {f"rs{i}": turns_for(f"rs{i}", seed=40 + i, count=25 + 5 * i) for i in range(6)}
-
-
-async def drop_every_key(settings: Settings) -> int:
-    """Delete every key under the test's prefix: the Redis a FLUSHALL leaves, without touching other tests' keys."""
-    redis = redis_client(settings)
-    try:
-        keys = [key async for key in redis.scan_iter(match=f"{settings.topic_prefix}:*", count=1000)]
-        if keys:
-            await redis.delete(*keys)
-        return len(keys)
-    finally:
-        await redis.aclose()
 
 
 async def read_all(client: ContextClient, timeout: float) -> dict[str, ContextDoc | None]:

@@ -6,40 +6,20 @@ from __future__ import annotations
 import asyncio
 import time
 
-import orjson
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from tests.support.conversations import turns_for
 from tests.support.pipeline import wait_for_versions
+from tests.support.topics import changelog
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
-from turnstream.connections import kafka_options
-from turnstream.kafka.admin import SESSIONS_TABLE, ensure_topics, faust_app_id
+from turnstream.kafka.admin import ensure_topics
 from turnstream.session.expiry import sweep_interval
 from turnstream.settings import Settings
 
 pytestmark = pytest.mark.integration
 
 TTL_SECONDS = 4
-
-
-async def changelog(settings: Settings) -> list[tuple[str, int, bytes | None]]:
-    """(key, partition, value) of every record on the sessions Table's changelog so far."""
-    topic = f"{faust_app_id(settings)}-{SESSIONS_TABLE}-changelog"
-    consumer = AIOKafkaConsumer(auto_offset_reset="earliest", enable_auto_commit=False, **kafka_options(settings))
-    await consumer.start()
-    try:
-        partitions = [TopicPartition(topic, p) for p in range(settings.turn_partitions)]
-        consumer.assign(partitions)
-        ends = await consumer.end_offsets(partitions)
-        records: list[tuple[str, int, bytes | None]] = []
-        while any([await consumer.position(tp) < end for tp, end in ends.items()]):
-            for batch in (await consumer.getmany(timeout_ms=500)).values():
-                records += [(orjson.loads(r.key), r.partition, r.value) for r in batch]  # Faust writes str keys as JSON
-        return records
-    finally:
-        await consumer.stop()
 
 
 async def test_idle_session_leaves_the_table_and_comes_back_fresh(settings: Settings) -> None:

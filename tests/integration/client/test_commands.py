@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from tests.integration.client.fixtures import make_doc
-from tests.integration.client.test_producer import consume
+from tests.support.topics import consume
 from turnstream.kafka.admin import ensure_topics
 from turnstream.redis.writer import ContextWriter
 from turnstream.settings import Settings

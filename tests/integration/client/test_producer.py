@@ -2,11 +2,11 @@ import logging
 
 import orjson
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord
 
 from tests.support.services import on_each_broker, on_tansu
+from tests.support.topics import consume
 from tests.unit.client.java_murmur2 import java_partition
 from turnstream.client import TurnProducer
 from turnstream.kafka.admin import ensure_topics
@@ -18,22 +18,6 @@ from turnstream.settings import Settings
 async def topic_settings(settings: Settings) -> Settings:
     await ensure_topics(settings)
     return settings
-
-
-async def consume(settings: Settings, count: int) -> list[ConsumerRecord]:
-    # no group: a JoinGroup costs ~5 s on the embedded broker
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, auto_offset_reset="earliest")
-    await consumer.start()
-    records = []
-    try:
-        consumer.assign([TopicPartition(settings.turns_topic, p) for p in range(settings.turn_partitions)])
-        while len(records) < count:
-            batch = await consumer.getmany(timeout_ms=10_000)
-            assert batch, f"only {len(records)} of {count} records came back"
-            records.extend(record for part in batch.values() for record in part)
-    finally:
-        await consumer.stop()
-    return records
 
 
 def make_turn(number: int, session_id: str, tenant: str | None = None) -> Turn:

@@ -11,8 +11,7 @@ import pytest
 from redis import Redis
 
 from tests.integration.client.fixtures import make_doc
-from tests.integration.memory.test_memory import state_budget
-from tests.integration.memory.test_recall import entries
+from tests.support.memory import entries, state_budget
 from turnstream.client import ContextClient, SyncContextClient
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.writer import ContextWriter

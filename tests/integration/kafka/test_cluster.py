@@ -36,18 +36,19 @@ from aiokafka.errors import KafkaError
 from redis.asyncio import Redis
 
 from tests.conftest import topic_prefix
-from tests.integration.memory.test_memory_resync import journal_records
 from tests.support.conversations import turns_for
+from tests.support.memory import journal_records
 from tests.support.pipeline import (
     assert_archive_holds_each_turn_once,
     assert_context_matches_batch,
     interleave,
+    produce_paced,
     until,
     wait_for_shares,
     wait_for_versions,
 )
 from tests.support.worker import RunningWorker, running_worker
-from turnstream.client import ContextClient, TurnProducer
+from turnstream.client import ContextClient
 from turnstream.connections import kafka_options
 from turnstream.kafka.admin import ensure_topics
 from turnstream.memory.journal import replay
@@ -73,8 +74,6 @@ broker after broker.session.timeout.ms (9 s), leaders move, producers and consum
 CONTROLLER_FRESH_BOUND_SECONDS = 20.0
 """The same after the active controller's kill: the quorum elects another first (a second or two), and the fence's
 9 s start then."""
-PACE_SECONDS = 0.3
-"""Between the producer's chunks of turns."""
 AFTER_FAULT_SECONDS = 3.0
 """The load goes on this long once a fault is over (a broker started again), so it spans the whole fault."""
 EMBEDDED_TIMEOUT = 120.0
@@ -164,20 +163,6 @@ async def active_controller(cluster: EmbeddedStack, timeout: float = 30) -> int:
         assert time.monotonic() < deadline, "no node knows the active controller"
         await asyncio.sleep(0.2)
     return controller
-
-
-async def produce_paced(settings: Settings, turns: list[dict[str, Any]], stop: asyncio.Event, chunk: int = 8) -> int:
-    """Send `turns` in order, `chunk` at a time PACE_SECONDS apart, until all are sent or `stop` is set; how many
-    were sent, each acknowledged by the cluster."""
-    sent = 0
-    async with TurnProducer(settings) as producer:
-        while sent < len(turns) and not stop.is_set():
-            for turn in turns[sent : sent + chunk]:
-                await producer.send(turn)
-            sent = min(sent + chunk, len(turns))
-            await asyncio.sleep(PACE_SECONDS)
-        await producer.flush()
-    return sent
 
 
 def sent_of(sessions: Sessions, ordered: list[dict[str, Any]], sent: int) -> Sessions:

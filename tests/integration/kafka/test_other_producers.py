@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import shutil
 import subprocess
 import time
 import uuid
@@ -30,9 +29,10 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-from tests.integration.lifecycle.test_worker_metrics import Samples, scrape_until
 from tests.support.conversations import turns_for
+from tests.support.metrics import Samples, scrape_until
 from tests.support.pipeline import assert_context_matches_batch, interleave, wait_for_versions
+from tests.support.programs import tool
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
@@ -57,14 +57,6 @@ NON_ASCII = " · Zürich → 東京, naïve café 🚆"
 class Live:
     settings: Settings
     worker: RunningWorker
-
-
-def tool(name: str, why: str) -> str:
-    """The path of `name`, or a failed test saying what is missing (CI has them all: never a skip)."""
-    found = shutil.which(name)
-    if found is None:
-        pytest.fail(f"`{name}` is not on PATH: {why}", pytrace=False)
-    return found
 
 
 @pytest.fixture(scope="module")

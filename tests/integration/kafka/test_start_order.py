@@ -14,8 +14,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.integration.kafka.test_topics import describe
 from tests.support.services import killed_on_failure, on_each_broker, on_tansu
+from tests.support.topics import describe
 from tests.support.worker import RunningWorker, running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.client import producer as producer_module

@@ -10,19 +10,11 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
+from tests.support.topics import describe
 from turnstream.connections import kafka_options
 from turnstream.kafka.admin import TopicLayoutError, ensure_topics, worker_topics
 from turnstream.settings import Settings
 from turnstream.stack.processes import settings_env
-
-
-async def describe(settings: Settings, names: list[str]) -> dict[str, dict]:
-    admin = AIOKafkaAdminClient(**kafka_options(settings))
-    await admin.start()
-    try:
-        return {topic["topic"]: topic for topic in await admin.describe_topics(names)}
-    finally:
-        await admin.close()
 
 
 async def test_default_replication_factor_is_the_brokers(settings: Settings) -> None:

@@ -3,17 +3,12 @@ retries and build info, scraped from a running worker while Redis is there, gone
 
 from __future__ import annotations
 
-import asyncio
-import time
-import urllib.request
-from collections.abc import Callable
-
 import faust
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.conversations import turns_for
+from tests.support.metrics import Samples, scrape_until
 from tests.support.pipeline import produce, wait_for_versions
-from tests.support.worker import RunningWorker, running_worker
+from tests.support.worker import running_worker
 from turnstream import __version__
 from turnstream.client import ContextClient
 from turnstream.kafka.admin import ensure_topics
@@ -21,20 +16,8 @@ from turnstream.lifecycle.gauges import SAMPLE_SECONDS
 from turnstream.settings import Settings
 from turnstream.stack.services import EmbeddedStack, free_port
 
-Samples = dict[str, list[tuple[dict[str, str], float]]]
 SESSIONS = 6
 TURNS = 5
-
-
-def scrape(port: int) -> Samples:
-    """Every sample on the worker's metrics endpoint: name -> [(labels, value)]."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        text = response.read().decode()
-    samples: Samples = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            samples.setdefault(sample.name, []).append((sample.labels, sample.value))
-    return samples
 
 
 def value(samples: Samples, name: str) -> float | None:
@@ -48,27 +31,6 @@ def lags(samples: Samples, topic: str) -> dict[int, float]:
         for labels, v in samples.get("turnstream_consumer_lag", [])
         if labels["topic"] == topic
     }
-
-
-async def scrape_until(port: int, worker: RunningWorker, done: Callable[[Samples], bool], timeout: float) -> Samples:
-    """Scrape until `done` holds; fail with the last scrape."""
-    deadline = time.monotonic() + timeout
-    samples: Samples = {}
-    while time.monotonic() < deadline:
-        assert worker.poll() is None, f"worker exited with status {worker.poll()}"
-        try:
-            samples = scrape(port)
-        except OSError:  # not listening yet
-            samples = {}
-        if samples and done(samples):
-            return samples
-        await asyncio.sleep(0.5)
-    shown = {
-        name: found
-        for name, found in samples.items()
-        if name.startswith("turnstream_") and not name.startswith("turnstream_stage_") and not name.endswith("_created")
-    }
-    raise AssertionError(f"not reached within {timeout:.0f}s: {shown}")
 
 
 async def test_metrics_follow_lag_sessions_and_redis_retries(settings: Settings) -> None:

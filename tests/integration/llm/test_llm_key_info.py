@@ -12,8 +12,8 @@ from typing import Any
 import openai
 import orjson
 
-from tests.integration.lifecycle.test_worker_metrics import scrape
 from tests.support.llm_server import LLMServer
+from tests.support.metrics import scrape
 from tests.support.pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.agents.summarizer import Summarizer

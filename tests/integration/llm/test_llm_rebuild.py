@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.integration.llm.test_llm_pipeline import NumberedSummaries, llm_settings, produce_in_bursts
 from tests.support.conversations import turns_for
+from tests.support.llm_pipeline import NumberedSummaries, llm_settings, produce_in_bursts
 from tests.support.pipeline import wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient

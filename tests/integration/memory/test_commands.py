@@ -1,12 +1,10 @@
-import os
-import subprocess
-import sys
 import time
 
 import orjson
 import pytest
 from redis.asyncio import Redis
 
+from tests.support.cli import turnstream
 from tests.support.contexts import with_context
 from turnstream.compaction.strategies.base import Fact
 from turnstream.memory import memories_from_facts
@@ -15,17 +13,6 @@ from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.memory_store import MemoryStore
 from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
-
-
-def turnstream(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "TURNSTREAM_REDIS_URL": settings.redis_url or "",
-        "TURNSTREAM_TOPIC_PREFIX": settings.topic_prefix,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "turnstream", *args], capture_output=True, text=True, env=env, timeout=60
-    )
 
 
 @pytest.fixture

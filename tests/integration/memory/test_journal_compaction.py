@@ -15,10 +15,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from tests.integration.agents.test_resync import drop_every_key
-from tests.integration.memory.test_memory_resync import INTERVAL, REPLAY_TIMEOUT, long_chat, owner_data, replayed
-from tests.integration.operations.test_forget import TENANT, conversation, forget
+from tests.support.forgetting import TENANT, conversation, forget
 from tests.support.pipeline import wait_for_versions
+from tests.support.resync import INTERVAL, REPLAY_TIMEOUT, drop_every_key, long_chat, owner_data, replayed
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.connections import kafka_options

@@ -9,10 +9,11 @@ from redis.asyncio.connection import Connection
 
 from tests.support.contexts import compacted_doc
 from tests.support.contexts import with_context as write_context
+from tests.support.memory import OWNER, state_budget
 from turnstream.client import ContextClient
 from turnstream.compaction.strategies.base import Fact
 from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
-from turnstream.memory import changed_facts, memories_from_facts, profile_additions, summary_memory
+from turnstream.memory import memories_from_facts, profile_additions, summary_memory
 from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.reader import ContextReader
 from turnstream.redis.writer import ContextWriter
@@ -20,7 +21,6 @@ from turnstream.schemas.ids import owner_key
 from turnstream.settings import Settings
 from turnstream.text.tokens import count_messages
 
-OWNER = owner_key("u1", "acme", "s1")
 BUDGET_QUESTION = "what's my budget for the trip?"
 
 
@@ -52,18 +52,6 @@ async def client(redis_settings: Settings, wire: Wire) -> AsyncIterator[ContextC
     client = ContextClient(ContextReader(redis, redis_settings), MemoryStore(redis, redis_settings))
     yield client
     await client.aclose()
-
-
-async def state_budget(memory: MemoryStore, owner: str = OWNER, session: str = "acme:s1") -> None:
-    """Three user turns through the key-info extractor and remember(), as the write path runs them."""
-    extractor, facts = KeyInfoExtractor(), ()
-    for seq, text in enumerate(
-        ["My budget is 2000 EUR", "Again, budget 2000 EUR", "Actually my budget is 3500 EUR, not 2000"]
-    ):
-        new = extractor.extract(facts, [{"role": "user", "content": text}], seq)
-        memories = memories_from_facts(owner, changed_facts(facts, new), session, time.time())
-        await memory.remember(owner, memories, profile_additions(memories))
-        facts = new
 
 
 async def test_stated_restated_corrected_fact_is_one_memory(client: ContextClient) -> None:

@@ -3,65 +3,27 @@ input; what `turnstream forget` erased before stays erased."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import orjson
 import pytest
 
-from tests.integration.agents.test_resync import drop_every_key
-from tests.integration.operations.test_forget import TENANT, conversation, forget
-from tests.support.conversations import turns_for
+from tests.support.forgetting import TENANT, conversation, forget
+from tests.support.memory import journal_records
 from tests.support.pipeline import produce, until, wait_for_versions
+from tests.support.resync import INTERVAL, REPLAY_TIMEOUT, drop_every_key, long_chat, owner_data, replayed
 from tests.support.services import on_each_broker
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
-from turnstream.connections import kafka_options
 from turnstream.kafka.admin import ensure_topics
-from turnstream.kafka.journal_topic import JournalReader
 from turnstream.memory.journal import replay
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.erase import Eraser
 from turnstream.redis.replication import replication_id
-from turnstream.schemas.journal import JournalRecord, parse_key
+from turnstream.schemas.journal import parse_key
 from turnstream.settings import Settings
 
 pytestmark = pytest.mark.integration
-
-INTERVAL = 1
-REPLAY_TIMEOUT = 10 * INTERVAL + 30
-
-
-def long_chat(session_id: str, user_id: str) -> list[dict]:
-    """A generated chat of the user's: tool calls, long answers, enough turns to be compacted."""
-    return [{**turn, "tenant": TENANT, "user_id": user_id} for turn in turns_for(session_id, seed=7, count=60)]
-
-
-async def owner_data(client: ContextClient, archive: ArchiveStore, owner: str) -> dict[str, object]:
-    """What a prompt can draw on for `owner`: memories (access counts and first-written times aside), profile
-    lines, archived turns session by session, each session's in age order.
-
-    Across sessions the age order is not kept: the journal holds each session's entries on its session's
-    partition, and a replay writes them back partition by partition."""
-    memories = [
-        (m.id, m.type, m.text, m.key, m.keywords, m.source_session, m.updated_at)
-        for m in await client.memory.list(owner)
-    ]
-    profile, _ = await client.memory.profile(owner)
-    return {
-        "memories": memories,
-        "profile": sorted(filter(None, profile.split("\n"))),
-        "archive": [entry.to_json() for entry in sorted(await archive.entries(owner), key=lambda e: e.session)],
-    }
-
-
-async def replayed(client: ContextClient, timeout: float) -> float:
-    """Seconds until the worker has declared the journal replayed; fails past `timeout`."""
-    start, marker = time.monotonic(), client.store.layout.journal_replayed()
-    while not await client.store.redis.exists(marker):
-        assert time.monotonic() - start < timeout, "the memory journal was not replayed"
-        await asyncio.sleep(0.2)
-    return time.monotonic() - start
 
 
 @on_each_broker
@@ -155,16 +117,6 @@ async def test_after_a_failover_deletions_the_new_primary_lacks_are_made_again(s
     assert after["archive"] == [entry for entry in before["archive"] if orjson.loads(entry)["session"] == "acme:f-a"]
     assert after["memories"] and all(memory[5] == "acme:f-a" for memory in after["memories"])
     assert "erased again" in log and "Traceback" not in log
-
-
-async def journal_records(settings: Settings) -> list[JournalRecord]:
-    """Every record of the memory journal, partition by partition."""
-    records: list[JournalRecord] = []
-    async with JournalReader(settings, kafka_options(settings)) as reader:
-        for partition in await reader.partitions():
-            read, _ = await reader.read(partition)
-            records += read
-    return records
 
 
 async def test_memories_the_cap_evicts_leave_the_journal_too(settings: Settings) -> None:

@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 from redis.crc import key_slot
 
 from tests.support.contexts import with_context
+from tests.support.memory import entries
 from tests.support.pipeline import produce, wait_for_versions
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient
@@ -99,16 +100,6 @@ async def test_a_detail_from_the_first_session_comes_back_after_500_turns(settin
     shown = {m.get("content") for m in prompt.messages if m["role"] != "system"}
     assert not [t for t in prompt.archived if t["text"] in shown]
     assert count_messages(prompt.messages) <= settings.prompt_budget_tokens
-
-
-def entries(n: int, start: int = 0) -> list[ArchiveEntry]:
-    made = [
-        archive_entry(
-            "s1", f"t{i}", i, {"role": "user", "content": f"turn {i} about topic{i % 7} and word{i}"}, float(i)
-        )
-        for i in range(start, start + n)
-    ]
-    return [e for e in made if e is not None]
 
 
 async def postings_of(redis: Redis, keys: OwnerKeys) -> dict[str, set[str]]:

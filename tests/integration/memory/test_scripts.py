@@ -6,7 +6,7 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.integration.client.fixtures import make_doc
-from tests.integration.memory.test_recall import entries
+from tests.support.memory import entries
 from turnstream.redis.archive import ArchiveStore
 from turnstream.redis.memory_store import MemoryStore
 from turnstream.redis.writer import ContextWriter

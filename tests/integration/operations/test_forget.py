@@ -3,57 +3,21 @@ markers, their Table rows become markers, and replaying their turns brings nothi
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import orjson
 import pytest
 
-from tests.integration.agents.test_session_expiry import changelog
+from tests.support.forgetting import TENANT, conversation, forget
 from tests.support.pipeline import wait_for_versions
+from tests.support.topics import changelog
 from tests.support.worker import running_worker
 from turnstream.client import ContextClient, TurnProducer
 from turnstream.kafka.admin import ensure_topics
 from turnstream.schemas.ids import partition_of
 from turnstream.settings import Settings
-from turnstream.stack.processes import settings_env
 
 pytestmark = pytest.mark.integration
-
-TENANT = "acme"
-OBJECTS = ["locker", "gate", "seat", "room", "badge", "desk"]
-
-
-def conversation(session_id: str, user_id: str | None, seed: int) -> list[dict[str, Any]]:
-    """User statements ("My locker 3 number is 21") and short answers: memories, archive, profile."""
-    turns = []
-    for n in range(6):
-        role = "user" if n % 2 == 0 else "assistant"
-        content = (
-            f"My {OBJECTS[(seed + n) % len(OBJECTS)]} {seed + n} number is {(seed + n) * 7}"
-            if role == "user"
-            else "Noted."
-        )
-        turns.append(
-            {
-                "turn_id": f"{session_id}-{n}",
-                "session_id": session_id,
-                "tenant": TENANT,
-                "user_id": user_id,
-                "seq": n,
-                "message": {"role": role, "content": content},
-            }
-        )
-    return turns
-
-
-def forget(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **settings_env(settings)}
-    return subprocess.run(
-        [sys.executable, "-m", "turnstream", "forget", *args], capture_output=True, text=True, env=env, timeout=120
-    )
 
 
 async def redis_keys(client: ContextClient, prefix: str) -> set[str]:

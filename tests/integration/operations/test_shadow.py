@@ -22,8 +22,8 @@ import redis
 from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from tests.integration.llm.test_llm_pipeline import NumberedSummaries, is_summary, llm_settings
 from tests.support.conversations import turns_for
+from tests.support.llm_pipeline import NumberedSummaries, is_summary, llm_settings
 from tests.support.pipeline import assert_context_matches_batch, interleave, produce
 from tests.support.services import on_each_broker
 from tests.support.worker import RunningWorker, running_worker, wait_until_drained

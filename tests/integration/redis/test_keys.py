@@ -13,7 +13,7 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.partitioner import DefaultPartitioner
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.integration.memory.test_commands import turnstream
+from tests.support.cli import turnstream
 from tests.support.conversations import turns_for
 from tests.support.pipeline import assert_context_matches_batch
 from tests.support.worker import running_worker, wait_until_drained

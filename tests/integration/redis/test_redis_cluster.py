@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from tests.support.conversations import lines, turns
 from tests.support.pipeline import produce, wait_for_versions
 from tests.support.redis_cluster import redis_cluster
 from tests.support.worker import running_worker
@@ -28,30 +29,6 @@ SESSIONS_PER_USER = 2
 def cluster_settings(settings: Settings) -> Iterator[tuple[Settings, list[int]]]:
     with redis_cluster() as ports:
         yield settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{ports[0]}/0", "redis_cluster": True}), ports
-
-
-def lines(user: int) -> list[str]:
-    return [
-        f"Hi! I'm planning a trip to Lisbon in May, user {user} here.",
-        f"My budget is {1000 + user * 100} EUR for the whole trip.",
-        f"My locker number is {700 + user}.",
-    ]
-
-
-def turns(session_id: str, user_id: str, texts: list[str], first_seq: int = 0) -> list[dict[str, Any]]:
-    messages = [
-        m for text in texts for m in ({"role": "user", "content": text}, {"role": "assistant", "content": "Noted."})
-    ]
-    return [
-        {
-            "turn_id": f"{session_id}-{first_seq + n}",
-            "session_id": session_id,
-            "user_id": user_id,
-            "seq": first_seq + n,
-            "message": message,
-        }
-        for n, message in enumerate(messages)
-    ]
 
 
 async def keys_per_node(ports: list[int], pattern: str) -> list[int]:

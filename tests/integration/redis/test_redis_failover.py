@@ -32,13 +32,13 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from tests.integration.kafka.test_cluster import produce_paced
-from tests.integration.memory.test_memory_resync import journal_records
+from tests.support.memory import journal_records
 from tests.support.pipeline import (
     assert_archive_holds_each_turn_once,
     assert_context_matches_batch,
     interleave,
     produce,
+    produce_paced,
     wait_for_versions,
 )
 from tests.support.redis_cluster import redis_cluster_nodes

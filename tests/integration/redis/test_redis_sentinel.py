@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.integration.redis.test_redis_cluster import lines, turns
+from tests.support.conversations import lines, turns
 from tests.support.pipeline import produce, wait_for_versions
 from tests.support.redis_sentinel import MASTER, SentinelSetup, redis_sentinel
 from tests.support.worker import running_worker

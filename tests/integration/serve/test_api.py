@@ -9,8 +9,8 @@ import aiohttp
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from tests.integration.agents.test_session_expiry import changelog
 from tests.integration.serve.conftest import Live, turn
+from tests.support.topics import changelog
 from turnstream.client import GatewayClient
 from turnstream.connections import kafka_options
 from turnstream.redis.connect import redis_client

@@ -9,8 +9,8 @@ import asyncio
 import os
 import subprocess
 
-from tests.integration.kafka.test_other_producers import tool
 from tests.integration.serve.conftest import ACME_TOKEN, GLOBEX_TOKEN, Live
+from tests.support.programs import tool
 from tests.support.typescript import PACKAGE, built_client
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.session.test_core import NOW, core, doc_body, fresh, turn
+from tests.unit.session.helpers import NOW, core, doc_body, fresh, turn
 from turnstream.compaction.incremental import PopError, SessionCompactor
 from turnstream.schemas.control import PopRequest, parse_pop, pop_record
 from turnstream.session import SessionCore, SessionState

@@ -328,12 +328,12 @@ async def soak(live: Live, worker_pid: int, plan: SoakPlan, console: Console) ->
     return state.samples, state, watch
 
 
-def trends(samples: Sequence[Sample], run_seconds: float) -> dict[str, Trend]:
-    """Each series' trend over the samples after the warm-up; a series with fewer than two such samples has none."""
-    warm_up = warm_up_seconds(run_seconds)
+def trends(samples: Sequence[Sample], since_seconds: float) -> dict[str, Trend]:
+    """Each series' trend over the samples from `since_seconds` into the run on; a series with fewer than two such
+    samples has none."""
     out = {}
     for name in SERIES:
-        points = [(s.at, value) for s in samples if s.at >= warm_up and (value := getattr(s, name)) is not None]
+        points = [(s.at, value) for s in samples if s.at >= since_seconds and (value := getattr(s, name)) is not None]
         if len(points) >= 2:
             out[name] = trend([at for at, _ in points], [value for _, value in points])
     return out
@@ -341,17 +341,21 @@ def trends(samples: Sequence[Sample], run_seconds: float) -> dict[str, Trend]:
 
 def soak_figure(samples: Sequence[Sample], plan: SoakPlan, sent: int, seconds: float, missed_vectors: int) -> Figure:
     """A row a series: its slope per hour beside the slope's standard error (their ratio is the t statistic), after
-    the warm-up; the rate produced beside the rate asked; flat everywhere is the target."""
-    found = trends(samples, plan.seconds)
+    the warm-up; the rate produced beside the rate asked; flat everywhere is the target. Each row also says how the
+    run's second half trends: a series still warming up past the warm-up (a cache filling to its cap) rises in the
+    first half only, a leak in both."""
+    warm_up = warm_up_seconds(plan.seconds)
+    found, second_half = trends(samples, warm_up), trends(samples, plan.seconds / 2)
     rows = [Row.of("turns sent a second vs asked", "turns/s", sent / seconds if seconds else 0.0, plan.rate)]
     for name, (label, unit) in SERIES.items():
         if name in found:
             each = found[name]
             verdict = "flat" if each.flat else f"not flat ({each.change:+,.4g} {unit} over the run)"
+            if (half := second_half.get(name)) is not None:
+                verdict += f"; second half {'flat' if half.flat else 'not flat'} ({half.slope_per_hour:+,.4g} {unit}/h)"
             rows.append(
                 Row.of(f"{label} slope ± SE: {verdict}", f"{unit}/h", each.slope_per_hour, each.stderr_per_hour)
             )
-    warm_up = warm_up_seconds(plan.seconds)
     met = len(found) == len(SERIES) and all(each.flat for each in found.values())
     return Figure(
         "soak",
@@ -367,6 +371,7 @@ def soak_figure(samples: Sequence[Sample], plan: SoakPlan, sent: int, seconds: f
             "warm_up_seconds": warm_up,
             "missed_vectors": missed_vectors,
             "trends": {name: each.to_dict() for name, each in found.items()},
+            "trends_second_half": {name: each.to_dict() for name, each in second_half.items()},
             "samples": [asdict(sample) for sample in samples],
         },
     )

@@ -122,3 +122,18 @@ def test_a_growing_series_fails_the_target_and_a_missing_one_too() -> None:
     unmeasured = soak_figure([_sample(30 * n, 100, None) for n in range(1, 21)], plan, 60_000, 600, 0)
     assert "freshness_p99_ms" not in unmeasured.data["trends"]
     assert unmeasured.target is not None and not unmeasured.target.met
+
+
+def test_a_series_that_levels_off_halfway_reads_not_flat_over_the_run_and_flat_in_its_second_half() -> None:
+    plan = SoakPlan(100, 10, 30)
+    # a cache filling to its cap: RSS rises for the first five minutes past the warm-up, then holds
+    levelling = [_sample(30 * n, 100 + 5 * min(n, 10) + (n % 2) * 0.1) for n in range(1, 21)]
+    figure = soak_figure(levelling, plan, 60_000, 600, 0)
+    whole, half = figure.data["trends"]["worker_rss_mb"], figure.data["trends_second_half"]["worker_rss_mb"]
+    assert not whole["flat"] and half["flat"] and half["samples"] == 11
+    row = next(row.measure for row in figure.rows if row.measure.startswith("worker RSS"))
+    assert "not flat (" in row and "; second half flat (" in row
+    # the target stays the whole run's
+    assert figure.target is not None and not figure.target.met
+    leaking = soak_figure([_sample(30 * n, 100 + 10 * n) for n in range(1, 21)], plan, 60_000, 600, 0)
+    assert not leaking.data["trends_second_half"]["worker_rss_mb"]["flat"]

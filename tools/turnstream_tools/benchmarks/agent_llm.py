@@ -8,8 +8,8 @@ offline ones from the same run; and the compacted histories holding a reference 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from pydantic import SecretStr
 
@@ -59,9 +59,11 @@ def compact_llm_figure(
 ) -> Figure:
     """Figure 16 from `compact_llm_values` (the development seed first) and figure 13 of the same run."""
     development, *held_out = with_model
-    offline_tallies: Callable[[int, str], Mapping[str, Any]] = lambda seed, budget: (  # noqa: E731
-        offline.data["budgets"] if seed == development else offline.data["held_out"][str(seed)]
-    )[budget]["all"]["sides"]["turnstream"]
+
+    def offline_tallies(seed: int, budget: str) -> Mapping[str, Any]:
+        by_budget = offline.data["budgets"] if seed == development else offline.data["held_out"][str(seed)]
+        return cast(Mapping[str, Any], by_budget[budget]["all"]["sides"]["turnstream"])
+
     rows: list[Row] = []
     met = True
     holding = 0

@@ -11,31 +11,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from pydantic import SecretStr
-
 from turnstream.llm.strategies import build_llm_strategy
 from turnstream.settings import Settings
 from turnstream_tools.benchmarks.agent_values import Measure, agent_values, domain_of
 from turnstream_tools.benchmarks.figures import Figure, Row, Target
-from turnstream_tools.benchmarks.stand_in_model import STAND_IN_MODEL, StandInModel
+from turnstream_tools.benchmarks.stand_in_model import StandInModel, with_stand_in
 from turnstream_tools.samples.agent_traces import agent_traces
-
-
-def stand_in_settings(model: StandInModel) -> Settings:
-    """The defaults with the LLM path asking `model`: one try a call, since the stand-in never fails."""
-    return Settings(
-        openai_base_url=model.base_url,
-        openai_api_key=SecretStr(STAND_IN_MODEL),
-        llm_model=STAND_IN_MODEL,
-        llm_max_retries=0,
-    )
 
 
 def compact_llm_values(
     model: StandInModel, per_domain: int, seeds: Sequence[int]
 ) -> dict[int, dict[int, dict[str, Measure]]]:
     """Per seed, figure 13's measures (per budget, per domain) of that seed's traces through the LLM strategies."""
-    strategy = build_llm_strategy(stand_in_settings(model))
+    strategy = build_llm_strategy(with_stand_in(Settings(), model))
     return {
         seed: agent_values(
             [(domain_of(t), t.messages) for t in agent_traces(per_domain, seed)], strategy, invented=model.invented

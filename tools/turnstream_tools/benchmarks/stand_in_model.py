@@ -19,8 +19,10 @@ import threading
 from typing import Any
 
 import orjson
+from pydantic import SecretStr
 
 from turnstream.compaction.strategies.prompts import EXTRACTION_INSTRUCTIONS, SUMMARY_INSTRUCTIONS
+from turnstream.settings import Settings
 from turnstream.text.tokens import count_text
 from turnstream_tools.openai_server import OpenAIServer, completion
 
@@ -110,3 +112,15 @@ class StandInModel(OpenAIServer):
         with self._guard:
             self.answered[kind] += 1
         return completion(text, str(body.get("model") or STAND_IN_MODEL))
+
+
+def with_stand_in(settings: Settings, model: StandInModel) -> Settings:
+    """`settings` with the LLM path on, asking `model`, on topics of their own."""
+    return settings.model_copy(
+        update={
+            "topic_prefix": f"{settings.topic_prefix}-llm",
+            "openai_base_url": model.base_url,
+            "openai_api_key": SecretStr(STAND_IN_MODEL),
+            "llm_model": STAND_IN_MODEL,
+        }
+    )

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from pydantic import SecretStr
-
 from turnstream.settings import Settings
 from turnstream_tools.benchmarks.agent_llm import compact_llm_figure, compact_llm_values
 from turnstream_tools.benchmarks.agent_stream import (
@@ -34,7 +32,7 @@ from turnstream_tools.benchmarks.reads import read_latency
 from turnstream_tools.benchmarks.recall import recall_figure
 from turnstream_tools.benchmarks.retention import retention
 from turnstream_tools.benchmarks.semantic_lag import semantic_lag
-from turnstream_tools.benchmarks.stand_in_model import STAND_IN_MODEL, StandInModel
+from turnstream_tools.benchmarks.stand_in_model import StandInModel, with_stand_in
 from turnstream_tools.benchmarks.story import story_cases, story_figure
 from turnstream_tools.samples.agent_traces import agent_traces
 from turnstream_tools.samples.recall_set import RecallCase
@@ -228,18 +226,6 @@ def run_agent_stream(
     finally:
         if model is not None:
             model.stop()
-
-
-def with_stand_in(settings: Settings, model: StandInModel) -> Settings:
-    """`settings` with the LLM path on, asking `model`, on topics of their own."""
-    return settings.model_copy(
-        update={
-            "topic_prefix": f"{settings.topic_prefix}-llm",
-            "openai_base_url": model.base_url,
-            "openai_api_key": SecretStr(STAND_IN_MODEL),
-            "llm_model": STAND_IN_MODEL,
-        }
-    )
 
 
 async def _agent_stream(

@@ -89,8 +89,9 @@ class LLMSummarizer(_LLMStrategy):
 
 class LLMKeyInfoExtractor(_LLMStrategy):
     """Facts extracted by an LLM over the offline ones, as the stream's summarizer extracts them: the offline
-    facts first, then the model's merged over them by key (`merge_model_facts`), less those naming an identifier or number the
-    dropped turns do not hold (strategies/grounding.py); when the model fails, the offline facts stand."""
+    facts first, then the model's merged over them by key (`merge_model_facts`), less those naming an identifier
+    or number the dropped turns do not hold (strategies/grounding.py); when the model fails, the offline facts
+    stand."""
 
     name = "llm-keyinfo"
 

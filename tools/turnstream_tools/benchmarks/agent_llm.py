@@ -9,11 +9,10 @@ offline ones from the same run; and the compacted histories holding a reference 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
 
 from turnstream.llm.strategies import build_llm_strategy
 from turnstream.settings import Settings
-from turnstream_tools.benchmarks.agent_values import Measure, agent_values, domain_of
+from turnstream_tools.benchmarks.agent_values import Measure, Tally, agent_values, domain_of
 from turnstream_tools.benchmarks.figures import Figure, Row, Target
 from turnstream_tools.benchmarks.stand_in_model import StandInModel, with_stand_in
 from turnstream_tools.samples.agent_traces import agent_traces
@@ -32,11 +31,16 @@ def compact_llm_values(
     }
 
 
-def _pooled(tallies: Sequence[Mapping[str, Any]]) -> tuple[float, float]:
-    """Old and all shares (%) of figure 13's per-seed tally dicts, pooled."""
-    old, old_kept = sum(t["old"] for t in tallies), sum(t["old_kept"] for t in tallies)
-    needed, kept = sum(t["needed"] for t in tallies), sum(t["kept"] for t in tallies)
-    return (100.0 * old_kept / old if old else 100.0), (100.0 * kept / needed if needed else 100.0)
+def beside_offline(where: str, ours: Tally, offline: Tally, clean: int, points: int) -> tuple[list[Row], bool]:
+    """Figures 15 and 16's rows at one budget `where`: old and all values kept with the model against offline, and
+    the calls clean with the model; and whether the model held the offline shares with every call clean."""
+    rows = [
+        Row.of(f"old values {where}, with the model vs offline", "% kept", ours.old_kept_pct, offline.old_kept_pct),
+        Row.of(f"all values {where}, with the model vs offline", "% kept", ours.kept_pct, offline.kept_pct),
+        Row.of(f"invariants {where}, with the model", "calls clean / calls", clean, points),
+    ]
+    held = ours.old_kept_pct >= offline.old_kept_pct and ours.kept_pct >= offline.kept_pct and clean == points
+    return rows, held
 
 
 def compact_llm_figure(
@@ -48,9 +52,10 @@ def compact_llm_figure(
     """Figure 16 from `compact_llm_values` (the development seed first) and figure 13 of the same run."""
     development, *held_out = with_model
 
-    def offline_tallies(seed: int, budget: str) -> Mapping[str, Any]:
+    def offline_tally(seed: int, budget: int) -> Tally:
         by_budget = offline.data["budgets"] if seed == development else offline.data["held_out"][str(seed)]
-        return cast(Mapping[str, Any], by_budget[budget]["all"]["sides"]["turnstream"])
+        kept = by_budget[str(budget)]["all"]["sides"]["turnstream"]
+        return Tally(kept["needed"], kept["kept"], kept["old"], kept["old_kept"])
 
     rows: list[Row] = []
     met = True
@@ -59,18 +64,15 @@ def compact_llm_figure(
         for label, seeds in (("", [development]), (", held-out seeds", held_out)):
             if not seeds:
                 continue
-            pooled = Measure()
+            pooled, theirs = Measure(), Tally()
             for seed in seeds:
                 pooled.add(with_model[seed][budget]["all"])
-            ours = pooled.sides["turnstream"]
-            old, every = _pooled([offline_tallies(seed, str(budget)) for seed in seeds])
-            where = f"at {budget:,}{label}"
-            rows.append(Row.of(f"old values {where}, with the model vs offline", "% kept", ours.old_kept_pct, old))
-            rows.append(Row.of(f"all values {where}, with the model vs offline", "% kept", ours.kept_pct, every))
-            rows.append(
-                Row.of(f"invariants {where}, with the model", "calls clean / calls", pooled.clean, pooled.points)
+                theirs.add(offline_tally(seed, budget))
+            shown, held = beside_offline(
+                f"at {budget:,}{label}", pooled.sides["turnstream"], theirs, pooled.clean, pooled.points
             )
-            met = met and ours.old_kept_pct >= old and ours.kept_pct >= every and pooled.clean == pooled.points
+            rows += shown
+            met = met and held
             holding += pooled.invented
     rows.append(
         Row.of(

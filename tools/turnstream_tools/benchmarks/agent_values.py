@@ -265,6 +265,13 @@ def kept_tally(needed: Needed, context: Sequence[Message]) -> tuple[Tally, list[
     return tally, missing
 
 
+def names_any(context: Sequence[Message], references: frozenset[str]) -> bool:
+    """Whether the `context` names one of `references` (identifiers a stand-in model invented) as an identifier."""
+    if not references:
+        return False
+    return not references.isdisjoint(identifiers("\n".join(message_text(m) for m in context)))
+
+
 def anchor_count(messages: Sequence[Message]) -> int:
     """How many leading messages the anchors are: up to and including the first user message."""
     for index, message in enumerate(messages):
@@ -424,7 +431,7 @@ def _point(
             measure.lost += missing[: max(0, _EXAMPLES - len(measure.lost))]
     broken = invariant_breaks(history, result, budget)
     measure.clean += not broken
-    measure.invented += bool(frozenset(identifiers(" ".join(map(message_text, result.messages)))) & invented())
+    measure.invented += names_any(result.messages, invented())
     for name in broken:
         measure.broken[name] += 1
 

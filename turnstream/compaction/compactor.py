@@ -9,6 +9,8 @@ from typing import Any, NamedTuple
 
 from turnstream.compaction.fitting import (
     BLOCK_BUDGET_SHARE,
+    BLOCK_FLOOR_SHARE,
+    condense_result,
     cut_block,
     focus_of,
     smallest_form,
@@ -241,19 +243,24 @@ class Window:
         return unit
 
     def _fit_newest(self, message: Message, tokens: int, joins_call: bool) -> tuple[Message, int]:
-        """Trim a message that, as part of the newest step, cannot fit however much older history goes."""
+        """Trim a message that, as part of the newest step, cannot fit however much older history goes; a structured
+        tool result that would crowd out the summary/facts block is condensed to leave the block its floor."""
         step = self.units[-1].tokens if joins_call else 0
         older_units = len(self.units) - (1 if joins_call else 0)
         fixed = REPLY_PRIMING_TOKENS + self.anchor_tokens
         rooms = []
         if not self.dropped:
             rooms.append(self.budget_tokens - fixed - (self.tail_tokens - step))
+            if tokens <= rooms[0] - step:
+                return message, tokens  # fits with nothing cut
         if self.dropped or older_units:
             rooms.append(self.budget_tokens - fixed - marker_tokens(self.tally.language()))
         room = max(rooms)
+        language = self.tally.language()
+        if joins_call and (self.dropped or older_units) and (condensed := self._leave_block_floor(message, room)):
+            return condensed
         if tokens <= room - step:
             return message, tokens
-        language = self.tally.language()
         if joins_call:
             # An oversized result takes no more than an equal share of the step, so later parallel
             # results still find room; trimming happens only when the step cannot fit anyway.
@@ -264,6 +271,17 @@ class Window:
         # When not even a cut message fits (the anchors fill the budget), a tool result falls to its digest, the
         # smallest form that keeps its values; any other message stays as it is: the documented over-budget case.
         return trim_message(message, room - step, language) or smallest_form(message, language) or (message, tokens)
+
+    def _leave_block_floor(self, result: Message, room: int) -> tuple[Message, int] | None:
+        """`result`, a tool result of the newest step, condensed to leave the block its floor (an equal share of
+        what is left each); None when it fits beside the floor, or is prose: a cut through prose loses values, where
+        a structured result's digest keeps them."""
+        call = self.units[-1].entries[0]
+        left = room - int(min(self.block_cap, room) * BLOCK_FLOOR_SHARE) - self.units[-1].tokens
+        if count_message(result) <= left:
+            return None
+        fair = (left + self.units[-1].tokens - call.tokens) // len(call_ids(call.message))
+        return condense_result(result, min(fair, left), self.tally.language())
 
     def _settle(self, strategy: Strategy) -> list[Message]:
         """When the context outgrows its budget, drop whole units from the tail's front until it fits

@@ -42,6 +42,12 @@ give all its room to the facts, which repeat single statements."""
 BLOCK_BUDGET_SHARE = Fraction(1, 3)
 """The most of the token budget the summary/facts block may take. At small budgets a full block (a 400-token
 summary and 40 facts) would otherwise crowd out the recent tail, which is what the model acts on."""
+BLOCK_FLOOR_SHARE = Fraction(1, 5)
+"""Of the block's cap (or of the room the anchors leave, when smaller), the share a newest structured tool result
+leaves to the block once history is cut: a large result (a log dump, a full record) is condensed to its digest,
+which keeps its ids and values, rather than take the whole room, since the block holds the ids and choices of the
+earlier steps the agent passes next. Measured on bench figure 13's traces: a fifth raised the held-out seeds at
+4,000 tokens from 94.6 to 95.5 % of old values and lowered no seed; a third lost values at 2,500."""
 _FACT_LINE_TOKENS = 9
 """At most what a fact's line costs besides its text (bullet, type label, line break), in either language."""
 _MIN_CONDENSED_CHARS = 40
@@ -247,6 +253,15 @@ def trim_message(message: Message, limit: int, language: Language, min_kept: int
             return trimmed, cost
         keep -= cost - limit
     return None
+
+
+def condense_result(message: Message, limit: int, language: Language) -> tuple[Message, int] | None:
+    """A structured tool result as its digest with the trim note, at most `limit` tokens; None for prose or any
+    other message, or when not even a short digest fits."""
+    content = message.get("content")
+    if message.get("role") != "tool" or content is None:
+        return None
+    return _condensed_result(message, content_text(content), _content_tokens(content), limit, language)
 
 
 def _content_tokens(content: Any) -> int:

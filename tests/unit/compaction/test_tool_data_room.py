@@ -6,8 +6,12 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.unit.compaction.helpers import call, result, sys_, thought, user
+from turnstream.compaction.compactor import CompactionResult, compact
 from turnstream.compaction.fitting import cut_block, eviction_order, focus_of, focus_terms, trim_message
 from turnstream.compaction.strategies.base import Digest, Fact
+from turnstream.compaction.strategies.offline import build_strategy
+from turnstream.settings import Settings
 from turnstream.text.tokens import count_message, count_text
 
 
@@ -309,3 +313,36 @@ def test_a_search_is_redone_by_one_that_keeps_all_but_one_of_its_arguments(argum
         # `other` is as old and worth as much: the earlier search goes first only when the later one redid it
         first = eviction_order([other, earlier, later])[0]
         assert first == (1 if changed <= 1 else 0)
+
+
+def _agent_with_bookings_then(newest: str) -> CompactionResult:
+    """A 1,500-token budget under a 500-token policy: six bookings read and talked over, then one more call whose
+    result is `newest`."""
+    policy = sys_("You are a travel agent. " + "Follow the booking policy to the letter. " * 60)
+    messages = [policy, user("Check my six bookings, then the logs.")]
+    for n in range(6):
+        booking = orjson.dumps({"booking_id": f"KX4Q2{n}", "status": "confirmed", "flight": f"CA92{n}"}).decode()
+        messages += [
+            call(f"b{n}", args=f'{{"booking": {n}}}'),
+            result(f"b{n}", booking),
+            thought(f"Booking {n}: " + "on time, seat kept. " * 30),
+        ]
+    messages += [user("Now the logs."), call("logs", args='{"service": "checkout"}'), result("logs", newest)]
+    return compact(messages, 1500, strategy=build_strategy(Settings()))
+
+
+def test_a_large_newest_result_is_condensed_to_leave_the_block_its_floor() -> None:
+    lines = [{"request_id": f"req-{n:05d}", "trace": f"tr-{n * 7919:08x}", "ms": 300 + n} for n in range(45)]
+    compacted = _agent_with_bookings_then(orjson.dumps({"lines": lines}).decode())
+    assert compacted.tokens.after <= 1500
+    block = compacted.messages[compacted.marker_index + 1]  # type: ignore[operator]  # compacted: a marker
+    assert block["role"] == "system" and sum(f"KX4Q2{n}" in block["content"] for n in range(6)) >= 3
+    newest = compacted.messages[-1]
+    assert "trimmed" in newest["content"]  # condensed, not cut: every id it holds is still there
+    assert all(f"req-{n:05d}" in newest["content"] and f"tr-{n * 7919:08x}" in newest["content"] for n in range(45))
+
+
+def test_a_prose_result_is_never_cut_for_the_block() -> None:
+    prose = "The logs show upstream timeouts from the payment gateway since 14:02. " * 50
+    compacted = _agent_with_bookings_then(prose)
+    assert compacted.messages[-1]["content"] == prose

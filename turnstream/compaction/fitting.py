@@ -46,8 +46,8 @@ BLOCK_FLOOR_SHARE = Fraction(1, 5)
 """Of the block's cap (or of the room the anchors leave, when smaller), the share a newest structured tool result
 leaves to the block once history is cut: a large result (a log dump, a full record) is condensed to its digest,
 which keeps its ids and values, rather than take the whole room, since the block holds the ids and choices of the
-earlier steps the agent passes next. Measured on bench figure 13's traces: a fifth raised the held-out seeds at
-4,000 tokens from 94.6 to 95.5 % of old values and lowered no seed; a third lost values at 2,500."""
+earlier steps the agent passes next (decision 0050). On bench figure 13's traces a fifth raised the held-out seeds at
+4,000 tokens from 94.6 to 95.5 % of old values and lowered no seed; a quarter or a third lost values at 2,500."""
 _FACT_LINE_TOKENS = 9
 """At most what a fact's line costs besides its text (bullet, type label, line break), in either language."""
 _MIN_CONDENSED_CHARS = 40

@@ -244,7 +244,13 @@ async def _agent_stream(
         traces = agent_traces(plan.agent_traces)
         progress(f"agents through the stream: {len(traces)} traces, prompts of {', '.join(map(str, workers))} tokens")
         offline = await stream_values(live, workers, traces, progress)
-        figures = [stream_figure(offline, workers)]
+        seeds = plan.agent_holdout_seeds
+        held_out = None
+        if seeds:
+            progress(f"agents through the stream: the held-out seeds {', '.join(map(str, seeds))}")
+            others = [trace for seed in seeds for trace in agent_traces(plan.agent_traces, seed)]
+            held_out = await stream_values(live, workers, others, progress)
+        figures = [stream_figure(offline, workers, held_out, seeds)]
         if model is not None:
             progress("agents through the stream with the LLM path on (a stand-in model)")
             with_model = await stream_values(live, modelled, traces, progress, model.invented)

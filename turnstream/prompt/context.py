@@ -90,7 +90,7 @@ def fit_summary_block(
     head, cost = context.head, sum(context.head_costs)
     if not _has_block(doc, head):
         return head, cost
-    limit = int(max(context_room, 0) * BLOCK_BUDGET_SHARE)
+    limit = block_limit(context_room)
     if context.head_costs[-1] <= limit:
         return head, cost
     digest = _digest(doc)  # type: ignore[arg-type]  # _has_block: not None
@@ -108,12 +108,23 @@ def grow_summary_block(
     here, after its marker, when the prompt has the room."""
     if spare <= 0 or not _has_digest(doc):
         return head, cost
-    shown = count_message(head[-1]) if _has_block(doc, head) else 0
+    shown = summary_block_cost(doc, head)
     digest = _digest(doc)  # type: ignore[arg-type]  # _has_digest: not None
     block = cut_block(digest, language, shown + spare, focus_of(digest, request))
     if block is None or block[1] <= shown:
         return head, cost
     return [*(head[:-1] if shown else head), {**block[0]}], cost - shown + block[1]
+
+
+def block_limit(context_room: int) -> int:
+    """The most a prompt's summary/facts block takes of the `context_room` its budget gives the context: the
+    compactor's share."""
+    return int(max(context_room, 0) * BLOCK_BUDGET_SHARE)
+
+
+def summary_block_cost(doc: ContextDoc | None, head: list[Message]) -> int:
+    """What the summary/facts block at the end of `head` costs; 0 when the head has none."""
+    return count_message(head[-1]) if _has_block(doc, head) else 0
 
 
 def holds_tool_data(doc: ContextDoc | None) -> bool:

@@ -379,6 +379,28 @@ def test_a_context_whose_anchors_left_no_room_for_its_block_gets_one_in_a_roomie
     assert block["role"] == "system" and "BK0000Z" in block["content"]  # the prompt had the room: the block is back
 
 
+def test_under_a_long_policy_an_agent_s_facts_take_all_the_little_room_before_recall() -> None:
+    policy = {"role": "system", "content": "Follow the booking policy. " * 700}
+    conversation: list[dict[str, Any]] = [policy, FIRST]
+    ids = [f"BK{n:04d}Z" for n in range(12)]
+    for n, booking in enumerate(ids):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "get_booking", "arguments": f'{{"n": {n}}}'}}
+        conversation += [
+            {"role": "user", "content": f"Look up booking number {n}."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": f'{{"booking_id": "{booking}", "status": "ok"}}'},
+        ]
+    anchors = count_messages(conversation[:2])
+    result = compact(conversation, anchors + 60, strategy=build_strategy(Settings()))
+    stored = ContextDoc(session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **result.to_dict())
+    archived = [(entry(500 + n, f"Old chat {n} about booking number {n}."), 10.0 - n) for n in range(20)]
+    prompt = anchors + 300  # a block's share of the context is far more than the room the policy leaves
+    assembled = assemble(stored, "", [], archived, "Book them all.", limits(prompt=prompt, recall=prompt // 4))
+    assert count_messages(assembled.messages) <= prompt
+    assert not assembled.turns  # recall gets none of it
+    assert sum(booking in str(assembled.messages) for booking in ids) >= 8
+
+
 def test_the_memory_block_does_not_repeat_the_users_message() -> None:
     question = "I never paid Best Buy #1182 on 2024-06-17."
     profile = f"I need to pay my rent.\n{question}"

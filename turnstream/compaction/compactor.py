@@ -257,7 +257,11 @@ class Window:
             rooms.append(self.budget_tokens - fixed - marker_tokens(self.tally.language()))
         room = max(rooms)
         language = self.tally.language()
-        if joins_call and (self.dropped or older_units) and (condensed := self._leave_block_floor(message, room)):
+        if (
+            joins_call
+            and (self.dropped or older_units)
+            and (condensed := self._leave_block_floor(message, tokens, room))
+        ):
             return condensed
         if tokens <= room - step:
             return message, tokens
@@ -272,13 +276,13 @@ class Window:
         # smallest form that keeps its values; any other message stays as it is: the documented over-budget case.
         return trim_message(message, room - step, language) or smallest_form(message, language) or (message, tokens)
 
-    def _leave_block_floor(self, result: Message, room: int) -> tuple[Message, int] | None:
-        """`result`, a tool result of the newest step, condensed to leave the block its floor (an equal share of
+    def _leave_block_floor(self, result: Message, tokens: int, room: int) -> tuple[Message, int] | None:
+        """`result` (costing `tokens`), a tool result of the newest step, condensed to leave the block its floor (an equal share of
         what is left each); None when it fits beside the floor, or is prose: a cut through prose loses values, where
         a structured result's digest keeps them."""
         call = self.units[-1].entries[0]
         left = room - int(min(self.block_cap, room) * BLOCK_FLOOR_SHARE) - self.units[-1].tokens
-        if count_message(result) <= left:
+        if tokens <= left:
             return None
         fair = (left + self.units[-1].tokens - call.tokens) // len(call_ids(call.message))
         return condense_result(result, min(fair, left), self.tally.language())

@@ -248,44 +248,46 @@ class Window:
         step = self.units[-1].tokens if joins_call else 0
         older_units = len(self.units) - (1 if joins_call else 0)
         fixed = REPLY_PRIMING_TOKENS + self.anchor_tokens
+        language = self.tally.language()
         rooms = []
         if not self.dropped:
             rooms.append(self.budget_tokens - fixed - (self.tail_tokens - step))
             if tokens <= rooms[0] - step:
                 return message, tokens  # fits with nothing cut
-        if self.dropped or older_units:
-            rooms.append(self.budget_tokens - fixed - marker_tokens(self.tally.language()))
+        cut = bool(self.dropped or older_units)
+        if cut:
+            rooms.append(self.budget_tokens - fixed - marker_tokens(language))
         room = max(rooms)
-        language = self.tally.language()
-        if (
-            joins_call
-            and (self.dropped or older_units)
-            and (condensed := self._leave_block_floor(message, tokens, room))
-        ):
+        if joins_call and cut and (condensed := self._leave_block_floor(message, tokens, room, language)):
             return condensed
         if tokens <= room - step:
             return message, tokens
         if joins_call:
             # An oversized result takes no more than an equal share of the step, so later parallel
             # results still find room; trimming happens only when the step cannot fit anyway.
-            call = self.units[-1].entries[0]
-            fair = (room - call.tokens) // len(call_ids(call.message))
+            fair = self._fair_share(room)
             if fair < room - step and (trimmed := trim_message(message, fair, language)):
                 return trimmed
         # When not even a cut message fits (the anchors fill the budget), a tool result falls to its digest, the
         # smallest form that keeps its values; any other message stays as it is: the documented over-budget case.
         return trim_message(message, room - step, language) or smallest_form(message, language) or (message, tokens)
 
-    def _leave_block_floor(self, result: Message, tokens: int, room: int) -> tuple[Message, int] | None:
-        """`result` (costing `tokens`), a tool result of the newest step, condensed to leave the block its floor (an equal share of
-        what is left each); None when it fits beside the floor, or is prose: a cut through prose loses values, where
-        a structured result's digest keeps them."""
-        call = self.units[-1].entries[0]
-        left = room - int(min(self.block_cap, room) * BLOCK_FLOOR_SHARE) - self.units[-1].tokens
+    def _leave_block_floor(
+        self, result: Message, tokens: int, room: int, language: Language
+    ) -> tuple[Message, int] | None:
+        """`result` (costing `tokens`), a tool result of the newest step, condensed to leave the block its floor (an
+        equal share of what is left each); None when it fits beside the floor, or is prose: a cut through prose loses
+        values, where a structured result's digest keeps them."""
+        room -= int(min(self.block_cap, room) * BLOCK_FLOOR_SHARE)
+        left = room - self.units[-1].tokens
         if tokens <= left:
             return None
-        fair = (left + self.units[-1].tokens - call.tokens) // len(call_ids(call.message))
-        return condense_result(result, min(fair, left), self.tally.language())
+        return condense_result(result, min(self._fair_share(room), left), language)
+
+    def _fair_share(self, room: int) -> int:
+        """What each result of the newest step may take of `room`, its call's cost set aside: an equal share."""
+        call = self.units[-1].entries[0]
+        return (room - call.tokens) // len(call_ids(call.message))
 
     def _settle(self, strategy: Strategy) -> list[Message]:
         """When the context outgrows its budget, drop whole units from the tail's front until it fits

@@ -73,8 +73,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--agents-stream",
         action="store_true",
-        help="measure the agent values through the stream alone: the agent traces produced through Kafka and a "
-        "worker, build_prompt at each tool call, at a 4,000-token prompt and at the defaults (a worker for each)",
+        help="measure the agent values through the stream alone: the agent traces (the development seed's, and "
+        "the held-out seeds' unless --quick) produced through Kafka and a worker, build_prompt at each tool call, "
+        "at a 4,000-token prompt and at the defaults (a worker for each)",
     )
     parser.add_argument(
         "--llm-stand-in",

@@ -381,7 +381,7 @@ def _values_only(fact: Fact) -> str | None:
     if not arrow:
         return None
     passed = set(values_in(call))  # a result echoes its call's arguments, which the call already shows
-    short = f"{call}{RESULT_ARROW}{', '.join(v for v in values_in(result) if v not in passed)}"
+    short = f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(v for v in values_in(result) if v not in passed)}"
     return short if len(short) < len(fact.text) else None
 
 
@@ -391,11 +391,13 @@ def _ids_only(shorter: str | None, said: set[str]) -> str | None:
     if shorter is None:
         return None
     call, _, result = shorter.partition(RESULT_ARROW)
-    ids = [value for value in result.split(", ") if not _MEASURE.match(value) and value not in said]
-    short = f"{call}{RESULT_ARROW}{', '.join(ids)}"
+    ids = [value for value in result.split(_VALUES_SEPARATOR) if not _MEASURE.match(value) and value not in said]
+    short = f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(ids)}"
     return short if len(short) < len(shorter) else None
 
 
+_VALUES_SEPARATOR = ", "
+"""Between the values of a tool result's shrunk fact."""
 _MEASURE = re.compile(r"^[1-9]\d{0,2}(?:\.\d+)?$|^0\.\d+$|^\d{4}-\d{2}-\d{2}[T ]\d|^\d{1,2}:\d{2}")
 """A value that measures rather than names: a number under 1,000 (a count, a rate, a price), a moment with its time of
 day (a log line's, a series point's). Longer numbers (a zip code, an account number) and plain dates stay: an agent
@@ -436,7 +438,8 @@ def _with_dropped_facts_that_fit(
 ) -> tuple[Digest, tuple[Message, int] | None]:
     """`cut` with the facts its steps dropped given back, the most valuable first, each in its smallest form, as far as
     the room the last one to go left holds them: a large result that had to go frees room a small one still fits in,
-    before the summary takes the rest."""
+    before the summary takes the rest. A result's smallest form leaves out the ids of facts that were to outlast it
+    (`_ids_only`); where those went after all, it comes back with them if the room holds that (`_orphans_restored`)."""
     forms: dict[int, str] = {}
     for index, text in taken:
         if text is not None:
@@ -446,14 +449,33 @@ def _with_dropped_facts_that_fit(
         return cut, block
     facts = _stepped(digest.facts, taken)
     for index in reversed(dropped):  # the last to go was the most valuable
-        facts[index] = replace(digest.facts[index], text=forms.get(index, digest.facts[index].text))
-        fuller = replace(cut, facts=tuple(fact for fact in facts if fact is not None))
-        rendered = _render(fuller, language)
-        if rendered is not None and rendered[1] <= limit:
-            cut, block = fuller, rendered
+        held = {value for fact in facts if fact is not None for value in values_in(fact.text)}
+        smallest = forms.get(index, digest.facts[index].text)
+        for text in dict.fromkeys((_orphans_restored(digest.facts[index], smallest, held), smallest)):
+            facts[index] = replace(digest.facts[index], text=text)
+            fuller = replace(cut, facts=tuple(fact for fact in facts if fact is not None))
+            rendered = _render(fuller, language)
+            if rendered is not None and rendered[1] <= limit:
+                cut, block = fuller, rendered
+                break
         else:
             facts[index] = None
     return cut, block
+
+
+def _orphans_restored(fact: Fact, text: str, held: set[str]) -> str:
+    """`text`, a shrunk form of tool result `fact`, with the ids of the fact's values (`_values_only`) that neither it
+    nor `held` holds put back in their places; the measures stay out."""
+    values = _values_only(fact)
+    if values is None or text == fact.text:
+        return text
+    call, _, result = values.partition(RESULT_ARROW)
+    listed = [value for value in result.split(_VALUES_SEPARATOR) if value]
+    orphans = {value for value in listed if value not in held and not _MEASURE.match(value)} - set(values_in(text))
+    if not orphans:
+        return text
+    kept = set(values_in(text)) | orphans
+    return f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(value for value in listed if value in kept)}"
 
 
 def _with_spare_summary(

@@ -346,3 +346,34 @@ def test_a_prose_result_is_never_cut_for_the_block() -> None:
     prose = "The logs show upstream timeouts from the payment gateway since 14:02. " * 50
     compacted = _agent_with_bookings_then(prose)
     assert compacted.messages[-1]["content"] == prose
+
+
+def test_ids_a_result_left_to_a_fact_that_then_had_to_go_come_back_with_the_result() -> None:
+    accounts = ("ACC-57275950", "ACC-18747611", "ACC-48206883")
+    customer = Fact(
+        "fact",
+        f"get_customer(customer_id=CU-1995109) -> customer_id=CU-1995109; accounts: {', '.join(accounts)}; "
+        "cards: card_3463043, card_6577692",
+        "data:get_customer:customer_id=CU-1995109",  # a lookup, not an entity: the statements outlast it
+        5,
+    )
+    statements = tuple(
+        Fact(
+            "fact",
+            f"get_account(account_id={account}) -> account_id={account}; transactions: "
+            + "; ".join(f"TX-{n:04d}{index}ABCDE, 2024-10-{n + 1:02d}" for n in range(20)),
+            f"data:#{account}",
+            6 + index,
+        )
+        for index, account in enumerate(accounts)
+    )
+    digest = Digest(facts=(customer, *statements))
+    alone = cut_block(Digest(facts=(customer,)), "en", 10_000)
+    assert alone is not None
+    # room for the customer's record, none for a statement: at its ids the record left the accounts to the statements'
+    # calls, which outlast it, and the statements go after all
+    block = cut_block(digest, "en", alone[1] + 20)
+    assert block is not None
+    text = block[0]["content"]
+    assert "TX-0000" not in text
+    assert all(account in text for account in accounts) and "card_3463043" in text

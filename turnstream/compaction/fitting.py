@@ -381,8 +381,35 @@ def _values_only(fact: Fact) -> str | None:
     if not arrow:
         return None
     passed = set(values_in(call))  # a result echoes its call's arguments, which the call already shows
-    short = f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(v for v in values_in(result) if v not in passed)}"
+    listed = _phrased_values(result) if fact.key.startswith(ENTITY_KEY) else values_in(result)
+    short = f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(v for v in listed if v not in passed)}"
     return short if len(short) < len(fact.text) else None
+
+
+_CELL_BREAK = re.compile(r";\s|,\s|:\s|[()=]")
+"""Between the cells of a rendered result: its items, list entries, keys and values."""
+PHRASE_WORDS = 5
+"""The most words a cell may have and still be an id's phrase ("rollback to dep-n3lf3v")."""
+_CODE = re.compile(r"[A-Za-z].*\d|\d.*[A-Za-z]")
+"""An id of letters and digits (`dep-n3lf3v`, `#W1184`), not a number: an address's house number or a plan's size
+makes no phrase worth its words."""
+
+
+def _phrased_values(result: str) -> list[str]:
+    """`values_in(result)`, but an id written in a short phrase that is a cell of its own (a timeline's "rollback to
+    dep-n3lf3v", a note's "refund for #W1184") given as that phrase: an agent passes the phrase on verbatim."""
+    phrases: dict[str, str] = {}
+    for cell in _CELL_BREAK.split(result):
+        cell = cell.strip()
+        ids = values_in(cell)
+        if (
+            len(ids) == 1
+            and _CODE.search(ids[0]) is not None
+            and not cell.startswith(ids[0])
+            and len(cell.split()) <= PHRASE_WORDS
+        ):
+            phrases.setdefault(ids[0], cell)
+    return [phrases.get(value, value) for value in values_in(result)]
 
 
 def _ids_only(shorter: str | None, said: set[str]) -> str | None:

@@ -377,3 +377,22 @@ def test_ids_a_result_left_to_a_fact_that_then_had_to_go_come_back_with_the_resu
     text = block[0]["content"]
     assert "TX-0000" not in text
     assert all(account in text for account in accounts) and "card_3463043" in text
+
+
+def test_at_its_values_a_record_keeps_an_id_in_the_phrase_it_was_written_in_and_a_house_number_stays_a_number() -> None:
+    incident = Fact(
+        "fact",
+        "get_incident(incident_id=INC-54873) -> incident_id=INC-54873; status=monitoring; severity=SEV1; "
+        "timeline: (at, event): 2024-06-14T14:31:00Z, alerts fired; -, rollback to dep-n3lf3v; "
+        "address: (address1=857 Cedar Lane; address2=Suite 978); note=" + "paged the growth team " * 12,
+        "data:#INC-54873",
+        5,
+    )
+    whole = cut_block(Digest(facts=(incident,)), "en", 10_000)
+    assert whole is not None
+    block = cut_block(Digest(facts=(incident,)), "en", whole[1] - 60)  # room for its values, not for its prose
+    assert block is not None
+    text = block[0]["content"]
+    assert "paged the growth team" not in text
+    assert "rollback to dep-n3lf3v" in text  # what `update_incident(mitigation=…)` passes on, verbatim
+    assert "Cedar Lane" not in text and "Suite" not in text and "857" in text and "978" in text

@@ -217,3 +217,8 @@ def test_a_rendered_results_keys_are_not_values() -> None:
         "109",
         "80202",
     ]
+
+
+def test_a_code_of_capitals_joined_by_hyphens_is_one_value_and_an_error_name_is_none() -> None:
+    text = "rooms: (room_id, type): KIN-YSVN, king; DOU-DABN, double; error_code=UPSTREAM_TIMEOUT; to ORD"
+    assert values_in(text) == ["KIN-YSVN", "DOU-DABN", "ORD"]

@@ -5,7 +5,8 @@ owner's profile, the typed memories that match the user's text, and the archived
 it best (recalled.py). The block fills at most `recall_budget_tokens`; when the whole prompt would
 pass `prompt_budget_tokens`, the context's oldest tail messages make room (whole tool-call groups,
 never the anchors, the marker and summary, or the newest step), and room the block leaves unused
-goes back to the tail. Room the block and the tail both leave unused grows the summary/facts block,
+goes back to the tail. An agent's tail makes no room for recall: its steps are in no facts until the worker
+cuts them, so a step cut here would take its ids with it. Room the block and the tail both leave unused grows the summary/facts block,
 re-cut from the document's summary and facts by the compactor's rule; an agent's facts (its tool
 data) first take half the room the tail leaves, before recall, and all of it when that room is under two thirds of
 the block's own share of the context (a long policy).
@@ -122,12 +123,14 @@ def assemble(
     room = settings.prompt_budget_tokens - head_cost - count_messages([user])
     marker = None if context.compacted else marker_message(language)
     marker_cost = marker_tokens(language) if marker else 0
-    # the tail gives way to a full block, the block takes what it needs, the tail takes back what is left
-    start = tail_start(costs, starts, room - settings.recall_budget_tokens, marker_cost)
+    # the tail gives way to a full block (a chat's; an agent's keeps its steps, whose ids no facts hold yet), the block
+    # takes what it needs, the tail takes back what is left
+    agent = holds_tool_data(doc)
+    start = tail_start(costs, starts, room - (0 if agent else settings.recall_budget_tokens), marker_cost)
     session = doc.session_key if doc else ""
     shown = context.shown | {(session, p) for p in context.positions[start:] if p is not None}
     rest_tokens = sum(costs[start:]) + (marker_cost if start else 0)
-    if holds_tool_data(doc):
+    if agent:
         # An agent's next call passes ids from its tool results: the facts that hold them come before recall (see
         # AGENT_FACTS_SHARE for how much).
         free = room - rest_tokens

@@ -413,3 +413,34 @@ def test_the_memory_block_does_not_repeat_the_users_message() -> None:
     assert "I need to pay my rent." in block and "The card ends in 4417." in block and "paid her rent" in block
     assert [m.text for m in assembled.recalled] == ["The card ends in 4417."]
     assert assembled.messages[-1] == {"role": "user", "content": question}
+
+
+def test_an_agent_s_recent_steps_stay_whole_before_recall_takes_any_room() -> None:
+    policy = {"role": "system", "content": "Follow the booking policy. " * 60}
+    conversation: list[dict[str, Any]] = [policy, FIRST]
+    ids = [f"BK{n:04d}Z" for n in range(30)]
+    for n, booking in enumerate(ids):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "get_booking", "arguments": f'{{"n": {n}}}'}}
+        conversation += [
+            {"role": "user", "content": f"Look up booking number {n}, the one with the sea view and late checkout."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": f'{{"booking_id": "{booking}", "status": "ok"}}'},
+        ]
+    context = 1500
+    result = compact(conversation, context, strategy=build_strategy(Settings()))
+    stored = ContextDoc(session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **result.to_dict())
+    recent = [
+        booking for booking in ids if any(booking in str(m["content"]) for m in result.messages if m["role"] == "tool")
+    ]
+    assert len(recent) >= 4
+    archived = [
+        (entry(500 + n, f"Old chat {n} about a booking with a sea view and late checkout. " * 12), 10.0 - n)
+        for n in range(60)
+    ]
+    # the defaults' proportions: the context two thirds of the prompt, the memory block half of it
+    assembled = assemble(
+        stored, "", [], archived, "Book them all.", limits(prompt=context * 3 // 2, recall=context * 3 // 4)
+    )
+    assert count_messages(assembled.messages) <= context * 3 // 2
+    assert assembled.turns  # recall has the room the context leaves
+    assert all(booking in str(assembled.messages) for booking in recent)  # the steps the worker kept whole

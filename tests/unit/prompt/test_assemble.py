@@ -379,17 +379,26 @@ def test_a_context_whose_anchors_left_no_room_for_its_block_gets_one_in_a_roomie
     assert block["role"] == "system" and "BK0000Z" in block["content"]  # the prompt had the room: the block is back
 
 
-def test_under_a_long_policy_an_agent_s_facts_take_all_the_little_room_before_recall() -> None:
-    policy = {"role": "system", "content": "Follow the booking policy. " * 700}
-    conversation: list[dict[str, Any]] = [policy, FIRST]
-    ids = [f"BK{n:04d}Z" for n in range(12)]
+def booking_lookups(policy_repeats: int, lookups: int, asked: str = "") -> tuple[list[dict[str, Any]], list[str]]:
+    """An agent's conversation under a policy of `policy_repeats` sentences: a user's request (`asked` after its
+    number), a get_booking call and its result, `lookups` times; with the bookings' ids."""
+    conversation: list[dict[str, Any]] = [
+        {"role": "system", "content": "Follow the booking policy. " * policy_repeats},
+        FIRST,
+    ]
+    ids = [f"BK{n:04d}Z" for n in range(lookups)]
     for n, booking in enumerate(ids):
         call = {"id": f"c{n}", "type": "function", "function": {"name": "get_booking", "arguments": f'{{"n": {n}}}'}}
         conversation += [
-            {"role": "user", "content": f"Look up booking number {n}."},
+            {"role": "user", "content": f"Look up booking number {n}{asked}."},
             {"role": "assistant", "content": None, "tool_calls": [call]},
             {"role": "tool", "tool_call_id": f"c{n}", "content": f'{{"booking_id": "{booking}", "status": "ok"}}'},
         ]
+    return conversation, ids
+
+
+def test_under_a_long_policy_an_agent_s_facts_take_all_the_little_room_before_recall() -> None:
+    conversation, ids = booking_lookups(700, 12)
     anchors = count_messages(conversation[:2])
     result = compact(conversation, anchors + 60, strategy=build_strategy(Settings()))
     stored = ContextDoc(session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **result.to_dict())
@@ -416,16 +425,7 @@ def test_the_memory_block_does_not_repeat_the_users_message() -> None:
 
 
 def test_an_agent_s_recent_steps_stay_whole_before_recall_takes_any_room() -> None:
-    policy = {"role": "system", "content": "Follow the booking policy. " * 60}
-    conversation: list[dict[str, Any]] = [policy, FIRST]
-    ids = [f"BK{n:04d}Z" for n in range(30)]
-    for n, booking in enumerate(ids):
-        call = {"id": f"c{n}", "type": "function", "function": {"name": "get_booking", "arguments": f'{{"n": {n}}}'}}
-        conversation += [
-            {"role": "user", "content": f"Look up booking number {n}, the one with the sea view and late checkout."},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"c{n}", "content": f'{{"booking_id": "{booking}", "status": "ok"}}'},
-        ]
+    conversation, ids = booking_lookups(60, 30, ", the one with the sea view and late checkout")
     context = 1500
     result = compact(conversation, context, strategy=build_strategy(Settings()))
     stored = ContextDoc(session_id="s1", version=1, last_turn_id="t", updated_at=0.0, **result.to_dict())

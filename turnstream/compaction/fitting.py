@@ -382,10 +382,14 @@ def _values_only(fact: Fact) -> str | None:
         return None
     passed = set(values_in(call))  # a result echoes its call's arguments, which the call already shows
     listed = _phrased_values(result) if fact.key.startswith(ENTITY_KEY) else values_in(result)
+    listed += [name for name in dict.fromkeys(_PERSON_NAME.findall(result)) if name not in listed]
     short = f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(v for v in listed if v not in passed)}"
     return short if len(short) < len(fact.text) else None
 
 
+_PERSON_NAME = re.compile(r"(?<![\w.])(?:first|last)_name=([^;()=,]{1,40})(?=[;)]|$)")
+"""A person's name in a rendered result (`first_name=Raj; last_name=Moreau`): a booking passes it on, and it is
+words, which `values_in` does not take."""
 _CELL_BREAK = re.compile(r";\s|,\s|:\s|[()=]")
 """Between the cells of a rendered result: its items, list entries, keys and values."""
 PHRASE_WORDS = 5

@@ -396,3 +396,22 @@ def test_at_its_values_a_record_keeps_an_id_in_the_phrase_it_was_written_in_and_
     assert "paged the growth team" not in text
     assert "rollback to dep-n3lf3v" in text  # what `update_incident(mitigation=…)` passes on, verbatim
     assert "Cedar Lane" not in text and "Suite" not in text and "857" in text and "978" in text
+
+
+def test_at_its_values_a_result_keeps_a_persons_name_and_leaves_other_words() -> None:
+    reservation = Fact(
+        "fact",
+        "get_reservation_details(reservation_id=XS8X9W) -> reservation_id=XS8X9W; hotel: (name=Harbor Inn The Loop); "
+        "passengers: (first_name=Raj; last_name=Moreau; dob=1981-06-07); cabin=economy; note="
+        + "window seat requested "
+        * 12,
+        "data:#XS8X9W",
+        5,
+    )
+    whole = cut_block(Digest(facts=(reservation,)), "en", 10_000)
+    assert whole is not None
+    block = cut_block(Digest(facts=(reservation,)), "en", whole[1] - 60)  # room for its values, not for its prose
+    assert block is not None
+    text = block[0]["content"]
+    assert "window seat" not in text and "economy" not in text and "Harbor Inn" not in text
+    assert "Raj" in text and "Moreau" in text and "1981-06-07" in text  # what a booking for this passenger passes

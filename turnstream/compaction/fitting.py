@@ -479,8 +479,8 @@ def _with_dropped_facts_that_fit(
     if not dropped or (block is not None and block[1] >= limit):
         return cut, block
     facts = _stepped(digest.facts, taken)
+    held = {value for fact in facts if fact is not None for value in values_in(fact.text)}
     for index in reversed(dropped):  # the last to go was the most valuable
-        held = {value for fact in facts if fact is not None for value in values_in(fact.text)}
         smallest = forms.get(index, digest.facts[index].text)
         for text in dict.fromkeys((_orphans_restored(digest.facts[index], smallest, held), smallest)):
             facts[index] = replace(digest.facts[index], text=text)
@@ -488,6 +488,7 @@ def _with_dropped_facts_that_fit(
             rendered = _render(fuller, language)
             if rendered is not None and rendered[1] <= limit:
                 cut, block = fuller, rendered
+                held.update(values_in(text))
                 break
         else:
             facts[index] = None
@@ -502,10 +503,11 @@ def _orphans_restored(fact: Fact, text: str, held: set[str]) -> str:
         return text
     call, _, result = values.partition(RESULT_ARROW)
     listed = [value for value in result.split(_VALUES_SEPARATOR) if value]
-    orphans = {value for value in listed if value not in held and not _MEASURE.match(value)} - set(values_in(text))
+    shown = set(values_in(text))
+    orphans = {value for value in listed if value not in held and not _MEASURE.match(value)} - shown
     if not orphans:
         return text
-    kept = set(values_in(text)) | orphans
+    kept = shown | orphans
     return f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(value for value in listed if value in kept)}"
 
 

@@ -222,6 +222,15 @@ def test_a_result_whose_ids_later_calls_keep_passing_outlasts_a_lookup_of_the_sa
     assert eviction_order([customer, outages, change])[0] == 0
 
 
+def _at_its_values(fact: Fact) -> str:
+    """The block of `fact` alone, cut 60 tokens below its whole: room for its values, not for its prose."""
+    whole = cut_block(Digest(facts=(fact,)), "en", 10_000)
+    assert whole is not None
+    block = cut_block(Digest(facts=(fact,)), "en", whole[1] - 60)
+    assert block is not None
+    return block[0]["content"]
+
+
 def test_a_results_ids_leave_out_what_its_call_already_shows() -> None:
     refund = Fact(
         "fact",
@@ -230,11 +239,7 @@ def test_a_results_ids_leave_out_what_its_call_already_shows() -> None:
         "data:refund_charge:account_id=BA-3787040",
         4,
     )
-    whole = cut_block(Digest(facts=(refund,)), "en", 10_000)
-    assert whole is not None
-    block = cut_block(Digest(facts=(refund,)), "en", whole[1] - 60)
-    assert block is not None
-    text = block[0]["content"]
+    text = _at_its_values(refund)
     assert "RF-28221293" in text
     assert text.count("chg_7185712") == 1 and text.count("BA-3787040") == 1
 
@@ -388,11 +393,7 @@ def test_at_its_values_a_record_keeps_an_id_in_the_phrase_it_was_written_in_and_
         "data:#INC-54873",
         5,
     )
-    whole = cut_block(Digest(facts=(incident,)), "en", 10_000)
-    assert whole is not None
-    block = cut_block(Digest(facts=(incident,)), "en", whole[1] - 60)  # room for its values, not for its prose
-    assert block is not None
-    text = block[0]["content"]
+    text = _at_its_values(incident)
     assert "paged the growth team" not in text
     assert "rollback to dep-n3lf3v" in text  # what `update_incident(mitigation=…)` passes on, verbatim
     assert "Cedar Lane" not in text and "Suite" not in text and "857" in text and "978" in text
@@ -408,10 +409,6 @@ def test_at_its_values_a_result_keeps_a_persons_name_and_leaves_other_words() ->
         "data:#XS8X9W",
         5,
     )
-    whole = cut_block(Digest(facts=(reservation,)), "en", 10_000)
-    assert whole is not None
-    block = cut_block(Digest(facts=(reservation,)), "en", whole[1] - 60)  # room for its values, not for its prose
-    assert block is not None
-    text = block[0]["content"]
+    text = _at_its_values(reservation)
     assert "window seat" not in text and "economy" not in text and "Harbor Inn" not in text
     assert "Raj" in text and "Moreau" in text and "1981-06-07" in text  # what a booking for this passenger passes

@@ -317,7 +317,8 @@ def cut_block(
     What goes first: the summary's oldest text, token by token, down to its newest `SUMMARY_FLOOR_TOKENS` or half of
     `limit` (the facts are the distilled part, the narrative the fallback; with tool data, all of it); then the least
     valuable facts (`eviction_order`, which favours the tool results `focus` names), tool results first shrunk to their
-    values, then to their ids; a block still too long is cut at its end, with a note. The message is shared by every
+    values, then to their ids; room no fact that went fits in whole takes the first ids of the most valuable (with a
+    count of the rest); a block still too long is cut at its end, with a note. The message is shared by every
     caller: copy it first.
     """
     block = _render(digest, language)
@@ -492,7 +493,37 @@ def _with_dropped_facts_that_fit(
                 break
         else:
             facts[index] = None
+    for index in reversed(dropped):  # room no whole fact fits in: the first ids of the most valuable that went
+        if facts[index] is None and (
+            first := _first_ids_that_fit(digest.facts[index], forms.get(index, ""), index, facts, cut, limit, language)
+        ):
+            cut, block, text = first
+            facts[index] = replace(digest.facts[index], text=text)
     return cut, block
+
+
+def _first_ids_that_fit(
+    fact: Fact, smallest: str, index: int, facts: list[Fact | None], cut: Digest, limit: int, language: Language
+) -> tuple[Digest, tuple[Message, int], str] | None:
+    """Tool result `fact`, too big for the room even at its `smallest` form, as its call and the first of those ids
+    that fit in its place `index` among `facts`, with a count of the rest ("+4 more"): the ids in the result's order,
+    a few of which are worth more than the story that would take their room. None when not one fits, or for any
+    other fact."""
+    call, arrow, result = smallest.partition(RESULT_ARROW)
+    ids = [value for value in result.split(_VALUES_SEPARATOR) if value] if arrow else []
+    best = None
+    low, high = 1, len(ids) - 1
+    while low <= high:  # the most ids whose block fits: a binary search over their count
+        count = (low + high) // 2
+        text = f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(ids[:count])} +{len(ids) - count} more"
+        trial = [replace(fact, text=text) if i == index else other for i, other in enumerate(facts)]
+        fuller = replace(cut, facts=tuple(other for other in trial if other is not None))
+        rendered = _render(fuller, language)
+        if rendered is not None and rendered[1] <= limit:
+            best, low = (fuller, rendered, text), count + 1
+        else:
+            high = count - 1
+    return best
 
 
 def _orphans_restored(fact: Fact, text: str, held: set[str]) -> str:

@@ -380,7 +380,7 @@ def test_ids_a_result_left_to_a_fact_that_then_had_to_go_come_back_with_the_resu
     block = cut_block(digest, "en", alone[1] + 20)
     assert block is not None
     text = block[0]["content"]
-    assert "TX-0000" not in text
+    assert not any(f"TX-0019{index}ABCDE" in text for index in range(3))  # no statement came back whole
     assert all(account in text for account in accounts) and "card_3463043" in text
 
 
@@ -412,3 +412,26 @@ def test_at_its_values_a_result_keeps_a_persons_name_and_leaves_other_words() ->
     text = _at_its_values(reservation)
     assert "window seat" not in text and "economy" not in text and "Harbor Inn" not in text
     assert "Raj" in text and "Moreau" in text and "1981-06-07" in text  # what a booking for this passenger passes
+
+
+def test_a_result_too_big_for_the_room_even_at_its_ids_keeps_its_first_ids_and_counts_the_rest() -> None:
+    accounts = ("ACC-51970518", "ACC-86290278", "ACC-15936512")
+    payees = tuple(f"PY-{n}83013" for n in range(12))
+    customer = Fact(
+        "fact",
+        f"get_customer(customer_id=CU-7378371) -> customer_id=CU-7378371; accounts: {', '.join(accounts)}; "
+        f"payees: {', '.join(payees)}",
+        "data:#CU-7378371",
+        5,
+    )
+    digest = Digest(summary="user: Can you raise my daily limit? " * 20, facts=(customer,))
+    whole = cut_block(Digest(facts=(customer,)), "en", 10_000)
+    assert whole is not None
+    block = cut_block(digest, "en", whole[1] // 2)
+    assert block is not None and block[1] <= whole[1] // 2
+    text = block[0]["content"]
+    # the accounts come first in the result, so they are what fits; the block says how many ids it left out
+    assert all(account in text for account in accounts)
+    assert payees[-1] not in text
+    left = sum(payee not in text for payee in payees)
+    assert f"+{left} more" in text

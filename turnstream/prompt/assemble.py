@@ -9,7 +9,9 @@ goes back to the tail. An agent's tail makes no room for recall: its steps are i
 cuts them, so a step cut here would take its ids with it. Room the block and the tail both leave unused grows the summary/facts block,
 re-cut from the document's summary and facts by the compactor's rule; an agent's facts (its tool
 data) first take half the room the tail leaves, before recall, and all of it when that room is under two thirds of
-the block's own share of the context (a long policy).
+the block's own share of the context (a long policy). Where the anchors leave less room than the newest step
+takes, its tool results are cut to fit, as the worker cuts a result no room holds: a prompt over its budget is a
+request the model refuses.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from typing_extensions import TypedDict  # pydantic reads typing's own TypedDict only on Python 3.12+
 
-from turnstream.compaction.fitting import tail_start, unit_starts
+from turnstream.compaction.fitting import tail_start, trim_message, unit_starts
 from turnstream.compaction.marker import marker_message, marker_tokens
 from turnstream.memory.profile import cut_profile
 from turnstream.prompt.block import fill_block, lines_not_in
@@ -44,6 +46,7 @@ from turnstream.schemas.prompt_read import Recalled, RecallResult
 from turnstream.schemas.turn import MessageField
 from turnstream.settings import MemorySettings
 from turnstream.text.chat import Message, content_text
+from turnstream.text.language import Language
 from turnstream.text.locale import LOCALES
 from turnstream.text.tokens import count_message, count_messages
 
@@ -112,7 +115,8 @@ def assemble(
     provenance: bool = False,
 ) -> Assembled:
     """The prompt's messages and the memories and turns kept in it, within prompt_budget_tokens when the
-    anchors and the newest step allow; with `provenance`, each message's sources too."""
+    anchors and the newest step's calls allow (its results are cut to fit: `results_fitted`); with `provenance`, each
+    message's sources too."""
     context = split_context(doc, user_text)
     user = {"role": "user", "content": user_text}
     language = context.language
@@ -172,7 +176,11 @@ def assemble(
     spare = free - sum(costs[start:]) - (marker_cost if start else 0)
     head, head_cost = grow_summary_block(doc, head, head_cost, spare, language, user_text)
     cut = [marker] if start and marker else []
-    messages = [*head, *cut, *([block] if block else []), *context.rest[start:], user]
+    before_tail = [*head, *cut, *([block] if block else [])]
+    tail = results_fitted(
+        context.rest[start:], settings.prompt_budget_tokens - count_messages([*before_tail, user]), language
+    )
+    messages = [*before_tail, *tail, user]
     if not provenance:
         return Assembled(messages, kept, turns)
     shows_profile = block is not None and LOCALES[language].profile_heading in content_text(block.get("content"))
@@ -180,6 +188,29 @@ def assemble(
         doc, head, cut[0] if cut else None, block, shows_profile, kept, turns, context.positions[start:]
     )
     return Assembled(messages, kept, turns, sources)
+
+
+def results_fitted(tail: list[Message], room: int, language: Language) -> list[Message]:
+    """`tail` within `room` tokens where its newest step alone is over it (a policy that fills the prompt): its tool
+    results cut, the largest first, each to its digest or a trimmed text with a note (the worker's rule for a result
+    no room holds), so the prompt stays within its budget. Unchanged when it fits, and as near as the cuts get when
+    the call itself is over."""
+    over = sum(count_message(message) for message in tail) - room
+    if over <= 0:
+        return tail
+    fitted = list(tail)
+    by_size = sorted(
+        (i for i, message in enumerate(tail) if message.get("role") == "tool"), key=lambda i: -count_message(tail[i])
+    )
+    for index in by_size:
+        cost = count_message(fitted[index])
+        cut = trim_message(fitted[index], max(cost - over, 0), language)
+        if cut is not None:
+            fitted[index] = cut[0]
+            over -= cost - cut[1]
+        if over <= 0:
+            break
+    return fitted
 
 
 def finish_prompt(

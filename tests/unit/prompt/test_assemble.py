@@ -444,3 +444,21 @@ def test_an_agent_s_recent_steps_stay_whole_before_recall_takes_any_room() -> No
     assert count_messages(assembled.messages) <= context * 3 // 2
     assert assembled.turns  # recall has the room the context leaves
     assert all(booking in str(assembled.messages) for booking in recent)  # the steps the worker kept whole
+
+
+def test_a_newest_step_over_what_a_long_policy_leaves_has_its_results_cut_to_keep_the_prompt_in_budget() -> None:
+    policy = {"role": "system", "content": "Rule: always confirm before booking. " * 120}
+    call = {"id": "c1", "type": "function", "function": {"name": "book_flight", "arguments": '{"flight_no": "CA929"}'}}
+    booked = '{"order_id": "F2449566952", "status": "issued", "notes": "' + "seat and meal details " * 30 + '"}'
+    step = [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": booked},
+    ]
+    stored = doc([policy, FIRST, marker_message("en"), *step], marker_index=2, positions=[0, 1, None, 40, 41])
+    whole = count_messages([policy, FIRST, marker_message("en"), *step, {"role": "user", "content": "Book it."}])
+    budget = whole - 60
+    messages = messages_of(stored, "", [], "Book it.", limits(prompt=budget, recall=0))
+    assert count_messages(messages) <= budget
+    assert messages[:3] == [policy, FIRST, marker_message("en")] and messages[3] == step[0]  # the call stays whole
+    assert messages[4]["role"] == "tool" and "F2449566952" in messages[4]["content"]
+    assert messages[4]["content"] != booked

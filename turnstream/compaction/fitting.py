@@ -318,7 +318,8 @@ def cut_block(
     `limit` (the facts are the distilled part, the narrative the fallback; with tool data, all of it); then the least
     valuable facts (`eviction_order`, which favours the tool results `focus` names), tool results first shrunk to their
     values, then to their ids; room no fact that went fits in whole takes the first ids of the most valuable (with a
-    count of the rest); a block still too long is cut at its end, with a note. The message is shared by every
+    count of the rest), before a model's own facts come back; a block still too long is cut at its end, with a
+    note. The message is shared by every
     caller: copy it first.
     """
     block = _render(digest, language)
@@ -481,24 +482,47 @@ def _with_dropped_facts_that_fit(
         return cut, block
     facts = _stepped(digest.facts, taken)
     held = {value for fact in facts if fact is not None for value in values_in(fact.text)}
-    for index in reversed(dropped):  # the last to go was the most valuable
+    # the last to go was the most valuable; a model's own facts wait for the ids of the data that went
+    order = list(reversed(dropped))
+    ranked = [index for index in order if fact_value(digest.facts[index]) > MODEL_VALUE]
+    for index in ranked:
         smallest = forms.get(index, digest.facts[index].text)
-        for text in dict.fromkeys((_orphans_restored(digest.facts[index], smallest, held), smallest)):
-            facts[index] = replace(digest.facts[index], text=text)
-            fuller = replace(cut, facts=tuple(fact for fact in facts if fact is not None))
-            rendered = _render(fuller, language)
-            if rendered is not None and rendered[1] <= limit:
-                cut, block = fuller, rendered
-                held.update(values_in(text))
-                break
-        else:
-            facts[index] = None
-    for index in reversed(dropped):  # room no whole fact fits in: the first ids of the most valuable that went
+        forms_to_try = (_orphans_restored(digest.facts[index], smallest, held), smallest)
+        cut, block = _given_back(digest.facts[index], forms_to_try, index, facts, cut, block, limit, language, held)
+    for index in ranked:  # room no whole fact fits in: the first ids of the most valuable that went
         if facts[index] is None and (
             first := _first_ids_that_fit(digest.facts[index], forms.get(index, ""), index, facts, cut, limit, language)
         ):
             cut, block, text = first
             facts[index] = replace(digest.facts[index], text=text)
+    for index in order:
+        if index not in ranked:
+            texts = (forms.get(index, digest.facts[index].text),)
+            cut, block = _given_back(digest.facts[index], texts, index, facts, cut, block, limit, language, held)
+    return cut, block
+
+
+def _given_back(
+    fact: Fact,
+    texts: Sequence[str],
+    index: int,
+    facts: list[Fact | None],
+    cut: Digest,
+    block: tuple[Message, int] | None,
+    limit: int,
+    language: Language,
+    held: set[str],
+) -> tuple[Digest, tuple[Message, int] | None]:
+    """`cut` and its `block` with `fact` back in its place `index` among `facts`, as the first of `texts` the room
+    holds (`facts` and the ids `held` updated); unchanged when none fits."""
+    for text in dict.fromkeys(texts):
+        facts[index] = replace(fact, text=text)
+        fuller = replace(cut, facts=tuple(other for other in facts if other is not None))
+        rendered = _render(fuller, language)
+        if rendered is not None and rendered[1] <= limit:
+            held.update(values_in(text))
+            return fuller, rendered
+    facts[index] = None
     return cut, block
 
 

@@ -435,3 +435,21 @@ def test_a_result_too_big_for_the_room_even_at_its_ids_keeps_its_first_ids_and_c
     assert payees[-1] not in text
     left = sum(payee not in text for payee in payees)
     assert f"+{left} more" in text
+
+
+def test_a_models_own_fact_waits_for_the_first_ids_of_a_result_that_went() -> None:
+    accounts = ("ACC-51970518", "ACC-86290278", "ACC-15936512")
+    customer = Fact(
+        "fact",
+        f"get_customer(customer_id=CU-7378371) -> accounts: {', '.join(accounts)}; "
+        f"payees: {', '.join(f'PY-{n}83013' for n in range(12))}",
+        "data:#CU-7378371",
+        5,
+    )
+    said = Fact("fact", "The customer sounded worried about the rent and wants it settled this week.", "model:mood", 6)
+    alone = cut_block(Digest(facts=(customer,)), "en", 10_000)
+    assert alone is not None
+    block = cut_block(Digest(facts=(customer, said)), "en", alone[1] // 2)
+    assert block is not None
+    text = block[0]["content"]
+    assert all(account in text for account in accounts) and " more" in text

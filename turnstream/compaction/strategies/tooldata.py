@@ -48,11 +48,13 @@ TOOL_CALL_CHARS = 120
 _ID = re.compile(r"[#@]?[A-Za-z0-9][A-Za-z0-9_\-./:+]*")
 """A token with no space: an id, a code, a date, a number, an e-mail, a path (when it also has a digit or capitals)."""
 _ID_IN_TEXT = re.compile(
-    r"(?<![\w#@])(?:[#@]?(?=[A-Za-z0-9_\-./]*\d)[A-Za-z0-9][A-Za-z0-9_\-./:]*[A-Za-z0-9]|[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]+)+|[A-Z]{2,}[A-Z0-9]+)(?![\w=])"
+    r"(?<![\w.+\-])[\w.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}(?![\w\-])"
+    r"|(?<![\w#@])(?:[#@]?(?=[A-Za-z0-9_\-./]*\d)[A-Za-z0-9][A-Za-z0-9_\-./:]*[A-Za-z0-9]|[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]+)+|[A-Z]{2,}[A-Z0-9]+)(?![\w=])"
     r"|(?<![\w/])(?:[\w\-.]+/)+[\w\-]+\.[A-Za-z]{1,6}(?:::\w+)?(?![\w/])"
     r"|[$€£¥]\s?\d[\d,.]*"
 )
-"""Ids, codes and amounts inside prose: a token with a digit ("KX4Q2P", "voucher_5518230", "2024-05-20"), an
+"""Ids, codes and amounts inside prose: an email address, whole ("mia.li3818@example.com": a lookup by email passes
+it, and its local part alone finds no one), a token with a digit ("KX4Q2P", "voucher_5518230", "2024-05-20"), an
 all-capitals code ("JFK", "ORD", "KIN-YSVN"), a file's path ("reports/weekly.py", "tests/test_a.py::test_b"), an amount with its
 currency sign."""
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?\S*)?$|^\d{1,2}:\d{2}(?::\d{2})?$")

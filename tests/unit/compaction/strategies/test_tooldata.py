@@ -222,3 +222,8 @@ def test_a_rendered_results_keys_are_not_values() -> None:
 def test_a_code_of_capitals_joined_by_hyphens_is_one_value_and_an_error_name_is_none() -> None:
     text = "rooms: (room_id, type): KIN-YSVN, king; DOU-DABN, double; error_code=UPSTREAM_TIMEOUT; to ORD"
     assert values_in(text) == ["KIN-YSVN", "DOU-DABN", "ORD"]
+
+
+def test_an_email_address_is_one_value_whole() -> None:
+    text = "email=mia.li3818@example.com; backup: jane.doe+bills@mail.example.co.uk; dob=1990-04-05; user @handle5"
+    assert values_in(text) == ["mia.li3818@example.com", "jane.doe+bills@mail.example.co.uk", "1990-04-05", "@handle5"]

@@ -318,8 +318,7 @@ def cut_block(
     `limit` (the facts are the distilled part, the narrative the fallback; with tool data, all of it); then the least
     valuable facts (`eviction_order`, which favours the tool results `focus` names), tool results first shrunk to their
     values, then to their ids; room no fact that went fits in whole takes the first ids of the most valuable (with a
-    count of the rest), before a model's own facts come back; a block still too long is cut at its end, with a
-    note. The message is shared by every
+    count of the rest) when no model wrote the digest; a block still too long is cut at its end, with a note. The message is shared by every
     caller: copy it first.
     """
     block = _render(digest, language)
@@ -482,23 +481,20 @@ def _with_dropped_facts_that_fit(
         return cut, block
     facts = _stepped(digest.facts, taken)
     held = {value for fact in facts if fact is not None for value in values_in(fact.text)}
-    # the last to go was the most valuable; a model's own facts wait for the ids of the data that went
-    order = list(reversed(dropped))
-    ranked = [index for index in order if fact_value(digest.facts[index]) > MODEL_VALUE]
-    for index in ranked:
+    for index in reversed(dropped):  # the last to go was the most valuable
         smallest = forms.get(index, digest.facts[index].text)
         forms_to_try = (_orphans_restored(digest.facts[index], smallest, held), smallest)
         cut, block = _given_back(digest.facts[index], forms_to_try, index, facts, cut, block, limit, language, held)
-    for index in ranked:  # room no whole fact fits in: the first ids of the most valuable that went
+    # Room no whole fact fits in: the first ids of the most valuable that went, where no model wrote the digest. A
+    # model's summary carries the newest results' ids verbatim, and at a 4,000-token prompt behind a long policy
+    # the ids the prefixes took its room from were the older ones (figure 15: 97.7 -> 96.6 % of old values).
+    modelled = any(fact.key.startswith(MODEL_KEY) for fact in digest.facts)
+    for index in () if modelled else reversed(dropped):
         if facts[index] is None and (
             first := _first_ids_that_fit(digest.facts[index], forms.get(index, ""), index, facts, cut, limit, language)
         ):
             cut, block, text = first
             facts[index] = replace(digest.facts[index], text=text)
-    for index in order:
-        if index not in ranked:
-            texts = (forms.get(index, digest.facts[index].text),)
-            cut, block = _given_back(digest.facts[index], texts, index, facts, cut, block, limit, language, held)
     return cut, block
 
 

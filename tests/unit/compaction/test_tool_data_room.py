@@ -437,19 +437,20 @@ def test_a_result_too_big_for_the_room_even_at_its_ids_keeps_its_first_ids_and_c
     assert f"+{left} more" in text
 
 
-def test_a_models_own_fact_waits_for_the_first_ids_of_a_result_that_went() -> None:
-    accounts = ("ACC-51970518", "ACC-86290278", "ACC-15936512")
+def test_where_a_model_wrote_the_digest_its_summary_keeps_the_room_no_whole_fact_fits_in() -> None:
     customer = Fact(
         "fact",
-        f"get_customer(customer_id=CU-7378371) -> accounts: {', '.join(accounts)}; "
+        "get_customer(customer_id=CU-7378371) -> accounts: ACC-51970518, ACC-86290278, ACC-15936512; "
         f"payees: {', '.join(f'PY-{n}83013' for n in range(12))}",
         "data:#CU-7378371",
         5,
     )
-    said = Fact("fact", "The customer sounded worried about the rent and wants it settled this week.", "model:mood", 6)
+    said = Fact("fact", "The customer wants the rent settled this week.", "model:rent", 6)
+    summary = "step: booked F2449566952 for the rent. " * 20
     alone = cut_block(Digest(facts=(customer,)), "en", 10_000)
     assert alone is not None
-    block = cut_block(Digest(facts=(customer, said)), "en", alone[1] // 2)
-    assert block is not None
-    text = block[0]["content"]
-    assert all(account in text for account in accounts) and " more" in text
+    offline = cut_block(Digest(summary=summary, facts=(customer,)), "en", alone[1] // 2)
+    modelled = cut_block(Digest(summary=summary, facts=(customer, said)), "en", alone[1] // 2)
+    assert offline is not None and modelled is not None
+    assert "ACC-51970518" in offline[0]["content"] and " more" in offline[0]["content"]
+    assert "ACC-51970518" not in modelled[0]["content"] and "F2449566952" in modelled[0]["content"]

@@ -318,8 +318,8 @@ def cut_block(
     `limit` (the facts are the distilled part, the narrative the fallback; with tool data, all of it); then the least
     valuable facts (`eviction_order`, which favours the tool results `focus` names), tool results first shrunk to their
     values, then to their ids; room no fact that went fits in whole takes the first ids of the most valuable (with a
-    count of the rest) when no model wrote the digest; a block still too long is cut at its end, with a note. The message is shared by every
-    caller: copy it first.
+    count of the rest) when no model wrote the digest; a block still too long is cut at its end, with a note. The
+    message is shared by every caller: copy it first.
     """
     block = _render(digest, language)
     if block is None or block[1] <= limit:
@@ -512,14 +512,23 @@ def _given_back(
     """`cut` and its `block` with `fact` back in its place `index` among `facts`, as the first of `texts` the room
     holds (`facts` and the ids `held` updated); unchanged when none fits."""
     for text in dict.fromkeys(texts):
-        facts[index] = replace(fact, text=text)
-        fuller = replace(cut, facts=tuple(other for other in facts if other is not None))
-        rendered = _render(fuller, language)
-        if rendered is not None and rendered[1] <= limit:
+        if (fitted := _fitted_with(cut, facts, index, replace(fact, text=text), limit, language)) is not None:
+            facts[index] = replace(fact, text=text)
             held.update(values_in(text))
-            return fuller, rendered
+            return fitted
     facts[index] = None
     return cut, block
+
+
+def _fitted_with(
+    cut: Digest, facts: Sequence[Fact | None], index: int, fact: Fact, limit: int, language: Language
+) -> tuple[Digest, tuple[Message, int]] | None:
+    """`cut` with `facts` (None where one went) and `fact` in place `index`, and its block, if that is at most `limit`
+    tokens; else None."""
+    placed = [fact if i == index else other for i, other in enumerate(facts)]
+    fuller = replace(cut, facts=tuple(other for other in placed if other is not None))
+    rendered = _render(fuller, language)
+    return (fuller, rendered) if rendered is not None and rendered[1] <= limit else None
 
 
 def _first_ids_that_fit(
@@ -536,11 +545,8 @@ def _first_ids_that_fit(
     while low <= high:  # the most ids whose block fits: a binary search over their count
         count = (low + high) // 2
         text = f"{call}{RESULT_ARROW}{_VALUES_SEPARATOR.join(ids[:count])} +{len(ids) - count} more"
-        trial = [replace(fact, text=text) if i == index else other for i, other in enumerate(facts)]
-        fuller = replace(cut, facts=tuple(other for other in trial if other is not None))
-        rendered = _render(fuller, language)
-        if rendered is not None and rendered[1] <= limit:
-            best, low = (fuller, rendered, text), count + 1
+        if (fitted := _fitted_with(cut, facts, index, replace(fact, text=text), limit, language)) is not None:
+            best, low = (*fitted, text), count + 1
         else:
             high = count - 1
     return best

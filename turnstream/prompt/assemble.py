@@ -124,7 +124,8 @@ def assemble(
     head, head_cost = fit_summary_block(doc, context, context_room, user_text)
     costs = context.rest_costs
     starts = unit_starts(context.rest)
-    room = settings.prompt_budget_tokens - head_cost - count_messages([user])
+    user_cost = count_messages([user])
+    room = settings.prompt_budget_tokens - head_cost - user_cost
     marker = None if context.compacted else marker_message(language)
     marker_cost = marker_tokens(language) if marker else 0
     # the tail gives way to a full block (a chat's; an agent's keeps its steps, whose ids no facts hold yet), the block
@@ -171,16 +172,15 @@ def assemble(
         ),
         default=0,
     )
-    free = room - (count_message(block) if block else 0)
+    block_cost = count_message(block) if block else 0
+    free = room - block_cost
     start = tail_start(costs, starts, free, marker_cost, start, floor)
     spare = free - sum(costs[start:]) - (marker_cost if start else 0)
     head, head_cost = grow_summary_block(doc, head, head_cost, spare, language, user_text)
     cut = [marker] if start and marker else []
-    before_tail = [*head, *cut, *([block] if block else [])]
-    tail = results_fitted(
-        context.rest[start:], settings.prompt_budget_tokens - count_messages([*before_tail, user]), language
-    )
-    messages = [*before_tail, *tail, user]
+    tail_room = settings.prompt_budget_tokens - head_cost - (marker_cost if cut else 0) - block_cost - user_cost
+    tail = results_fitted(context.rest[start:], costs[start:], tail_room, language)
+    messages = [*head, *cut, *([block] if block else []), *tail, user]
     if not provenance:
         return Assembled(messages, kept, turns)
     shows_profile = block is not None and LOCALES[language].profile_heading in content_text(block.get("content"))
@@ -190,24 +190,21 @@ def assemble(
     return Assembled(messages, kept, turns, sources)
 
 
-def results_fitted(tail: list[Message], room: int, language: Language) -> list[Message]:
-    """`tail` within `room` tokens where its newest step alone is over it (a policy that fills the prompt): its tool
-    results cut, the largest first, each to its digest or a trimmed text with a note (the worker's rule for a result
-    no room holds), so the prompt stays within its budget. Unchanged when it fits, and as near as the cuts get when
-    the call itself is over."""
-    over = sum(count_message(message) for message in tail) - room
+def results_fitted(tail: list[Message], costs: Sequence[int], room: int, language: Language) -> list[Message]:
+    """`tail` (its messages costing `costs`) within `room` tokens where its newest step alone is over it (a policy
+    that fills the prompt): its tool results cut, the largest first, each to its digest or a trimmed text with a note
+    (the worker's rule for a result no room holds), so the prompt stays within its budget. Unchanged when it fits,
+    and as near as the cuts get when the call itself is over."""
+    over = sum(costs) - room
     if over <= 0:
         return tail
     fitted = list(tail)
-    by_size = sorted(
-        (i for i, message in enumerate(tail) if message.get("role") == "tool"), key=lambda i: -count_message(tail[i])
-    )
-    for index in by_size:
-        cost = count_message(fitted[index])
-        cut = trim_message(fitted[index], max(cost - over, 0), language)
+    results = sorted((i for i, message in enumerate(tail) if message.get("role") == "tool"), key=lambda i: -costs[i])
+    for index in results:
+        cut = trim_message(tail[index], max(costs[index] - over, 0), language)
         if cut is not None:
             fitted[index] = cut[0]
-            over -= cost - cut[1]
+            over -= costs[index] - cut[1]
         if over <= 0:
             break
     return fitted

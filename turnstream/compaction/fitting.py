@@ -103,14 +103,42 @@ def eviction_order(facts: Sequence[Fact], focus: frozenset[str] = frozenset()) -
     search, while a search for something else (the next leg, another city) and a lookup of each other tool (the flight
     chosen, the hotel chosen) are still the ones it has.
     A tool result that shares a term with `focus` (`focus_terms` of the request the next step answers) counts one
-    more: it is the data that step refers to."""
+    more: it is the data that step refers to. A failed call newer than every tool result counts RETRY_BONUS more."""
     redone = _redone(facts)
     passed = _passed_on(facts)
     focused = [_in_focus(fact, focus) for fact in facts]
+    retried = _to_retry(facts)
     return sorted(
         range(len(facts)),
-        key=lambda i: (fact_value(facts[i]) - redone[i] + passed[i] + focused[i], facts[i].source_seq, i),
+        key=lambda i: (
+            fact_value(facts[i]) - redone[i] + passed[i] + focused[i] + RETRY_BONUS * retried[i],
+            facts[i].source_seq,
+            i,
+        ),
     )
+
+
+RETRY_BONUS = 2
+"""What a failed call that no tool result has followed yet counts more: the step pending retries it, mostly with the
+arguments it failed with ("insufficient balance on the current account" -> the same transfer from savings), so it
+ranks with the user's decisions. A failure the agent moved on from keeps a failure's worth: it tells the story."""
+FAILED_CALL_KEY = "failure:"
+"""How the key of a failed tool call begins: `failure:<tool>:<arguments>` (a failure the user or the assistant told of
+is keyed `failure:<slug>`, without a tool)."""
+
+
+def _failed_tool(fact: Fact) -> str | None:
+    """The tool of a failed call's fact; None for any other fact."""
+    tool, colon, _ = fact.key.removeprefix(FAILED_CALL_KEY).partition(":")
+    if not fact.key.startswith(FAILED_CALL_KEY) or not colon:
+        return None
+    return tool if fact.text.startswith((f"{tool}(", f"{tool} failed:")) else None
+
+
+def _to_retry(facts: Sequence[Fact]) -> list[bool]:
+    """For each fact, whether it is a failed call newer than every tool result: the call the pending step retries."""
+    newest = max((f.source_seq for f in facts if f.key.startswith(DATA_KEY) or _failed_tool(f)), default=None)
+    return [fact.source_seq == newest and _failed_tool(fact) is not None for fact in facts]
 
 
 def focus_of(digest: Digest, request: str | None) -> frozenset[str]:

@@ -222,6 +222,41 @@ def test_a_result_whose_ids_later_calls_keep_passing_outlasts_a_lookup_of_the_sa
     assert eviction_order([customer, outages, change])[0] == 0
 
 
+def _tool_step(call_id: str, tool: str, arguments: str, reply: str) -> list[dict[str, object]]:
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": tool, "arguments": arguments}}],
+        },
+        result(call_id, reply),
+    ]
+
+
+def test_a_failed_call_no_result_has_followed_outlasts_the_records_and_gives_up_first_once_the_agent_moved_on() -> None:
+    from turnstream.compaction.strategies.keyinfo import KeyInfoExtractor
+
+    account = _tool_step(
+        "c1", "get_account", '{"account_id": "ACC-57275950"}', '{"account_id": "ACC-57275950", "available": 502.01}'
+    )
+    failed = _tool_step(
+        "c2",
+        "transfer_funds",
+        '{"from_account_id": "ACC-57275950", "payee_id": "PY-736975", "amount": 1376.21, "memo": "Rent"}',
+        "Error: insufficient available balance on ACC-57275950 (502.01 USD)",
+    )
+    facts = KeyInfoExtractor().extract((), [*account, *failed], 10)
+    record, attempt = facts
+    assert record.key.startswith("data:#") and attempt.key.startswith("failure:transfer_funds:")
+    # the pending step retries the transfer with what it failed with: the record of the same worth goes first
+    assert eviction_order(facts) == [0, 1]
+    payee = _tool_step("c3", "get_payee", '{"payee_id": "PY-736975"}', '{"payee_id": "PY-736975", "name": "Oakwood"}')
+    moved_on = KeyInfoExtractor().extract(facts, payee, 14)
+    assert [moved_on[i].key for i in eviction_order(moved_on)][0] == attempt.key  # a failure's worth again
+    said = Fact("failure", "error: the card was declined twice", "failure:error: the card was declined", 20)
+    assert eviction_order([*moved_on, said])[:2] == [1, 3]  # a failure told of, however new, is no call to retry
+
+
 def _at_its_values(fact: Fact) -> str:
     """The block of `fact` alone, cut 60 tokens below its whole: room for its values, not for its prose."""
     whole = cut_block(Digest(facts=(fact,)), "en", 10_000)

@@ -10,7 +10,14 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, get_args
 
-from turnstream.compaction.fitting import DATA_KEY, ENTITY_KEY, MODEL_KEY, eviction_order, fact_value
+from turnstream.compaction.fitting import (
+    DATA_KEY,
+    ENTITY_KEY,
+    FAILED_CALL_KEY,
+    MODEL_KEY,
+    eviction_order,
+    fact_value,
+)
 from turnstream.compaction.strategies.base import Digest, Fact, FactType
 from turnstream.compaction.strategies.tooldata import (
     FAILURE,
@@ -699,7 +706,7 @@ class KeyInfoExtractor:
             return Fact(
                 type="failure",
                 text=shorten(f"{call} failed: {digest.text}", MAX_FACT_CHARS + TOOL_CALL_CHARS),
-                key=f"failure:{name}:{arguments}",
+                key=f"{FAILED_CALL_KEY}{name}:{arguments}",
                 source_seq=seq,
             )
         key = f"{ENTITY_KEY}{digest.entity}" if digest.entity else f"{DATA_KEY}{name}:{arguments}"

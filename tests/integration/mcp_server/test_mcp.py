@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.integration.serve.conftest import ACME_TOKEN, GLOBEX_TOKEN, Live, turn
 from turnstream.redis.connect import redis_client
+from turnstream.redis.memory_store import MemoryStore
 from turnstream.stack.processes import settings_env
 from turnstream.stack.services import die_with_parent
 
@@ -107,6 +108,19 @@ def resyncs(live: Live) -> str:
     return "\n".join(line for line in lines if re.search(r"re-sync|replay|journal|ERROR|WARNING", line))[-4000:]
 
 
+async def memory_texts(mcp: ClientSession, user: str) -> list[str]:
+    return [m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]]
+
+
+async def stored_texts(live: Live, user: str) -> list[str]:
+    """The owner's memories as Redis holds them, whatever a search finds: for a failed wait's message."""
+    store = MemoryStore.from_settings(live.settings)
+    try:
+        return [memory.text for memory in await store.list(user)]
+    finally:
+        await store.aclose()
+
+
 async def recorded(live: Live, text: str) -> tuple[str, str]:
     tag = uuid.uuid4().hex[:8]
     session, user = f"mcp-s-{tag}", f"mcp-u-{tag}"
@@ -138,9 +152,7 @@ async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_surviv
         again = await call(mcp, "remember", text="prefers ryokan stays over hotels.", type="preference", user_id=user)
         assert again["id"] == note["id"]  # the same note is one memory, in its latest words
         note = again
-        assert note["text"] in [
-            m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]
-        ]
+        assert note["text"] in await memory_texts(mcp, user)
 
         redis = redis_client(live.settings)  # Redis loses everything of this deployment, the replay marker included
         try:
@@ -155,10 +167,11 @@ async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_surviv
         finally:
             await redis.aclose()
         deadline = time.monotonic() + 120  # the re-sync checks every second; a loaded machine slows its replay
-        while note["text"] not in [
-            m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]
-        ]:
-            assert time.monotonic() < deadline, f"the note did not come back from the memory journal:\n{resyncs(live)}"
+        while note["text"] not in (found := await memory_texts(mcp, user)):
+            assert time.monotonic() < deadline, (
+                f"the note did not come back from the memory journal; search found {found}, the owner's memories "
+                f"are {await stored_texts(live, user)}:\n{resyncs(live)}"
+            )
             await asyncio.sleep(0.5)
 
 

@@ -177,13 +177,17 @@ is a lookup followed through once (a log read for the commit it shows), which th
 
 def _passed_on(facts: Sequence[Fact]) -> list[bool]:
     """For each fact, whether it is a tool result whose ids at least PASSED_ON_CALLS later calls passed on: the record
-    an agent keeps coming back to (the customer whose line it changes and whose bill it refunds)."""
+    an agent keeps coming back to (the customer whose line it changes and whose bill it refunds). A model's fact
+    quoting the ids passes nothing on: it restates results, and counted, it lifted every record it quoted above the
+    failed call the pending step retries (figure 16)."""
     split = [_call_and_result_ids(fact.text) for fact in facts]
     out = []
     for fact, (_, ids) in zip(facts, split):
         later = (
             sum(
-                other.source_seq > fact.source_seq and not ids.isdisjoint(passed)
+                other.source_seq > fact.source_seq
+                and not ids.isdisjoint(passed)
+                and not other.key.startswith(MODEL_KEY)
                 for other, (passed, _) in zip(facts, split)
             )
             if ids and fact.key.startswith(DATA_KEY)

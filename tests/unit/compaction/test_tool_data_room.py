@@ -257,6 +257,20 @@ def test_a_failed_call_no_result_has_followed_outlasts_the_records_and_gives_up_
     assert eviction_order([*moved_on, said])[:2] == [1, 3]  # a failure told of, however new, is no call to retry
 
 
+def test_a_models_facts_quoting_a_results_ids_are_no_calls_passing_them_on() -> None:
+    customer = Fact("fact", "get_customer(phone=206-555-5896) -> CUS-13187, LN-26625", "data:get_customer:phone", 5)
+    outages = Fact("fact", "get_outage_map(zip=73301) -> OUT-88, OUT-91", "data:get_outage_map:zip", 5)
+    quoted = [
+        Fact("fact", f'{{"customer_id": "CUS-13187", "n": {n}}}', f"model:tool result {n}", 8 + n) for n in (1, 2)
+    ]
+    assert eviction_order([customer, outages, *quoted])[:3] == [2, 3, 0]  # the older of two equals goes first
+    calls = [
+        Fact("fact", f"{tool}(line_id=LN-26625) -> DEV-{n}", f"data:{tool}:LN-26625", 8 + n)
+        for n, tool in ((1, "get_line"), (2, "get_bill"))
+    ]
+    assert eviction_order([customer, outages, *calls])[0] == 1  # two calls passed the line on: the customer outlasts
+
+
 def _at_its_values(fact: Fact) -> str:
     """The block of `fact` alone, cut 60 tokens below its whole: room for its values, not for its prose."""
     whole = cut_block(Digest(facts=(fact,)), "en", 10_000)

@@ -103,15 +103,17 @@ def eviction_order(facts: Sequence[Fact], focus: frozenset[str] = frozenset()) -
     search, while a search for something else (the next leg, another city) and a lookup of each other tool (the flight
     chosen, the hotel chosen) are still the ones it has.
     A tool result that shares a term with `focus` (`focus_terms` of the request the next step answers) counts one
-    more: it is the data that step refers to. A failed call newer than every tool result counts RETRY_BONUS more."""
+    more: it is the data that step refers to. A failed call newer than every tool result counts RETRY_BONUS more, and
+    the record of the one the agent serves (`_served_record`) one more."""
     redone = _redone(facts)
     passed = _passed_on(facts)
     focused = [_in_focus(fact, focus) for fact in facts]
     retried = _to_retry(facts)
+    root = _served_record(facts)
     return sorted(
         range(len(facts)),
         key=lambda i: (
-            fact_value(facts[i]) - redone[i] + passed[i] + focused[i] + RETRY_BONUS * retried[i],
+            fact_value(facts[i]) - redone[i] + passed[i] + focused[i] + RETRY_BONUS * retried[i] + root[i],
             facts[i].source_seq,
             i,
         ),
@@ -139,6 +141,16 @@ def _to_retry(facts: Sequence[Fact]) -> list[bool]:
     """For each fact, whether it is a failed call newer than every tool result: the call the pending step retries."""
     newest = max((f.source_seq for f in facts if f.key.startswith(DATA_KEY) or _failed_tool(f)), default=None)
     return [fact.source_seq == newest and _failed_tool(fact) is not None for fact in facts]
+
+
+def _served_record(facts: Sequence[Fact]) -> list[bool]:
+    """For each fact, whether it is the record of whom the agent serves: a record about one entity that is the
+    conversation's first tool result, not counting lookups that found one value (an email's user id). An agent looks
+    up the customer or the user first, as its policy asks, and passes that record's accounts, payment methods and
+    reservations on at every step after; a search or a list first (flights, alerts, files) makes none the record."""
+    looked_up = [f for f in facts if f.key.startswith(DATA_KEY) and len(_call_and_result_ids(f.text)[1]) > 1]
+    first = min(looked_up, key=lambda f: f.source_seq, default=None)
+    return [first is not None and fact is first and fact.key.startswith(ENTITY_KEY) for fact in facts]
 
 
 def focus_of(digest: Digest, request: str | None) -> frozenset[str]:

@@ -271,6 +271,22 @@ def test_a_models_facts_quoting_a_results_ids_are_no_calls_passing_them_on() -> 
     assert eviction_order([customer, outages, *calls])[0] == 1  # two calls passed the line on: the customer outlasts
 
 
+def test_the_record_of_whom_the_agent_serves_outlasts_later_records_of_the_same_worth() -> None:
+    lookup = Fact("fact", "find_user_id_by_email(email=mia@example.com) -> mia_li_3818", "data:find_user_id:mia", 5)
+    user = Fact(
+        "fact",
+        "get_user_details(user_id=mia_li_3818) -> payment_methods: gift_card_7, credit_card_9; orders: #W118",
+        "data:#mia_li_3818",
+        7,
+    )
+    order = Fact("fact", "get_order_details(order_id=#W118) -> #W118, item 6057096397", "data:##W118", 9)
+    # a one-value lookup before it does not count: the user's record is the first, and the order goes first
+    assert eviction_order([lookup, user, order])[1:] == [2, 1]
+    flights = Fact("fact", "search_flights(origin=PEK) -> CA929, MU515", "data:search_flights:origin=PEK", 3)
+    # a search first makes no record the served one: among equals the older goes first
+    assert eviction_order([flights, user, order])[1:] == [1, 2]
+
+
 def _at_its_values(fact: Fact) -> str:
     """The block of `fact` alone, cut 60 tokens below its whole: room for its values, not for its prose."""
     whole = cut_block(Digest(facts=(fact,)), "en", 10_000)

@@ -432,9 +432,10 @@ def _values_only(fact: Fact) -> str | None:
     return short if len(short) < len(fact.text) else None
 
 
-_PERSON_NAME = re.compile(r"(?<![\w.])(?:first|last)_name=([^;()=,]{1,40})(?=[;)]|$)")
-"""A person's name in a rendered result (`first_name=Raj; last_name=Moreau`): a booking passes it on, and it is
-words, which `values_in` does not take."""
+_PERSON_NAME = re.compile(r"(?<![\w.])(?:(?:first|last)_name|author)=([^;()=,]{1,40})(?=[;)]|$)")
+"""A person's name in a rendered result (`first_name=Raj; last_name=Moreau`, a commit's or a deploy's
+`author=marcus`): a booking passes it on, as a postmortem names who shipped the bad deploy, and it is words, which
+`values_in` does not take."""
 _CELL_BREAK = re.compile(r";\s|,\s|:\s|[()=]")
 """Between the cells of a rendered result: its items, list entries, keys and values."""
 PHRASE_WORDS = 5

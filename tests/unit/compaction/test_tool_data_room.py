@@ -477,6 +477,16 @@ def test_at_its_values_a_result_keeps_a_persons_name_and_leaves_other_words() ->
     text = _at_its_values(reservation)
     assert "window seat" not in text and "economy" not in text and "Harbor Inn" not in text
     assert "Raj" in text and "Moreau" in text and "1981-06-07" in text  # what a booking for this passenger passes
+    deploys = Fact(
+        "fact",
+        "get_deploys(service=search; limit=2) -> deploys: dep-ymru28 (commit=e435323f6f2a; author=marcus; "
+        "status=succeeded; notes=" + "retry budget raised for the pricing client " * 8 + "); "
+        "dep-7dxe00 (commit=7508a437ff76; author=priya; status=succeeded)",
+        "data:get_deploys:service=search; limit=2",
+        5,
+    )
+    text = _at_its_values(deploys)
+    assert "marcus" in text and "priya" in text and "succeeded" not in text  # a postmortem names who shipped it
 
 
 def test_a_result_too_big_for_the_room_even_at_its_ids_keeps_its_first_ids_and_counts_the_rest() -> None:

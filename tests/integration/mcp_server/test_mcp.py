@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.integration.serve.conftest import ACME_TOKEN, GLOBEX_TOKEN, Live, turn
 from turnstream.redis.connect import redis_client
+from turnstream.redis.keys import KeyLayout
 from turnstream.redis.memory_store import MemoryStore
 from turnstream.stack.processes import settings_env
 from turnstream.stack.services import die_with_parent
@@ -108,6 +109,13 @@ def resyncs(live: Live) -> str:
     return "\n".join(line for line in lines if re.search(r"re-sync|replay|journal|ERROR|WARNING", line))[-4000:]
 
 
+async def wait_for_key(redis: Any, key: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not await redis.exists(key):
+        assert time.monotonic() < deadline, f"{key} was never set"
+        await asyncio.sleep(0.2)
+
+
 async def memory_texts(mcp: ClientSession, user: str) -> list[str]:
     return [m["text"] for m in (await call(mcp, "search_memory", query="ryokan hotels", user_id=user))["memories"]]
 
@@ -155,7 +163,11 @@ async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_surviv
         assert note["text"] in await memory_texts(mcp, user)
 
         redis = redis_client(live.settings)  # Redis loses everything of this deployment, the replay marker included
+        replayed = KeyLayout(live.settings.topic_prefix).journal_replayed()
         try:
+            # The worker's start-up replay may still be under way: one that marked itself done between the scan and
+            # the delete would keep its marker and lose what it wrote, and no replay would follow.
+            await wait_for_key(redis, replayed)
             keys = [key async for key in redis.scan_iter(f"{live.settings.topic_prefix}:*")]
             async with redis.pipeline(transaction=False) as pipe:
                 for key in keys:
@@ -163,7 +175,7 @@ async def test_over_stdio_the_tools_give_the_prompt_and_search_and_a_note_surviv
                 ttls = await pipe.execute()
             # a key with a TTL (a lock, a short-lived marker) may expire between the scan and the delete
             persistent = sum(ttl == -1 for ttl in ttls)
-            assert persistent and await redis.delete(*keys) >= persistent
+            assert persistent and await redis.delete(*keys, replayed) >= persistent
         finally:
             await redis.aclose()
         deadline = time.monotonic() + 120  # the re-sync checks every second; a loaded machine slows its replay

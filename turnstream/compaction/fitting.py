@@ -109,11 +109,11 @@ def eviction_order(facts: Sequence[Fact], focus: frozenset[str] = frozenset()) -
     passed = _passed_on(facts)
     focused = [_in_focus(fact, focus) for fact in facts]
     retried = _to_retry(facts)
-    root = _served_record(facts)
+    served = _served_record(facts)
     return sorted(
         range(len(facts)),
         key=lambda i: (
-            fact_value(facts[i]) - redone[i] + passed[i] + focused[i] + RETRY_BONUS * retried[i] + root[i],
+            fact_value(facts[i]) - redone[i] + passed[i] + focused[i] + RETRY_BONUS * retried[i] + served[i],
             facts[i].source_seq,
             i,
         ),

@@ -129,18 +129,21 @@ FAILED_CALL_KEY = "failure:"
 is keyed `failure:<slug>`, without a tool)."""
 
 
-def _failed_tool(fact: Fact) -> str | None:
-    """The tool of a failed call's fact; None for any other fact."""
+def _is_failed_call(fact: Fact) -> bool:
+    """Whether `fact` is a failed tool call's (not a failure someone told of)."""
     tool, colon, _ = fact.key.removeprefix(FAILED_CALL_KEY).partition(":")
-    if not fact.key.startswith(FAILED_CALL_KEY) or not colon:
-        return None
-    return tool if fact.text.startswith((f"{tool}(", f"{tool} failed:")) else None
+    return (
+        fact.key.startswith(FAILED_CALL_KEY) and bool(colon) and fact.text.startswith((f"{tool}(", f"{tool} failed:"))
+    )
 
 
 def _to_retry(facts: Sequence[Fact]) -> list[bool]:
     """For each fact, whether it is a failed call newer than every tool result: the call the pending step retries."""
-    newest = max((f.source_seq for f in facts if f.key.startswith(DATA_KEY) or _failed_tool(f)), default=None)
-    return [fact.source_seq == newest and _failed_tool(fact) is not None for fact in facts]
+    failed = [_is_failed_call(fact) for fact in facts]
+    newest = max(
+        (fact.source_seq for fact, call in zip(facts, failed) if call or fact.key.startswith(DATA_KEY)), default=None
+    )
+    return [call and fact.source_seq == newest for fact, call in zip(facts, failed)]
 
 
 def _served_record(facts: Sequence[Fact]) -> list[bool]:

@@ -24,7 +24,9 @@ from turnstream.settings import Settings
 from turnstream_tools.benchmarks.agent_values import agent_values, domain_of
 from turnstream_tools.samples.agent_traces import agent_traces
 
-SEEDS = (0, 11, 23, 31, 47, 59, 71)
+SEEDS = (0, 31, 47, 59, 71, 83, 97)
+"""Seeds whose traces never overlap figure 13's held-out ones (`HOLDOUT_SEEDS`, three traces a domain each from 11 and
+23): a rule kept because it held on these leaves the held-out share a measure of traces no rule was judged on."""
 PER_DOMAIN = 4
 Counts = list[int]
 """Of one seed, budget and domain: old values kept, old values, values kept, values needed, calls clean, calls."""

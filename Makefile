@@ -112,8 +112,10 @@ demo: $(INSTALLED)
 #                     helm template | kubeconform and promtool (`make deploy-tools` first); no service
 #   test-integration  tests/integration, marker integration: Apache Kafka and Tansu, Redis, a local LLM server,
 #                     Chromium and Node (the TypeScript client's tests), started by the fixtures (a test that needs
-#                     only Redis starts no broker), and the embedding models from `make models`; about 23 minutes,
-#                     its 25 slowest tests listed at the end
+#                     only Redis starts no broker), and the embedding models from `make models`; on two processes
+#                     (pytest-xdist, whole files to each, each process with services of its own: most tests wait on
+#                     brokers, timeouts and failovers, not on a core), about 14 minutes on 2 cores, its 25 slowest
+#                     tests listed at the end
 # `make test` runs them in that order and stops at the first tier that fails: a broken rule fails in a minute,
 # before Kafka's jars or the browser are even fetched. Each target collects only its own folder.
 test: test-unit test-checks test-integration
@@ -131,7 +133,7 @@ test-checks: $(INSTALLED) deploy-tools
 	$(BIN)/pytest tests/checks
 
 test-integration: $(INSTALLED) kafka models browser ts-client
-	$(BIN)/pytest tests/integration --durations=25
+	$(BIN)/pytest tests/integration -n 2 --dist loadfile --durations=25
 
 test-kafka: $(INSTALLED) kafka
 	$(BIN)/pytest -m kafka

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,11 @@ FOLDER_MARKERS = {"unit": pytest.mark.unit, "checks": pytest.mark.checks, "integ
 wheel and run mypy), tests/integration does."""
 SERVICE_FIXTURES = {"redis_url", "kafka_url", "apache_kafka_url", "tansu_url"}
 USED_SERVICES = pytest.StashKey[list[str]]()
-"""The services this session set up, in order: the summary names them, so a tier shows what it started."""
+"""The services this session set up, in order: the summary names them, so a tier shows what it started. Under
+pytest-xdist each worker process starts its own and hands their names back to the controller."""
+LONGEST_FIRST = ("tests/integration/tools/test_bench.py", "tests/integration/kafka/test_cluster.py")
+"""Dealt out first when the integration tier runs on several processes (`--dist loadfile` deals whole files in
+collection order): each takes minutes, and dealt last it would run alone at the end while the other process idles."""
 
 
 def default_broker() -> str:
@@ -67,6 +72,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[USED_SERVICES] = []
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workeroutput"):  # a pytest-xdist worker: the controller writes the summary
+        session.config.workeroutput["services"] = session.config.stash[USED_SERVICES]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """A pytest-xdist worker finished: add the services it started to the controller's."""
+    used = node.config.stash[USED_SERVICES]
+    used.extend(name for name in getattr(node, "workeroutput", {}).get("services", ()) if name not in used)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     terminalreporter.write_line(f"services used: {', '.join(config.stash[USED_SERVICES]) or 'none'}")
 
@@ -80,6 +97,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             raise pytest.UsageError(f"{item.nodeid} asks for {', '.join(asked)}: services are for tests/integration")
         if folder == "integration" and test_broker(item) == "kafka":
             item.add_marker(pytest.mark.kafka)
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in LONGEST_FIRST)  # stable: the rest keep their order
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from redis.asyncio.client import Pipeline
 
 from turnstream.redis.aio import load_script, queue_script, run_pipeline
 from turnstream.redis.keys import KeyLayout, OwnerKeys
+from turnstream.redis.recent_owners import RecentOwners
 from turnstream.redis.scripts import ARCHIVE_APPEND, ARCHIVE_EMBED, ARCHIVE_EVICT, Call
 from turnstream.schemas.archive import ArchiveEntry, EmbeddedTurn
 from turnstream.settings import Settings
@@ -52,8 +53,8 @@ EMBED_CALL_ENTRIES = 200
 APPEND_ATTEMPTS = 5
 """Calls of one append at most, each naming the postings keys the last one asked for."""
 KEYED_OWNERS = 4096
-"""Owners whose named terms a store remembers, the most recently written: one forgotten costs its next append
-one more call, which names its terms again."""
+"""Owners whose named terms a store remembers at most, the most recently written: one forgotten costs its next
+append one more call, which names its terms again."""
 DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 """Of a short entry id: the entry's arrival number in base 62, as archive_append.lua writes it."""
 
@@ -77,8 +78,10 @@ class ArchiveStore:
         self._append = load_script(redis, ARCHIVE_APPEND)
         self._evict = load_script(redis, ARCHIVE_EVICT)
         self._embed = load_script(redis, ARCHIVE_EMBED)
-        self._keyed: dict[str, set[str]] = {}
-        """Per owner, the terms its appends name the postings keys of; the owners most recently written last."""
+        self._keyed: RecentOwners[set[str]] = RecentOwners(KEYED_OWNERS, settings.session_ttl_seconds)
+        """Per owner, the terms its appends name the postings keys of. An owner none of whose sessions is live any
+        more is forgotten, so this follows the live sessions, as the worker's Table does, instead of filling to its
+        cap with owners long gone (the soak's worker grew by 5 MB over half an hour before it did)."""
 
     def append_call(self, owner: str, entries: Sequence[ArchiveEntry]) -> Call:
         """The append of `entries`, naming the postings keys of the terms this store knows to need them."""
@@ -174,11 +177,7 @@ class ArchiveStore:
 
     def _named(self, owner: str) -> set[str]:
         """The terms whose postings keys `owner`'s appends name, as the owner's latest replies told."""
-        named = self._keyed.pop(owner, None)
-        self._keyed[owner] = named = named if named is not None else set()
-        if len(self._keyed) > KEYED_OWNERS:
-            del self._keyed[next(iter(self._keyed))]  # the owner written the longest ago
-        return named
+        return self._keyed.touch(owner, set)
 
     async def evict(self, owner: str, short_ids: Sequence[bytes]) -> None:
         """Evict the entries of these short ids (those still there) with their postings."""

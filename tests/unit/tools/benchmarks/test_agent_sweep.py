@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from turnstream_tools.benchmarks.agent_sweep import PER_DOMAIN, SEEDS, main, movement, report, sweep
-from turnstream_tools.benchmarks.agent_values import HOLDOUT_SEEDS
+from turnstream_tools.benchmarks.suite import FULL
 
 
 def test_a_row_moves_up_down_or_both_by_its_old_and_all_values() -> None:
@@ -54,5 +54,5 @@ def test_the_command_writes_its_counts_and_refuses_an_unreadable_sweep(
 
 def test_the_sweeps_traces_leave_figure_13s_held_out_traces_alone() -> None:
     swept = {seed + n for seed in SEEDS for n in range(PER_DOMAIN)}
-    held_out = {seed + n for seed in HOLDOUT_SEEDS for n in range(3)}  # figure 13 reads three traces a domain
+    held_out = {seed + n for seed in FULL.agent_holdout_seeds for n in range(FULL.agent_traces)}
     assert swept.isdisjoint(held_out)
